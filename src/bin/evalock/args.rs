@@ -1,0 +1,115 @@
+//! Command-line arguments. Every flag explains itself in `--help`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0   clean (warnings allowed)
+  1   failures: regressions, failing cases, audit FAIL
+  2   refused: drift, unlocked change, tampering, a write attempted in CI
+  3   completions moved (only with --fail-on-diff)
+  64  usage error    65  malformed input    70  internal error
+When several apply: 2 over 1 over 3.
+
+Rules: `evalock rules` lists every rule id with what it means and how to fix it.";
+
+/// Keep LLM evaluation assets honest in git.
+///
+/// evalock freezes golden cases, prompts, skills, graders and last-good completions in
+/// evalock.lock, refuses drift on every commit (pre-commit hook) and pull request (GitHub
+/// Action), runs the suites, and reports regressions on the line that caused them.
+#[derive(Debug, Parser)]
+#[command(name = "evalock", version, about, long_about, after_help = AFTER_HELP, propagate_version = true)]
+pub struct Cli {
+    /// Run as if evalock was started in DIR (like `git -C`).
+    #[arg(short = 'C', value_name = "DIR", global = true)]
+    pub directory: Option<PathBuf>,
+
+    /// When to colour terminal output; NO_COLOR is respected in `auto`.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    pub color: ColorChoice,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write a commented starter evalock.toml by detecting case files, prompts and skills.
+    Init(InitArgs),
+    /// (Re)write evalock.lock from the working tree. Refused when CI is set.
+    Lock(LockArgs),
+    /// Verify cases, prompts, skills, graders and baselines against the lock (and a base revision).
+    Check(CheckArgs),
+    /// List every rule: id, name, severity, what it means and how to fix it.
+    Rules(RulesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Replace an existing evalock.toml.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// Only verify that evalock.lock is up to date; never write (allowed in CI). Exits 2 when stale.
+    #[arg(long)]
+    pub check: bool,
+
+    /// Output format of the findings.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Judge the staged content (the git index, honouring GIT_INDEX_FILE) instead of the working tree.
+    /// This is what the pre-commit hook runs: unstaged bytes are never judged.
+    #[arg(long, conflicts_with = "rev")]
+    pub staged: bool,
+
+    /// Judge the content of a commit (`main`, `HEAD~1`, a SHA) instead of the working tree.
+    #[arg(long, value_name = "REV")]
+    pub rev: Option<String>,
+
+    /// Also apply the base-revision rules (edited in place, removed, permission growth, …)
+    /// against the merge base of REV and the judged content.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// Show one rule (by id like EL102 or name like case-edited-in-place).
+    pub rule: Option<String>,
+
+    /// Print the table as Markdown (used for the README).
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// `path:line: EL102 …` then what to do; colour on a terminal.
+    Human,
+    /// Stable JSON (schema `evalock.findings/v1`).
+    Json,
+}

@@ -1,0 +1,82 @@
+//! The evalock binary: parses arguments, calls the library, prints, and exits with the
+//! documented code only after every destructor ran.
+
+#![forbid(unsafe_code)]
+
+mod args;
+mod output;
+
+use args::{Cli, Command};
+use clap::Parser;
+use evalock::commands;
+use evalock::finding::exit_code;
+use evalock::source::SourceSpec;
+use std::path::PathBuf;
+
+fn main() {
+    let code = run();
+    std::process::exit(code);
+}
+
+fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let code = match error.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => exit_code::CLEAN,
+                _ => exit_code::USAGE,
+            };
+            let _ = error.print();
+            return code;
+        }
+    };
+    let printer = output::Printer::new(cli.color);
+    match dispatch(&cli, &printer) {
+        Ok(code) => code,
+        Err(error) => {
+            printer.error(&error.to_string());
+            error.exit_code()
+        }
+    }
+}
+
+fn project_root(cli: &Cli) -> PathBuf {
+    cli.directory.clone().unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
+    let root = project_root(cli);
+    if !root.is_dir() {
+        return Err(evalock::Error::Usage(format!("-C {}: no such directory", root.display())));
+    }
+    match &cli.command {
+        Command::Init(init_args) => {
+            let outcome = commands::init(&root, init_args.force)?;
+            printer.init_summary(&outcome);
+            Ok(exit_code::CLEAN)
+        }
+        Command::Lock(lock_args) => {
+            let outcome = commands::lock(&root, lock_args.check, evalock::is_ci())?;
+            printer.report(&outcome.report, lock_args.format, None)?;
+            if outcome.report.findings.is_empty() && lock_args.format == args::Format::Human {
+                printer.lock_summary(&outcome);
+            }
+            Ok(outcome.report.exit_code())
+        }
+        Command::Check(check_args) => {
+            let source = match (&check_args.staged, &check_args.rev) {
+                (true, _) => SourceSpec::Index,
+                (false, Some(revision)) => SourceSpec::Revision(revision.clone()),
+                (false, None) => SourceSpec::Worktree,
+            };
+            let options = commands::CheckOptions { project_root: root, source, base: check_args.base.clone() };
+            let report = commands::check(&options)?;
+            printer.report(&report, check_args.format, check_args.output.as_deref())?;
+            Ok(report.exit_code())
+        }
+        Command::Rules(rules_args) => {
+            printer.rules(rules_args.rule.as_deref(), rules_args.markdown)?;
+            Ok(exit_code::CLEAN)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Everything the binary prints. Findings go to standard output (or `--output`),
+//! errors and progress to standard error.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use crate::args::{ColorChoice, Format};
+use evalock::commands::{InitOutcome, LockOutcome};
+use evalock::report::{self, Report};
+use evalock::rules::{RuleId, RULES};
+use std::io::IsTerminal;
+use std::path::Path;
+
+pub struct Printer {
+    colour_stdout: bool,
+    colour_stderr: bool,
+}
+
+fn wants_colour(choice: ColorChoice, is_terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => is_terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()),
+    }
+}
+
+impl Printer {
+    pub fn new(choice: ColorChoice) -> Printer {
+        Printer {
+            colour_stdout: wants_colour(choice, std::io::stdout().is_terminal()),
+            colour_stderr: wants_colour(choice, std::io::stderr().is_terminal()),
+        }
+    }
+
+    pub fn error(&self, message: &str) {
+        if self.colour_stderr {
+            eprintln!("\x1b[1;31merror\x1b[0m: {message}");
+        } else {
+            eprintln!("error: {message}");
+        }
+    }
+
+    pub fn report(&self, report: &Report, format: Format, output: Option<&Path>) -> evalock::Result<()> {
+        let colour = output.is_none() && self.colour_stdout;
+        let text = match format {
+            Format::Human => report::human::render(report, colour),
+            Format::Json => report::json::render(report),
+        };
+        match output {
+            Some(path) => evalock::fs_util::write_atomic(path, text.as_bytes()),
+            None => {
+                print!("{text}");
+                Ok(())
+            }
+        }
+    }
+
+    pub fn init_summary(&self, outcome: &InitOutcome) {
+        println!("wrote evalock.toml");
+        for (suite, files) in &outcome.suites {
+            println!("  suite {suite}: {}", files.join(", "));
+        }
+        if outcome.suites.is_empty() {
+            println!("  no case files found: add a [[suite]] by hand");
+        }
+        if !outcome.prompts.is_empty() {
+            println!("  prompts found: {}", outcome.prompts.join(", "));
+        }
+        for root in &outcome.skill_roots {
+            println!("  skills: {root}");
+        }
+        println!("next: review evalock.toml, then run `evalock lock` and commit both files");
+    }
+
+    pub fn lock_summary(&self, outcome: &LockOutcome) {
+        match (outcome.written, outcome.changed) {
+            (true, _) => eprintln!("wrote evalock.lock"),
+            (false, false) => eprintln!("evalock.lock is up to date"),
+            (false, true) => {}
+        }
+    }
+
+    pub fn rules(&self, rule: Option<&str>, markdown: bool) -> evalock::Result<()> {
+        if let Some(text) = rule {
+            let rule_id = RuleId::parse(text).ok_or_else(|| {
+                evalock::Error::Usage(format!("unknown rule `{text}`: `evalock rules` lists them all"))
+            })?;
+            let row = rule_id.rule();
+            println!("{} {} ({})\n\n{}.\n\nfix: {}", row.id, row.name, row.severity, row.summary, row.help);
+            return Ok(());
+        }
+        if markdown {
+            println!("| id | name | severity | what | fix |\n| --- | --- | --- | --- | --- |");
+            for row in RULES {
+                println!("| {} | {} | {} | {} | {} |", row.id, row.name, row.severity, row.summary, row.help.replace('|', "\\|"));
+            }
+        } else {
+            for row in RULES {
+                println!("{}  {:<28} {:<7} {}", row.id, row.name, row.severity.as_str(), row.summary);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,29 @@
+//! Checks: pure functions from the model (and the base model) to findings. One module
+//! per concern, named after its rule family.
+
+pub mod cases;
+
+use crate::finding::{sort_findings, Finding};
+use crate::model::Project;
+use crate::rules::RuleId;
+
+/// Every check that needs no run: the project against its lock, and against the base
+/// revision when one is given.
+pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    findings.extend(cases::check(project, base));
+    drop_superseded(&mut findings);
+    sort_findings(&mut findings);
+    findings
+}
+
+/// When a stronger rule explains a subject, weaker restatements of it are noise:
+/// a case removed vs base (EL103) is not also reported as missing from the lock (EL101).
+fn drop_superseded(findings: &mut Vec<Finding>) {
+    let removed: Vec<_> = findings
+        .iter()
+        .filter(|finding| finding.rule == RuleId::CaseRemoved)
+        .map(|finding| finding.subject.clone())
+        .collect();
+    findings.retain(|finding| !(finding.rule == RuleId::CaseUnlocked && removed.contains(&finding.subject)));
+}

@@ -1,0 +1,48 @@
+//! `evalock check`: judge one snapshot against its lock and, optionally, a base revision.
+
+use crate::checks::check_project;
+use crate::error::Result;
+use crate::model::Project;
+use crate::report::Report;
+use crate::source::{self, GitRepo, SourceSpec};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    pub project_root: PathBuf,
+    pub source: SourceSpec,
+    /// A revision whose merge base with the judged content supplies the base-revision rules.
+    pub base: Option<String>,
+}
+
+pub fn check(options: &CheckOptions) -> Result<Report> {
+    let content = source::open(&options.project_root, &options.source)?;
+    let project = Project::load(content.as_ref())?;
+    let base_project = match &options.base {
+        Some(base) => load_base(options, base)?,
+        None => None,
+    };
+    let findings = check_project(&project, base_project.as_ref().map(|(project, _)| project));
+    Ok(Report::new("check", project.source.clone(), base_project.map(|(_, description)| description), findings))
+}
+
+/// Loads the project at the merge base of `base` and the judged content (HEAD for the
+/// working tree and the index), so commits that landed on the base branch after the
+/// branch point are not blamed on this change.
+fn load_base(options: &CheckOptions, base: &str) -> Result<Option<(Project, String)>> {
+    let repo = GitRepo::discover(&options.project_root)?;
+    let base_commit = repo.resolve_commit(base)?;
+    let head_revision = match &options.source {
+        SourceSpec::Revision(revision) => revision.as_str(),
+        SourceSpec::Worktree | SourceSpec::Index => "HEAD",
+    };
+    let merge_base = match repo.resolve_commit(head_revision) {
+        Ok(head) => repo.merge_base(base_commit, head)?.unwrap_or(base_commit),
+        Err(_) => base_commit,
+    };
+    let short = &merge_base.to_string()[..7];
+    let description =
+        if merge_base == base_commit { format!("{base} ({short})") } else { format!("merge base of {base} ({short})") };
+    let snapshot = repo.commit_source(merge_base, description.clone())?;
+    Ok(Project::load_if_configured(&snapshot)?.map(|project| (project, description)))
+}

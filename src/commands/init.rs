@@ -1,0 +1,161 @@
+//! `evalock init`: write a commented starter `evalock.toml` from what the project holds.
+
+use crate::error::{Error, Result};
+use crate::fs_util::write_atomic;
+use crate::model::{parse_case_file, Config, CONFIG_FILE};
+use crate::source::{ContentSource, WorktreeSource};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Directories never searched for cases, prompts or skills.
+const IGNORED_DIRECTORIES: &[&str] = &["node_modules", "target", "vendor", "dist", "build", ".venv", "venv", "__pycache__"];
+
+#[derive(Debug)]
+pub struct InitOutcome {
+    pub config_text: String,
+    /// Suite name -> case files.
+    pub suites: BTreeMap<String, Vec<String>>,
+    pub prompts: Vec<String>,
+    pub skill_roots: Vec<String>,
+}
+
+pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
+    let config_path = project_root.join(CONFIG_FILE);
+    if config_path.exists() && !force {
+        return Err(Error::Usage(format!(
+            "{CONFIG_FILE} already exists: edit it, or pass --force to replace it with a fresh starter"
+        )));
+    }
+    let source = WorktreeSource::new(project_root);
+    let files: Vec<String> = source
+        .list("")?
+        .into_iter()
+        .map(|file| file.path)
+        .filter(|path| !path.split('/').any(|part| IGNORED_DIRECTORIES.contains(&part) || part.starts_with('.')))
+        .collect();
+    let suites = detect_case_files(&source, &files)?;
+    let prompts: Vec<String> = files.iter().filter(|path| is_prompt(path)).cloned().collect();
+    let skill_roots = detect_skill_roots(&files);
+    let config_text = render(&suites, &prompts, &skill_roots);
+    Config::parse(CONFIG_FILE, config_text.as_bytes())
+        .map_err(|error| Error::Internal(format!("generated config does not parse: {error}")))?;
+    write_atomic(&config_path, config_text.as_bytes())?;
+    Ok(InitOutcome { config_text, suites, prompts, skill_roots })
+}
+
+fn detect_case_files(source: &dyn ContentSource, files: &[String]) -> Result<BTreeMap<String, Vec<String>>> {
+    let mut suites: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for path in files {
+        let lower = path.to_ascii_lowercase();
+        let is_candidate = [".jsonl", ".ndjson", ".json", ".yaml", ".yml"].iter().any(|ext| lower.ends_with(ext))
+            && !lower.contains(".baseline.")
+            && !lower.ends_with("package.json")
+            && !lower.ends_with("skill.json")
+            && !lower.contains("/.github/");
+        if !is_candidate {
+            continue;
+        }
+        let Some(bytes) = source.read(path)? else { continue };
+        let parsed = parse_case_file(path, &bytes);
+        if parsed.cases.is_empty() || !parsed.problems.is_empty() {
+            continue;
+        }
+        let stem = path.rsplit('/').next().unwrap_or(path);
+        let stem = stem.split('.').next().unwrap_or(stem);
+        let name: String =
+            stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+        let name = if name.is_empty() { "cases".to_owned() } else { name };
+        suites.entry(name).or_default().push(path.clone());
+    }
+    Ok(suites)
+}
+
+fn is_prompt(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let in_prompt_dir = lower.split('/').any(|part| part == "prompts" || part == "prompt");
+    (in_prompt_dir && [".txt", ".md", ".j2", ".jinja", ".tmpl", ".prompt"].iter().any(|ext| lower.ends_with(ext)))
+        || lower.ends_with(".prompt")
+}
+
+fn detect_skill_roots(files: &[String]) -> Vec<String> {
+    let mut roots: Vec<String> = files
+        .iter()
+        .filter_map(|path| path.strip_suffix("/SKILL.md"))
+        .map(|skill_dir| match skill_dir.rsplit_once('/') {
+            Some((parent, _)) => format!("{parent}/*"),
+            None => skill_dir.to_owned(),
+        })
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
+fn toml_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|item| crate::model::lock::toml_string(item)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+fn render(suites: &BTreeMap<String, Vec<String>>, prompts: &[String], skill_roots: &[String]) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "# evalock.toml: what evalock freezes and checks. Reference: README.md#configuration\n\
+         # After editing, run `evalock lock` and commit evalock.toml with evalock.lock.\n\
+         version = 1\n\n\
+         [policy]\n\
+         # Share of samples that must agree on pass/fail (EL505).\n\
+         agreement_min = 1.0\n\
+         # Exit 3 when completions moved but still pass.\n\
+         fail_on_diff = false\n\
+         # Environment variables never passed to completers (GITHUB_TOKEN and ACTIONS_* never are).\n\
+         secrets = []\n\
+         timeout_secs = 60\n",
+    );
+    if suites.is_empty() {
+        out.push_str(
+            "\n# No case files were found. A suite looks like this:\n\
+             # [[suite]]\n\
+             # name = \"support\"\n\
+             # cases = [\"evals/support.jsonl\"]\n\
+             # prompt = \"prompts/support.txt\"\n",
+        );
+    }
+    for (name, files) in suites {
+        let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON or YAML); globs work.\ncases = {}\n", crate::model::lock::toml_string(name), toml_list(files));
+        let matching: Vec<String> = prompts
+            .iter()
+            .filter(|prompt| {
+                let stem = prompt.rsplit('/').next().unwrap_or(prompt);
+                stem.split('.').next() == Some(name.as_str())
+            })
+            .cloned()
+            .collect();
+        match matching.as_slice() {
+            [] if prompts.is_empty() => out.push_str("# prompt = \"prompts/….txt\"\n"),
+            [] => {
+                let _ = writeln!(out, "# Pick this suite's prompt file(s); found: {}\n# prompt = {}", prompts.join(", "), toml_list(prompts));
+            }
+            [only] => {
+                let _ = writeln!(out, "prompt = {}", crate::model::lock::toml_string(only));
+            }
+            several => {
+                let _ = writeln!(out, "prompt = {}", toml_list(several));
+            }
+        }
+        let base = files[0].rsplit_once('.').map(|(stem, _)| stem).unwrap_or(&files[0]);
+        let _ = writeln!(
+            out,
+            "# Last-good completions, written only by `evalock accept`.\nbaseline = {}\n# The command that produces a completion: one JSON object on stdin per case.\n# completer = [\"python3\", \"tools/complete.py\"]\n# exact | ws-v1 | json-v1\nnormalizer = \"ws-v1\"",
+            crate::model::lock::toml_string(&format!("{base}.baseline.json"))
+        );
+    }
+    if !skill_roots.is_empty() {
+        let _ = write!(
+            out,
+            "\n[skills]\n# Folders holding a SKILL.md.\nroots = {}\n# Permissions and tools a skill may declare.\nallowed_permissions = []\n",
+            toml_list(skill_roots)
+        );
+    }
+    out
+}

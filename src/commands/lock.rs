@@ -1,0 +1,72 @@
+//! `evalock lock [--check]`: (re)write `evalock.lock` from the working tree, atomically.
+
+use crate::checks::{cases, check_project};
+use crate::error::{Error, Result};
+use crate::finding::{Finding, Location, Subject};
+use crate::fs_util::write_atomic;
+use crate::model::{Lock, Project, LOCK_FILE};
+use crate::report::Report;
+use crate::rules::RuleId;
+use crate::source::WorktreeSource;
+use std::path::Path;
+
+/// What `lock` did.
+#[derive(Debug)]
+pub struct LockOutcome {
+    pub report: Report,
+    /// The lock file was (re)written.
+    pub written: bool,
+    /// The lock on disk differed from what the sources produce.
+    pub changed: bool,
+}
+
+pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutcome> {
+    if ci && !check_only {
+        return Err(Error::Refused(format!(
+            "refused: CI is set, and CI never writes {LOCK_FILE}. Run `evalock lock` locally and commit the result, or use `evalock lock --check` to verify"
+        )));
+    }
+    let source = WorktreeSource::new(project_root);
+    let lock_path = project_root.join(LOCK_FILE);
+    let existing = match std::fs::read(&lock_path) {
+        Ok(bytes) => Some(bytes),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => return Err(Error::io(LOCK_FILE, error)),
+    };
+    let project = if check_only { Project::load(&source)? } else { Project::load_without_lock(&source)? };
+    let blocking = blocking_findings(&project);
+    let rendered = project.to_lock().render();
+    let changed = existing.as_deref() != Some(rendered.as_bytes());
+    if !blocking.is_empty() {
+        let report = Report::new("lock", project.source.clone(), None, blocking);
+        return Ok(LockOutcome { report, written: false, changed });
+    }
+    if check_only {
+        let mut findings = check_project(&project, None);
+        if changed && findings.is_empty() {
+            findings.push(
+                Finding::new(RuleId::CaseUnlocked, Subject::default(), format!("{LOCK_FILE} is not what `evalock lock` writes"))
+                    .at(Location::file(LOCK_FILE))
+                    .help("run `evalock lock` and commit the result"),
+            );
+        }
+        let report = Report::new("lock --check", project.source.clone(), None, findings);
+        return Ok(LockOutcome { report, written: false, changed });
+    }
+    if changed {
+        debug_assert!(Lock::parse(LOCK_FILE, rendered.as_bytes()).is_ok());
+        write_atomic(&lock_path, rendered.as_bytes())?;
+    }
+    Ok(LockOutcome { report: Report::new("lock", project.source.clone(), None, Vec::new()), written: changed, changed })
+}
+
+/// Cases that cannot be frozen: a lock written over them would pin garbage.
+fn blocking_findings(project: &Project) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for suite in &project.suites {
+        findings.extend(cases::malformed_cases(suite));
+        findings.extend(cases::duplicate_case_ids(suite));
+    }
+    crate::finding::sort_findings(&mut findings);
+    findings
+}

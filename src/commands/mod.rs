@@ -1,0 +1,10 @@
+//! What each CLI command does, as library calls that return data. The binary parses
+//! arguments, calls these, prints and exits.
+
+pub mod check;
+pub mod init;
+pub mod lock;
+
+pub use check::{check, CheckOptions};
+pub use init::{init, InitOutcome};
+pub use lock::{lock, LockOutcome};

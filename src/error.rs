@@ -1,0 +1,64 @@
+//! Errors the library returns. Each knows which documented exit code it maps to.
+
+use crate::finding::exit_code;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Input evalock cannot read as its own format (config, lock, baselines, results).
+    #[error("{location}: {message}")]
+    Malformed { location: String, message: String },
+
+    #[error("invalid path `{path}`: {reason}")]
+    InvalidPath { path: String, reason: String },
+
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("git: {0}")]
+    Git(String),
+
+    #[error("cannot canonicalize JSON: {0}")]
+    Canonicalize(String),
+
+    /// The command was used in a way it does not support.
+    #[error("{0}")]
+    Usage(String),
+
+    /// A write that freezes state was attempted where it is never allowed (CI).
+    #[error("{0}")]
+    Refused(String),
+
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl Error {
+    pub fn malformed(location: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Malformed { location: location.into(), message: message.into() }
+    }
+
+    pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+
+    pub fn git(message: impl std::fmt::Display) -> Self {
+        Error::Git(message.to_string())
+    }
+
+    /// The documented exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Malformed { .. } | Error::InvalidPath { .. } => exit_code::MALFORMED,
+            Error::Usage(_) => exit_code::USAGE,
+            Error::Refused(_) => exit_code::REFUSED,
+            Error::Io { .. } | Error::Git(_) | Error::Canonicalize(_) | Error::Internal(_) => exit_code::INTERNAL,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,250 @@
+//! Findings: what every check returns and every reporter renders.
+
+use crate::hash::sha256_hex;
+use crate::rules::{RuleId, Severity};
+use serde::Serialize;
+
+/// Where a finding points: a repository-relative path and a 1-based line span.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Location {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+}
+
+impl Location {
+    pub fn file(path: impl Into<String>) -> Self {
+        Location { path: path.into(), line: None, end_line: None, column: None }
+    }
+
+    pub fn line(path: impl Into<String>, line: u32) -> Self {
+        Location { path: path.into(), line: Some(line), end_line: Some(line), column: None }
+    }
+
+    pub fn span(path: impl Into<String>, start: u32, end: u32) -> Self {
+        Location { path: path.into(), line: Some(start), end_line: Some(end.max(start)), column: None }
+    }
+
+    pub fn with_column(mut self, column: u32) -> Self {
+        self.column = Some(column);
+        self
+    }
+
+    /// `path:line:col`, `path:line` or `path`, as terminals and editors expect.
+    pub fn display(&self) -> String {
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => format!("{}:{line}:{column}", self.path),
+            (Some(line), None) => format!("{}:{line}", self.path),
+            _ => self.path.clone(),
+        }
+    }
+}
+
+/// What a finding is about, independent of where it is printed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Subject {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grader: Option<String>,
+}
+
+impl Subject {
+    pub fn case(suite: &str, case: &str) -> Self {
+        Subject { suite: Some(suite.to_owned()), case: Some(case.to_owned()), ..Subject::default() }
+    }
+
+    pub fn suite(suite: &str) -> Self {
+        Subject { suite: Some(suite.to_owned()), ..Subject::default() }
+    }
+
+    pub fn skill(skill: &str) -> Self {
+        Subject { skill: Some(skill.to_owned()), ..Subject::default() }
+    }
+
+    pub fn grader(grader: &str) -> Self {
+        Subject { grader: Some(grader.to_owned()), ..Subject::default() }
+    }
+
+    fn key(&self) -> String {
+        [&self.suite, &self.case, &self.skill, &self.grader]
+            .iter()
+            .map(|part| part.as_deref().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\u{1f}")
+    }
+}
+
+/// One thing a check found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub rule: RuleId,
+    pub severity: Severity,
+    pub message: String,
+    /// What the person at the terminal should do next.
+    pub help: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    pub subject: Subject,
+    /// Stable across line moves: rule, subject and a discriminator, never a line number.
+    pub fingerprint: String,
+    /// Optional long-form detail, such as a completion diff.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Finding {
+    /// A finding with the rule's default severity and help.
+    pub fn new(rule: RuleId, subject: Subject, message: impl Into<String>) -> Self {
+        let row = rule.rule();
+        let mut finding = Finding {
+            rule,
+            severity: row.severity,
+            message: message.into(),
+            help: row.help.to_owned(),
+            location: None,
+            subject,
+            fingerprint: String::new(),
+            detail: None,
+        };
+        finding.fingerprint = finding.compute_fingerprint("");
+        finding
+    }
+
+    pub fn at(mut self, location: Location) -> Self {
+        self.location = Some(location);
+        self
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = help.into();
+        self
+    }
+
+    pub fn severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    pub fn detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// Distinguishes several findings of one rule on one subject (a file name, a pattern).
+    pub fn discriminator(mut self, discriminator: &str) -> Self {
+        self.fingerprint = self.compute_fingerprint(discriminator);
+        self
+    }
+
+    fn compute_fingerprint(&self, discriminator: &str) -> String {
+        let material = format!("{}\u{1e}{}\u{1e}{}", self.rule.id(), self.subject.key(), discriminator);
+        sha256_hex(material.as_bytes())[..16].to_owned()
+    }
+}
+
+/// Sorts findings into the one order every reporter uses: by path, line, rule, subject.
+pub fn sort_findings(findings: &mut [Finding]) {
+    findings.sort_by(|left, right| {
+        let left_key = (left.location.as_ref().map(|l| (&l.path, l.line)), left.rule, &left.subject, &left.message);
+        let right_key = (right.location.as_ref().map(|l| (&l.path, l.line)), right.rule, &right.subject, &right.message);
+        left_key.cmp(&right_key)
+    });
+}
+
+/// PASS / WARN / BLOCK, as release managers read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    Pass,
+    Warn,
+    Block,
+}
+
+impl Verdict {
+    pub fn of(findings: &[Finding]) -> Verdict {
+        match findings.iter().map(|finding| finding.severity).max() {
+            Some(Severity::Refuse | Severity::Error) => Verdict::Block,
+            Some(Severity::Warn) => Verdict::Warn,
+            _ => Verdict::Pass,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Warn => "WARN",
+            Verdict::Block => "BLOCK",
+        }
+    }
+}
+
+/// The documented exit codes.
+pub mod exit_code {
+    pub const CLEAN: i32 = 0;
+    pub const FAILURES: i32 = 1;
+    pub const REFUSED: i32 = 2;
+    pub const MOVED: i32 = 3;
+    pub const USAGE: i32 = 64;
+    pub const MALFORMED: i32 = 65;
+    pub const INTERNAL: i32 = 70;
+}
+
+/// The exit code for a set of findings: refused (2) over failures (1) over moved-only (3).
+pub fn exit_code_for(findings: &[Finding], fail_on_diff: bool) -> i32 {
+    let worst = findings.iter().map(|finding| finding.severity).max();
+    match worst {
+        Some(Severity::Refuse) => exit_code::REFUSED,
+        Some(Severity::Error) => exit_code::FAILURES,
+        _ if fail_on_diff && findings.iter().any(|finding| finding.rule == RuleId::Moved) => exit_code::MOVED,
+        _ => exit_code::CLEAN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(rule: RuleId) -> Finding {
+        Finding::new(rule, Subject::case("support", "a"), "m")
+    }
+
+    #[test]
+    fn exit_codes_rank_refuse_over_failure_over_moved() {
+        assert_eq!(exit_code_for(&[], true), 0);
+        assert_eq!(exit_code_for(&[finding(RuleId::Moved)], false), 0);
+        assert_eq!(exit_code_for(&[finding(RuleId::Moved)], true), 3);
+        assert_eq!(exit_code_for(&[finding(RuleId::Moved), finding(RuleId::Regressed)], true), 1);
+        assert_eq!(
+            exit_code_for(&[finding(RuleId::Regressed), finding(RuleId::CaseEditedInPlace), finding(RuleId::Moved)], true),
+            2
+        );
+        assert_eq!(exit_code_for(&[finding(RuleId::BaselineMissing)], true), 0);
+    }
+
+    #[test]
+    fn fingerprint_ignores_location_but_not_subject() {
+        let first = finding(RuleId::CaseUnlocked).at(Location::line("a.jsonl", 3));
+        let moved = finding(RuleId::CaseUnlocked).at(Location::line("a.jsonl", 9));
+        assert_eq!(first.fingerprint, moved.fingerprint);
+        let other = Finding::new(RuleId::CaseUnlocked, Subject::case("support", "b"), "m");
+        assert_ne!(first.fingerprint, other.fingerprint);
+        assert_ne!(first.fingerprint, first.clone().discriminator("x").fingerprint);
+    }
+
+    #[test]
+    fn verdict_follows_the_worst_severity() {
+        assert_eq!(Verdict::of(&[]), Verdict::Pass);
+        assert_eq!(Verdict::of(&[finding(RuleId::Moved)]), Verdict::Pass);
+        assert_eq!(Verdict::of(&[finding(RuleId::BaselineMissing)]), Verdict::Warn);
+        assert_eq!(Verdict::of(&[finding(RuleId::Failing)]), Verdict::Block);
+    }
+}

@@ -1,0 +1,44 @@
+//! Atomic, deterministic writes: a temp file in the same directory, fsync, rename.
+//! Readers and concurrent writers see either the old file or the new one, never a mix.
+
+use crate::error::{Error, Result};
+use std::io::Write;
+use std::path::Path;
+
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let display = path.display().to_string();
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(directory).map_err(|error| Error::io(directory.display().to_string(), error))?;
+    let mut temporary = tempfile::Builder::new()
+        .prefix(".evalock-tmp-")
+        .tempfile_in(directory)
+        .map_err(|error| Error::io(directory.display().to_string(), error))?;
+    temporary.write_all(bytes).map_err(|error| Error::io(display.clone(), error))?;
+    temporary.as_file().sync_all().map_err(|error| Error::io(display.clone(), error))?;
+    temporary.persist(path).map_err(|error| Error::io(display.clone(), error.error))?;
+    if let Ok(directory_handle) = std::fs::File::open(directory) {
+        // Makes the rename itself durable; not every platform allows it, and a failure
+        // here cannot leave a half-written file.
+        let _ = directory_handle.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_the_whole_file_and_leaves_no_temporary() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("evalock.lock");
+        write_atomic(&path, b"first version, longer\n").unwrap();
+        write_atomic(&path, b"second\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"second\n");
+        let names: Vec<_> = std::fs::read_dir(directory.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+}

@@ -1,0 +1,35 @@
+//! evalock keeps LLM evaluation assets honest in git: it freezes golden cases, prompts,
+//! skills, graders and last-good completions in `evalock.lock`, and refuses drift.
+//!
+//! Data flows one way: [`source`] (working tree, index, revision) -> [`model`] ->
+//! [`checks`] (pure functions returning [`finding::Finding`]s) -> [`report`]. The
+//! [`commands`] module wires them together for the binary; the library never prints
+//! and never exits.
+
+#![forbid(unsafe_code)]
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod checks;
+pub mod commands;
+pub mod error;
+pub mod finding;
+pub mod fs_util;
+pub mod hash;
+pub mod model;
+pub mod report;
+pub mod rules;
+pub mod source;
+pub mod text;
+
+pub use error::{Error, Result};
+pub use finding::{Finding, Location, Subject, Verdict};
+pub use rules::Severity;
+pub use rules::{Rule, RuleId, RULES};
+
+/// CI is detected as insta does: `CI` set and not `false`, `0` or empty.
+pub fn is_ci() -> bool {
+    match std::env::var("CI") {
+        Ok(value) => !(value.is_empty() || value == "0" || value.eq_ignore_ascii_case("false")),
+        Err(_) => false,
+    }
+}

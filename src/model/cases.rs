@@ -1,0 +1,512 @@
+//! Golden cases: loading JSONL, JSON (array, object of objects, or one case) and YAML,
+//! keeping each case's 1-based line span, and hashing it with `case-v1`.
+
+use super::strict_json::StrictValue;
+use crate::hash::{case_digest, Digest};
+use crate::text::{require_clean_text, LineIndex};
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+use std::fmt;
+
+/// One golden case as loaded from a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub id: String,
+    pub version: u64,
+    pub digest: Digest,
+    /// Project-relative path of the file that holds the case.
+    pub file: String,
+    /// 1-based first and last line of the case in its file.
+    pub line: u32,
+    pub end_line: u32,
+    pub retired: bool,
+    pub grader_version: Option<String>,
+    /// The whole case, exactly as hashed.
+    pub value: Value,
+}
+
+impl Case {
+    /// The digest of the case's contract: everything but `retired`, so retiring a case
+    /// is not an edit in place.
+    pub fn contract_digest(&self) -> Digest {
+        let mut contract = self.value.clone();
+        if let Value::Object(map) = &mut contract {
+            map.remove("retired");
+        }
+        case_digest(&contract).unwrap_or_else(|_| self.digest.clone())
+    }
+}
+
+/// A place in a case file that cannot become a case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseProblem {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+}
+
+/// Everything one case file yielded: its cases and the problems found on the way.
+#[derive(Debug, Default)]
+pub struct ParsedCaseFile {
+    pub cases: Vec<Case>,
+    pub problems: Vec<CaseProblem>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CaseFormat {
+    JsonLines,
+    Json,
+    Yaml,
+}
+
+fn format_of(path: &str) -> Option<CaseFormat> {
+    let extension = path.rsplit_once('.').map(|(_, extension)| extension.to_ascii_lowercase())?;
+    match extension.as_str() {
+        "jsonl" | "ndjson" => Some(CaseFormat::JsonLines),
+        "json" => Some(CaseFormat::Json),
+        "yaml" | "yml" => Some(CaseFormat::Yaml),
+        _ => None,
+    }
+}
+
+/// Parses one case file. Never fails: every problem is reported with its position.
+pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
+    let mut parsed = ParsedCaseFile::default();
+    let problem = |line, column, message: String| CaseProblem { file: path.to_owned(), line, column, message };
+    let text = match require_clean_text(bytes) {
+        Ok(text) => text,
+        Err((line, column, message)) => {
+            parsed.problems.push(problem(line, column, message));
+            return parsed;
+        }
+    };
+    let Some(format) = format_of(path) else {
+        parsed.problems.push(problem(1, 1, "unknown case file type: use .jsonl, .json, .yaml or .yml".into()));
+        return parsed;
+    };
+    let elements = match format {
+        CaseFormat::JsonLines => json_lines_elements(text, &mut |line, column, message| {
+            parsed.problems.push(problem(line, column, message));
+        }),
+        CaseFormat::Json => json_elements(text),
+        CaseFormat::Yaml => yaml_elements(text),
+    };
+    match elements {
+        Ok(elements) => {
+            for element in elements {
+                match case_from_element(path, element) {
+                    Ok(case) => parsed.cases.push(case),
+                    Err(case_problem) => parsed.problems.push(case_problem),
+                }
+            }
+        }
+        Err((line, column, message)) => parsed.problems.push(problem(line, column, message)),
+    }
+    parsed
+}
+
+/// A top-level element of a case file: its value, its line span and, for
+/// object-of-objects files, the key it was listed under.
+struct Element {
+    value: Value,
+    line: u32,
+    end_line: u32,
+    key: Option<String>,
+}
+
+type Position = (u32, u32, String);
+
+fn json_lines_elements(text: &str, report: &mut dyn FnMut(u32, u32, String)) -> Result<Vec<Element>, Position> {
+    let mut elements = Vec::new();
+    for (index, line_text) in text.split('\n').enumerate() {
+        let line = u32::try_from(index + 1).unwrap_or(u32::MAX);
+        if line_text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<StrictValue>(line_text) {
+            Ok(StrictValue(value)) => elements.push(Element { value, line, end_line: line, key: None }),
+            Err(error) => report(line, column_u32(error.column()), json_error_message(&error)),
+        }
+    }
+    Ok(elements)
+}
+
+fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
+    let StrictValue(document) = serde_json::from_str::<StrictValue>(text)
+        .map_err(|error| (line_u32(error.line()), column_u32(error.column()), json_error_message(&error)))?;
+    let lines = LineIndex::new(text.as_bytes());
+    let spans = top_level_spans(text.as_bytes());
+    let span_lines = |index: usize| {
+        spans
+            .get(index)
+            .map(|(start, end)| (lines.line_of(*start), lines.line_of(*end)))
+            .unwrap_or((1, lines.line_count()))
+    };
+    match document {
+        Value::Array(items) => Ok(items
+            .into_iter()
+            .enumerate()
+            .map(|(index, value)| {
+                let (line, end_line) = span_lines(index);
+                Element { value, line, end_line, key: None }
+            })
+            .collect()),
+        Value::Object(map) if map.contains_key("id") => {
+            Ok(vec![Element { value: Value::Object(map), line: 1, end_line: lines.line_count(), key: None }])
+        }
+        Value::Object(map) => Ok(map
+            .into_iter()
+            .enumerate()
+            .map(|(index, (key, value))| {
+                let (line, end_line) = span_lines(index);
+                Element { value, line, end_line, key: Some(key) }
+            })
+            .collect()),
+        _ => Err((1, 1, "a JSON case file must hold an array of cases, an object of cases, or one case".into())),
+    }
+}
+
+/// Byte spans (first and last byte) of the values directly inside the top-level array or
+/// object. One pass, no recursion, aware of strings and escapes.
+fn top_level_spans(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut top_is_object = false;
+    let mut awaiting_value = false;
+    let mut current_start: Option<usize> = None;
+    let mut last_content = 0usize;
+    for (position, &byte) in bytes.iter().enumerate() {
+        if in_string {
+            last_content = position;
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        if byte.is_ascii_whitespace() {
+            continue;
+        }
+        if depth == 1 && awaiting_value && !matches!(byte, b',' | b']' | b'}' | b':') {
+            current_start = Some(position);
+            awaiting_value = false;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth == 1 {
+                    top_is_object = byte == b'{';
+                    awaiting_value = !top_is_object;
+                }
+            }
+            b']' | b'}' => {
+                if depth == 1 {
+                    if let Some(start) = current_start.take() {
+                        spans.push((start, last_content));
+                    }
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b',' if depth == 1 => {
+                if let Some(start) = current_start.take() {
+                    spans.push((start, last_content));
+                }
+                awaiting_value = !top_is_object;
+            }
+            b':' if depth == 1 && top_is_object => awaiting_value = true,
+            _ => {}
+        }
+        last_content = position;
+    }
+    spans
+}
+
+fn yaml_options() -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    options.with_snippet = false;
+    options
+}
+
+fn yaml_error(error: &serde_saphyr::Error) -> Position {
+    let (line, column) = error
+        .location()
+        .map(|location| (line_u32(location.line() as usize), column_u32(location.column() as usize)))
+        .unwrap_or((1, 1));
+    let message = error.to_string();
+    let message = message.lines().next().unwrap_or("invalid YAML").to_owned();
+    (line.max(1), column.max(1), message)
+}
+
+fn yaml_elements(text: &str) -> Result<Vec<Element>, Position> {
+    let StrictValue(document) =
+        serde_saphyr::from_str_with_options::<StrictValue>(text, yaml_options()).map_err(|error| yaml_error(&error))?;
+    let line_count = LineIndex::new(text.as_bytes()).line_count();
+    let mut elements: Vec<Element> = match document {
+        Value::Array(_) => {
+            let items: Vec<serde_saphyr::Spanned<StrictValue>> =
+                serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|error| yaml_error(&error))?;
+            items
+                .into_iter()
+                .map(|item| {
+                    let line = line_u32(item.referenced.line() as usize).max(1);
+                    Element { value: item.value.0, line, end_line: line, key: None }
+                })
+                .collect()
+        }
+        Value::Object(map) if map.contains_key("id") => {
+            vec![Element { value: Value::Object(map), line: 1, end_line: line_count, key: None }]
+        }
+        Value::Object(_) => {
+            let entries: KeyedEntries =
+                serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|error| yaml_error(&error))?;
+            entries
+                .0
+                .into_iter()
+                .map(|(key, line, value)| Element { value, line, end_line: line, key: Some(key) })
+                .collect()
+        }
+        Value::Null => Vec::new(),
+        _ => return Err((1, 1, "a YAML case file must hold a list of cases, a mapping of cases, or one case".into())),
+    };
+    close_yaml_spans(text, &mut elements, line_count);
+    Ok(elements)
+}
+
+/// A YAML element runs until the line before the next one starts, minus trailing blank
+/// and comment lines.
+fn close_yaml_spans(text: &str, elements: &mut [Element], line_count: u32) {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let starts: Vec<u32> = elements.iter().map(|element| element.line).collect();
+    for (index, element) in elements.iter_mut().enumerate() {
+        if element.end_line != element.line || starts.len() <= 1 && line_count <= 1 {
+            continue;
+        }
+        let mut end = starts.get(index + 1).map(|next| next.saturating_sub(1)).unwrap_or(line_count);
+        while end > element.line {
+            let line_text = lines.get(end as usize - 1).map(|line| line.trim()).unwrap_or("");
+            if line_text.is_empty() || line_text.starts_with('#') {
+                end -= 1;
+            } else {
+                break;
+            }
+        }
+        element.end_line = end.max(element.line);
+    }
+}
+
+/// The entries of a top-level YAML mapping, in order, with the line of each value.
+struct KeyedEntries(Vec<(String, u32, Value)>);
+
+impl<'de> Deserialize<'de> for KeyedEntries {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor;
+        impl<'de> Visitor<'de> for EntriesVisitor {
+            type Value = KeyedEntries;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a mapping of cases")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<KeyedEntries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(key) = access.next_key::<serde_saphyr::Spanned<String>>()? {
+                    let value: StrictValue = access.next_value()?;
+                    let line = line_u32(key.referenced.line() as usize).max(1);
+                    entries.push((key.value, line, value.0));
+                }
+                Ok(KeyedEntries(entries))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor)
+    }
+}
+
+fn case_from_element(path: &str, element: Element) -> Result<Case, CaseProblem> {
+    let problem = |message: String| CaseProblem { file: path.to_owned(), line: element.line, column: 1, message };
+    let Element { mut value, line, end_line, key } = element;
+    let Value::Object(map) = &mut value else {
+        return Err(problem("a case must be an object with a string `id`".into()));
+    };
+    if let Some(key) = &key {
+        match map.get("id") {
+            None => {
+                map.insert("id".into(), Value::String(key.clone()));
+            }
+            Some(Value::String(id)) if id == key => {}
+            Some(_) => return Err(problem(format!("case listed under `{key}` has a different `id`; make them equal"))),
+        }
+    }
+    let id = match map.get("id") {
+        Some(Value::String(id)) => id.clone(),
+        Some(_) => return Err(problem("`id` must be a string".into())),
+        None => return Err(problem("case has no `id`: add a stable string `id`".into())),
+    };
+    if id.trim().is_empty() {
+        return Err(problem("`id` must not be empty".into()));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(problem(format!("`id` {id:?} contains control characters (newline, NUL, ...): use a plain identifier")));
+    }
+    let version = match map.get("version") {
+        None => 1,
+        Some(Value::Number(number)) => match number.as_u64() {
+            Some(version) if version >= 1 => version,
+            _ => return Err(problem(format!("case `{id}`: `version` must be a positive integer"))),
+        },
+        Some(_) => return Err(problem(format!("case `{id}`: `version` must be a positive integer"))),
+    };
+    let retired = match map.get("retired") {
+        None => false,
+        Some(Value::Bool(retired)) => *retired,
+        Some(_) => return Err(problem(format!("case `{id}`: `retired` must be true or false"))),
+    };
+    let grader_version = match map.get("grader_version") {
+        None => None,
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(Value::Number(number)) => Some(number.to_string()),
+        Some(_) => return Err(problem(format!("case `{id}`: `grader_version` must be a string"))),
+    };
+    if let Some(samples) = map.get("n") {
+        if !samples.as_u64().is_some_and(|n| (1..=1000).contains(&n)) {
+            return Err(problem(format!("case `{id}`: `n` must be an integer from 1 to 1000")));
+        }
+    }
+    let digest = case_digest(&value).map_err(|error| problem(error.to_string()))?;
+    Ok(Case { id, version, digest, file: path.to_owned(), line, end_line, retired, grader_version, value })
+}
+
+fn json_error_message(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    // serde_json appends " at line L column C"; the position is reported separately.
+    match message.rfind(" at line ") {
+        Some(index) => message[..index].to_owned(),
+        None => message,
+    }
+}
+
+fn line_u32(line: usize) -> u32 {
+    u32::try_from(line).unwrap_or(u32::MAX).max(1)
+}
+
+fn column_u32(column: usize) -> u32 {
+    u32::try_from(column).unwrap_or(u32::MAX).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(parsed: &ParsedCaseFile) -> Vec<(&str, u32, u32)> {
+        parsed.cases.iter().map(|case| (case.id.as_str(), case.line, case.end_line)).collect()
+    }
+
+    #[test]
+    fn jsonl_keeps_one_line_per_case_and_skips_blank_lines() {
+        let parsed = parse_case_file("a.jsonl", b"{\"id\":\"one\"}\n\n{\"id\":\"two\",\"version\":3}\n");
+        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+        assert_eq!(ids(&parsed), vec![("one", 1, 1), ("two", 3, 3)]);
+        assert_eq!(parsed.cases[1].version, 3);
+    }
+
+    #[test]
+    fn jsonl_bad_line_is_reported_and_the_rest_still_load() {
+        let parsed = parse_case_file("a.jsonl", b"{\"id\":\"one\"}\n{\"id\": \"x\", \"a\":1, \"a\":2}\n{\"id\":\"three\"}\n");
+        assert_eq!(ids(&parsed), vec![("one", 1, 1), ("three", 3, 3)]);
+        assert_eq!(parsed.problems.len(), 1);
+        assert_eq!(parsed.problems[0].line, 2);
+        assert!(parsed.problems[0].message.contains("duplicate key"));
+    }
+
+    #[test]
+    fn json_array_elements_keep_their_spans() {
+        let text = "[\n  {\n    \"id\": \"a\"\n  },\n  {\"id\": \"b, ]}\"}\n]\n";
+        let parsed = parse_case_file("a.json", text.as_bytes());
+        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+        assert_eq!(ids(&parsed), vec![("a", 2, 4), ("b, ]}", 5, 5)]);
+    }
+
+    #[test]
+    fn json_object_of_objects_takes_ids_from_keys() {
+        let parsed = parse_case_file("a.json", b"{\n\"a\": {\"input\": 1},\n\"b\": {\"id\": \"b\"}\n}");
+        assert_eq!(ids(&parsed), vec![("a", 2, 2), ("b", 3, 3)]);
+    }
+
+    #[test]
+    fn json_single_case_object() {
+        let parsed = parse_case_file("case.json", b"{\n  \"id\": \"solo\",\n  \"version\": 3\n}\n");
+        assert_eq!(ids(&parsed), vec![("solo", 1, 5)]);
+    }
+
+    #[test]
+    fn yaml_list_spans_run_to_the_next_case() {
+        let text = "# cases\n- id: a\n  input: hi\n\n- id: b\n  input: |-\n    two\n    lines\n";
+        let parsed = parse_case_file("a.yaml", text.as_bytes());
+        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+        assert_eq!(ids(&parsed), vec![("a", 2, 3), ("b", 5, 8)]);
+        assert_eq!(parsed.cases[1].value["input"], "two\nlines");
+    }
+
+    #[test]
+    fn yaml_and_json_of_the_same_case_hash_the_same() {
+        let yaml = parse_case_file("a.yaml", b"- id: a\n  version: 2\n  expect: {must_include: [x]}\n");
+        let json = parse_case_file("a.jsonl", b"{\"expect\":{\"must_include\":[\"x\"]},\"version\":2,\"id\":\"a\"}\n");
+        assert_eq!(yaml.cases[0].digest, json.cases[0].digest);
+    }
+
+    #[test]
+    fn yaml_duplicate_keys_are_problems() {
+        let parsed = parse_case_file("a.yaml", b"- id: a\n  input: 1\n  input: 2\n");
+        assert_eq!(parsed.problems.len(), 1, "{parsed:?}");
+        assert!(parsed.problems[0].line >= 2, "{:?}", parsed.problems);
+    }
+
+    #[test]
+    fn yaml_nan_is_a_problem() {
+        let parsed = parse_case_file("a.yaml", b"- id: a\n  score: .nan\n");
+        assert_eq!(parsed.problems.len(), 1, "{parsed:?}");
+    }
+
+    #[test]
+    fn json_nan_is_a_problem() {
+        let parsed = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"x\":NaN}\n");
+        assert_eq!(parsed.problems.len(), 1);
+        assert_eq!(parsed.problems[0].line, 1);
+    }
+
+    #[test]
+    fn missing_or_non_string_ids_are_problems() {
+        let parsed = parse_case_file("a.jsonl", b"{\"input\":1}\n{\"id\":7}\n{\"id\":\"a\\nb\"}\n[1]\n");
+        let lines: Vec<u32> = parsed.problems.iter().map(|problem| problem.line).collect();
+        assert_eq!(lines, vec![1, 2, 3, 4]);
+        assert!(parsed.cases.is_empty());
+    }
+
+    #[test]
+    fn bom_and_crlf_are_problems() {
+        assert_eq!(parse_case_file("a.jsonl", b"\xEF\xBB\xBF{\"id\":\"a\"}\n").problems.len(), 1);
+        let crlf = parse_case_file("a.jsonl", b"{\"id\":\"a\"}\r\n");
+        assert_eq!(crlf.problems[0].line, 1);
+        assert!(crlf.problems[0].message.contains("CRLF"));
+    }
+
+    #[test]
+    fn retiring_does_not_move_the_contract_digest() {
+        let live = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"version\":2}\n").cases.remove(0);
+        let retired = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"version\":2,\"retired\":true}\n").cases.remove(0);
+        assert!(retired.retired);
+        assert_ne!(live.digest, retired.digest);
+        assert_eq!(live.contract_digest(), retired.contract_digest());
+    }
+
+    #[test]
+    fn bad_versions_are_problems() {
+        let parsed = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"version\":0}\n{\"id\":\"b\",\"version\":\"2\"}\n");
+        assert_eq!(parsed.problems.len(), 2);
+    }
+}

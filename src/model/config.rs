@@ -1,0 +1,337 @@
+//! `evalock.toml`: suites, skills, graders and policy. Unknown keys are errors with
+//! `path:line:col`; `config.schema.json` mirrors these types for editors.
+
+use crate::error::{Error, Result};
+use crate::text::{require_clean_text, LineIndex};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use toml::Spanned;
+
+pub const CONFIG_FILE: &str = "evalock.toml";
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Format version of this file; only 1 exists.
+    #[serde(default = "default_config_version")]
+    pub version: u32,
+    #[serde(default)]
+    pub policy: Policy,
+    #[serde(default, rename = "suite")]
+    pub suites: Vec<SuiteConfig>,
+    #[serde(default)]
+    pub skills: Option<SkillsConfig>,
+    #[serde(default, rename = "grader")]
+    pub graders: BTreeMap<String, GraderConfig>,
+}
+
+fn default_config_version() -> u32 {
+    1
+}
+
+/// Gate-wide settings.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// Minimum share of samples that must agree (EL505).
+    #[serde(default = "default_agreement_min")]
+    pub agreement_min: f64,
+    /// Exit 3 when completions moved but still pass.
+    #[serde(default)]
+    pub fail_on_diff: bool,
+    /// Environment variables never passed to completers or graders (besides
+    /// `GITHUB_TOKEN` and `ACTIONS_*`, which are always removed).
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// Per-case completer timeout, in seconds.
+    #[serde(default = "default_timeout_secs")]
+    pub timeout_secs: u64,
+    /// Largest completion accepted, in bytes.
+    #[serde(default = "default_max_output_bytes")]
+    pub max_output_bytes: u64,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            agreement_min: default_agreement_min(),
+            fail_on_diff: false,
+            secrets: Vec::new(),
+            timeout_secs: default_timeout_secs(),
+            max_output_bytes: default_max_output_bytes(),
+        }
+    }
+}
+
+fn default_agreement_min() -> f64 {
+    1.0
+}
+fn default_timeout_secs() -> u64 {
+    60
+}
+fn default_max_output_bytes() -> u64 {
+    1024 * 1024
+}
+
+/// One suite: a set of golden cases judged against one prompt with one grader.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteConfig {
+    pub name: Spanned<String>,
+    /// Globs of case files (JSONL, JSON or YAML), relative to the project root.
+    pub cases: Vec<String>,
+    /// The prompt file, or several; their bytes are pinned.
+    #[serde(default)]
+    pub prompt: Option<OneOrMany>,
+    /// Grader id from `[grader.<id>]`; the built-in grader when absent.
+    #[serde(default)]
+    pub grader: Option<String>,
+    /// Last-good completions of this suite, written only by `evalock accept`.
+    #[serde(default)]
+    pub baseline: Option<String>,
+    /// Completer argv (no shell): one JSON object on stdin per case, completion on stdout.
+    #[serde(default)]
+    pub completer: Option<Vec<String>>,
+    /// `exact`, `ws-v1` or `json-v1`.
+    #[serde(default = "default_normalizer")]
+    pub normalizer: String,
+    /// Model name, recorded in baselines.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Samples per case (a case's `n` overrides it).
+    #[serde(default)]
+    pub samples: Option<u32>,
+    /// Per-case timeout for this suite, in seconds.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+fn default_normalizer() -> String {
+    "exact".into()
+}
+
+impl SuiteConfig {
+    pub fn name(&self) -> &str {
+        self.name.get_ref()
+    }
+
+    pub fn prompt_paths(&self) -> Vec<String> {
+        match &self.prompt {
+            None => Vec::new(),
+            Some(OneOrMany::One(path)) => vec![path.clone()],
+            Some(OneOrMany::Many(paths)) => paths.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// Where skills live and what they may do.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsConfig {
+    /// Globs naming skill folders (each holds a `SKILL.md`).
+    #[serde(default)]
+    pub roots: Vec<String>,
+    /// Plugin marketplace manifests (`.claude-plugin/marketplace.json`) listing skill paths.
+    #[serde(default)]
+    pub marketplaces: Vec<String>,
+    /// Permissions and tools a skill may declare.
+    #[serde(default)]
+    pub allowed_permissions: Vec<String>,
+}
+
+/// One grader: its version and the sources whose digest is pinned with it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraderConfig {
+    pub version: VersionLabel,
+    #[serde(default)]
+    pub kind: GraderKind,
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// argv of a `command` grader.
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GraderKind {
+    #[default]
+    Builtin,
+    Command,
+}
+
+/// A version label written as a string (`"struct-3"`) or an integer (`3`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(from = "VersionInput", into = "String")]
+pub struct VersionLabel(pub String);
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum VersionInput {
+    Text(String),
+    Number(i64),
+}
+
+impl From<VersionInput> for VersionLabel {
+    fn from(input: VersionInput) -> Self {
+        match input {
+            VersionInput::Text(text) => VersionLabel(text),
+            VersionInput::Number(number) => VersionLabel(number.to_string()),
+        }
+    }
+}
+
+impl From<VersionLabel> for String {
+    fn from(label: VersionLabel) -> String {
+        label.0
+    }
+}
+
+impl std::fmt::Display for VersionLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub const NORMALIZERS: &[&str] = &["exact", "ws-v1", "json-v1"];
+
+impl Config {
+    /// Parses and validates `evalock.toml`; `path` is used in messages.
+    pub fn parse(path: &str, bytes: &[u8]) -> Result<Config> {
+        let text = require_clean_text(bytes)
+            .map_err(|(line, column, message)| Error::malformed(format!("{path}:{line}:{column}"), message))?;
+        let config: Config = toml::from_str(text).map_err(|error| {
+            Error::malformed(location_of(path, text, error.span()), error.message().trim().to_owned())
+        })?;
+        config.validate(path, text)?;
+        Ok(config)
+    }
+
+    fn validate(&self, path: &str, text: &str) -> Result<()> {
+        if self.version != 1 {
+            return Err(Error::malformed(format!("{path}:1"), format!("unsupported config version {}: only 1 exists", self.version)));
+        }
+        let mut seen = BTreeMap::new();
+        for suite in &self.suites {
+            let at = || location_of(path, text, Some(suite.name.span()));
+            let name = suite.name();
+            if !is_valid_name(name) {
+                return Err(Error::malformed(
+                    at(),
+                    format!("suite name `{name}` must be 1-64 characters of letters, digits, `-`, `_` or `.`"),
+                ));
+            }
+            if seen.insert(name.to_owned(), ()).is_some() {
+                return Err(Error::malformed(at(), format!("suite `{name}` is defined twice")));
+            }
+            if suite.cases.is_empty() {
+                return Err(Error::malformed(at(), format!("suite `{name}` lists no `cases` globs")));
+            }
+            if !NORMALIZERS.contains(&suite.normalizer.as_str()) {
+                return Err(Error::malformed(
+                    at(),
+                    format!("suite `{name}`: unknown normalizer `{}` (use one of: {})", suite.normalizer, NORMALIZERS.join(", ")),
+                ));
+            }
+            if let Some(grader) = &suite.grader {
+                if !self.graders.contains_key(grader) {
+                    return Err(Error::malformed(
+                        at(),
+                        format!("suite `{name}` names grader `{grader}`, but there is no `[grader.{grader}]` table"),
+                    ));
+                }
+            }
+            if matches!(&suite.completer, Some(argv) if argv.is_empty()) {
+                return Err(Error::malformed(at(), format!("suite `{name}`: `completer` must name a program")));
+            }
+        }
+        for (id, grader) in &self.graders {
+            if !is_valid_name(id) {
+                return Err(Error::malformed(format!("{path}:1"), format!("grader id `{id}` must be 1-64 characters of letters, digits, `-`, `_` or `.`")));
+            }
+            if grader.kind == GraderKind::Command && grader.command.as_ref().is_none_or(Vec::is_empty) {
+                return Err(Error::malformed(format!("{path}:1"), format!("grader `{id}` is a command grader but has no `command`")));
+            }
+        }
+        if !(0.0..=1.0).contains(&self.policy.agreement_min) {
+            return Err(Error::malformed(format!("{path}:1"), "policy.agreement_min must be between 0.0 and 1.0"));
+        }
+        Ok(())
+    }
+
+    pub fn suite(&self, name: &str) -> Option<&SuiteConfig> {
+        self.suites.iter().find(|suite| suite.name() == name)
+    }
+}
+
+/// Names that are safe as lock keys and file names.
+pub fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
+}
+
+fn location_of(path: &str, text: &str, span: Option<Range<usize>>) -> String {
+    match span {
+        Some(span) => {
+            let (line, column) = LineIndex::new(text.as_bytes()).position_of(span.start);
+            format!("{path}:{line}:{column}")
+        }
+        None => format!("{path}:1"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_minimal_config() {
+        let config = Config::parse(
+            "evalock.toml",
+            b"[[suite]]\nname = \"support\"\ncases = [\"evals/*.jsonl\"]\nprompt = \"prompts/support.txt\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.suites[0].name(), "support");
+        assert_eq!(config.suites[0].prompt_paths(), vec!["prompts/support.txt"]);
+        assert_eq!(config.suites[0].normalizer, "exact");
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_a_line() {
+        let error = Config::parse("evalock.toml", b"[[suite]]\nname = \"s\"\ncases = [\"a\"]\ncasess = 1\n").unwrap_err();
+        let message = error.to_string();
+        assert!(message.starts_with("evalock.toml:4:"), "{message}");
+        assert!(message.contains("casess"), "{message}");
+        assert_eq!(error.exit_code(), 65);
+    }
+
+    #[test]
+    fn unknown_grader_reference_points_at_the_suite() {
+        let error = Config::parse("evalock.toml", b"\n[[suite]]\nname = \"s\"\ncases = [\"a\"]\ngrader = \"nope\"\n").unwrap_err();
+        assert!(error.to_string().starts_with("evalock.toml:3:"), "{error}");
+    }
+
+    #[test]
+    fn duplicate_suite_names_are_refused() {
+        let error =
+            Config::parse("c", b"[[suite]]\nname = \"s\"\ncases = [\"a\"]\n[[suite]]\nname = \"s\"\ncases = [\"b\"]\n").unwrap_err();
+        assert!(error.to_string().contains("defined twice"));
+    }
+
+    #[test]
+    fn grader_versions_accept_strings_and_integers() {
+        let config = Config::parse("c", b"[grader.a]\nversion = 3\n[grader.b]\nversion = \"sem-2026-09-16\"\n").unwrap();
+        assert_eq!(config.graders["a"].version.0, "3");
+        assert_eq!(config.graders["b"].version.0, "sem-2026-09-16");
+    }
+}

@@ -1,0 +1,262 @@
+//! `evalock.lock`: TOML, deterministic and sorted, one reviewable line group per case so
+//! that branches adding different cases merge cleanly.
+
+use crate::error::{Error, Result};
+use crate::hash::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
+use crate::text::{require_clean_text, LineIndex};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+pub const LOCK_FILE: &str = "evalock.lock";
+pub const LOCK_VERSION: u32 = 1;
+/// Suite digest recipe: sha256 over `<id as JSON> <version> <digest>\n`, sorted by id.
+pub const SUITE_RECIPE: &str = "suite-v1";
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lock {
+    pub lock_version: u32,
+    pub recipes: Recipes,
+    #[serde(default, rename = "suite")]
+    pub suites: BTreeMap<String, SuiteLock>,
+    /// Cases by suite, then by id.
+    #[serde(default, rename = "case")]
+    pub cases: BTreeMap<String, BTreeMap<String, CaseLock>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipes {
+    pub case: String,
+    pub prompt: String,
+    pub tree: String,
+    pub suite: String,
+}
+
+impl Default for Recipes {
+    fn default() -> Self {
+        Recipes {
+            case: CASE_RECIPE.into(),
+            prompt: BYTES_RECIPE.into(),
+            tree: TREE_RECIPE.into(),
+            suite: SUITE_RECIPE.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteLock {
+    /// Digest over all the suite's case entries (`suite-v1`).
+    pub digest: Digest,
+    /// Digest of the prompt: `bytes-v1` of one file, `tree-v1` over several.
+    #[serde(default)]
+    pub prompt: Option<Digest>,
+    /// Per prompt file, so drift names the file.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, Digest>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseLock {
+    pub version: u64,
+    pub digest: Digest,
+    pub file: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retired: bool,
+}
+
+impl Lock {
+    pub fn new() -> Lock {
+        Lock { lock_version: LOCK_VERSION, recipes: Recipes::default(), suites: BTreeMap::new(), cases: BTreeMap::new() }
+    }
+
+    /// Parses a lock; `path` is used in messages.
+    pub fn parse(path: &str, bytes: &[u8]) -> Result<Lock> {
+        let text = require_clean_text(bytes)
+            .map_err(|(line, column, message)| Error::malformed(format!("{path}:{line}:{column}"), message))?;
+        if let Some(line) = conflict_marker_line(text) {
+            return Err(Error::malformed(
+                format!("{path}:{line}"),
+                "unresolved merge conflict: run `evalock lock` to regenerate the lock from the merged cases",
+            ));
+        }
+        let lock: Lock = toml::from_str(text).map_err(|error| {
+            let location = match error.span() {
+                Some(span) => {
+                    let (line, column) = LineIndex::new(text.as_bytes()).position_of(span.start);
+                    format!("{path}:{line}:{column}")
+                }
+                None => format!("{path}:1"),
+            };
+            Error::malformed(location, format!("{}; run `evalock lock` to regenerate it", error.message().trim()))
+        })?;
+        if lock.lock_version != LOCK_VERSION {
+            return Err(Error::malformed(
+                format!("{path}:1"),
+                format!("lock_version {} is not supported (this evalock writes {LOCK_VERSION})", lock.lock_version),
+            ));
+        }
+        for (suite, cases) in &lock.cases {
+            for (id, case) in cases {
+                crate::hash::validate_relative_path(&case.file).map_err(|error| {
+                    Error::malformed(path.to_owned(), format!("case `{suite}/{id}`: {error}"))
+                })?;
+            }
+        }
+        for suite in lock.suites.values() {
+            for prompt in suite.prompts.keys() {
+                crate::hash::validate_relative_path(prompt)
+                    .map_err(|error| Error::malformed(path.to_owned(), format!("prompt entry: {error}")))?;
+            }
+        }
+        Ok(lock)
+    }
+
+    /// The lock as the exact text `evalock lock` writes: sorted, commented, no timestamps.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        out.push_str("# evalock.lock: written by `evalock lock`. Review it in pull requests; never edit it by hand.\n");
+        let _ = writeln!(out, "lock_version = {}", self.lock_version);
+        out.push_str("\n[recipes]\n");
+        let _ = writeln!(out, "case = {}", toml_string(&self.recipes.case));
+        let _ = writeln!(out, "prompt = {}", toml_string(&self.recipes.prompt));
+        let _ = writeln!(out, "tree = {}", toml_string(&self.recipes.tree));
+        let _ = writeln!(out, "suite = {}", toml_string(&self.recipes.suite));
+        for (name, suite) in &self.suites {
+            let _ = writeln!(out, "\n[suite.{}]", toml_key(name));
+            let _ = writeln!(out, "digest = {}", toml_string(suite.digest.as_str()));
+            if let Some(prompt) = &suite.prompt {
+                let _ = writeln!(out, "prompt = {}", toml_string(prompt.as_str()));
+            }
+            if !suite.prompts.is_empty() {
+                let _ = writeln!(out, "\n[suite.{}.prompts]", toml_key(name));
+                for (path, digest) in &suite.prompts {
+                    let _ = writeln!(out, "{} = {}", toml_key(path), toml_string(digest.as_str()));
+                }
+            }
+        }
+        for (suite, cases) in &self.cases {
+            for (id, case) in cases {
+                let _ = writeln!(out, "\n[case.{}.{}]", toml_key(suite), toml_key(id));
+                let _ = writeln!(out, "version = {}", case.version);
+                let _ = writeln!(out, "digest = {}", toml_string(case.digest.as_str()));
+                let _ = writeln!(out, "file = {}", toml_string(&case.file));
+                if case.retired {
+                    out.push_str("retired = true\n");
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Default for Lock {
+    fn default() -> Self {
+        Lock::new()
+    }
+}
+
+/// The 1-based line of the first git conflict marker, if any.
+pub fn conflict_marker_line(text: &str) -> Option<usize> {
+    text.split('\n')
+        .position(|line| line.starts_with("<<<<<<< ") || line == "=======" || line.starts_with(">>>>>>> "))
+        .map(|index| index + 1)
+}
+
+/// A TOML key: bare when it can be, else a basic string.
+pub fn toml_key(key: &str) -> String {
+    if !key.is_empty() && key.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_') {
+        key.to_owned()
+    } else {
+        toml_string(key)
+    }
+}
+
+/// A TOML basic string. JSON string escapes are a subset TOML accepts.
+pub fn toml_string(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for character in value.chars() {
+        match character {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            control if control.is_control() => {
+                let _ = write!(out, "\\u{:04X}", u32::from(control));
+            }
+            other => out.push(other),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::bytes_digest;
+
+    fn sample() -> Lock {
+        let mut lock = Lock::new();
+        lock.suites.insert(
+            "support".into(),
+            SuiteLock {
+                digest: bytes_digest(b"suite"),
+                prompt: Some(bytes_digest(b"prompt")),
+                prompts: [("prompts/support.txt".to_owned(), bytes_digest(b"prompt"))].into(),
+            },
+        );
+        let cases = lock.cases.entry("support".into()).or_default();
+        cases.insert(
+            "refund \"quoted\" id".into(),
+            CaseLock { version: 3, digest: bytes_digest(b"a"), file: "evals/support.jsonl".into(), retired: false },
+        );
+        cases.insert(
+            "old-case".into(),
+            CaseLock { version: 1, digest: bytes_digest(b"b"), file: "evals/support.jsonl".into(), retired: true },
+        );
+        lock
+    }
+
+    #[test]
+    fn render_then_parse_round_trips() {
+        let lock = sample();
+        let text = lock.render();
+        assert_eq!(Lock::parse("evalock.lock", text.as_bytes()).unwrap(), lock);
+        assert_eq!(text, Lock::parse("evalock.lock", text.as_bytes()).unwrap().render(), "render must be stable");
+    }
+
+    #[test]
+    fn each_case_is_its_own_line_group() {
+        let text = sample().render();
+        assert!(text.contains("\n[case.support.old-case]\nversion = 1\n"), "{text}");
+        assert!(text.contains("[case.support.\"refund \\\"quoted\\\" id\"]"), "{text}");
+    }
+
+    #[test]
+    fn conflict_markers_are_reported_with_their_line() {
+        let text = "lock_version = 1\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> branch\n";
+        let error = Lock::parse("evalock.lock", text.as_bytes()).unwrap_err();
+        assert!(error.to_string().starts_with("evalock.lock:2: unresolved merge conflict"), "{error}");
+        assert_eq!(error.exit_code(), 65);
+    }
+
+    #[test]
+    fn truncated_lock_is_malformed_with_a_line() {
+        let text = sample().render();
+        let truncated = &text[..text.len() - 20];
+        let error = Lock::parse("evalock.lock", truncated.as_bytes()).unwrap_err();
+        assert!(error.to_string().starts_with("evalock.lock:"), "{error}");
+    }
+
+    #[test]
+    fn traversal_in_lock_paths_is_refused() {
+        let text = sample().render().replace("evals/support.jsonl", "../../etc/passwd");
+        assert!(Lock::parse("evalock.lock", text.as_bytes()).is_err());
+    }
+}

@@ -1,0 +1,13 @@
+//! The model: what evalock reads from a snapshot of a project.
+
+pub mod cases;
+pub mod config;
+pub mod lock;
+pub mod project;
+mod strict_json;
+
+pub use cases::{parse_case_file, Case, CaseProblem, ParsedCaseFile};
+pub use config::{Config, SuiteConfig, CONFIG_FILE};
+pub use lock::{CaseLock, Lock, SuiteLock, LOCK_FILE};
+pub use project::{suite_digest, Project, PromptFile, SuiteModel};
+pub use strict_json::StrictValue;

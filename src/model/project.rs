@@ -1,0 +1,205 @@
+//! The loaded project: config, lock and every suite's cases and prompts, read from one
+//! content source. Checks are pure functions over this model.
+
+use super::cases::{parse_case_file, Case, CaseProblem};
+use super::config::{Config, CONFIG_FILE};
+use super::lock::{CaseLock, Lock, SuiteLock, LOCK_FILE};
+use crate::error::{Error, Result};
+use crate::hash::{bytes_digest, tree_digest, Digest, EntryKind, TreeEntry};
+use crate::source::{glob_files, ContentSource};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+/// One prompt file of a suite; `digest` is `None` when the file is missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptFile {
+    pub path: String,
+    pub digest: Option<Digest>,
+}
+
+/// A suite as found in one snapshot.
+#[derive(Debug)]
+pub struct SuiteModel {
+    pub name: String,
+    pub case_files: Vec<String>,
+    pub cases: Vec<Case>,
+    /// Places in case files that could not become cases (EL105).
+    pub problems: Vec<CaseProblem>,
+    /// Case globs that matched no file.
+    pub unmatched_globs: Vec<String>,
+    pub prompts: Vec<PromptFile>,
+}
+
+impl SuiteModel {
+    /// `bytes-v1` of the only prompt file, `tree-v1` over several; `None` without prompts
+    /// or when one is missing.
+    pub fn prompt_digest(&self) -> Option<Digest> {
+        prompt_digest(&self.prompts)
+    }
+
+    pub fn case(&self, id: &str) -> Option<&Case> {
+        self.cases.iter().find(|case| case.id == id)
+    }
+
+    /// Lock entries for this suite's cases (the first of duplicate ids wins).
+    pub fn case_locks(&self) -> BTreeMap<String, CaseLock> {
+        let mut entries = BTreeMap::new();
+        for case in &self.cases {
+            entries.entry(case.id.clone()).or_insert_with(|| CaseLock {
+                version: case.version,
+                digest: case.digest.clone(),
+                file: case.file.clone(),
+                retired: case.retired,
+            });
+        }
+        entries
+    }
+}
+
+fn prompt_digest(prompts: &[PromptFile]) -> Option<Digest> {
+    match prompts {
+        [] => None,
+        [only] => only.digest.clone(),
+        several => {
+            let entries = several
+                .iter()
+                .map(|prompt| {
+                    Some(TreeEntry { path: prompt.path.clone(), kind: EntryKind::File, digest: prompt.digest.clone()? })
+                })
+                .collect::<Option<Vec<_>>>()?;
+            tree_digest(&entries).ok()
+        }
+    }
+}
+
+/// `suite-v1`: sha256 over `<id as JSON> <version> <digest>\n` for every entry, sorted by id.
+pub fn suite_digest(entries: &BTreeMap<String, CaseLock>) -> Digest {
+    let mut listing = String::new();
+    for (id, entry) in entries {
+        let quoted = serde_json::to_string(id).unwrap_or_default();
+        listing.push_str(&format!("{quoted} {} {}\n", entry.version, entry.digest));
+    }
+    bytes_digest(listing.as_bytes())
+}
+
+/// Everything evalock knows about one snapshot of the project.
+#[derive(Debug)]
+pub struct Project {
+    pub config: Config,
+    /// `None` when there is no `evalock.lock` yet.
+    pub lock: Option<Lock>,
+    pub suites: Vec<SuiteModel>,
+    /// `working tree`, `index`, `main (1a2b3c4)`.
+    pub source: String,
+}
+
+impl Project {
+    /// Loads the project; a missing `evalock.toml` is a usage error.
+    pub fn load(source: &dyn ContentSource) -> Result<Project> {
+        Project::load_if_configured(source)?.ok_or_else(|| {
+            Error::Usage(format!(
+                "no {CONFIG_FILE} in the {}: run `evalock init` to create one (or pass -C DIR)",
+                source.describe()
+            ))
+        })
+    }
+
+    /// Loads the project, or `None` when the snapshot has no `evalock.toml` (a base
+    /// revision from before evalock was adopted).
+    pub fn load_if_configured(source: &dyn ContentSource) -> Result<Option<Project>> {
+        Project::load_with(source, true)
+    }
+
+    /// Loads the project without reading `evalock.lock`: `evalock lock` regenerates a
+    /// lock that is conflicted or corrupt from the sources.
+    pub fn load_without_lock(source: &dyn ContentSource) -> Result<Project> {
+        Project::load_with(source, false)?.ok_or_else(|| {
+            Error::Usage(format!("no {CONFIG_FILE} in the {}: run `evalock init` to create one", source.describe()))
+        })
+    }
+
+    fn load_with(source: &dyn ContentSource, read_lock: bool) -> Result<Option<Project>> {
+        let Some(config_bytes) = source.read(CONFIG_FILE)? else { return Ok(None) };
+        let config = Config::parse(CONFIG_FILE, &config_bytes)?;
+        let lock = match source.read(LOCK_FILE)? {
+            Some(bytes) if read_lock => Some(Lock::parse(LOCK_FILE, &bytes)?),
+            _ => None,
+        };
+        let suites = config
+            .suites
+            .iter()
+            .map(|suite| load_suite(source, suite))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(Project { config, lock, suites, source: source.describe() }))
+    }
+
+    pub fn suite(&self, name: &str) -> Option<&SuiteModel> {
+        self.suites.iter().find(|suite| suite.name == name)
+    }
+
+    /// The lock this project would write. Case entries of suites are rebuilt from the
+    /// cases; nothing else of an existing lock is carried over.
+    pub fn to_lock(&self) -> Lock {
+        let mut lock = Lock::new();
+        for suite in &self.suites {
+            let entries = suite.case_locks();
+            lock.suites.insert(
+                suite.name.clone(),
+                SuiteLock {
+                    digest: suite_digest(&entries),
+                    prompt: suite.prompt_digest(),
+                    prompts: suite
+                        .prompts
+                        .iter()
+                        .filter_map(|prompt| Some((prompt.path.clone(), prompt.digest.clone()?)))
+                        .collect(),
+                },
+            );
+            if !entries.is_empty() {
+                lock.cases.insert(suite.name.clone(), entries);
+            }
+        }
+        lock
+    }
+}
+
+fn load_suite(source: &dyn ContentSource, suite: &super::config::SuiteConfig) -> Result<SuiteModel> {
+    let mut case_files = Vec::new();
+    let mut unmatched_globs = Vec::new();
+    for pattern in &suite.cases {
+        let matched = glob_files(source, std::slice::from_ref(pattern))?;
+        if matched.is_empty() {
+            unmatched_globs.push(pattern.clone());
+        }
+        case_files.extend(matched.into_iter().map(|file| file.path));
+    }
+    case_files.sort();
+    case_files.dedup();
+    let parsed: Vec<_> = case_files
+        .par_iter()
+        .map(|path| -> Result<_> {
+            match source.read(path)? {
+                Some(bytes) => Ok(parse_case_file(path, &bytes)),
+                None => Ok(Default::default()),
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut cases = Vec::new();
+    let mut problems = Vec::new();
+    for file in parsed {
+        cases.extend(file.cases);
+        problems.extend(file.problems);
+    }
+    let prompts = suite
+        .prompt_paths()
+        .into_iter()
+        .map(|path| -> Result<PromptFile> {
+            let digest = match source.kind_of(&path)? {
+                Some(EntryKind::Symlink) | None => None,
+                Some(_) => source.read(&path)?.map(|bytes| bytes_digest(&bytes)),
+            };
+            Ok(PromptFile { path, digest })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(SuiteModel { name: suite.name().to_owned(), case_files, cases, problems, unmatched_globs, prompts })
+}

@@ -1,0 +1,89 @@
+//! The terminal format: `path:line: EL102 case-edited-in-place: …`, then what to do.
+
+use super::Report;
+use crate::finding::Verdict;
+use crate::rules::Severity;
+use std::fmt::Write as _;
+
+const RESET: &str = "\x1b[0m";
+const BOLD: &str = "\x1b[1m";
+const DIM: &str = "\x1b[2m";
+
+fn severity_colour(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Refuse => "\x1b[1;31m",
+        Severity::Error => "\x1b[31m",
+        Severity::Warn => "\x1b[33m",
+        Severity::Note => "\x1b[36m",
+    }
+}
+
+/// Renders findings for a terminal; `colour` adds ANSI styling.
+pub fn render(report: &Report, colour: bool) -> String {
+    let paint = |style: &str, text: &str| if colour { format!("{style}{text}{RESET}") } else { text.to_owned() };
+    let mut out = String::new();
+    for finding in &report.findings {
+        let place = finding.location.as_ref().map(|location| format!("{}: ", location.display())).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{}{} {} ({}): {}",
+            paint(BOLD, &place),
+            paint(severity_colour(finding.severity), finding.rule.id()),
+            paint(BOLD, finding.rule.name()),
+            paint(severity_colour(finding.severity), finding.severity.as_str()),
+            finding.message
+        );
+        let _ = writeln!(out, "  {} {}", paint(DIM, "fix:"), finding.help);
+        if let Some(detail) = &finding.detail {
+            for line in detail.lines() {
+                let _ = writeln!(out, "    {line}");
+            }
+        }
+    }
+    let counts = report.counts();
+    let verdict = report.verdict();
+    let verdict_style = match verdict {
+        Verdict::Pass => "\x1b[1;32m",
+        Verdict::Warn => "\x1b[1;33m",
+        Verdict::Block => "\x1b[1;31m",
+    };
+    let judged = match &report.base {
+        Some(base) => format!("{} vs {}", report.source, base),
+        None => report.source.clone(),
+    };
+    let mut parts = Vec::new();
+    for (count, label) in
+        [(counts.refuse, "refused"), (counts.error, "errors"), (counts.warn, "warnings"), (counts.note, "notes")]
+    {
+        if count > 0 {
+            parts.push(format!("{count} {label}"));
+        }
+    }
+    let tally = if parts.is_empty() { "no findings".to_owned() } else { parts.join(", ") };
+    if !report.findings.is_empty() {
+        out.push('\n');
+    }
+    let _ = writeln!(out, "evalock {} ({judged}): {} ({tally})", report.command, paint(verdict_style, verdict.as_str()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{Finding, Location, Subject};
+    use crate::rules::RuleId;
+
+    #[test]
+    fn renders_location_rule_and_fix() {
+        let finding = Finding::new(RuleId::CaseEditedInPlace, Subject::case("support", "a"), "case `a` was edited in place")
+            .at(Location::line("evals/support.jsonl", 14))
+            .help("bump `version` to 4 and run `evalock lock`");
+        let report = Report::new("check", "index".into(), Some("main (1234567)".into()), vec![finding]);
+        let text = render(&report, false);
+        assert!(text.starts_with("evals/support.jsonl:14: EL102 case-edited-in-place (refuse): case `a` was edited in place\n"), "{text}");
+        assert!(text.contains("  fix: bump `version` to 4 and run `evalock lock`\n"), "{text}");
+        assert!(text.ends_with("evalock check (index vs main (1234567)): BLOCK (1 refused)\n"), "{text}");
+        assert!(!text.contains('\x1b'));
+        assert!(render(&report, true).contains('\x1b'));
+    }
+}

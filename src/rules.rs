@@ -1,0 +1,227 @@
+//! The rule table: every rule evalock can report, as data.
+//!
+//! `--help`, SARIF rule metadata, the README's rule reference and review comments all
+//! read this table; nothing restates a rule by hand.
+
+use serde::Serialize;
+use std::fmt;
+
+/// How bad a finding is. Ordered: `Refuse` is the most severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Note,
+    Warn,
+    Error,
+    Refuse,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warn => "warn",
+            Severity::Error => "error",
+            Severity::Refuse => "refuse",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One row of the rule table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+    pub help: &'static str,
+}
+
+macro_rules! rule_table {
+    ($( $variant:ident => ($id:literal, $name:literal, $severity:ident, $summary:literal, $help:literal), )*) => {
+        /// A stable rule identifier; `RuleId::rule()` gives its table row.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum RuleId { $( $variant, )* }
+
+        /// Every rule, in id order.
+        pub static RULES: &[Rule] = &[ $( Rule {
+            id: $id, name: $name, severity: Severity::$severity, summary: $summary, help: $help,
+        }, )* ];
+
+        impl RuleId {
+            pub const ALL: &'static [RuleId] = &[ $( RuleId::$variant, )* ];
+
+            pub fn rule(self) -> &'static Rule {
+                &RULES[self as usize]
+            }
+        }
+    };
+}
+
+rule_table! {
+    CaseUnlocked => ("EL101", "case-unlocked", Refuse,
+        "a case's digest differs from the lock, or a case/lock entry is missing",
+        "review the change, bump the case's `version` if its contract changed, then run `evalock lock`"),
+    CaseEditedInPlace => ("EL102", "case-edited-in-place", Refuse,
+        "compared with the base revision, a case kept its id and version but its content changed",
+        "a shipped case is never edited in place: bump its `version` (or add a new case and retire the old one), then run `evalock lock`"),
+    CaseRemoved => ("EL103", "case-removed", Refuse,
+        "a case in the base lock is gone and was not retired",
+        "restore the case and mark it `\"retired\": true` instead of deleting it, then run `evalock lock`"),
+    DuplicateCaseId => ("EL104", "duplicate-case-id", Refuse,
+        "two cases share an id within a suite",
+        "give each case a unique `id`; retire the old one instead of reusing its id"),
+    MalformedCase => ("EL105", "malformed-case", Refuse,
+        "a case file cannot be parsed, or a case is not an object with a string `id`",
+        "fix the file at the reported line and column"),
+    PromptUnlocked => ("EL107", "prompt-unlocked", Refuse,
+        "the prompt digest differs from the lock",
+        "review the prompt change, then run `evalock lock` (and re-record baselines that depend on it)"),
+    SkillTampered => ("EL201", "skill-tampered", Refuse,
+        "a skill file is changed, missing, or unlisted compared with the lock",
+        "review the skill change, then run `evalock lock` to pin it"),
+    SkillProvenance => ("EL202", "skill-provenance", Refuse,
+        "a vendored or registry skill lacks a source repository and a real 40-hex commit",
+        "record `source.repo` and the full 40-character `source.commit` in skill.json"),
+    SkillVersion => ("EL203", "skill-version", Refuse,
+        "the skill's version is not semver",
+        "set `version` (skill.json) or `metadata.version` (SKILL.md) to a semver such as 1.0.0"),
+    SkillPermissions => ("EL204", "skill-permissions", Refuse,
+        "no permissions declared, or permissions outside the allowlist",
+        "declare `permissions` in skill.json (or `allowed-tools` in SKILL.md) within `skills.allowed_permissions`"),
+    SkillExecutable => ("EL205", "skill-executable", Refuse,
+        "executable content is undeclared (refuse) or declared (warn: needs sandbox review)",
+        "list every script under `executables` in skill.json and review it in a sandbox"),
+    SkillRiskyContent => ("EL206", "skill-risky-content", Refuse,
+        "a skill file contains a risky command such as `curl … | sh`, `rm -rf /`, `base64 -d` or `eval(`",
+        "remove the risky line, or acknowledge it in evalock.toml after review"),
+    SkillNameCollision => ("EL207", "skill-name-collision", Refuse,
+        "two skills share a name",
+        "rename one of the skills (folder and `name` together)"),
+    SkillNameInvalid => ("EL208", "skill-name-invalid", Error,
+        "the skill's name or description violates the agentskills specification or differs from its folder",
+        "use 1-64 lowercase letters, digits and single hyphens, equal to the folder name; description 1-1024 characters"),
+    SkillPermissionEscalation => ("EL209", "skill-permission-escalation", Refuse,
+        "compared with the base revision, `allowed-tools` or permissions grew",
+        "review the new permissions; if intended, lock them in a change of their own"),
+    SkillUnpinned => ("EL210", "skill-unpinned", Refuse,
+        "a registry skill is pinned by version or tag without a content digest",
+        "run `evalock lock` to record the skill's content digest"),
+    GraderChangedUnversioned => ("EL301", "grader-changed-unversioned", Refuse,
+        "grader sources changed but the grader's version did not",
+        "bump the grader's `version` in evalock.toml, then run `evalock lock` and re-record baselines"),
+    GraderVersionDrift => ("EL302", "grader-version-drift", Refuse,
+        "a case pins a grader version that is not the current one",
+        "update the case's `grader_version` (and bump the case `version`), or restore the grader version"),
+    GraderCannotFail => ("EL303", "grader-cannot-fail", Error,
+        "a grader passes an empty or refusal completion",
+        "tighten the grader so that an empty completion and a plain refusal fail"),
+    ControlPassed => ("EL304", "control-passed", Error,
+        "a case's negative control (`mutate`) passes its grader",
+        "the grader cannot tell the mutated case from the real one: tighten its assertions"),
+    BaselineDrifted => ("EL401", "baseline-drifted", Refuse,
+        "a baseline entry was recorded against another case, prompt, grader or normalizer",
+        "run the suite and re-record with `evalock accept --reason \"…\"`"),
+    BaselineTampered => ("EL402", "baseline-tampered", Refuse,
+        "a baseline entry's digest does not match its own stored completion",
+        "baselines are written only by `evalock accept`: restore the file or re-record it"),
+    BaselineWrittenInCi => ("EL403", "baseline-written-in-ci", Refuse,
+        "a baseline or lock write was attempted with CI set",
+        "record baselines and locks locally and commit them; CI only verifies"),
+    BaselineMissing => ("EL404", "baseline-missing", Warn,
+        "a case has no baseline yet",
+        "run the suite, read the results, then `evalock accept --reason \"…\"`"),
+    BaselineOrphan => ("EL405", "baseline-orphan", Warn,
+        "a baseline entry names a case that no longer exists",
+        "re-record the suite's baselines with `evalock accept --reason \"…\"` to drop the entry"),
+    RebaselineWithoutReason => ("EL406", "rebaseline-without-reason", Refuse,
+        "baselines changed compared with the base revision and no reason was recorded",
+        "re-record with `evalock accept --reason \"…\"`, or add a `Rebaseline-Reason:` trailer to the commit"),
+    MixedChange => ("EL407", "mixed-change", Warn,
+        "one change edits case contracts or prompts and re-records baselines",
+        "split the contract change and the re-recording into separate commits so each can be reviewed"),
+    Regressed => ("EL501", "regressed", Error,
+        "the case passed at baseline and fails now",
+        "read the diff with `evalock review`; fix the prompt or model, or change the case contract deliberately"),
+    Failing => ("EL502", "failing", Error,
+        "the case fails its assertions (and did at baseline, or is new)",
+        "read the reasons; fix the behaviour or the case"),
+    Moved => ("EL503", "moved", Note,
+        "the case still passes, but its normalized completion moved",
+        "read the diff with `evalock review`; if it is good, `evalock accept --reason \"…\"`"),
+    CompleterError => ("EL504", "completer-error", Error,
+        "the completer crashed, timed out, or produced empty or oversized output",
+        "fix the completer; an error is never scored"),
+    SamplesDisagree => ("EL505", "samples-disagree", Error,
+        "agreement across the case's samples is below `agreement_min`",
+        "the behaviour is unstable: tighten the prompt or lower the temperature before trusting this case"),
+    Improved => ("EL506", "improved", Note,
+        "the case failed at baseline and passes now",
+        "record the new last-good completion with `evalock accept --reason \"…\"`"),
+}
+
+impl RuleId {
+    pub fn id(self) -> &'static str {
+        self.rule().id
+    }
+
+    pub fn name(self) -> &'static str {
+        self.rule().name
+    }
+
+    /// Looks a rule up by its id (`EL102`) or its name (`case-edited-in-place`).
+    pub fn parse(text: &str) -> Option<RuleId> {
+        RuleId::ALL
+            .iter()
+            .copied()
+            .find(|rule_id| rule_id.id().eq_ignore_ascii_case(text) || rule_id.name() == text)
+    }
+}
+
+impl fmt::Display for RuleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl Serialize for RuleId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.id())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_rows_line_up_with_their_variants() {
+        assert_eq!(RuleId::ALL.len(), RULES.len());
+        for (index, rule_id) in RuleId::ALL.iter().enumerate() {
+            assert_eq!(*rule_id as usize, index);
+        }
+        let mut ids: Vec<_> = RULES.iter().map(|rule| rule.id).collect();
+        let sorted = {
+            let mut copy = ids.clone();
+            copy.sort();
+            copy
+        };
+        assert_eq!(ids, sorted, "rule table must stay in id order");
+        ids.dedup();
+        assert_eq!(ids.len(), RULES.len(), "rule ids must be unique");
+    }
+
+    #[test]
+    fn parse_accepts_id_and_name() {
+        assert_eq!(RuleId::parse("EL102"), Some(RuleId::CaseEditedInPlace));
+        assert_eq!(RuleId::parse("el102"), Some(RuleId::CaseEditedInPlace));
+        assert_eq!(RuleId::parse("case-removed"), Some(RuleId::CaseRemoved));
+        assert_eq!(RuleId::parse("EL999"), None);
+    }
+}

@@ -1,0 +1,212 @@
+//! Git access through gix: the index and commits as content sources, revision
+//! resolution and merge bases. Nothing else in evalock talks to git objects.
+
+use super::{ContentSource, SourceFile};
+use crate::error::{Error, Result};
+use crate::hash::EntryKind;
+use gix::ObjectId;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A discovered repository and where the project sits inside its work tree.
+pub struct GitRepo {
+    repo: gix::ThreadSafeRepository,
+    /// The project root relative to the work tree, `/`-separated, `""` at the top.
+    prefix: String,
+}
+
+impl GitRepo {
+    pub fn discover(project_root: &Path) -> Result<GitRepo> {
+        let repo = gix::discover(project_root)
+            .map_err(|error| Error::git(format!("{} is not inside a git repository: {error}", project_root.display())))?;
+        let workdir = repo
+            .workdir()
+            .ok_or_else(|| Error::git("the repository has no work tree (bare repositories are not supported)"))?;
+        let prefix = project_prefix(workdir, project_root)?;
+        Ok(GitRepo { repo: repo.into_sync(), prefix })
+    }
+
+    fn local(&self) -> gix::Repository {
+        self.repo.to_thread_local()
+    }
+
+    /// The project root relative to the repository's work tree (`""` at the top).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Resolves a revision (`main`, `HEAD~2`, a SHA) to a commit id.
+    pub fn resolve_commit(&self, revision: &str) -> Result<ObjectId> {
+        let repo = self.local();
+        let id = repo
+            .rev_parse_single(revision)
+            .map_err(|error| Error::Usage(format!("cannot resolve revision `{revision}`: {error}")))?;
+        let commit = id
+            .object()
+            .map_err(Error::git)?
+            .peel_to_commit()
+            .map_err(|error| Error::Usage(format!("`{revision}` does not name a commit: {error}")))?;
+        Ok(commit.id)
+    }
+
+    /// The best common ancestor of two commits, if any.
+    pub fn merge_base(&self, one: ObjectId, two: ObjectId) -> Result<Option<ObjectId>> {
+        let repo = self.local();
+        let base = repo.merge_base(one, two).map_err(Error::git)?;
+        Ok(base.map(|id| id.detach()))
+    }
+
+    /// The staged content: the index (honouring `GIT_INDEX_FILE`).
+    pub fn index_source(&self) -> Result<GitSnapshot> {
+        let repo = self.local();
+        let index_path = index_path(&repo);
+        let mut entries = BTreeMap::new();
+        let mut unmerged = BTreeSet::new();
+        if index_path.exists() {
+            let index = gix::index::File::at(&index_path, repo.object_hash(), false, Default::default())
+                .map_err(|error| Error::git(format!("cannot read the index {}: {error}", index_path.display())))?;
+            for entry in index.entries() {
+                let Ok(repo_path) = std::str::from_utf8(entry.path(&index)) else { continue };
+                let Some(path) = self.project_relative(repo_path) else { continue };
+                if entry.stage_raw() != 0 {
+                    unmerged.insert(path);
+                    continue;
+                }
+                let kind = match entry.mode {
+                    gix::index::entry::Mode::FILE => EntryKind::File,
+                    gix::index::entry::Mode::FILE_EXECUTABLE => EntryKind::Executable,
+                    gix::index::entry::Mode::SYMLINK => EntryKind::Symlink,
+                    _ => continue,
+                };
+                entries.insert(path, (entry.id, kind));
+            }
+        }
+        Ok(GitSnapshot { repo: self.repo.clone(), entries, unmerged, description: "index".into() })
+    }
+
+    /// The content of a commit's tree.
+    pub fn revision_source(&self, revision: &str) -> Result<GitSnapshot> {
+        let commit_id = self.resolve_commit(revision)?;
+        let description = format!("{revision} ({})", &commit_id.to_string()[..7]);
+        self.commit_source(commit_id, description)
+    }
+
+    pub fn commit_source(&self, commit_id: ObjectId, description: String) -> Result<GitSnapshot> {
+        let repo = self.local();
+        let tree = repo
+            .find_commit(commit_id)
+            .map_err(Error::git)?
+            .tree()
+            .map_err(Error::git)?;
+        let mut recorder = gix::traverse::tree::Recorder::default();
+        tree.traverse().breadthfirst(&mut recorder).map_err(Error::git)?;
+        let mut entries = BTreeMap::new();
+        for record in recorder.records {
+            let Ok(repo_path) = std::str::from_utf8(&record.filepath) else { continue };
+            let Some(path) = self.project_relative(repo_path) else { continue };
+            let kind = match record.mode.kind() {
+                gix::object::tree::EntryKind::Blob => EntryKind::File,
+                gix::object::tree::EntryKind::BlobExecutable => EntryKind::Executable,
+                gix::object::tree::EntryKind::Link => EntryKind::Symlink,
+                _ => continue,
+            };
+            entries.insert(path, (record.oid, kind));
+        }
+        Ok(GitSnapshot { repo: self.repo.clone(), entries, unmerged: BTreeSet::new(), description })
+    }
+
+    fn project_relative(&self, repo_path: &str) -> Option<String> {
+        if self.prefix.is_empty() {
+            return Some(repo_path.to_owned());
+        }
+        repo_path.strip_prefix(&self.prefix)?.strip_prefix('/').map(str::to_owned)
+    }
+}
+
+/// `GIT_INDEX_FILE` when set (relative to the current directory, as git resolves it),
+/// else the repository's own index.
+fn index_path(repo: &gix::Repository) -> PathBuf {
+    match std::env::var_os("GIT_INDEX_FILE") {
+        Some(value) if !value.is_empty() => {
+            let path = PathBuf::from(value);
+            if path.is_absolute() {
+                path
+            } else {
+                std::env::current_dir().map(|cwd| cwd.join(&path)).unwrap_or(path)
+            }
+        }
+        _ => repo.index_path(),
+    }
+}
+
+fn project_prefix(workdir: &Path, project_root: &Path) -> Result<String> {
+    let canonical = |path: &Path| {
+        path.canonicalize().map_err(|error| Error::io(path.display().to_string(), error))
+    };
+    let workdir = canonical(workdir)?;
+    let project_root = canonical(project_root)?;
+    let relative = project_root
+        .strip_prefix(&workdir)
+        .map_err(|_| Error::git(format!("{} is outside the work tree {}", project_root.display(), workdir.display())))?;
+    let parts: Vec<String> = relative.components().map(|part| part.as_os_str().to_string_lossy().into_owned()).collect();
+    Ok(parts.join("/"))
+}
+
+/// A frozen snapshot of git content: the index or one commit's tree.
+pub struct GitSnapshot {
+    repo: gix::ThreadSafeRepository,
+    entries: BTreeMap<String, (ObjectId, EntryKind)>,
+    unmerged: BTreeSet<String>,
+    description: String,
+}
+
+/// The index as a source (`--staged`).
+pub type IndexSource = GitSnapshot;
+/// A commit as a source (`--rev`, `--base`).
+pub type RevisionSource = GitSnapshot;
+
+impl GitSnapshot {
+    /// The git blob id of a path, for caches keyed by content.
+    pub fn blob_id(&self, path: &str) -> Option<ObjectId> {
+        self.entries.get(path).map(|(id, _)| *id)
+    }
+
+    fn unmerged_error(&self, path: &str) -> Error {
+        Error::Usage(format!("{path} has unresolved merge conflicts in the index: resolve them and `git add` the file"))
+    }
+}
+
+impl ContentSource for GitSnapshot {
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        if self.unmerged.contains(path) {
+            return Err(self.unmerged_error(path));
+        }
+        let Some((id, _)) = self.entries.get(path) else { return Ok(None) };
+        let repo = self.repo.to_thread_local();
+        let object = repo
+            .find_object(*id)
+            .map_err(|error| Error::git(format!("cannot read {path} from {}: {error}", self.description)))?;
+        Ok(Some(object.detach().data))
+    }
+
+    fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
+        if self.unmerged.contains(path) {
+            return Err(self.unmerged_error(path));
+        }
+        Ok(self.entries.get(path).map(|(_, kind)| *kind))
+    }
+
+    fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
+        let range_start = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+        Ok(self
+            .entries
+            .range(range_start.clone()..)
+            .take_while(|(path, _)| path.starts_with(&range_start))
+            .map(|(path, (_, kind))| SourceFile { path: path.clone(), kind: *kind })
+            .collect())
+    }
+}

@@ -1,0 +1,118 @@
+//! Where content comes from: the working tree (default), the git index (`--staged`), or a
+//! commit (`--rev`). Every later stage reads through [`ContentSource`], so a pre-commit
+//! hook never judges unstaged bytes.
+
+mod git;
+mod worktree;
+
+pub use git::{GitRepo, GitSnapshot, IndexSource, RevisionSource};
+pub use worktree::WorktreeSource;
+
+use crate::error::{Error, Result};
+use crate::hash::EntryKind;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use std::path::Path;
+
+/// Which content a command judges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSpec {
+    Worktree,
+    Index,
+    Revision(String),
+}
+
+/// One file of a source, by project-relative `/`-separated path.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SourceFile {
+    pub path: String,
+    pub kind: EntryKind,
+}
+
+/// Read access to one snapshot of the project.
+pub trait ContentSource: Send + Sync {
+    /// For messages: `working tree`, `index`, `main (1a2b3c4)`.
+    fn describe(&self) -> String;
+
+    /// The bytes of a file, or a symlink's target (never followed); `None` when absent.
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>>;
+
+    /// The kind of the entry at `path`, `None` when absent.
+    fn kind_of(&self, path: &str) -> Result<Option<EntryKind>>;
+
+    /// Every file below `dir` (`""` for the whole project), recursively, sorted by path.
+    fn list(&self, dir: &str) -> Result<Vec<SourceFile>>;
+}
+
+/// Opens the source a command asked for, rooted at the project directory.
+pub fn open(project_root: &Path, spec: &SourceSpec) -> Result<Box<dyn ContentSource>> {
+    match spec {
+        SourceSpec::Worktree => Ok(Box::new(WorktreeSource::new(project_root))),
+        SourceSpec::Index => Ok(Box::new(GitRepo::discover(project_root)?.index_source()?)),
+        SourceSpec::Revision(revision) => Ok(Box::new(GitRepo::discover(project_root)?.revision_source(revision)?)),
+    }
+}
+
+/// Files of `source` matching any of `patterns` (globs relative to the project root).
+pub fn glob_files(source: &dyn ContentSource, patterns: &[String]) -> Result<Vec<SourceFile>> {
+    let matcher = compile_globs(patterns)?;
+    let mut prefixes: Vec<String> = patterns.iter().map(|pattern| literal_prefix(pattern)).collect();
+    prefixes.sort();
+    prefixes.dedup();
+    // A prefix inside another prefix would list the same files twice.
+    let roots: Vec<&String> = prefixes
+        .iter()
+        .filter(|prefix| {
+            !prefixes
+                .iter()
+                .any(|other| other != *prefix && (other.is_empty() || prefix.starts_with(&format!("{other}/"))))
+        })
+        .collect();
+    let mut files = Vec::new();
+    for root in roots {
+        for file in source.list(root)? {
+            if matcher.is_match(&file.path) {
+                files.push(file);
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+pub fn compile_globs(patterns: &[String]) -> Result<GlobSet> {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = Glob::new(pattern).map_err(|error| Error::Usage(format!("invalid glob `{pattern}`: {error}")))?;
+        builder.add(glob);
+    }
+    builder.build().map_err(|error| Error::Usage(format!("invalid globs: {error}")))
+}
+
+/// The directory part of a glob before its first wildcard: `evals/**/*.jsonl` -> `evals`.
+pub fn literal_prefix(pattern: &str) -> String {
+    let components: Vec<&str> = pattern.split('/').collect();
+    let mut literal = Vec::new();
+    for (index, component) in components.iter().enumerate() {
+        let is_last = index + 1 == components.len();
+        if is_last || component.contains(['*', '?', '[', '{']) {
+            break;
+        }
+        literal.push(*component);
+    }
+    literal.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_prefix_stops_at_the_first_wildcard() {
+        assert_eq!(literal_prefix("evals/**/*.jsonl"), "evals");
+        assert_eq!(literal_prefix("evals/support.jsonl"), "evals");
+        assert_eq!(literal_prefix("*.jsonl"), "");
+        assert_eq!(literal_prefix("a/b/c/*.yaml"), "a/b/c");
+        assert_eq!(literal_prefix("skills/*/SKILL.md"), "skills");
+    }
+}

@@ -1,0 +1,115 @@
+//! The working tree as a content source: the bytes on disk right now.
+
+use super::{ContentSource, SourceFile};
+use crate::error::{Error, Result};
+use crate::hash::EntryKind;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+/// Directories at the project root that never hold evaluation assets.
+const SKIPPED_ROOT_DIRECTORIES: &[&str] = &[".git", ".evalock"];
+
+pub struct WorktreeSource {
+    root: PathBuf,
+}
+
+impl WorktreeSource {
+    pub fn new(root: &Path) -> Self {
+        WorktreeSource { root: root.to_path_buf() }
+    }
+
+    fn absolute(&self, path: &str) -> PathBuf {
+        if path.is_empty() {
+            self.root.clone()
+        } else {
+            self.root.join(path)
+        }
+    }
+
+    fn walk(&self, relative: &str, files: &mut Vec<SourceFile>) -> Result<()> {
+        let directory = self.absolute(relative);
+        let entries = match fs::read_dir(&directory) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == ErrorKind::NotFound => return Ok(()),
+            Err(error) => return Err(Error::io(display(&directory), error)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|error| Error::io(display(&directory), error))?;
+            let name = entry.file_name().into_string().map_err(|name| Error::InvalidPath {
+                path: format!("{relative}/{}", name.to_string_lossy()),
+                reason: "file names must be valid UTF-8".into(),
+            })?;
+            if relative.is_empty() && SKIPPED_ROOT_DIRECTORIES.contains(&name.as_str()) {
+                continue;
+            }
+            let path = if relative.is_empty() { name } else { format!("{relative}/{name}") };
+            let file_type = entry.file_type().map_err(|error| Error::io(path.clone(), error))?;
+            if file_type.is_dir() {
+                self.walk(&path, files)?;
+            } else if let Some(kind) = self.kind_of(&path)? {
+                files.push(SourceFile { path, kind });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn display(path: &Path) -> String {
+    path.display().to_string()
+}
+
+impl ContentSource for WorktreeSource {
+    fn describe(&self) -> String {
+        "working tree".into()
+    }
+
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let absolute = self.absolute(path);
+        match self.kind_of(path)? {
+            None => Ok(None),
+            Some(EntryKind::Symlink) => {
+                let target = fs::read_link(&absolute).map_err(|error| Error::io(path, error))?;
+                Ok(Some(target.to_string_lossy().into_owned().into_bytes()))
+            }
+            Some(_) => fs::read(&absolute).map(Some).map_err(|error| Error::io(path, error)),
+        }
+    }
+
+    fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
+        let metadata = match fs::symlink_metadata(self.absolute(path)) {
+            Ok(metadata) => metadata,
+            Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => return Ok(None),
+            Err(error) => return Err(Error::io(path, error)),
+        };
+        let file_type = metadata.file_type();
+        Ok(if file_type.is_symlink() {
+            Some(EntryKind::Symlink)
+        } else if file_type.is_file() {
+            Some(if is_executable(&metadata) { EntryKind::Executable } else { EntryKind::File })
+        } else {
+            None
+        })
+    }
+
+    fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
+        let mut files = Vec::new();
+        match self.kind_of(dir)? {
+            Some(_) if !dir.is_empty() => {}
+            _ => self.walk(dir, &mut files)?,
+        }
+        files.sort();
+        Ok(files)
+    }
+}
+
+#[cfg(unix)]
+fn is_executable(metadata: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    metadata.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_metadata: &fs::Metadata) -> bool {
+    false
+}

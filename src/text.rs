@@ -1,0 +1,92 @@
+//! Byte offsets to 1-based lines and columns, for `path:line:col` everywhere.
+
+/// Line starts of a text, built once and searched in O(log n).
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    line_starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(bytes: &[u8]) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(memchr_newlines(bytes).map(|position| position + 1));
+        LineIndex { line_starts }
+    }
+
+    /// 1-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> u32 {
+        let line = match self.line_starts.binary_search(&offset) {
+            Ok(index) => index + 1,
+            Err(index) => index,
+        };
+        u32::try_from(line).unwrap_or(u32::MAX)
+    }
+
+    /// 1-based (line, column) of a byte offset; the column counts bytes.
+    pub fn position_of(&self, offset: usize) -> (u32, u32) {
+        let line = self.line_of(offset);
+        let start = self.line_starts[(line as usize).saturating_sub(1)];
+        (line, u32::try_from(offset - start + 1).unwrap_or(u32::MAX))
+    }
+
+    /// Byte offset where a 1-based line starts.
+    pub fn line_start(&self, line: u32) -> Option<usize> {
+        self.line_starts.get((line as usize).checked_sub(1)?).copied()
+    }
+
+    pub fn line_count(&self) -> u32 {
+        u32::try_from(self.line_starts.len()).unwrap_or(u32::MAX)
+    }
+}
+
+fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes.iter().enumerate().filter(|(_, byte)| **byte == b'\n').map(|(position, _)| position)
+}
+
+/// Checks what evalock requires of every text input it parses: UTF-8, no BOM, LF line
+/// endings. Returns the text, or (line, column, what to fix).
+pub fn require_clean_text(bytes: &[u8]) -> Result<&str, (u32, u32, String)> {
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        return Err((1, 1, "file starts with a UTF-8 byte order mark (BOM); save it as UTF-8 without BOM".into()));
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            let (line, column) = LineIndex::new(bytes).position_of(error.valid_up_to());
+            return Err((line, column, "invalid UTF-8; save the file as UTF-8".into()));
+        }
+    };
+    if let Some(position) = text.find("\r\n") {
+        let (line, column) = LineIndex::new(bytes).position_of(position);
+        return Err((line, column, "CRLF line ending; convert the file to LF line endings".into()));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based() {
+        let index = LineIndex::new(b"ab\ncd\n\nef");
+        assert_eq!(index.position_of(0), (1, 1));
+        assert_eq!(index.position_of(1), (1, 2));
+        assert_eq!(index.position_of(3), (2, 1));
+        assert_eq!(index.position_of(6), (3, 1));
+        assert_eq!(index.position_of(8), (4, 2));
+        assert_eq!(index.line_start(2), Some(3));
+        assert_eq!(index.line_start(0), None);
+    }
+
+    #[test]
+    fn clean_text_rejects_bom_crlf_and_bad_utf8() {
+        assert!(require_clean_text(b"ok\n").is_ok());
+        assert_eq!(require_clean_text(b"\xEF\xBB\xBF{}").unwrap_err().0, 1);
+        let (line, column, _) = require_clean_text(b"a\nb\r\n").unwrap_err();
+        assert_eq!((line, column), (2, 2));
+        let (line, column, message) = require_clean_text(b"a\n\xffb").unwrap_err();
+        assert_eq!((line, column), (2, 1));
+        assert!(message.contains("UTF-8"));
+    }
+}
