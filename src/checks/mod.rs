@@ -3,6 +3,10 @@
 
 pub mod cases;
 
+// [skills] module goes here.
+
+// [run] modules go here.
+
 use crate::finding::{sort_findings, Finding};
 use crate::model::Project;
 use crate::rules::RuleId;
@@ -12,6 +16,10 @@ use crate::rules::RuleId;
 pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> {
     let mut findings = Vec::new();
     findings.extend(cases::check(project, base));
+
+    // [skills] checks go here.
+
+    // [run] grader and baseline checks go here.
     drop_superseded(&mut findings);
     sort_findings(&mut findings);
     findings

@@ -51,6 +51,16 @@ pub enum Command {
     Check(CheckArgs),
     /// List every rule: id, name, severity, what it means and how to fix it.
     Rules(RulesArgs),
+
+    // [skills] subcommands (skill audit) go here.
+
+    // [run] subcommands (run, accept, review) go here.
+
+    // [hook] subcommands go here.
+
+    // [github] subcommands (report, github) go here.
+
+    // [scale] subcommands (merge) go here.
 }
 
 #[derive(Debug, Args)]

@@ -78,5 +78,15 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
             printer.rules(rules_args.rule.as_deref(), rules_args.markdown)?;
             Ok(exit_code::CLEAN)
         }
+
+        // [skills] dispatch goes here.
+
+        // [run] dispatch goes here.
+
+        // [hook] dispatch goes here.
+
+        // [github] dispatch goes here.
+
+        // [scale] dispatch goes here.
     }
 }
