@@ -127,7 +127,7 @@ fn json_lines_elements(text: &str, report: &mut dyn FnMut(u32, u32, String)) -> 
         }
         match serde_json::from_str::<StrictValue>(line_text) {
             Ok(StrictValue(value)) => elements.push(Element { value, line, end_line: line, key: None }),
-            Err(error) => report(line, column_u32(error.column()), json_error_message(&error)),
+            Err(error) => report(line, column_u32(error.column()), json_error_message_at(&error, line_text)),
         }
     }
     Ok(elements)
@@ -135,7 +135,7 @@ fn json_lines_elements(text: &str, report: &mut dyn FnMut(u32, u32, String)) -> 
 
 fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
     let StrictValue(document) = serde_json::from_str::<StrictValue>(text)
-        .map_err(|error| (line_u32(error.line()), column_u32(error.column()), json_error_message(&error)))?;
+        .map_err(|error| (line_u32(error.line()), column_u32(error.column()), json_error_message_at(&error, text)))?;
     let lines = LineIndex::new(text.as_bytes());
     let spans = top_level_spans(text.as_bytes());
     let span_lines = |index: usize| {
@@ -381,6 +381,18 @@ fn case_from_element(path: &str, element: Element) -> Result<Case, CaseProblem> 
     Ok(Case { id, version, digest, file: path.to_owned(), line, end_line, retired, grader_version, value })
 }
 
+/// serde_json's message, without its position suffix, and with a plainer word for the
+/// non-JSON number literals people paste from Python.
+fn json_error_message_at(error: &serde_json::Error, text: &str) -> String {
+    let line_text = text.split('\n').nth(error.line().saturating_sub(1)).unwrap_or("");
+    let rest = line_text.get(error.column().saturating_sub(1)..).unwrap_or("");
+    let rest = rest.trim_start_matches('-');
+    if ["NaN", "Infinity", "inf", "nan"].iter().any(|literal| rest.starts_with(literal)) {
+        return "NaN and Infinity are not JSON numbers (case-v1 cannot hash them): use null or a string".into();
+    }
+    json_error_message(error)
+}
+
 fn json_error_message(error: &serde_json::Error) -> String {
     let message = error.to_string();
     // serde_json appends " at line L column C"; the position is reported separately.
@@ -477,6 +489,10 @@ mod tests {
         let parsed = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"x\":NaN}\n");
         assert_eq!(parsed.problems.len(), 1);
         assert_eq!(parsed.problems[0].line, 1);
+        assert!(parsed.problems[0].message.contains("NaN and Infinity"), "{:?}", parsed.problems);
+        let parsed = parse_case_file("a.json", b"[{\"id\":\"a\",\n\"x\": -Infinity}]");
+        assert_eq!(parsed.problems[0].line, 2);
+        assert!(parsed.problems[0].message.contains("NaN and Infinity"), "{:?}", parsed.problems);
     }
 
     #[test]

@@ -156,7 +156,7 @@ impl TestRepo {
 
     pub fn commit_all(&self, message: &str) {
         self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "-m", message]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
     }
 
     /// Runs the evalock binary in this repository, with CI unset.

@@ -57,9 +57,10 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
         }
         Command::Lock(lock_args) => {
             let outcome = commands::lock(&root, lock_args.check, evalock::is_ci())?;
-            printer.report(&outcome.report, lock_args.format, None)?;
             if outcome.report.findings.is_empty() && lock_args.format == args::Format::Human {
                 printer.lock_summary(&outcome);
+            } else {
+                printer.report(&outcome.report, lock_args.format, None)?;
             }
             Ok(outcome.report.exit_code())
         }

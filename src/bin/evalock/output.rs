@@ -72,10 +72,10 @@ impl Printer {
     }
 
     pub fn lock_summary(&self, outcome: &LockOutcome) {
-        match (outcome.written, outcome.changed) {
-            (true, _) => eprintln!("wrote evalock.lock"),
-            (false, false) => eprintln!("evalock.lock is up to date"),
-            (false, true) => {}
+        if outcome.written {
+            println!("wrote evalock.lock");
+        } else {
+            println!("evalock.lock is up to date");
         }
     }
 
