@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::text::{require_clean_text, LineIndex};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -10,8 +11,10 @@ use toml::Spanned;
 
 pub const CONFIG_FILE: &str = "evalock.toml";
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+/// evalock configuration: suites of golden cases, skills, graders and the gate policy.
+/// Paths and globs are relative to the folder holding evalock.toml.
 pub struct Config {
     /// Format version of this file; only 1 exists.
     #[serde(default = "default_config_version")]
@@ -31,7 +34,7 @@ fn default_config_version() -> u32 {
 }
 
 /// Gate-wide settings.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
     /// Minimum share of samples that must agree (EL505).
@@ -75,9 +78,11 @@ fn default_max_output_bytes() -> u64 {
 }
 
 /// One suite: a set of golden cases judged against one prompt with one grader.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SuiteConfig {
+    /// Suite name: letters, digits, `-`, `_`, `.`; used as a key in the lock.
+    #[schemars(with = "String")]
     pub name: Spanned<String>,
     /// Globs of case files (JSONL, JSON or YAML), relative to the project root.
     pub cases: Vec<String>,
@@ -125,7 +130,7 @@ impl SuiteConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum OneOrMany {
     One(String),
@@ -133,7 +138,7 @@ pub enum OneOrMany {
 }
 
 /// Where skills live and what they may do.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkillsConfig {
     /// Globs naming skill folders (each holds a `SKILL.md`).
@@ -148,7 +153,7 @@ pub struct SkillsConfig {
 }
 
 /// One grader: its version and the sources whose digest is pinned with it.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraderConfig {
     pub version: VersionLabel,
@@ -161,7 +166,7 @@ pub struct GraderConfig {
     pub command: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum GraderKind {
     #[default]
@@ -179,6 +184,19 @@ pub struct VersionLabel(pub String);
 enum VersionInput {
     Text(String),
     Number(i64),
+}
+
+impl JsonSchema for VersionLabel {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "VersionLabel".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A version label: a string such as \"struct-3\" or an integer.",
+            "type": ["string", "integer"]
+        })
+    }
 }
 
 impl From<VersionInput> for VersionLabel {
@@ -271,6 +289,14 @@ impl Config {
     pub fn suite(&self, name: &str) -> Option<&SuiteConfig> {
         self.suites.iter().find(|suite| suite.name() == name)
     }
+}
+
+/// The JSON Schema of `evalock.toml` (shipped as `config.schema.json` for editors).
+pub fn config_schema() -> String {
+    let schema = schemars::schema_for!(Config);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// Names that are safe as lock keys and file names.
