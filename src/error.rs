@@ -39,11 +39,17 @@ pub enum Error {
 
 impl Error {
     pub fn malformed(location: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Malformed { location: location.into(), message: message.into() }
+        Error::Malformed {
+            location: location.into(),
+            message: message.into(),
+        }
     }
 
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     pub fn git(message: impl std::fmt::Display) -> Self {
@@ -56,7 +62,9 @@ impl Error {
             Error::Malformed { .. } | Error::InvalidPath { .. } => exit_code::MALFORMED,
             Error::Usage(_) => exit_code::USAGE,
             Error::Refused(_) => exit_code::REFUSED,
-            Error::Io { .. } | Error::Git(_) | Error::Canonicalize(_) | Error::Internal(_) => exit_code::INTERNAL,
+            Error::Io { .. } | Error::Git(_) | Error::Canonicalize(_) | Error::Internal(_) => {
+                exit_code::INTERNAL
+            }
         }
     }
 }

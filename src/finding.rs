@@ -18,15 +18,30 @@ pub struct Location {
 
 impl Location {
     pub fn file(path: impl Into<String>) -> Self {
-        Location { path: path.into(), line: None, end_line: None, column: None }
+        Location {
+            path: path.into(),
+            line: None,
+            end_line: None,
+            column: None,
+        }
     }
 
     pub fn line(path: impl Into<String>, line: u32) -> Self {
-        Location { path: path.into(), line: Some(line), end_line: Some(line), column: None }
+        Location {
+            path: path.into(),
+            line: Some(line),
+            end_line: Some(line),
+            column: None,
+        }
     }
 
     pub fn span(path: impl Into<String>, start: u32, end: u32) -> Self {
-        Location { path: path.into(), line: Some(start), end_line: Some(end.max(start)), column: None }
+        Location {
+            path: path.into(),
+            line: Some(start),
+            end_line: Some(end.max(start)),
+            column: None,
+        }
     }
 
     pub fn with_column(mut self, column: u32) -> Self {
@@ -59,19 +74,32 @@ pub struct Subject {
 
 impl Subject {
     pub fn case(suite: &str, case: &str) -> Self {
-        Subject { suite: Some(suite.to_owned()), case: Some(case.to_owned()), ..Subject::default() }
+        Subject {
+            suite: Some(suite.to_owned()),
+            case: Some(case.to_owned()),
+            ..Subject::default()
+        }
     }
 
     pub fn suite(suite: &str) -> Self {
-        Subject { suite: Some(suite.to_owned()), ..Subject::default() }
+        Subject {
+            suite: Some(suite.to_owned()),
+            ..Subject::default()
+        }
     }
 
     pub fn skill(skill: &str) -> Self {
-        Subject { skill: Some(skill.to_owned()), ..Subject::default() }
+        Subject {
+            skill: Some(skill.to_owned()),
+            ..Subject::default()
+        }
     }
 
     pub fn grader(grader: &str) -> Self {
-        Subject { grader: Some(grader.to_owned()), ..Subject::default() }
+        Subject {
+            grader: Some(grader.to_owned()),
+            ..Subject::default()
+        }
     }
 
     fn key(&self) -> String {
@@ -146,7 +174,12 @@ impl Finding {
     }
 
     fn compute_fingerprint(&self, discriminator: &str) -> String {
-        let material = format!("{}\u{1e}{}\u{1e}{}", self.rule.id(), self.subject.key(), discriminator);
+        let material = format!(
+            "{}\u{1e}{}\u{1e}{}",
+            self.rule.id(),
+            self.subject.key(),
+            discriminator
+        );
         sha256_hex(material.as_bytes())[..16].to_owned()
     }
 }
@@ -154,8 +187,18 @@ impl Finding {
 /// Sorts findings into the one order every reporter uses: by path, line, rule, subject.
 pub fn sort_findings(findings: &mut [Finding]) {
     findings.sort_by(|left, right| {
-        let left_key = (left.location.as_ref().map(|l| (&l.path, l.line)), left.rule, &left.subject, &left.message);
-        let right_key = (right.location.as_ref().map(|l| (&l.path, l.line)), right.rule, &right.subject, &right.message);
+        let left_key = (
+            left.location.as_ref().map(|l| (&l.path, l.line)),
+            left.rule,
+            &left.subject,
+            &left.message,
+        );
+        let right_key = (
+            right.location.as_ref().map(|l| (&l.path, l.line)),
+            right.rule,
+            &right.subject,
+            &right.message,
+        );
         left_key.cmp(&right_key)
     });
 }
@@ -204,7 +247,9 @@ pub fn exit_code_for(findings: &[Finding], fail_on_diff: bool) -> i32 {
     match worst {
         Some(Severity::Refuse) => exit_code::REFUSED,
         Some(Severity::Error) => exit_code::FAILURES,
-        _ if fail_on_diff && findings.iter().any(|finding| finding.rule == RuleId::Moved) => exit_code::MOVED,
+        _ if fail_on_diff && findings.iter().any(|finding| finding.rule == RuleId::Moved) => {
+            exit_code::MOVED
+        }
         _ => exit_code::CLEAN,
     }
 }
@@ -222,9 +267,19 @@ mod tests {
         assert_eq!(exit_code_for(&[], true), 0);
         assert_eq!(exit_code_for(&[finding(RuleId::Moved)], false), 0);
         assert_eq!(exit_code_for(&[finding(RuleId::Moved)], true), 3);
-        assert_eq!(exit_code_for(&[finding(RuleId::Moved), finding(RuleId::Regressed)], true), 1);
         assert_eq!(
-            exit_code_for(&[finding(RuleId::Regressed), finding(RuleId::CaseEditedInPlace), finding(RuleId::Moved)], true),
+            exit_code_for(&[finding(RuleId::Moved), finding(RuleId::Regressed)], true),
+            1
+        );
+        assert_eq!(
+            exit_code_for(
+                &[
+                    finding(RuleId::Regressed),
+                    finding(RuleId::CaseEditedInPlace),
+                    finding(RuleId::Moved)
+                ],
+                true
+            ),
             2
         );
         assert_eq!(exit_code_for(&[finding(RuleId::BaselineMissing)], true), 0);
@@ -237,14 +292,20 @@ mod tests {
         assert_eq!(first.fingerprint, moved.fingerprint);
         let other = Finding::new(RuleId::CaseUnlocked, Subject::case("support", "b"), "m");
         assert_ne!(first.fingerprint, other.fingerprint);
-        assert_ne!(first.fingerprint, first.clone().discriminator("x").fingerprint);
+        assert_ne!(
+            first.fingerprint,
+            first.clone().discriminator("x").fingerprint
+        );
     }
 
     #[test]
     fn verdict_follows_the_worst_severity() {
         assert_eq!(Verdict::of(&[]), Verdict::Pass);
         assert_eq!(Verdict::of(&[finding(RuleId::Moved)]), Verdict::Pass);
-        assert_eq!(Verdict::of(&[finding(RuleId::BaselineMissing)]), Verdict::Warn);
+        assert_eq!(
+            Verdict::of(&[finding(RuleId::BaselineMissing)]),
+            Verdict::Warn
+        );
         assert_eq!(Verdict::of(&[finding(RuleId::Failing)]), Verdict::Block);
     }
 }

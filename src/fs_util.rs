@@ -11,14 +11,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    std::fs::create_dir_all(directory).map_err(|error| Error::io(directory.display().to_string(), error))?;
+    std::fs::create_dir_all(directory)
+        .map_err(|error| Error::io(directory.display().to_string(), error))?;
     let mut temporary = tempfile::Builder::new()
         .prefix(".evalock-tmp-")
         .tempfile_in(directory)
         .map_err(|error| Error::io(directory.display().to_string(), error))?;
-    temporary.write_all(bytes).map_err(|error| Error::io(display.clone(), error))?;
-    temporary.as_file().sync_all().map_err(|error| Error::io(display.clone(), error))?;
-    temporary.persist(path).map_err(|error| Error::io(display.clone(), error.error))?;
+    temporary
+        .write_all(bytes)
+        .map_err(|error| Error::io(display.clone(), error))?;
+    temporary
+        .as_file()
+        .sync_all()
+        .map_err(|error| Error::io(display.clone(), error))?;
+    temporary
+        .persist(path)
+        .map_err(|error| Error::io(display.clone(), error.error))?;
     if let Ok(directory_handle) = std::fs::File::open(directory) {
         // Makes the rename itself durable; not every platform allows it, and a failure
         // here cannot leave a half-written file.
@@ -38,7 +46,10 @@ mod tests {
         write_atomic(&path, b"first version, longer\n").unwrap();
         write_atomic(&path, b"second\n").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"second\n");
-        let names: Vec<_> = std::fs::read_dir(directory.path()).unwrap().map(|entry| entry.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(directory.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 }

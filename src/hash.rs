@@ -38,8 +38,14 @@ impl Digest {
         let hex = text
             .strip_prefix("sha256:")
             .ok_or_else(|| format!("digest `{text}` must start with `sha256:`"))?;
-        if hex.len() != 64 || !hex.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f')) {
-            return Err(format!("digest `{text}` must be `sha256:` and 64 lowercase hex digits"));
+        if hex.len() != 64
+            || !hex
+                .bytes()
+                .all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
+        {
+            return Err(format!(
+                "digest `{text}` must be `sha256:` and 64 lowercase hex digits"
+            ));
         }
         Ok(Digest(text.to_owned()))
     }
@@ -76,7 +82,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// RFC 8785 (JCS) serialization of a JSON value.
 pub fn canonical_json(value: &serde_json::Value) -> Result<String, Error> {
-    serde_json_canonicalizer::to_string(value).map_err(|error| Error::Canonicalize(error.to_string()))
+    serde_json_canonicalizer::to_string(value)
+        .map_err(|error| Error::Canonicalize(error.to_string()))
 }
 
 /// `case-v1`: sha256 of the case's RFC 8785 serialization.
@@ -130,7 +137,10 @@ pub fn tree_digest(entries: &[TreeEntry]) -> Result<Digest, Error> {
     for entry in sorted {
         validate_relative_path(&entry.path)?;
         if previous == Some(entry.path.as_str()) {
-            return Err(Error::InvalidPath { path: entry.path.clone(), reason: "listed twice".into() });
+            return Err(Error::InvalidPath {
+                path: entry.path.clone(),
+                reason: "listed twice".into(),
+            });
         }
         previous = Some(&entry.path);
         listing.push(entry.kind.letter());
@@ -161,7 +171,10 @@ pub fn validate_relative_path(path: &str) -> Result<(), Error> {
         None
     };
     match reason {
-        Some(reason) => Err(Error::InvalidPath { path: path.escape_debug().to_string(), reason: reason.into() }),
+        Some(reason) => Err(Error::InvalidPath {
+            path: path.escape_debug().to_string(),
+            reason: reason.into(),
+        }),
         None => Ok(()),
     }
 }
@@ -218,17 +231,30 @@ mod tests {
     #[test]
     fn case_digest_ignores_formatting_but_not_values() {
         let compact: serde_json::Value = serde_json::from_str(r#"{"id":"a","version":1}"#).unwrap();
-        let spaced: serde_json::Value = serde_json::from_str("{ \"version\" : 1,\n \"id\" : \"a\" }").unwrap();
+        let spaced: serde_json::Value =
+            serde_json::from_str("{ \"version\" : 1,\n \"id\" : \"a\" }").unwrap();
         let edited: serde_json::Value = serde_json::from_str(r#"{"id":"a","version":2}"#).unwrap();
-        assert_eq!(case_digest(&compact).unwrap(), case_digest(&spaced).unwrap());
-        assert_ne!(case_digest(&compact).unwrap(), case_digest(&edited).unwrap());
+        assert_eq!(
+            case_digest(&compact).unwrap(),
+            case_digest(&spaced).unwrap()
+        );
+        assert_ne!(
+            case_digest(&compact).unwrap(),
+            case_digest(&edited).unwrap()
+        );
         // Fixed vector: the canonical form is exactly `{"id":"a","version":1}`.
-        assert_eq!(case_digest(&spaced).unwrap(), bytes_digest(br#"{"id":"a","version":1}"#));
+        assert_eq!(
+            case_digest(&spaced).unwrap(),
+            bytes_digest(br#"{"id":"a","version":1}"#)
+        );
     }
 
     #[test]
     fn sha256_of_known_input() {
-        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
         assert_eq!(
             bytes_digest(b"").as_str(),
             "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -238,21 +264,36 @@ mod tests {
     #[test]
     fn tree_digest_is_the_sha256_of_sorted_lines() {
         let entries = vec![
-            TreeEntry { path: "scripts/run.sh".into(), kind: EntryKind::Executable, digest: bytes_digest(b"#!/bin/sh\n") },
-            TreeEntry { path: "SKILL.md".into(), kind: EntryKind::File, digest: bytes_digest(b"abc") },
+            TreeEntry {
+                path: "scripts/run.sh".into(),
+                kind: EntryKind::Executable,
+                digest: bytes_digest(b"#!/bin/sh\n"),
+            },
+            TreeEntry {
+                path: "SKILL.md".into(),
+                kind: EntryKind::File,
+                digest: bytes_digest(b"abc"),
+            },
         ];
         let expected_listing = format!(
             "f {} SKILL.md\nx {} scripts/run.sh\n",
             sha256_hex(b"abc"),
             sha256_hex(b"#!/bin/sh\n")
         );
-        assert_eq!(tree_digest(&entries).unwrap(), bytes_digest(expected_listing.as_bytes()));
+        assert_eq!(
+            tree_digest(&entries).unwrap(),
+            bytes_digest(expected_listing.as_bytes())
+        );
     }
 
     #[test]
     fn tree_digest_rejects_bad_paths() {
         for bad in ["../x", "/abs", "a/../b", "a\nb", "a\0b", "", "a//b", "./a"] {
-            let entries = vec![TreeEntry { path: bad.into(), kind: EntryKind::File, digest: bytes_digest(b"") }];
+            let entries = vec![TreeEntry {
+                path: bad.into(),
+                kind: EntryKind::File,
+                digest: bytes_digest(b""),
+            }];
             assert!(tree_digest(&entries).is_err(), "{bad:?} must be rejected");
         }
     }

@@ -196,6 +196,23 @@ impl Serialize for RuleId {
     }
 }
 
+/// The rule table as Markdown, for the README and `evalock rules --markdown`.
+pub fn markdown_table() -> String {
+    let mut out =
+        String::from("| id | name | severity | what | fix |\n| --- | --- | --- | --- | --- |\n");
+    for rule in RULES {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            rule.id,
+            rule.name,
+            rule.severity,
+            rule.summary.replace('|', "\\|"),
+            rule.help.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,7 +31,9 @@ impl LineIndex {
 
     /// Byte offset where a 1-based line starts.
     pub fn line_start(&self, line: u32) -> Option<usize> {
-        self.line_starts.get((line as usize).checked_sub(1)?).copied()
+        self.line_starts
+            .get((line as usize).checked_sub(1)?)
+            .copied()
     }
 
     pub fn line_count(&self) -> u32 {
@@ -40,14 +42,22 @@ impl LineIndex {
 }
 
 fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    bytes.iter().enumerate().filter(|(_, byte)| **byte == b'\n').map(|(position, _)| position)
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, byte)| **byte == b'\n')
+        .map(|(position, _)| position)
 }
 
 /// Checks what evalock requires of every text input it parses: UTF-8, no BOM, LF line
 /// endings. Returns the text, or (line, column, what to fix).
 pub fn require_clean_text(bytes: &[u8]) -> Result<&str, (u32, u32, String)> {
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        return Err((1, 1, "file starts with a UTF-8 byte order mark (BOM); save it as UTF-8 without BOM".into()));
+        return Err((
+            1,
+            1,
+            "file starts with a UTF-8 byte order mark (BOM); save it as UTF-8 without BOM".into(),
+        ));
     }
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
@@ -58,7 +68,11 @@ pub fn require_clean_text(bytes: &[u8]) -> Result<&str, (u32, u32, String)> {
     };
     if let Some(position) = text.find("\r\n") {
         let (line, column) = LineIndex::new(bytes).position_of(position);
-        return Err((line, column, "CRLF line ending; convert the file to LF line endings".into()));
+        return Err((
+            line,
+            column,
+            "CRLF line ending; convert the file to LF line endings".into(),
+        ));
     }
     Ok(text)
 }

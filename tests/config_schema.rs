@@ -20,10 +20,14 @@ fn shipped_schema_matches_the_config_types() {
 
 #[test]
 fn schema_knows_every_top_level_table() {
-    let schema: serde_json::Value = serde_json::from_str(&evalock::model::config::config_schema()).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&evalock::model::config::config_schema()).unwrap();
     let properties = schema["properties"].as_object().unwrap();
     for key in ["version", "policy", "suite", "skills", "grader"] {
         assert!(properties.contains_key(key), "schema lacks `{key}`");
     }
-    assert_eq!(schema["additionalProperties"], false, "unknown keys must be rejected by editors too");
+    assert_eq!(
+        schema["additionalProperties"], false,
+        "unknown keys must be rejected by editors too"
+    );
 }

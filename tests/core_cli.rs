@@ -17,30 +17,46 @@ fn locked_demo() -> TestRepo {
 const REFUND_V3: &str = r#""id": "refund-no-order-id", "version": 3"#;
 
 fn line_of(repo: &TestRepo, path: &str, needle: &str) -> usize {
-    repo.read(path).lines().position(|line| line.contains(needle)).expect("needle present") + 1
+    repo.read(path)
+        .lines()
+        .position(|line| line.contains(needle))
+        .expect("needle present")
+        + 1
 }
 
 #[test]
 fn the_committed_demo_lock_is_current() {
     let repo = TestRepo::with_fixture("demo");
     repo.evalock(&["lock", "--check"]).assert_code(0);
-    repo.evalock(&["check"]).assert_code(0).assert_contains("PASS");
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_contains("PASS");
 }
 
 #[test]
 fn editing_a_case_in_place_is_refused_against_the_base_until_its_version_is_bumped() {
     let repo = locked_demo();
-    repo.replace("evals/support.jsonl", "I want my money back.", "I want my money back now.");
+    repo.replace(
+        "evals/support.jsonl",
+        "I want my money back.",
+        "I want my money back now.",
+    );
     let line = line_of(&repo, "evals/support.jsonl", "refund-no-order-id");
     repo.evalock(&["lock"]).assert_code(0);
     repo.commit_all("tweak a shipped case");
 
     let run = repo.evalock(&["check", "--base", "main"]);
     run.assert_code(2)
-        .assert_contains(&format!("evals/support.jsonl:{line}: EL102 case-edited-in-place"))
+        .assert_contains(&format!(
+            "evals/support.jsonl:{line}: EL102 case-edited-in-place"
+        ))
         .assert_contains("bump `version` to 4");
 
-    repo.replace("evals/support.jsonl", REFUND_V3, r#""id": "refund-no-order-id", "version": 4"#);
+    repo.replace(
+        "evals/support.jsonl",
+        REFUND_V3,
+        r#""id": "refund-no-order-id", "version": 4"#,
+    );
     repo.evalock(&["lock"]).assert_code(0);
     repo.commit_all("bump the case");
     repo.evalock(&["check", "--base", "main"]).assert_code(0);
@@ -63,7 +79,11 @@ fn an_unlocked_edit_says_which_case_and_what_to_do() {
 fn a_deleted_case_is_refused_and_a_retired_one_is_clean() {
     let repo = locked_demo();
     let original = repo.read("evals/support.jsonl");
-    let without: String = original.lines().filter(|line| !line.contains("\"shipping-cost\"")).map(|line| format!("{line}\n")).collect();
+    let without: String = original
+        .lines()
+        .filter(|line| !line.contains("\"shipping-cost\""))
+        .map(|line| format!("{line}\n"))
+        .collect();
     repo.write("evals/support.jsonl", &without);
     repo.evalock(&["lock"]).assert_code(0);
     repo.commit_all("drop a case");
@@ -73,13 +93,18 @@ fn a_deleted_case_is_refused_and_a_retired_one_is_clean() {
         .assert_contains("`shipping-cost`")
         .assert_not_contains("EL101");
 
-    let retired = original.replace(r#"{"id": "shipping-cost", "version": 1,"#, r#"{"id": "shipping-cost", "version": 1, "retired": true,"#);
+    let retired = original.replace(
+        r#"{"id": "shipping-cost", "version": 1,"#,
+        r#"{"id": "shipping-cost", "version": 1, "retired": true,"#,
+    );
     assert_ne!(retired, original);
     repo.write("evals/support.jsonl", &retired);
     repo.evalock(&["lock"]).assert_code(0);
     repo.commit_all("retire instead");
     repo.evalock(&["check", "--base", "main"]).assert_code(0);
-    assert!(repo.read("evalock.lock").contains("[case.support.shipping-cost]\nversion = 1\n"));
+    assert!(repo
+        .read("evalock.lock")
+        .contains("[case.support.shipping-cost]\nversion = 1\n"));
     assert!(repo.read("evalock.lock").contains("retired = true"));
 }
 
@@ -89,29 +114,48 @@ fn staged_check_judges_only_the_staged_bytes() {
     // Staged: a harmless relock-free change elsewhere; unstaged: an unlocked case edit.
     repo.write("notes.txt", "unrelated\n");
     repo.git(&["add", "notes.txt"]);
-    repo.replace("evals/support.jsonl", "Cancel my subscription today.", "Cancel it.");
+    repo.replace(
+        "evals/support.jsonl",
+        "Cancel my subscription today.",
+        "Cancel it.",
+    );
     repo.evalock(&["check", "--staged"]).assert_code(0);
-    repo.evalock(&["check"]).assert_code(2).assert_contains("cancel-subscription");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("cancel-subscription");
 
     // Staging the edit makes the staged check see it.
     repo.git(&["add", "evals/support.jsonl"]);
-    repo.evalock(&["check", "--staged"]).assert_code(2).assert_contains("cancel-subscription");
+    repo.evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains("cancel-subscription");
 }
 
 #[test]
 fn staged_check_sees_an_edit_that_only_the_index_holds() {
     let repo = locked_demo();
     // Put an edited case into the index only, with the working tree untouched.
-    let edited = repo.read("evals/support.jsonl").replace("Cancel my subscription today.", "Cancel it.");
+    let edited = repo
+        .read("evals/support.jsonl")
+        .replace("Cancel my subscription today.", "Cancel it.");
     let blob = {
         repo.write(".scratch", &edited);
-        let id = repo.git(&["hash-object", "-w", ".scratch"]).trim().to_owned();
+        let id = repo
+            .git(&["hash-object", "-w", ".scratch"])
+            .trim()
+            .to_owned();
         repo.remove(".scratch");
         id
     };
-    repo.git(&["update-index", "--cacheinfo", &format!("100644,{blob},evals/support.jsonl")]);
+    repo.git(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{blob},evals/support.jsonl"),
+    ]);
     repo.evalock(&["check"]).assert_code(0);
-    repo.evalock(&["check", "--staged"]).assert_code(2).assert_contains("cancel-subscription");
+    repo.evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains("cancel-subscription");
 
     // GIT_INDEX_FILE points evalock at another index, as `git commit <paths>` does.
     let clean_index = repo.join(".git/clean-index");
@@ -120,8 +164,16 @@ fn staged_check_sees_an_edit_that_only_the_index_holds() {
     let alternate = repo.join(".git/alternate-index");
     repo.git(&["read-tree", "HEAD"]);
     std::fs::copy(repo.join(".git/index"), &alternate).unwrap();
-    repo.git(&["update-index", "--cacheinfo", &format!("100644,{blob},evals/support.jsonl")]);
-    repo.evalock_with(&["check", "--staged"], &[("GIT_INDEX_FILE", alternate.to_str().unwrap())]).assert_code(0);
+    repo.git(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{blob},evals/support.jsonl"),
+    ]);
+    repo.evalock_with(
+        &["check", "--staged"],
+        &[("GIT_INDEX_FILE", alternate.to_str().unwrap())],
+    )
+    .assert_code(0);
     repo.evalock(&["check", "--staged"]).assert_code(2);
 }
 
@@ -161,13 +213,18 @@ fn lock_is_refused_in_ci_and_leaves_the_file_untouched() {
     repo.replace("prompts/support.txt", "Never invent", "Do not invent");
     let before = repo.read_bytes("evalock.lock");
     for value in ["true", "1", "yes"] {
-        repo.evalock_with(&["lock"], &[("CI", value)]).assert_code(2).assert_contains("CI is set");
+        repo.evalock_with(&["lock"], &[("CI", value)])
+            .assert_code(2)
+            .assert_contains("CI is set");
         assert_eq!(repo.read_bytes("evalock.lock"), before);
     }
     // `CI=false` is not CI; `--check` is allowed in CI and reports without writing.
-    repo.evalock_with(&["lock", "--check"], &[("CI", "true")]).assert_code(2).assert_contains("EL107");
+    repo.evalock_with(&["lock", "--check"], &[("CI", "true")])
+        .assert_code(2)
+        .assert_contains("EL107");
     assert_eq!(repo.read_bytes("evalock.lock"), before);
-    repo.evalock_with(&["lock"], &[("CI", "false")]).assert_code(0);
+    repo.evalock_with(&["lock"], &[("CI", "false")])
+        .assert_code(0);
     assert_ne!(repo.read_bytes("evalock.lock"), before);
 }
 
@@ -178,9 +235,13 @@ fn rev_judges_a_commit_not_the_working_tree() {
     repo.commit_all("unlocked prompt change");
     repo.git(&["checkout", "-q", "main"]);
     repo.evalock(&["check"]).assert_code(0);
-    repo.evalock(&["check", "--rev", "feature"]).assert_code(2).assert_contains("EL107");
+    repo.evalock(&["check", "--rev", "feature"])
+        .assert_code(2)
+        .assert_contains("EL107");
     repo.evalock(&["check", "--rev", "main"]).assert_code(0);
-    repo.evalock(&["check", "--rev", "no-such-branch"]).assert_code(64).assert_contains("no-such-branch");
+    repo.evalock(&["check", "--rev", "no-such-branch"])
+        .assert_code(64)
+        .assert_contains("no-such-branch");
 }
 
 #[test]
@@ -188,19 +249,27 @@ fn base_rules_use_the_merge_base_not_the_moving_base_branch() {
     let repo = locked_demo();
     // main moves on after the branch point: it edits a case properly (version bump).
     repo.git(&["checkout", "-q", "main"]);
-    repo.replace("evals/support.jsonl", r#""id": "shipping-cost", "version": 1"#, r#""id": "shipping-cost", "version": 2"#);
+    repo.replace(
+        "evals/support.jsonl",
+        r#""id": "shipping-cost", "version": 1"#,
+        r#""id": "shipping-cost", "version": 2"#,
+    );
     repo.evalock(&["lock"]).assert_code(0);
     repo.commit_all("bump shipping-cost on main");
     repo.git(&["checkout", "-q", "feature"]);
     // feature never saw that change: comparing with main's tip would call it a rollback.
-    repo.evalock(&["check", "--base", "main"]).assert_code(0).assert_contains("merge base of main");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(0)
+        .assert_contains("merge base of main");
 }
 
 #[test]
 fn duplicate_ids_and_malformed_cases_point_at_the_line() {
     let repo = locked_demo();
     let mut text = repo.read("evals/support.jsonl");
-    text.push_str("{\"id\": \"shipping-cost\", \"version\": 1}\n{\"id\": \"broken\", \"x\": NaN}\n");
+    text.push_str(
+        "{\"id\": \"shipping-cost\", \"version\": 1}\n{\"id\": \"broken\", \"x\": NaN}\n",
+    );
     repo.write("evals/support.jsonl", &text);
     let run = repo.evalock(&["check"]);
     run.assert_code(2)
@@ -218,13 +287,32 @@ fn duplicate_ids_and_malformed_cases_point_at_the_line() {
 fn malformed_config_and_lock_exit_65_with_a_position() {
     let repo = locked_demo();
     let config = repo.read("evalock.toml");
-    repo.write("evalock.toml", config.replace("normalizer = \"ws-v1\"\n\n[[suite]]", "normaliser = \"ws-v1\"\n\n[[suite]]"));
-    repo.evalock(&["check"]).assert_code(65).assert_contains("evalock.toml:").assert_contains("normaliser");
+    repo.write(
+        "evalock.toml",
+        config.replace(
+            "normalizer = \"ws-v1\"\n\n[[suite]]",
+            "normaliser = \"ws-v1\"\n\n[[suite]]",
+        ),
+    );
+    repo.evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.toml:")
+        .assert_contains("normaliser");
     repo.write("evalock.toml", &config);
 
     let lock = repo.read("evalock.lock");
-    repo.write("evalock.lock", lock.replacen("[case.support.address-change]", "<<<<<<< HEAD\n[case.support.address-change]", 1));
-    repo.evalock(&["check"]).assert_code(65).assert_contains("evalock.lock:").assert_contains("run `evalock lock`");
+    repo.write(
+        "evalock.lock",
+        lock.replacen(
+            "[case.support.address-change]",
+            "<<<<<<< HEAD\n[case.support.address-change]",
+            1,
+        ),
+    );
+    repo.evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.lock:")
+        .assert_contains("run `evalock lock`");
     // `lock` regenerates a conflicted lock from the cases.
     repo.evalock(&["lock"]).assert_code(0);
     assert_eq!(repo.read("evalock.lock"), lock);
@@ -255,26 +343,46 @@ fn dash_c_runs_in_another_directory_and_init_detects_the_project() {
     common::copy_tree(&common::fixture("demo"), &repo.join("project"));
     std::fs::remove_file(repo.join("project/evalock.toml")).unwrap();
     std::fs::remove_file(repo.join("project/evalock.lock")).unwrap();
-    repo.evalock(&["-C", "project", "init"]).assert_code(0).assert_contains("suite support: evals/support.jsonl");
+    repo.evalock(&["-C", "project", "init"])
+        .assert_code(0)
+        .assert_contains("suite support: evals/support.jsonl");
     let config = repo.read("project/evalock.toml");
-    assert!(config.contains("prompt = \"prompts/support.txt\""), "{config}");
-    assert!(config.contains("cases = [\"evals/escalation.yaml\"]"), "{config}");
-    repo.evalock(&["-C", "project", "init"]).assert_code(64).assert_contains("--force");
-    repo.evalock(&["-C", "project", "check"]).assert_code(2).assert_contains("no evalock.lock yet");
+    assert!(
+        config.contains("prompt = \"prompts/support.txt\""),
+        "{config}"
+    );
+    assert!(
+        config.contains("cases = [\"evals/escalation.yaml\"]"),
+        "{config}"
+    );
+    repo.evalock(&["-C", "project", "init"])
+        .assert_code(64)
+        .assert_contains("--force");
+    repo.evalock(&["-C", "project", "check"])
+        .assert_code(2)
+        .assert_contains("no evalock.lock yet");
     repo.evalock(&["-C", "project", "lock"]).assert_code(0);
     repo.evalock(&["-C", "project", "check"]).assert_code(0);
     // A project in a subdirectory of the repository works from the index too.
     repo.commit_all("adopt evalock in a subdirectory");
-    repo.evalock(&["-C", "project", "check", "--staged"]).assert_code(0);
-    repo.evalock(&["-C", "project", "check", "--rev", "HEAD"]).assert_code(0);
+    repo.evalock(&["-C", "project", "check", "--staged"])
+        .assert_code(0);
+    repo.evalock(&["-C", "project", "check", "--rev", "HEAD"])
+        .assert_code(0);
 }
 
 #[test]
 fn usage_errors_exit_64() {
     let repo = TestRepo::new();
     repo.evalock(&["check", "--no-such-flag"]).assert_code(64);
-    repo.evalock(&["check", "--staged", "--rev", "HEAD"]).assert_code(64);
-    repo.evalock(&["check"]).assert_code(64).assert_contains("evalock init");
-    repo.evalock(&["-C", "/definitely/not/here", "check"]).assert_code(64);
-    repo.evalock(&["--help"]).assert_code(0).assert_contains("Exit codes");
+    repo.evalock(&["check", "--staged", "--rev", "HEAD"])
+        .assert_code(64);
+    repo.evalock(&["check"])
+        .assert_code(64)
+        .assert_contains("evalock init");
+    repo.evalock(&["-C", "/definitely/not/here", "check"])
+        .assert_code(64);
+    repo.evalock(&["--help"])
+        .assert_code(0)
+        .assert_contains("Exit codes");
 }

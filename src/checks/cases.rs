@@ -35,10 +35,17 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
         .problems
         .iter()
         .map(|problem| {
-            Finding::new(RuleId::MalformedCase, Subject::suite(&suite.name), problem.message.clone())
-                .at(Location::line(&problem.file, problem.line).with_column(problem.column))
-                .help(format!("fix {}:{}:{} and run `evalock check` again", problem.file, problem.line, problem.column))
-                .discriminator(&format!("{}:{}", problem.file, problem.message))
+            Finding::new(
+                RuleId::MalformedCase,
+                Subject::suite(&suite.name),
+                problem.message.clone(),
+            )
+            .at(Location::line(&problem.file, problem.line).with_column(problem.column))
+            .help(format!(
+                "fix {}:{}:{} and run `evalock check` again",
+                problem.file, problem.line, problem.column
+            ))
+            .discriminator(&format!("{}:{}", problem.file, problem.message))
         })
         .collect();
     for pattern in &suite.unmatched_globs {
@@ -69,7 +76,12 @@ pub fn duplicate_case_ids(suite: &SuiteModel) -> Vec<Finding> {
                 Finding::new(
                     RuleId::DuplicateCaseId,
                     Subject::case(&suite.name, &case.id),
-                    format!("case id `{}` is used twice in suite `{}` (first at {})", case.id, suite.name, case_at(first)),
+                    format!(
+                        "case id `{}` is used twice in suite `{}` (first at {})",
+                        case.id,
+                        suite.name,
+                        case_at(first)
+                    ),
                 )
                 .at(case_location(case))
                 .discriminator(&case_at(case)),
@@ -82,7 +94,11 @@ pub fn duplicate_case_ids(suite: &SuiteModel) -> Vec<Finding> {
 /// EL101: each case against its lock entry, and each lock entry against the cases.
 pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
     let Some(lock) = &project.lock else {
-        if project.suites.iter().all(|suite| suite.cases.is_empty() && suite.prompts.is_empty()) {
+        if project
+            .suites
+            .iter()
+            .all(|suite| suite.cases.is_empty() && suite.prompts.is_empty())
+        {
             return Vec::new();
         }
         return vec![Finding::new(
@@ -97,7 +113,10 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
         return vec![Finding::new(
             RuleId::CaseUnlocked,
             Subject::default(),
-            format!("{LOCK_FILE} was written with other hash recipes ({:?})", lock.recipes),
+            format!(
+                "{LOCK_FILE} was written with other hash recipes ({:?})",
+                lock.recipes
+            ),
         )
         .at(Location::line(LOCK_FILE, 1))
         .help("run `evalock lock` to re-pin every case with the current recipes")];
@@ -169,8 +188,17 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
             }
         }
     }
-    let configured: BTreeSet<&str> = project.suites.iter().map(|suite| suite.name.as_str()).collect();
-    for name in lock.suites.keys().chain(lock.cases.keys()).collect::<BTreeSet<_>>() {
+    let configured: BTreeSet<&str> = project
+        .suites
+        .iter()
+        .map(|suite| suite.name.as_str())
+        .collect();
+    for name in lock
+        .suites
+        .keys()
+        .chain(lock.cases.keys())
+        .collect::<BTreeSet<_>>()
+    {
         if !configured.contains(name.as_str()) {
             findings.push(
                 Finding::new(
@@ -188,16 +216,26 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
 
 /// EL107: each prompt file against its locked digest.
 pub fn prompts_unlocked(project: &Project) -> Vec<Finding> {
-    let Some(lock) = &project.lock else { return Vec::new() };
+    let Some(lock) = &project.lock else {
+        return Vec::new();
+    };
     let mut findings = Vec::new();
     for suite in &project.suites {
         let locked = lock.suites.get(&suite.name);
-        let locked_prompts = locked.map(|entry| entry.prompts.clone()).unwrap_or_default();
+        let locked_prompts = locked
+            .map(|entry| entry.prompts.clone())
+            .unwrap_or_default();
         let subject = Subject::suite(&suite.name);
         for prompt in &suite.prompts {
             let message = match (&prompt.digest, locked_prompts.get(&prompt.path)) {
-                (None, _) => format!("prompt file {} of suite `{}` is missing (or is a symlink)", prompt.path, suite.name),
-                (Some(_), None) => format!("prompt file {} of suite `{}` is not in {LOCK_FILE}", prompt.path, suite.name),
+                (None, _) => format!(
+                    "prompt file {} of suite `{}` is missing (or is a symlink)",
+                    prompt.path, suite.name
+                ),
+                (Some(_), None) => format!(
+                    "prompt file {} of suite `{}` is not in {LOCK_FILE}",
+                    prompt.path, suite.name
+                ),
                 (Some(current), Some(frozen)) if current != frozen => format!(
                     "prompt {} of suite `{}` changed ({} locked, {} now)",
                     prompt.path,
@@ -213,13 +251,23 @@ pub fn prompts_unlocked(project: &Project) -> Vec<Finding> {
                     .discriminator(&prompt.path),
             );
         }
-        let current: BTreeSet<&str> = suite.prompts.iter().map(|prompt| prompt.path.as_str()).collect();
-        for path in locked_prompts.keys().filter(|path| !current.contains(path.as_str())) {
+        let current: BTreeSet<&str> = suite
+            .prompts
+            .iter()
+            .map(|prompt| prompt.path.as_str())
+            .collect();
+        for path in locked_prompts
+            .keys()
+            .filter(|path| !current.contains(path.as_str()))
+        {
             findings.push(
                 Finding::new(
                     RuleId::PromptUnlocked,
                     subject.clone(),
-                    format!("prompt {path} is pinned for suite `{}` but no longer configured", suite.name),
+                    format!(
+                        "prompt {path} is pinned for suite `{}` but no longer configured",
+                        suite.name
+                    ),
                 )
                 .at(Location::file(CONFIG_FILE))
                 .discriminator(path),
@@ -233,11 +281,17 @@ pub fn prompts_unlocked(project: &Project) -> Vec<Finding> {
 pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> {
     let mut findings = Vec::new();
     for suite in &project.suites {
-        let Some(base_suite) = base.suite(&suite.name) else { continue };
+        let Some(base_suite) = base.suite(&suite.name) else {
+            continue;
+        };
         for case in &suite.cases {
-            let Some(base_case) = base_suite.case(&case.id) else { continue };
+            let Some(base_case) = base_suite.case(&case.id) else {
+                continue;
+            };
             let subject = Subject::case(&suite.name, &case.id);
-            if case.version == base_case.version && case.contract_digest() != base_case.contract_digest() {
+            if case.version == base_case.version
+                && case.contract_digest() != base_case.contract_digest()
+            {
                 findings.push(
                     Finding::new(
                         RuleId::CaseEditedInPlace,
@@ -251,7 +305,10 @@ pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> 
                         ),
                     )
                     .at(case_location(case))
-                    .help(format!("bump `version` to {} and run `evalock lock`", case.version + 1)),
+                    .help(format!(
+                        "bump `version` to {} and run `evalock lock`",
+                        case.version + 1
+                    )),
                 );
             } else if case.version < base_case.version {
                 findings.push(
@@ -267,7 +324,10 @@ pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> 
                         ),
                     )
                     .at(case_location(case))
-                    .help(format!("versions only move forward: set `version` to {}", base_case.version + 1)),
+                    .help(format!(
+                        "versions only move forward: set `version` to {}",
+                        base_case.version + 1
+                    )),
                 );
             }
         }
@@ -285,9 +345,15 @@ pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
             .filter(|case| !case.retired)
             .map(|case| (case.id.as_str(), (case.file.as_str(), case.version)))
             .collect();
-        if let Some(locked) = base.lock.as_ref().and_then(|lock| lock.cases.get(&base_suite.name)) {
+        if let Some(locked) = base
+            .lock
+            .as_ref()
+            .and_then(|lock| lock.cases.get(&base_suite.name))
+        {
             for (id, entry) in locked.iter().filter(|(_, entry)| !entry.retired) {
-                base_ids.entry(id.as_str()).or_insert((entry.file.as_str(), entry.version));
+                base_ids
+                    .entry(id.as_str())
+                    .or_insert((entry.file.as_str(), entry.version));
             }
         }
         let current = project.suite(&base_suite.name);
@@ -296,8 +362,13 @@ pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
                 continue;
             }
             let message = match current {
-                Some(_) => format!("case `{id}` (version {version}, {file}) was removed instead of retired"),
-                None => format!("suite `{}` was removed with its case `{id}` (version {version}, {file})", base_suite.name),
+                Some(_) => format!(
+                    "case `{id}` (version {version}, {file}) was removed instead of retired"
+                ),
+                None => format!(
+                    "suite `{}` was removed with its case `{id}` (version {version}, {file})",
+                    base_suite.name
+                ),
             };
             findings.push(
                 Finding::new(RuleId::CaseRemoved, Subject::case(&base_suite.name, id), message)

@@ -33,5 +33,7 @@ fn drop_superseded(findings: &mut Vec<Finding>) {
         .filter(|finding| finding.rule == RuleId::CaseRemoved)
         .map(|finding| finding.subject.clone())
         .collect();
-    findings.retain(|finding| !(finding.rule == RuleId::CaseUnlocked && removed.contains(&finding.subject)));
+    findings.retain(|finding| {
+        !(finding.rule == RuleId::CaseUnlocked && removed.contains(&finding.subject))
+    });
 }

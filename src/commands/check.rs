@@ -23,7 +23,12 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
         None => None,
     };
     let findings = check_project(&project, base_project.as_ref().map(|(project, _)| project));
-    Ok(Report::new("check", project.source.clone(), base_project.map(|(_, description)| description), findings))
+    Ok(Report::new(
+        "check",
+        project.source.clone(),
+        base_project.map(|(_, description)| description),
+        findings,
+    ))
 }
 
 /// Loads the project at the merge base of `base` and the judged content (HEAD for the
@@ -41,8 +46,11 @@ fn load_base(options: &CheckOptions, base: &str) -> Result<Option<(Project, Stri
         Err(_) => base_commit,
     };
     let short = &merge_base.to_string()[..7];
-    let description =
-        if merge_base == base_commit { format!("{base} ({short})") } else { format!("merge base of {base} ({short})") };
+    let description = if merge_base == base_commit {
+        format!("{base} ({short})")
+    } else {
+        format!("merge base of {base} ({short})")
+    };
     let snapshot = repo.commit_source(merge_base, description.clone())?;
     Ok(Project::load_if_configured(&snapshot)?.map(|project| (project, description)))
 }

@@ -9,7 +9,16 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// Directories never searched for cases, prompts or skills.
-const IGNORED_DIRECTORIES: &[&str] = &["node_modules", "target", "vendor", "dist", "build", ".venv", "venv", "__pycache__"];
+const IGNORED_DIRECTORIES: &[&str] = &[
+    "node_modules",
+    "target",
+    "vendor",
+    "dist",
+    "build",
+    ".venv",
+    "venv",
+    "__pycache__",
+];
 
 #[derive(Debug)]
 pub struct InitOutcome {
@@ -32,23 +41,41 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         .list("")?
         .into_iter()
         .map(|file| file.path)
-        .filter(|path| !path.split('/').any(|part| IGNORED_DIRECTORIES.contains(&part) || part.starts_with('.')))
+        .filter(|path| {
+            !path
+                .split('/')
+                .any(|part| IGNORED_DIRECTORIES.contains(&part) || part.starts_with('.'))
+        })
         .collect();
     let suites = detect_case_files(&source, &files)?;
-    let prompts: Vec<String> = files.iter().filter(|path| is_prompt(path)).cloned().collect();
+    let prompts: Vec<String> = files
+        .iter()
+        .filter(|path| is_prompt(path))
+        .cloned()
+        .collect();
     let skill_roots = detect_skill_roots(&files);
     let config_text = render(&suites, &prompts, &skill_roots);
     Config::parse(CONFIG_FILE, config_text.as_bytes())
         .map_err(|error| Error::Internal(format!("generated config does not parse: {error}")))?;
     write_atomic(&config_path, config_text.as_bytes())?;
-    Ok(InitOutcome { config_text, suites, prompts, skill_roots })
+    Ok(InitOutcome {
+        config_text,
+        suites,
+        prompts,
+        skill_roots,
+    })
 }
 
-fn detect_case_files(source: &dyn ContentSource, files: &[String]) -> Result<BTreeMap<String, Vec<String>>> {
+fn detect_case_files(
+    source: &dyn ContentSource,
+    files: &[String],
+) -> Result<BTreeMap<String, Vec<String>>> {
     let mut suites: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for path in files {
         let lower = path.to_ascii_lowercase();
-        let is_candidate = [".jsonl", ".ndjson", ".json", ".yaml", ".yml"].iter().any(|ext| lower.ends_with(ext))
+        let is_candidate = [".jsonl", ".ndjson", ".json", ".yaml", ".yml"]
+            .iter()
+            .any(|ext| lower.ends_with(ext))
             && !lower.contains(".baseline.")
             && !lower.ends_with("package.json")
             && !lower.ends_with("skill.json")
@@ -56,16 +83,30 @@ fn detect_case_files(source: &dyn ContentSource, files: &[String]) -> Result<BTr
         if !is_candidate {
             continue;
         }
-        let Some(bytes) = source.read(path)? else { continue };
+        let Some(bytes) = source.read(path)? else {
+            continue;
+        };
         let parsed = parse_case_file(path, &bytes);
         if parsed.cases.is_empty() || !parsed.problems.is_empty() {
             continue;
         }
         let stem = path.rsplit('/').next().unwrap_or(path);
         let stem = stem.split('.').next().unwrap_or(stem);
-        let name: String =
-            stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
-        let name = if name.is_empty() { "cases".to_owned() } else { name };
+        let name: String = stem
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let name = if name.is_empty() {
+            "cases".to_owned()
+        } else {
+            name
+        };
         suites.entry(name).or_default().push(path.clone());
     }
     Ok(suites)
@@ -73,8 +114,13 @@ fn detect_case_files(source: &dyn ContentSource, files: &[String]) -> Result<BTr
 
 fn is_prompt(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    let in_prompt_dir = lower.split('/').any(|part| part == "prompts" || part == "prompt");
-    (in_prompt_dir && [".txt", ".md", ".j2", ".jinja", ".tmpl", ".prompt"].iter().any(|ext| lower.ends_with(ext)))
+    let in_prompt_dir = lower
+        .split('/')
+        .any(|part| part == "prompts" || part == "prompt");
+    (in_prompt_dir
+        && [".txt", ".md", ".j2", ".jinja", ".tmpl", ".prompt"]
+            .iter()
+            .any(|ext| lower.ends_with(ext)))
         || lower.ends_with(".prompt")
 }
 
@@ -93,11 +139,18 @@ fn detect_skill_roots(files: &[String]) -> Vec<String> {
 }
 
 fn toml_list(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|item| crate::model::lock::toml_string(item)).collect();
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|item| crate::model::lock::toml_string(item))
+        .collect();
     format!("[{}]", quoted.join(", "))
 }
 
-fn render(suites: &BTreeMap<String, Vec<String>>, prompts: &[String], skill_roots: &[String]) -> String {
+fn render(
+    suites: &BTreeMap<String, Vec<String>>,
+    prompts: &[String],
+    skill_roots: &[String],
+) -> String {
     let mut out = String::new();
     out.push_str(
         "# evalock.toml: what evalock freezes and checks. Reference: README.md#configuration\n\
@@ -134,7 +187,12 @@ fn render(suites: &BTreeMap<String, Vec<String>>, prompts: &[String], skill_root
         match matching.as_slice() {
             [] if prompts.is_empty() => out.push_str("# prompt = \"prompts/….txt\"\n"),
             [] => {
-                let _ = writeln!(out, "# Pick this suite's prompt file(s); found: {}\n# prompt = {}", prompts.join(", "), toml_list(prompts));
+                let _ = writeln!(
+                    out,
+                    "# Pick this suite's prompt file(s); found: {}\n# prompt = {}",
+                    prompts.join(", "),
+                    toml_list(prompts)
+                );
             }
             [only] => {
                 let _ = writeln!(out, "prompt = {}", crate::model::lock::toml_string(only));
@@ -143,7 +201,10 @@ fn render(suites: &BTreeMap<String, Vec<String>>, prompts: &[String], skill_root
                 let _ = writeln!(out, "prompt = {}", toml_list(several));
             }
         }
-        let base = files[0].rsplit_once('.').map(|(stem, _)| stem).unwrap_or(&files[0]);
+        let base = files[0]
+            .rsplit_once('.')
+            .map(|(stem, _)| stem)
+            .unwrap_or(&files[0]);
         let _ = writeln!(
             out,
             "# Last-good completions, written only by `evalock accept`.\nbaseline = {}\n# The command that produces a completion: one JSON object on stdin per case.\n# completer = [\"python3\", \"tools/complete.py\"]\n# exact | ws-v1 | json-v1\nnormalizer = \"ws-v1\"",

@@ -33,31 +33,51 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
         Err(error) => return Err(Error::io(LOCK_FILE, error)),
     };
-    let project = if check_only { Project::load(&source)? } else { Project::load_without_lock(&source)? };
+    let project = if check_only {
+        Project::load(&source)?
+    } else {
+        Project::load_without_lock(&source)?
+    };
     let blocking = blocking_findings(&project);
     let rendered = project.to_lock().render();
     let changed = existing.as_deref() != Some(rendered.as_bytes());
     if !blocking.is_empty() {
         let report = Report::new("lock", project.source.clone(), None, blocking);
-        return Ok(LockOutcome { report, written: false, changed });
+        return Ok(LockOutcome {
+            report,
+            written: false,
+            changed,
+        });
     }
     if check_only {
         let mut findings = check_project(&project, None);
         if changed && findings.is_empty() {
             findings.push(
-                Finding::new(RuleId::CaseUnlocked, Subject::default(), format!("{LOCK_FILE} is not what `evalock lock` writes"))
-                    .at(Location::file(LOCK_FILE))
-                    .help("run `evalock lock` and commit the result"),
+                Finding::new(
+                    RuleId::CaseUnlocked,
+                    Subject::default(),
+                    format!("{LOCK_FILE} is not what `evalock lock` writes"),
+                )
+                .at(Location::file(LOCK_FILE))
+                .help("run `evalock lock` and commit the result"),
             );
         }
         let report = Report::new("lock --check", project.source.clone(), None, findings);
-        return Ok(LockOutcome { report, written: false, changed });
+        return Ok(LockOutcome {
+            report,
+            written: false,
+            changed,
+        });
     }
     if changed {
         debug_assert!(Lock::parse(LOCK_FILE, rendered.as_bytes()).is_ok());
         write_atomic(&lock_path, rendered.as_bytes())?;
     }
-    Ok(LockOutcome { report: Report::new("lock", project.source.clone(), None, Vec::new()), written: changed, changed })
+    Ok(LockOutcome {
+        report: Report::new("lock", project.source.clone(), None, Vec::new()),
+        written: changed,
+        changed,
+    })
 }
 
 /// Cases that cannot be frozen: a lock written over them would pin garbage.

@@ -62,7 +62,9 @@ enum CaseFormat {
 }
 
 fn format_of(path: &str) -> Option<CaseFormat> {
-    let extension = path.rsplit_once('.').map(|(_, extension)| extension.to_ascii_lowercase())?;
+    let extension = path
+        .rsplit_once('.')
+        .map(|(_, extension)| extension.to_ascii_lowercase())?;
     match extension.as_str() {
         "jsonl" | "ndjson" => Some(CaseFormat::JsonLines),
         "json" => Some(CaseFormat::Json),
@@ -74,7 +76,12 @@ fn format_of(path: &str) -> Option<CaseFormat> {
 /// Parses one case file. Never fails: every problem is reported with its position.
 pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
     let mut parsed = ParsedCaseFile::default();
-    let problem = |line, column, message: String| CaseProblem { file: path.to_owned(), line, column, message };
+    let problem = |line, column, message: String| CaseProblem {
+        file: path.to_owned(),
+        line,
+        column,
+        message,
+    };
     let text = match require_clean_text(bytes) {
         Ok(text) => text,
         Err((line, column, message)) => {
@@ -83,7 +90,11 @@ pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
         }
     };
     let Some(format) = format_of(path) else {
-        parsed.problems.push(problem(1, 1, "unknown case file type: use .jsonl, .json, .yaml or .yml".into()));
+        parsed.problems.push(problem(
+            1,
+            1,
+            "unknown case file type: use .jsonl, .json, .yaml or .yml".into(),
+        ));
         return parsed;
     };
     let elements = match format {
@@ -118,7 +129,10 @@ struct Element {
 
 type Position = (u32, u32, String);
 
-fn json_lines_elements(text: &str, report: &mut dyn FnMut(u32, u32, String)) -> Result<Vec<Element>, Position> {
+fn json_lines_elements(
+    text: &str,
+    report: &mut dyn FnMut(u32, u32, String),
+) -> Result<Vec<Element>, Position> {
     let mut elements = Vec::new();
     for (index, line_text) in text.split('\n').enumerate() {
         let line = u32::try_from(index + 1).unwrap_or(u32::MAX);
@@ -126,16 +140,30 @@ fn json_lines_elements(text: &str, report: &mut dyn FnMut(u32, u32, String)) -> 
             continue;
         }
         match serde_json::from_str::<StrictValue>(line_text) {
-            Ok(StrictValue(value)) => elements.push(Element { value, line, end_line: line, key: None }),
-            Err(error) => report(line, column_u32(error.column()), json_error_message_at(&error, line_text)),
+            Ok(StrictValue(value)) => elements.push(Element {
+                value,
+                line,
+                end_line: line,
+                key: None,
+            }),
+            Err(error) => report(
+                line,
+                column_u32(error.column()),
+                json_error_message_at(&error, line_text),
+            ),
         }
     }
     Ok(elements)
 }
 
 fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
-    let StrictValue(document) = serde_json::from_str::<StrictValue>(text)
-        .map_err(|error| (line_u32(error.line()), column_u32(error.column()), json_error_message_at(&error, text)))?;
+    let StrictValue(document) = serde_json::from_str::<StrictValue>(text).map_err(|error| {
+        (
+            line_u32(error.line()),
+            column_u32(error.column()),
+            json_error_message_at(&error, text),
+        )
+    })?;
     let lines = LineIndex::new(text.as_bytes());
     let spans = top_level_spans(text.as_bytes());
     let span_lines = |index: usize| {
@@ -150,21 +178,38 @@ fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
             .enumerate()
             .map(|(index, value)| {
                 let (line, end_line) = span_lines(index);
-                Element { value, line, end_line, key: None }
+                Element {
+                    value,
+                    line,
+                    end_line,
+                    key: None,
+                }
             })
             .collect()),
-        Value::Object(map) if map.contains_key("id") => {
-            Ok(vec![Element { value: Value::Object(map), line: 1, end_line: lines.line_count(), key: None }])
-        }
+        Value::Object(map) if map.contains_key("id") => Ok(vec![Element {
+            value: Value::Object(map),
+            line: 1,
+            end_line: lines.line_count(),
+            key: None,
+        }]),
         Value::Object(map) => Ok(map
             .into_iter()
             .enumerate()
             .map(|(index, (key, value))| {
                 let (line, end_line) = span_lines(index);
-                Element { value, line, end_line, key: Some(key) }
+                Element {
+                    value,
+                    line,
+                    end_line,
+                    key: Some(key),
+                }
             })
             .collect()),
-        _ => Err((1, 1, "a JSON case file must hold an array of cases, an object of cases, or one case".into())),
+        _ => Err((
+            1,
+            1,
+            "a JSON case file must hold an array of cases, an object of cases, or one case".into(),
+        )),
     }
 }
 
@@ -238,7 +283,12 @@ fn yaml_options() -> serde_saphyr::Options {
 fn yaml_error(error: &serde_saphyr::Error) -> Position {
     let (line, column) = error
         .location()
-        .map(|location| (line_u32(location.line() as usize), column_u32(location.column() as usize)))
+        .map(|location| {
+            (
+                line_u32(location.line() as usize),
+                column_u32(location.column() as usize),
+            )
+        })
         .unwrap_or((1, 1));
     let message = error.to_string();
     let message = message.lines().next().unwrap_or("invalid YAML").to_owned();
@@ -247,34 +297,58 @@ fn yaml_error(error: &serde_saphyr::Error) -> Position {
 
 fn yaml_elements(text: &str) -> Result<Vec<Element>, Position> {
     let StrictValue(document) =
-        serde_saphyr::from_str_with_options::<StrictValue>(text, yaml_options()).map_err(|error| yaml_error(&error))?;
+        serde_saphyr::from_str_with_options::<StrictValue>(text, yaml_options())
+            .map_err(|error| yaml_error(&error))?;
     let line_count = LineIndex::new(text.as_bytes()).line_count();
     let mut elements: Vec<Element> = match document {
         Value::Array(_) => {
             let items: Vec<serde_saphyr::Spanned<StrictValue>> =
-                serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|error| yaml_error(&error))?;
+                serde_saphyr::from_str_with_options(text, yaml_options())
+                    .map_err(|error| yaml_error(&error))?;
             items
                 .into_iter()
                 .map(|item| {
                     let line = line_u32(item.referenced.line() as usize).max(1);
-                    Element { value: item.value.0, line, end_line: line, key: None }
+                    Element {
+                        value: item.value.0,
+                        line,
+                        end_line: line,
+                        key: None,
+                    }
                 })
                 .collect()
         }
         Value::Object(map) if map.contains_key("id") => {
-            vec![Element { value: Value::Object(map), line: 1, end_line: line_count, key: None }]
+            vec![Element {
+                value: Value::Object(map),
+                line: 1,
+                end_line: line_count,
+                key: None,
+            }]
         }
         Value::Object(_) => {
-            let entries: KeyedEntries =
-                serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|error| yaml_error(&error))?;
+            let entries: KeyedEntries = serde_saphyr::from_str_with_options(text, yaml_options())
+                .map_err(|error| yaml_error(&error))?;
             entries
                 .0
                 .into_iter()
-                .map(|(key, line, value)| Element { value, line, end_line: line, key: Some(key) })
+                .map(|(key, line, value)| Element {
+                    value,
+                    line,
+                    end_line: line,
+                    key: Some(key),
+                })
                 .collect()
         }
         Value::Null => Vec::new(),
-        _ => return Err((1, 1, "a YAML case file must hold a list of cases, a mapping of cases, or one case".into())),
+        _ => {
+            return Err((
+                1,
+                1,
+                "a YAML case file must hold a list of cases, a mapping of cases, or one case"
+                    .into(),
+            ))
+        }
     };
     close_yaml_spans(text, &mut elements, line_count);
     Ok(elements)
@@ -289,9 +363,15 @@ fn close_yaml_spans(text: &str, elements: &mut [Element], line_count: u32) {
         if element.end_line != element.line || starts.len() <= 1 && line_count <= 1 {
             continue;
         }
-        let mut end = starts.get(index + 1).map(|next| next.saturating_sub(1)).unwrap_or(line_count);
+        let mut end = starts
+            .get(index + 1)
+            .map(|next| next.saturating_sub(1))
+            .unwrap_or(line_count);
         while end > element.line {
-            let line_text = lines.get(end as usize - 1).map(|line| line.trim()).unwrap_or("");
+            let line_text = lines
+                .get(end as usize - 1)
+                .map(|line| line.trim())
+                .unwrap_or("");
             if line_text.is_empty() || line_text.starts_with('#') {
                 end -= 1;
             } else {
@@ -328,10 +408,22 @@ impl<'de> Deserialize<'de> for KeyedEntries {
 }
 
 fn case_from_element(path: &str, element: Element) -> Result<Case, CaseProblem> {
-    let problem = |message: String| CaseProblem { file: path.to_owned(), line: element.line, column: 1, message };
-    let Element { mut value, line, end_line, key } = element;
+    let problem = |message: String| CaseProblem {
+        file: path.to_owned(),
+        line: element.line,
+        column: 1,
+        message,
+    };
+    let Element {
+        mut value,
+        line,
+        end_line,
+        key,
+    } = element;
     let Value::Object(map) = &mut value else {
-        return Err(problem("a case must be an object with a string `id`".into()));
+        return Err(problem(
+            "a case must be an object with a string `id`".into(),
+        ));
     };
     if let Some(key) = &key {
         match map.get("id") {
@@ -339,7 +431,11 @@ fn case_from_element(path: &str, element: Element) -> Result<Case, CaseProblem> 
                 map.insert("id".into(), Value::String(key.clone()));
             }
             Some(Value::String(id)) if id == key => {}
-            Some(_) => return Err(problem(format!("case listed under `{key}` has a different `id`; make them equal"))),
+            Some(_) => {
+                return Err(problem(format!(
+                    "case listed under `{key}` has a different `id`; make them equal"
+                )))
+            }
         }
     }
     let id = match map.get("id") {
@@ -351,43 +447,81 @@ fn case_from_element(path: &str, element: Element) -> Result<Case, CaseProblem> 
         return Err(problem("`id` must not be empty".into()));
     }
     if id.chars().any(char::is_control) {
-        return Err(problem(format!("`id` {id:?} contains control characters (newline, NUL, ...): use a plain identifier")));
+        return Err(problem(format!(
+            "`id` {id:?} contains control characters (newline, NUL, ...): use a plain identifier"
+        )));
     }
     let version = match map.get("version") {
         None => 1,
         Some(Value::Number(number)) => match number.as_u64() {
             Some(version) if version >= 1 => version,
-            _ => return Err(problem(format!("case `{id}`: `version` must be a positive integer"))),
+            _ => {
+                return Err(problem(format!(
+                    "case `{id}`: `version` must be a positive integer"
+                )))
+            }
         },
-        Some(_) => return Err(problem(format!("case `{id}`: `version` must be a positive integer"))),
+        Some(_) => {
+            return Err(problem(format!(
+                "case `{id}`: `version` must be a positive integer"
+            )))
+        }
     };
     let retired = match map.get("retired") {
         None => false,
         Some(Value::Bool(retired)) => *retired,
-        Some(_) => return Err(problem(format!("case `{id}`: `retired` must be true or false"))),
+        Some(_) => {
+            return Err(problem(format!(
+                "case `{id}`: `retired` must be true or false"
+            )))
+        }
     };
     let grader_version = match map.get("grader_version") {
         None => None,
         Some(Value::String(text)) => Some(text.clone()),
         Some(Value::Number(number)) => Some(number.to_string()),
-        Some(_) => return Err(problem(format!("case `{id}`: `grader_version` must be a string"))),
+        Some(_) => {
+            return Err(problem(format!(
+                "case `{id}`: `grader_version` must be a string"
+            )))
+        }
     };
     if let Some(samples) = map.get("n") {
         if !samples.as_u64().is_some_and(|n| (1..=1000).contains(&n)) {
-            return Err(problem(format!("case `{id}`: `n` must be an integer from 1 to 1000")));
+            return Err(problem(format!(
+                "case `{id}`: `n` must be an integer from 1 to 1000"
+            )));
         }
     }
     let digest = case_digest(&value).map_err(|error| problem(error.to_string()))?;
-    Ok(Case { id, version, digest, file: path.to_owned(), line, end_line, retired, grader_version, value })
+    Ok(Case {
+        id,
+        version,
+        digest,
+        file: path.to_owned(),
+        line,
+        end_line,
+        retired,
+        grader_version,
+        value,
+    })
 }
 
 /// serde_json's message, without its position suffix, and with a plainer word for the
 /// non-JSON number literals people paste from Python.
 fn json_error_message_at(error: &serde_json::Error, text: &str) -> String {
-    let line_text = text.split('\n').nth(error.line().saturating_sub(1)).unwrap_or("");
-    let rest = line_text.get(error.column().saturating_sub(1)..).unwrap_or("");
+    let line_text = text
+        .split('\n')
+        .nth(error.line().saturating_sub(1))
+        .unwrap_or("");
+    let rest = line_text
+        .get(error.column().saturating_sub(1)..)
+        .unwrap_or("");
     let rest = rest.trim_start_matches('-');
-    if ["NaN", "Infinity", "inf", "nan"].iter().any(|literal| rest.starts_with(literal)) {
+    if ["NaN", "Infinity", "inf", "nan"]
+        .iter()
+        .any(|literal| rest.starts_with(literal))
+    {
         return "NaN and Infinity are not JSON numbers (case-v1 cannot hash them): use null or a string".into();
     }
     json_error_message(error)
@@ -415,12 +549,19 @@ mod tests {
     use super::*;
 
     fn ids(parsed: &ParsedCaseFile) -> Vec<(&str, u32, u32)> {
-        parsed.cases.iter().map(|case| (case.id.as_str(), case.line, case.end_line)).collect()
+        parsed
+            .cases
+            .iter()
+            .map(|case| (case.id.as_str(), case.line, case.end_line))
+            .collect()
     }
 
     #[test]
     fn jsonl_keeps_one_line_per_case_and_skips_blank_lines() {
-        let parsed = parse_case_file("a.jsonl", b"{\"id\":\"one\"}\n\n{\"id\":\"two\",\"version\":3}\n");
+        let parsed = parse_case_file(
+            "a.jsonl",
+            b"{\"id\":\"one\"}\n\n{\"id\":\"two\",\"version\":3}\n",
+        );
         assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
         assert_eq!(ids(&parsed), vec![("one", 1, 1), ("two", 3, 3)]);
         assert_eq!(parsed.cases[1].version, 3);
@@ -428,7 +569,10 @@ mod tests {
 
     #[test]
     fn jsonl_bad_line_is_reported_and_the_rest_still_load() {
-        let parsed = parse_case_file("a.jsonl", b"{\"id\":\"one\"}\n{\"id\": \"x\", \"a\":1, \"a\":2}\n{\"id\":\"three\"}\n");
+        let parsed = parse_case_file(
+            "a.jsonl",
+            b"{\"id\":\"one\"}\n{\"id\": \"x\", \"a\":1, \"a\":2}\n{\"id\":\"three\"}\n",
+        );
         assert_eq!(ids(&parsed), vec![("one", 1, 1), ("three", 3, 3)]);
         assert_eq!(parsed.problems.len(), 1);
         assert_eq!(parsed.problems[0].line, 2);
@@ -445,13 +589,19 @@ mod tests {
 
     #[test]
     fn json_object_of_objects_takes_ids_from_keys() {
-        let parsed = parse_case_file("a.json", b"{\n\"a\": {\"input\": 1},\n\"b\": {\"id\": \"b\"}\n}");
+        let parsed = parse_case_file(
+            "a.json",
+            b"{\n\"a\": {\"input\": 1},\n\"b\": {\"id\": \"b\"}\n}",
+        );
         assert_eq!(ids(&parsed), vec![("a", 2, 2), ("b", 3, 3)]);
     }
 
     #[test]
     fn json_single_case_object() {
-        let parsed = parse_case_file("case.json", b"{\n  \"id\": \"solo\",\n  \"version\": 3\n}\n");
+        let parsed = parse_case_file(
+            "case.json",
+            b"{\n  \"id\": \"solo\",\n  \"version\": 3\n}\n",
+        );
         assert_eq!(ids(&parsed), vec![("solo", 1, 5)]);
     }
 
@@ -466,8 +616,14 @@ mod tests {
 
     #[test]
     fn yaml_and_json_of_the_same_case_hash_the_same() {
-        let yaml = parse_case_file("a.yaml", b"- id: a\n  version: 2\n  expect: {must_include: [x]}\n");
-        let json = parse_case_file("a.jsonl", b"{\"expect\":{\"must_include\":[\"x\"]},\"version\":2,\"id\":\"a\"}\n");
+        let yaml = parse_case_file(
+            "a.yaml",
+            b"- id: a\n  version: 2\n  expect: {must_include: [x]}\n",
+        );
+        let json = parse_case_file(
+            "a.jsonl",
+            b"{\"expect\":{\"must_include\":[\"x\"]},\"version\":2,\"id\":\"a\"}\n",
+        );
         assert_eq!(yaml.cases[0].digest, json.cases[0].digest);
     }
 
@@ -489,15 +645,26 @@ mod tests {
         let parsed = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"x\":NaN}\n");
         assert_eq!(parsed.problems.len(), 1);
         assert_eq!(parsed.problems[0].line, 1);
-        assert!(parsed.problems[0].message.contains("NaN and Infinity"), "{:?}", parsed.problems);
+        assert!(
+            parsed.problems[0].message.contains("NaN and Infinity"),
+            "{:?}",
+            parsed.problems
+        );
         let parsed = parse_case_file("a.json", b"[{\"id\":\"a\",\n\"x\": -Infinity}]");
         assert_eq!(parsed.problems[0].line, 2);
-        assert!(parsed.problems[0].message.contains("NaN and Infinity"), "{:?}", parsed.problems);
+        assert!(
+            parsed.problems[0].message.contains("NaN and Infinity"),
+            "{:?}",
+            parsed.problems
+        );
     }
 
     #[test]
     fn missing_or_non_string_ids_are_problems() {
-        let parsed = parse_case_file("a.jsonl", b"{\"input\":1}\n{\"id\":7}\n{\"id\":\"a\\nb\"}\n[1]\n");
+        let parsed = parse_case_file(
+            "a.jsonl",
+            b"{\"input\":1}\n{\"id\":7}\n{\"id\":\"a\\nb\"}\n[1]\n",
+        );
         let lines: Vec<u32> = parsed.problems.iter().map(|problem| problem.line).collect();
         assert_eq!(lines, vec![1, 2, 3, 4]);
         assert!(parsed.cases.is_empty());
@@ -505,7 +672,12 @@ mod tests {
 
     #[test]
     fn bom_and_crlf_are_problems() {
-        assert_eq!(parse_case_file("a.jsonl", b"\xEF\xBB\xBF{\"id\":\"a\"}\n").problems.len(), 1);
+        assert_eq!(
+            parse_case_file("a.jsonl", b"\xEF\xBB\xBF{\"id\":\"a\"}\n")
+                .problems
+                .len(),
+            1
+        );
         let crlf = parse_case_file("a.jsonl", b"{\"id\":\"a\"}\r\n");
         assert_eq!(crlf.problems[0].line, 1);
         assert!(crlf.problems[0].message.contains("CRLF"));
@@ -513,8 +685,15 @@ mod tests {
 
     #[test]
     fn retiring_does_not_move_the_contract_digest() {
-        let live = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"version\":2}\n").cases.remove(0);
-        let retired = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"version\":2,\"retired\":true}\n").cases.remove(0);
+        let live = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"version\":2}\n")
+            .cases
+            .remove(0);
+        let retired = parse_case_file(
+            "a.jsonl",
+            b"{\"id\":\"a\",\"version\":2,\"retired\":true}\n",
+        )
+        .cases
+        .remove(0);
         assert!(retired.retired);
         assert_ne!(live.digest, retired.digest);
         assert_eq!(live.contract_digest(), retired.contract_digest());
@@ -522,7 +701,10 @@ mod tests {
 
     #[test]
     fn bad_versions_are_problems() {
-        let parsed = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"version\":0}\n{\"id\":\"b\",\"version\":\"2\"}\n");
+        let parsed = parse_case_file(
+            "a.jsonl",
+            b"{\"id\":\"a\",\"version\":0}\n{\"id\":\"b\",\"version\":\"2\"}\n",
+        );
         assert_eq!(parsed.problems.len(), 2);
     }
 }

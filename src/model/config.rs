@@ -225,10 +225,14 @@ pub const NORMALIZERS: &[&str] = &["exact", "ws-v1", "json-v1"];
 impl Config {
     /// Parses and validates `evalock.toml`; `path` is used in messages.
     pub fn parse(path: &str, bytes: &[u8]) -> Result<Config> {
-        let text = require_clean_text(bytes)
-            .map_err(|(line, column, message)| Error::malformed(format!("{path}:{line}:{column}"), message))?;
+        let text = require_clean_text(bytes).map_err(|(line, column, message)| {
+            Error::malformed(format!("{path}:{line}:{column}"), message)
+        })?;
         let config: Config = toml::from_str(text).map_err(|error| {
-            Error::malformed(location_of(path, text, error.span()), error.message().trim().to_owned())
+            Error::malformed(
+                location_of(path, text, error.span()),
+                error.message().trim().to_owned(),
+            )
         })?;
         config.validate(path, text)?;
         Ok(config)
@@ -236,7 +240,10 @@ impl Config {
 
     fn validate(&self, path: &str, text: &str) -> Result<()> {
         if self.version != 1 {
-            return Err(Error::malformed(format!("{path}:1"), format!("unsupported config version {}: only 1 exists", self.version)));
+            return Err(Error::malformed(
+                format!("{path}:1"),
+                format!("unsupported config version {}: only 1 exists", self.version),
+            ));
         }
         let mut seen = BTreeMap::new();
         for suite in &self.suites {
@@ -249,15 +256,25 @@ impl Config {
                 ));
             }
             if seen.insert(name.to_owned(), ()).is_some() {
-                return Err(Error::malformed(at(), format!("suite `{name}` is defined twice")));
+                return Err(Error::malformed(
+                    at(),
+                    format!("suite `{name}` is defined twice"),
+                ));
             }
             if suite.cases.is_empty() {
-                return Err(Error::malformed(at(), format!("suite `{name}` lists no `cases` globs")));
+                return Err(Error::malformed(
+                    at(),
+                    format!("suite `{name}` lists no `cases` globs"),
+                ));
             }
             if !NORMALIZERS.contains(&suite.normalizer.as_str()) {
                 return Err(Error::malformed(
                     at(),
-                    format!("suite `{name}`: unknown normalizer `{}` (use one of: {})", suite.normalizer, NORMALIZERS.join(", ")),
+                    format!(
+                        "suite `{name}`: unknown normalizer `{}` (use one of: {})",
+                        suite.normalizer,
+                        NORMALIZERS.join(", ")
+                    ),
                 ));
             }
             if let Some(grader) = &suite.grader {
@@ -269,19 +286,30 @@ impl Config {
                 }
             }
             if matches!(&suite.completer, Some(argv) if argv.is_empty()) {
-                return Err(Error::malformed(at(), format!("suite `{name}`: `completer` must name a program")));
+                return Err(Error::malformed(
+                    at(),
+                    format!("suite `{name}`: `completer` must name a program"),
+                ));
             }
         }
         for (id, grader) in &self.graders {
             if !is_valid_name(id) {
                 return Err(Error::malformed(format!("{path}:1"), format!("grader id `{id}` must be 1-64 characters of letters, digits, `-`, `_` or `.`")));
             }
-            if grader.kind == GraderKind::Command && grader.command.as_ref().is_none_or(Vec::is_empty) {
-                return Err(Error::malformed(format!("{path}:1"), format!("grader `{id}` is a command grader but has no `command`")));
+            if grader.kind == GraderKind::Command
+                && grader.command.as_ref().is_none_or(Vec::is_empty)
+            {
+                return Err(Error::malformed(
+                    format!("{path}:1"),
+                    format!("grader `{id}` is a command grader but has no `command`"),
+                ));
             }
         }
         if !(0.0..=1.0).contains(&self.policy.agreement_min) {
-            return Err(Error::malformed(format!("{path}:1"), "policy.agreement_min must be between 0.0 and 1.0"));
+            return Err(Error::malformed(
+                format!("{path}:1"),
+                "policy.agreement_min must be between 0.0 and 1.0",
+            ));
         }
         Ok(())
     }
@@ -303,7 +331,9 @@ pub fn config_schema() -> String {
 pub fn is_valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
-        && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
 }
 
 fn location_of(path: &str, text: &str, span: Option<Range<usize>>) -> String {
@@ -334,7 +364,11 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_errors_with_a_line() {
-        let error = Config::parse("evalock.toml", b"[[suite]]\nname = \"s\"\ncases = [\"a\"]\ncasess = 1\n").unwrap_err();
+        let error = Config::parse(
+            "evalock.toml",
+            b"[[suite]]\nname = \"s\"\ncases = [\"a\"]\ncasess = 1\n",
+        )
+        .unwrap_err();
         let message = error.to_string();
         assert!(message.starts_with("evalock.toml:4:"), "{message}");
         assert!(message.contains("casess"), "{message}");
@@ -343,20 +377,31 @@ mod tests {
 
     #[test]
     fn unknown_grader_reference_points_at_the_suite() {
-        let error = Config::parse("evalock.toml", b"\n[[suite]]\nname = \"s\"\ncases = [\"a\"]\ngrader = \"nope\"\n").unwrap_err();
+        let error = Config::parse(
+            "evalock.toml",
+            b"\n[[suite]]\nname = \"s\"\ncases = [\"a\"]\ngrader = \"nope\"\n",
+        )
+        .unwrap_err();
         assert!(error.to_string().starts_with("evalock.toml:3:"), "{error}");
     }
 
     #[test]
     fn duplicate_suite_names_are_refused() {
-        let error =
-            Config::parse("c", b"[[suite]]\nname = \"s\"\ncases = [\"a\"]\n[[suite]]\nname = \"s\"\ncases = [\"b\"]\n").unwrap_err();
+        let error = Config::parse(
+            "c",
+            b"[[suite]]\nname = \"s\"\ncases = [\"a\"]\n[[suite]]\nname = \"s\"\ncases = [\"b\"]\n",
+        )
+        .unwrap_err();
         assert!(error.to_string().contains("defined twice"));
     }
 
     #[test]
     fn grader_versions_accept_strings_and_integers() {
-        let config = Config::parse("c", b"[grader.a]\nversion = 3\n[grader.b]\nversion = \"sem-2026-09-16\"\n").unwrap();
+        let config = Config::parse(
+            "c",
+            b"[grader.a]\nversion = 3\n[grader.b]\nversion = \"sem-2026-09-16\"\n",
+        )
+        .unwrap();
         assert_eq!(config.graders["a"].version.0, "3");
         assert_eq!(config.graders["b"].version.0, "sem-2026-09-16");
     }

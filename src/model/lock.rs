@@ -70,13 +70,19 @@ pub struct CaseLock {
 
 impl Lock {
     pub fn new() -> Lock {
-        Lock { lock_version: LOCK_VERSION, recipes: Recipes::default(), suites: BTreeMap::new(), cases: BTreeMap::new() }
+        Lock {
+            lock_version: LOCK_VERSION,
+            recipes: Recipes::default(),
+            suites: BTreeMap::new(),
+            cases: BTreeMap::new(),
+        }
     }
 
     /// Parses a lock; `path` is used in messages.
     pub fn parse(path: &str, bytes: &[u8]) -> Result<Lock> {
-        let text = require_clean_text(bytes)
-            .map_err(|(line, column, message)| Error::malformed(format!("{path}:{line}:{column}"), message))?;
+        let text = require_clean_text(bytes).map_err(|(line, column, message)| {
+            Error::malformed(format!("{path}:{line}:{column}"), message)
+        })?;
         if let Some(line) = conflict_marker_line(text) {
             return Err(Error::malformed(
                 format!("{path}:{line}"),
@@ -91,12 +97,21 @@ impl Lock {
                 }
                 None => format!("{path}:1"),
             };
-            Error::malformed(location, format!("{}; run `evalock lock` to regenerate it", error.message().trim()))
+            Error::malformed(
+                location,
+                format!(
+                    "{}; run `evalock lock` to regenerate it",
+                    error.message().trim()
+                ),
+            )
         })?;
         if lock.lock_version != LOCK_VERSION {
             return Err(Error::malformed(
                 format!("{path}:1"),
-                format!("lock_version {} is not supported (this evalock writes {LOCK_VERSION})", lock.lock_version),
+                format!(
+                    "lock_version {} is not supported (this evalock writes {LOCK_VERSION})",
+                    lock.lock_version
+                ),
             ));
         }
         for (suite, cases) in &lock.cases {
@@ -108,8 +123,9 @@ impl Lock {
         }
         for suite in lock.suites.values() {
             for prompt in suite.prompts.keys() {
-                crate::hash::validate_relative_path(prompt)
-                    .map_err(|error| Error::malformed(path.to_owned(), format!("prompt entry: {error}")))?;
+                crate::hash::validate_relative_path(prompt).map_err(|error| {
+                    Error::malformed(path.to_owned(), format!("prompt entry: {error}"))
+                })?;
             }
         }
         Ok(lock)
@@ -162,13 +178,19 @@ impl Default for Lock {
 /// The 1-based line of the first git conflict marker, if any.
 pub fn conflict_marker_line(text: &str) -> Option<usize> {
     text.split('\n')
-        .position(|line| line.starts_with("<<<<<<< ") || line == "=======" || line.starts_with(">>>>>>> "))
+        .position(|line| {
+            line.starts_with("<<<<<<< ") || line == "=======" || line.starts_with(">>>>>>> ")
+        })
         .map(|index| index + 1)
 }
 
 /// A TOML key: bare when it can be, else a basic string.
 pub fn toml_key(key: &str) -> String {
-    if !key.is_empty() && key.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_') {
+    if !key.is_empty()
+        && key
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+    {
         key.to_owned()
     } else {
         toml_string(key)
@@ -214,11 +236,21 @@ mod tests {
         let cases = lock.cases.entry("support".into()).or_default();
         cases.insert(
             "refund \"quoted\" id".into(),
-            CaseLock { version: 3, digest: bytes_digest(b"a"), file: "evals/support.jsonl".into(), retired: false },
+            CaseLock {
+                version: 3,
+                digest: bytes_digest(b"a"),
+                file: "evals/support.jsonl".into(),
+                retired: false,
+            },
         );
         cases.insert(
             "old-case".into(),
-            CaseLock { version: 1, digest: bytes_digest(b"b"), file: "evals/support.jsonl".into(), retired: true },
+            CaseLock {
+                version: 1,
+                digest: bytes_digest(b"b"),
+                file: "evals/support.jsonl".into(),
+                retired: true,
+            },
         );
         lock
     }
@@ -228,21 +260,38 @@ mod tests {
         let lock = sample();
         let text = lock.render();
         assert_eq!(Lock::parse("evalock.lock", text.as_bytes()).unwrap(), lock);
-        assert_eq!(text, Lock::parse("evalock.lock", text.as_bytes()).unwrap().render(), "render must be stable");
+        assert_eq!(
+            text,
+            Lock::parse("evalock.lock", text.as_bytes())
+                .unwrap()
+                .render(),
+            "render must be stable"
+        );
     }
 
     #[test]
     fn each_case_is_its_own_line_group() {
         let text = sample().render();
-        assert!(text.contains("\n[case.support.old-case]\nversion = 1\n"), "{text}");
-        assert!(text.contains("[case.support.\"refund \\\"quoted\\\" id\"]"), "{text}");
+        assert!(
+            text.contains("\n[case.support.old-case]\nversion = 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[case.support.\"refund \\\"quoted\\\" id\"]"),
+            "{text}"
+        );
     }
 
     #[test]
     fn conflict_markers_are_reported_with_their_line() {
         let text = "lock_version = 1\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> branch\n";
         let error = Lock::parse("evalock.lock", text.as_bytes()).unwrap_err();
-        assert!(error.to_string().starts_with("evalock.lock:2: unresolved merge conflict"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("evalock.lock:2: unresolved merge conflict"),
+            "{error}"
+        );
         assert_eq!(error.exit_code(), 65);
     }
 
@@ -256,7 +305,9 @@ mod tests {
 
     #[test]
     fn traversal_in_lock_paths_is_refused() {
-        let text = sample().render().replace("evals/support.jsonl", "../../etc/passwd");
+        let text = sample()
+            .render()
+            .replace("evals/support.jsonl", "../../etc/passwd");
         assert!(Lock::parse("evalock.lock", text.as_bytes()).is_err());
     }
 }

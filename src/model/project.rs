@@ -64,7 +64,11 @@ fn prompt_digest(prompts: &[PromptFile]) -> Option<Digest> {
             let entries = several
                 .iter()
                 .map(|prompt| {
-                    Some(TreeEntry { path: prompt.path.clone(), kind: EntryKind::File, digest: prompt.digest.clone()? })
+                    Some(TreeEntry {
+                        path: prompt.path.clone(),
+                        kind: EntryKind::File,
+                        digest: prompt.digest.clone()?,
+                    })
                 })
                 .collect::<Option<Vec<_>>>()?;
             tree_digest(&entries).ok()
@@ -114,12 +118,17 @@ impl Project {
     /// lock that is conflicted or corrupt from the sources.
     pub fn load_without_lock(source: &dyn ContentSource) -> Result<Project> {
         Project::load_with(source, false)?.ok_or_else(|| {
-            Error::Usage(format!("no {CONFIG_FILE} in the {}: run `evalock init` to create one", source.describe()))
+            Error::Usage(format!(
+                "no {CONFIG_FILE} in the {}: run `evalock init` to create one",
+                source.describe()
+            ))
         })
     }
 
     fn load_with(source: &dyn ContentSource, read_lock: bool) -> Result<Option<Project>> {
-        let Some(config_bytes) = source.read(CONFIG_FILE)? else { return Ok(None) };
+        let Some(config_bytes) = source.read(CONFIG_FILE)? else {
+            return Ok(None);
+        };
         let config = Config::parse(CONFIG_FILE, &config_bytes)?;
         let lock = match source.read(LOCK_FILE)? {
             Some(bytes) if read_lock => Some(Lock::parse(LOCK_FILE, &bytes)?),
@@ -130,7 +139,12 @@ impl Project {
             .iter()
             .map(|suite| load_suite(source, suite))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Some(Project { config, lock, suites, source: source.describe() }))
+        Ok(Some(Project {
+            config,
+            lock,
+            suites,
+            source: source.describe(),
+        }))
     }
 
     pub fn suite(&self, name: &str) -> Option<&SuiteModel> {
@@ -163,7 +177,10 @@ impl Project {
     }
 }
 
-fn load_suite(source: &dyn ContentSource, suite: &super::config::SuiteConfig) -> Result<SuiteModel> {
+fn load_suite(
+    source: &dyn ContentSource,
+    suite: &super::config::SuiteConfig,
+) -> Result<SuiteModel> {
     let mut case_files = Vec::new();
     let mut unmatched_globs = Vec::new();
     for pattern in &suite.cases {
@@ -201,5 +218,12 @@ fn load_suite(source: &dyn ContentSource, suite: &super::config::SuiteConfig) ->
             Ok(PromptFile { path, digest })
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(SuiteModel { name: suite.name().to_owned(), case_files, cases, problems, unmatched_globs, prompts })
+    Ok(SuiteModel {
+        name: suite.name().to_owned(),
+        case_files,
+        cases,
+        problems,
+        unmatched_globs,
+        prompts,
+    })
 }

@@ -49,9 +49,9 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
 
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
-        Number::from_f64(value)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom("NaN and Infinity are not allowed: JSON and case-v1 cannot represent them"))
+        Number::from_f64(value).map(Value::Number).ok_or_else(|| {
+            E::custom("NaN and Infinity are not allowed: JSON and case-v1 cannot represent them")
+        })
     }
 
     fn visit_str<E>(self, value: &str) -> Result<Value, E> {

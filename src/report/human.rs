@@ -20,10 +20,20 @@ fn severity_colour(severity: Severity) -> &'static str {
 
 /// Renders findings for a terminal; `colour` adds ANSI styling.
 pub fn render(report: &Report, colour: bool) -> String {
-    let paint = |style: &str, text: &str| if colour { format!("{style}{text}{RESET}") } else { text.to_owned() };
+    let paint = |style: &str, text: &str| {
+        if colour {
+            format!("{style}{text}{RESET}")
+        } else {
+            text.to_owned()
+        }
+    };
     let mut out = String::new();
     for finding in &report.findings {
-        let place = finding.location.as_ref().map(|location| format!("{}: ", location.display())).unwrap_or_default();
+        let place = finding
+            .location
+            .as_ref()
+            .map(|location| format!("{}: ", location.display()))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
             "{}{} {} ({}): {}",
@@ -52,18 +62,30 @@ pub fn render(report: &Report, colour: bool) -> String {
         None => report.source.clone(),
     };
     let mut parts = Vec::new();
-    for (count, label) in
-        [(counts.refuse, "refused"), (counts.error, "errors"), (counts.warn, "warnings"), (counts.note, "notes")]
-    {
+    for (count, label) in [
+        (counts.refuse, "refused"),
+        (counts.error, "errors"),
+        (counts.warn, "warnings"),
+        (counts.note, "notes"),
+    ] {
         if count > 0 {
             parts.push(format!("{count} {label}"));
         }
     }
-    let tally = if parts.is_empty() { "no findings".to_owned() } else { parts.join(", ") };
+    let tally = if parts.is_empty() {
+        "no findings".to_owned()
+    } else {
+        parts.join(", ")
+    };
     if !report.findings.is_empty() {
         out.push('\n');
     }
-    let _ = writeln!(out, "evalock {} ({judged}): {} ({tally})", report.command, paint(verdict_style, verdict.as_str()));
+    let _ = writeln!(
+        out,
+        "evalock {} ({judged}): {} ({tally})",
+        report.command,
+        paint(verdict_style, verdict.as_str())
+    );
     out
 }
 
@@ -75,14 +97,29 @@ mod tests {
 
     #[test]
     fn renders_location_rule_and_fix() {
-        let finding = Finding::new(RuleId::CaseEditedInPlace, Subject::case("support", "a"), "case `a` was edited in place")
-            .at(Location::line("evals/support.jsonl", 14))
-            .help("bump `version` to 4 and run `evalock lock`");
-        let report = Report::new("check", "index".into(), Some("main (1234567)".into()), vec![finding]);
+        let finding = Finding::new(
+            RuleId::CaseEditedInPlace,
+            Subject::case("support", "a"),
+            "case `a` was edited in place",
+        )
+        .at(Location::line("evals/support.jsonl", 14))
+        .help("bump `version` to 4 and run `evalock lock`");
+        let report = Report::new(
+            "check",
+            "index".into(),
+            Some("main (1234567)".into()),
+            vec![finding],
+        );
         let text = render(&report, false);
         assert!(text.starts_with("evals/support.jsonl:14: EL102 case-edited-in-place (refuse): case `a` was edited in place\n"), "{text}");
-        assert!(text.contains("  fix: bump `version` to 4 and run `evalock lock`\n"), "{text}");
-        assert!(text.ends_with("evalock check (index vs main (1234567)): BLOCK (1 refused)\n"), "{text}");
+        assert!(
+            text.contains("  fix: bump `version` to 4 and run `evalock lock`\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("evalock check (index vs main (1234567)): BLOCK (1 refused)\n"),
+            "{text}"
+        );
         assert!(!text.contains('\x1b'));
         assert!(render(&report, true).contains('\x1b'));
     }

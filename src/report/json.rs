@@ -39,10 +39,14 @@ pub fn render(report: &Report) -> String {
         findings: report
             .findings
             .iter()
-            .map(|finding| JsonFinding { name: finding.rule.name(), finding })
+            .map(|finding| JsonFinding {
+                name: finding.rule.name(),
+                finding,
+            })
             .collect(),
     };
-    let mut text = serde_json::to_string_pretty(&document).unwrap_or_else(|error| format!("{{\"error\":\"{error}\"}}"));
+    let mut text = serde_json::to_string_pretty(&document)
+        .unwrap_or_else(|error| format!("{{\"error\":\"{error}\"}}"));
     text.push('\n');
     text
 }

@@ -34,8 +34,19 @@ pub struct Counts {
 }
 
 impl Report {
-    pub fn new(command: &str, source: String, base: Option<String>, findings: Vec<Finding>) -> Report {
-        Report { command: command.to_owned(), source, base, findings, fail_on_diff: false }
+    pub fn new(
+        command: &str,
+        source: String,
+        base: Option<String>,
+        findings: Vec<Finding>,
+    ) -> Report {
+        Report {
+            command: command.to_owned(),
+            source,
+            base,
+            findings,
+            fail_on_diff: false,
+        }
     }
 
     pub fn verdict(&self) -> Verdict {

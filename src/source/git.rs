@@ -17,13 +17,20 @@ pub struct GitRepo {
 
 impl GitRepo {
     pub fn discover(project_root: &Path) -> Result<GitRepo> {
-        let repo = gix::discover(project_root)
-            .map_err(|error| Error::git(format!("{} is not inside a git repository: {error}", project_root.display())))?;
-        let workdir = repo
-            .workdir()
-            .ok_or_else(|| Error::git("the repository has no work tree (bare repositories are not supported)"))?;
+        let repo = gix::discover(project_root).map_err(|error| {
+            Error::git(format!(
+                "{} is not inside a git repository: {error}",
+                project_root.display()
+            ))
+        })?;
+        let workdir = repo.workdir().ok_or_else(|| {
+            Error::git("the repository has no work tree (bare repositories are not supported)")
+        })?;
         let prefix = project_prefix(workdir, project_root)?;
-        Ok(GitRepo { repo: repo.into_sync(), prefix })
+        Ok(GitRepo {
+            repo: repo.into_sync(),
+            prefix,
+        })
     }
 
     fn local(&self) -> gix::Repository {
@@ -38,14 +45,16 @@ impl GitRepo {
     /// Resolves a revision (`main`, `HEAD~2`, a SHA) to a commit id.
     pub fn resolve_commit(&self, revision: &str) -> Result<ObjectId> {
         let repo = self.local();
-        let id = repo
-            .rev_parse_single(revision)
-            .map_err(|error| Error::Usage(format!("cannot resolve revision `{revision}`: {error}")))?;
+        let id = repo.rev_parse_single(revision).map_err(|error| {
+            Error::Usage(format!("cannot resolve revision `{revision}`: {error}"))
+        })?;
         let commit = id
             .object()
             .map_err(Error::git)?
             .peel_to_commit()
-            .map_err(|error| Error::Usage(format!("`{revision}` does not name a commit: {error}")))?;
+            .map_err(|error| {
+                Error::Usage(format!("`{revision}` does not name a commit: {error}"))
+            })?;
         Ok(commit.id)
     }
 
@@ -63,11 +72,21 @@ impl GitRepo {
         let mut entries = BTreeMap::new();
         let mut unmerged = BTreeSet::new();
         if index_path.exists() {
-            let index = gix::index::File::at(&index_path, repo.object_hash(), false, Default::default())
-                .map_err(|error| Error::git(format!("cannot read the index {}: {error}", index_path.display())))?;
+            let index =
+                gix::index::File::at(&index_path, repo.object_hash(), false, Default::default())
+                    .map_err(|error| {
+                        Error::git(format!(
+                            "cannot read the index {}: {error}",
+                            index_path.display()
+                        ))
+                    })?;
             for entry in index.entries() {
-                let Ok(repo_path) = std::str::from_utf8(entry.path(&index)) else { continue };
-                let Some(path) = self.project_relative(repo_path) else { continue };
+                let Ok(repo_path) = std::str::from_utf8(entry.path(&index)) else {
+                    continue;
+                };
+                let Some(path) = self.project_relative(repo_path) else {
+                    continue;
+                };
                 if entry.stage_raw() != 0 {
                     unmerged.insert(path);
                     continue;
@@ -81,7 +100,12 @@ impl GitRepo {
                 entries.insert(path, (entry.id, kind));
             }
         }
-        Ok(GitSnapshot { repo: self.repo.clone(), entries, unmerged, description: "index".into() })
+        Ok(GitSnapshot {
+            repo: self.repo.clone(),
+            entries,
+            unmerged,
+            description: "index".into(),
+        })
     }
 
     /// The content of a commit's tree.
@@ -99,11 +123,17 @@ impl GitRepo {
             .tree()
             .map_err(Error::git)?;
         let mut recorder = gix::traverse::tree::Recorder::default();
-        tree.traverse().breadthfirst(&mut recorder).map_err(Error::git)?;
+        tree.traverse()
+            .breadthfirst(&mut recorder)
+            .map_err(Error::git)?;
         let mut entries = BTreeMap::new();
         for record in recorder.records {
-            let Ok(repo_path) = std::str::from_utf8(&record.filepath) else { continue };
-            let Some(path) = self.project_relative(repo_path) else { continue };
+            let Ok(repo_path) = std::str::from_utf8(&record.filepath) else {
+                continue;
+            };
+            let Some(path) = self.project_relative(repo_path) else {
+                continue;
+            };
             let kind = match record.mode.kind() {
                 gix::object::tree::EntryKind::Blob => EntryKind::File,
                 gix::object::tree::EntryKind::BlobExecutable => EntryKind::Executable,
@@ -112,14 +142,22 @@ impl GitRepo {
             };
             entries.insert(path, (record.oid, kind));
         }
-        Ok(GitSnapshot { repo: self.repo.clone(), entries, unmerged: BTreeSet::new(), description })
+        Ok(GitSnapshot {
+            repo: self.repo.clone(),
+            entries,
+            unmerged: BTreeSet::new(),
+            description,
+        })
     }
 
     fn project_relative(&self, repo_path: &str) -> Option<String> {
         if self.prefix.is_empty() {
             return Some(repo_path.to_owned());
         }
-        repo_path.strip_prefix(&self.prefix)?.strip_prefix('/').map(str::to_owned)
+        repo_path
+            .strip_prefix(&self.prefix)?
+            .strip_prefix('/')
+            .map(str::to_owned)
     }
 }
 
@@ -132,7 +170,9 @@ fn index_path(repo: &gix::Repository) -> PathBuf {
             if path.is_absolute() {
                 path
             } else {
-                std::env::current_dir().map(|cwd| cwd.join(&path)).unwrap_or(path)
+                std::env::current_dir()
+                    .map(|cwd| cwd.join(&path))
+                    .unwrap_or(path)
             }
         }
         _ => repo.index_path(),
@@ -141,14 +181,22 @@ fn index_path(repo: &gix::Repository) -> PathBuf {
 
 fn project_prefix(workdir: &Path, project_root: &Path) -> Result<String> {
     let canonical = |path: &Path| {
-        path.canonicalize().map_err(|error| Error::io(path.display().to_string(), error))
+        path.canonicalize()
+            .map_err(|error| Error::io(path.display().to_string(), error))
     };
     let workdir = canonical(workdir)?;
     let project_root = canonical(project_root)?;
-    let relative = project_root
-        .strip_prefix(&workdir)
-        .map_err(|_| Error::git(format!("{} is outside the work tree {}", project_root.display(), workdir.display())))?;
-    let parts: Vec<String> = relative.components().map(|part| part.as_os_str().to_string_lossy().into_owned()).collect();
+    let relative = project_root.strip_prefix(&workdir).map_err(|_| {
+        Error::git(format!(
+            "{} is outside the work tree {}",
+            project_root.display(),
+            workdir.display()
+        ))
+    })?;
+    let parts: Vec<String> = relative
+        .components()
+        .map(|part| part.as_os_str().to_string_lossy().into_owned())
+        .collect();
     Ok(parts.join("/"))
 }
 
@@ -185,11 +233,16 @@ impl ContentSource for GitSnapshot {
         if self.unmerged.contains(path) {
             return Err(self.unmerged_error(path));
         }
-        let Some((id, _)) = self.entries.get(path) else { return Ok(None) };
+        let Some((id, _)) = self.entries.get(path) else {
+            return Ok(None);
+        };
         let repo = self.repo.to_thread_local();
-        let object = repo
-            .find_object(*id)
-            .map_err(|error| Error::git(format!("cannot read {path} from {}: {error}", self.description)))?;
+        let object = repo.find_object(*id).map_err(|error| {
+            Error::git(format!(
+                "cannot read {path} from {}: {error}",
+                self.description
+            ))
+        })?;
         Ok(Some(object.detach().data))
     }
 
@@ -201,12 +254,19 @@ impl ContentSource for GitSnapshot {
     }
 
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
-        let range_start = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+        let range_start = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
         Ok(self
             .entries
             .range(range_start.clone()..)
             .take_while(|(path, _)| path.starts_with(&range_start))
-            .map(|(path, (_, kind))| SourceFile { path: path.clone(), kind: *kind })
+            .map(|(path, (_, kind))| SourceFile {
+                path: path.clone(),
+                kind: *kind,
+            })
             .collect())
     }
 }

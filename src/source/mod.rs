@@ -48,23 +48,28 @@ pub fn open(project_root: &Path, spec: &SourceSpec) -> Result<Box<dyn ContentSou
     match spec {
         SourceSpec::Worktree => Ok(Box::new(WorktreeSource::new(project_root))),
         SourceSpec::Index => Ok(Box::new(GitRepo::discover(project_root)?.index_source()?)),
-        SourceSpec::Revision(revision) => Ok(Box::new(GitRepo::discover(project_root)?.revision_source(revision)?)),
+        SourceSpec::Revision(revision) => Ok(Box::new(
+            GitRepo::discover(project_root)?.revision_source(revision)?,
+        )),
     }
 }
 
 /// Files of `source` matching any of `patterns` (globs relative to the project root).
 pub fn glob_files(source: &dyn ContentSource, patterns: &[String]) -> Result<Vec<SourceFile>> {
     let matcher = compile_globs(patterns)?;
-    let mut prefixes: Vec<String> = patterns.iter().map(|pattern| literal_prefix(pattern)).collect();
+    let mut prefixes: Vec<String> = patterns
+        .iter()
+        .map(|pattern| literal_prefix(pattern))
+        .collect();
     prefixes.sort();
     prefixes.dedup();
     // A prefix inside another prefix would list the same files twice.
     let roots: Vec<&String> = prefixes
         .iter()
         .filter(|prefix| {
-            !prefixes
-                .iter()
-                .any(|other| other != *prefix && (other.is_empty() || prefix.starts_with(&format!("{other}/"))))
+            !prefixes.iter().any(|other| {
+                other != *prefix && (other.is_empty() || prefix.starts_with(&format!("{other}/")))
+            })
         })
         .collect();
     let mut files = Vec::new();
@@ -83,10 +88,13 @@ pub fn glob_files(source: &dyn ContentSource, patterns: &[String]) -> Result<Vec
 pub fn compile_globs(patterns: &[String]) -> Result<GlobSet> {
     let mut builder = GlobSetBuilder::new();
     for pattern in patterns {
-        let glob = Glob::new(pattern).map_err(|error| Error::Usage(format!("invalid glob `{pattern}`: {error}")))?;
+        let glob = Glob::new(pattern)
+            .map_err(|error| Error::Usage(format!("invalid glob `{pattern}`: {error}")))?;
         builder.add(glob);
     }
-    builder.build().map_err(|error| Error::Usage(format!("invalid globs: {error}")))
+    builder
+        .build()
+        .map_err(|error| Error::Usage(format!("invalid globs: {error}")))
 }
 
 /// The directory part of a glob before its first wildcard: `evals/**/*.jsonl` -> `evals`.

@@ -16,7 +16,9 @@ pub struct WorktreeSource {
 
 impl WorktreeSource {
     pub fn new(root: &Path) -> Self {
-        WorktreeSource { root: root.to_path_buf() }
+        WorktreeSource {
+            root: root.to_path_buf(),
+        }
     }
 
     fn absolute(&self, path: &str) -> PathBuf {
@@ -36,15 +38,24 @@ impl WorktreeSource {
         };
         for entry in entries {
             let entry = entry.map_err(|error| Error::io(display(&directory), error))?;
-            let name = entry.file_name().into_string().map_err(|name| Error::InvalidPath {
-                path: format!("{relative}/{}", name.to_string_lossy()),
-                reason: "file names must be valid UTF-8".into(),
-            })?;
+            let name = entry
+                .file_name()
+                .into_string()
+                .map_err(|name| Error::InvalidPath {
+                    path: format!("{relative}/{}", name.to_string_lossy()),
+                    reason: "file names must be valid UTF-8".into(),
+                })?;
             if relative.is_empty() && SKIPPED_ROOT_DIRECTORIES.contains(&name.as_str()) {
                 continue;
             }
-            let path = if relative.is_empty() { name } else { format!("{relative}/{name}") };
-            let file_type = entry.file_type().map_err(|error| Error::io(path.clone(), error))?;
+            let path = if relative.is_empty() {
+                name
+            } else {
+                format!("{relative}/{name}")
+            };
+            let file_type = entry
+                .file_type()
+                .map_err(|error| Error::io(path.clone(), error))?;
             if file_type.is_dir() {
                 self.walk(&path, files)?;
             } else if let Some(kind) = self.kind_of(&path)? {
@@ -72,21 +83,31 @@ impl ContentSource for WorktreeSource {
                 let target = fs::read_link(&absolute).map_err(|error| Error::io(path, error))?;
                 Ok(Some(target.to_string_lossy().into_owned().into_bytes()))
             }
-            Some(_) => fs::read(&absolute).map(Some).map_err(|error| Error::io(path, error)),
+            Some(_) => fs::read(&absolute)
+                .map(Some)
+                .map_err(|error| Error::io(path, error)),
         }
     }
 
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
         let metadata = match fs::symlink_metadata(self.absolute(path)) {
             Ok(metadata) => metadata,
-            Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => return Ok(None),
+            Err(error)
+                if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
+            {
+                return Ok(None)
+            }
             Err(error) => return Err(Error::io(path, error)),
         };
         let file_type = metadata.file_type();
         Ok(if file_type.is_symlink() {
             Some(EntryKind::Symlink)
         } else if file_type.is_file() {
-            Some(if is_executable(&metadata) { EntryKind::Executable } else { EntryKind::File })
+            Some(if is_executable(&metadata) {
+                EntryKind::Executable
+            } else {
+                EntryKind::File
+            })
         } else {
             None
         })

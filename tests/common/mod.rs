@@ -41,19 +41,33 @@ impl Run {
 
     #[track_caller]
     pub fn assert_code(&self, expected: i32) -> &Run {
-        assert_eq!(self.code, expected, "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, expected,
+            "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 
     #[track_caller]
     pub fn assert_contains(&self, needle: &str) -> &Run {
-        assert!(self.all().contains(needle), "expected {needle:?} in output\n--- stdout\n{}\n--- stderr\n{}", self.stdout, self.stderr);
+        assert!(
+            self.all().contains(needle),
+            "expected {needle:?} in output\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
         self
     }
 
     #[track_caller]
     pub fn assert_not_contains(&self, needle: &str) -> &Run {
-        assert!(!self.all().contains(needle), "did not expect {needle:?} in output\n--- stdout\n{}\n--- stderr\n{}", self.stdout, self.stderr);
+        assert!(
+            !self.all().contains(needle),
+            "did not expect {needle:?} in output\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
         self
     }
 }
@@ -133,7 +147,11 @@ impl TestRepo {
             .env_remove("GIT_DIR")
             .output()
             .expect("run git");
-        assert!(output.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
@@ -184,7 +202,11 @@ impl TestRepo {
 
 /// PATH with the built evalock binary's folder first, for hooks that call `evalock`.
 pub fn path_with_evalock() -> String {
-    let bin_dir = Path::new(EVALOCK).parent().expect("binary dir").display().to_string();
+    let bin_dir = Path::new(EVALOCK)
+        .parent()
+        .expect("binary dir")
+        .display()
+        .to_string();
     format!("{bin_dir}:{}", std::env::var("PATH").unwrap_or_default())
 }
 

@@ -51,7 +51,6 @@ pub enum Command {
     Check(CheckArgs),
     /// List every rule: id, name, severity, what it means and how to fix it.
     Rules(RulesArgs),
-
     // [skills] subcommands (skill audit) go here.
 
     // [run] subcommands (run, accept, review) go here.

@@ -23,7 +23,9 @@ fn run() -> i32 {
         Ok(cli) => cli,
         Err(error) => {
             let code = match error.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => exit_code::CLEAN,
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    exit_code::CLEAN
+                }
                 _ => exit_code::USAGE,
             };
             let _ = error.print();
@@ -47,7 +49,10 @@ fn project_root(cli: &Cli) -> PathBuf {
 fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
     let root = project_root(cli);
     if !root.is_dir() {
-        return Err(evalock::Error::Usage(format!("-C {}: no such directory", root.display())));
+        return Err(evalock::Error::Usage(format!(
+            "-C {}: no such directory",
+            root.display()
+        )));
     }
     match &cli.command {
         Command::Init(init_args) => {
@@ -70,7 +75,11 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 (false, Some(revision)) => SourceSpec::Revision(revision.clone()),
                 (false, None) => SourceSpec::Worktree,
             };
-            let options = commands::CheckOptions { project_root: root, source, base: check_args.base.clone() };
+            let options = commands::CheckOptions {
+                project_root: root,
+                source,
+                base: check_args.base.clone(),
+            };
             let report = commands::check(&options)?;
             printer.report(&report, check_args.format, check_args.output.as_deref())?;
             Ok(report.exit_code())
@@ -78,16 +87,14 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
         Command::Rules(rules_args) => {
             printer.rules(rules_args.rule.as_deref(), rules_args.markdown)?;
             Ok(exit_code::CLEAN)
-        }
+        } // [skills] dispatch goes here.
 
-        // [skills] dispatch goes here.
+          // [run] dispatch goes here.
 
-        // [run] dispatch goes here.
+          // [hook] dispatch goes here.
 
-        // [hook] dispatch goes here.
+          // [github] dispatch goes here.
 
-        // [github] dispatch goes here.
-
-        // [scale] dispatch goes here.
+          // [scale] dispatch goes here.
     }
 }

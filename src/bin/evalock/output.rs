@@ -19,7 +19,9 @@ fn wants_colour(choice: ColorChoice, is_terminal: bool) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => is_terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()),
+        ColorChoice::Auto => {
+            is_terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+        }
     }
 }
 
@@ -39,7 +41,12 @@ impl Printer {
         }
     }
 
-    pub fn report(&self, report: &Report, format: Format, output: Option<&Path>) -> evalock::Result<()> {
+    pub fn report(
+        &self,
+        report: &Report,
+        format: Format,
+        output: Option<&Path>,
+    ) -> evalock::Result<()> {
         let colour = output.is_none() && self.colour_stdout;
         let text = match format {
             Format::Human => report::human::render(report, colour),
@@ -82,20 +89,28 @@ impl Printer {
     pub fn rules(&self, rule: Option<&str>, markdown: bool) -> evalock::Result<()> {
         if let Some(text) = rule {
             let rule_id = RuleId::parse(text).ok_or_else(|| {
-                evalock::Error::Usage(format!("unknown rule `{text}`: `evalock rules` lists them all"))
+                evalock::Error::Usage(format!(
+                    "unknown rule `{text}`: `evalock rules` lists them all"
+                ))
             })?;
             let row = rule_id.rule();
-            println!("{} {} ({})\n\n{}.\n\nfix: {}", row.id, row.name, row.severity, row.summary, row.help);
+            println!(
+                "{} {} ({})\n\n{}.\n\nfix: {}",
+                row.id, row.name, row.severity, row.summary, row.help
+            );
             return Ok(());
         }
         if markdown {
-            println!("| id | name | severity | what | fix |\n| --- | --- | --- | --- | --- |");
-            for row in RULES {
-                println!("| {} | {} | {} | {} | {} |", row.id, row.name, row.severity, row.summary, row.help.replace('|', "\\|"));
-            }
+            print!("{}", evalock::rules::markdown_table());
         } else {
             for row in RULES {
-                println!("{}  {:<28} {:<7} {}", row.id, row.name, row.severity.as_str(), row.summary);
+                println!(
+                    "{}  {:<28} {:<7} {}",
+                    row.id,
+                    row.name,
+                    row.severity.as_str(),
+                    row.summary
+                );
             }
         }
         Ok(())
