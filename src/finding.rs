@@ -2,10 +2,10 @@
 
 use crate::hash::sha256_hex;
 use crate::rules::{RuleId, Severity};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a finding points: a repository-relative path and a 1-based line span.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Location {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -60,7 +60,7 @@ impl Location {
 }
 
 /// What a finding is about, independent of where it is printed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Subject {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suite: Option<String>,

@@ -23,12 +23,13 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
         None => None,
     };
     let findings = check_project(&project, base_project.as_ref().map(|(project, _)| project));
-    Ok(Report::new(
+    let report = Report::new(
         "check",
         project.source.clone(),
         base_project.map(|(_, description)| description),
         findings,
-    ))
+    );
+    Ok(report.with_subjects(project.subjects()))
 }
 
 /// Loads the project at the merge base of `base` and the judged content (HEAD for the

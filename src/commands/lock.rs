@@ -62,7 +62,8 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
                 .help("run `evalock lock` and commit the result"),
             );
         }
-        let report = Report::new("lock --check", project.source.clone(), None, findings);
+        let report = Report::new("lock --check", project.source.clone(), None, findings)
+            .with_subjects(project.subjects());
         return Ok(LockOutcome {
             report,
             written: false,

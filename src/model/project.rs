@@ -5,6 +5,7 @@ use super::cases::{parse_case_file, Case, CaseProblem};
 use super::config::{Config, CONFIG_FILE};
 use super::lock::{CaseLock, Lock, SuiteLock, LOCK_FILE};
 use crate::error::{Error, Result};
+use crate::finding::Subject;
 use crate::hash::{bytes_digest, tree_digest, Digest, EntryKind, TreeEntry};
 use crate::source::{glob_files, ContentSource};
 use rayon::prelude::*;
@@ -145,6 +146,20 @@ impl Project {
             suites,
             source: source.describe(),
         }))
+    }
+
+    /// Every subject this snapshot holds (each case of each suite), for reports that
+    /// count what passed as well as what failed.
+    pub fn subjects(&self) -> Vec<Subject> {
+        self.suites
+            .iter()
+            .flat_map(|suite| {
+                suite
+                    .cases
+                    .iter()
+                    .map(|case| Subject::case(&suite.name, &case.id))
+            })
+            .collect()
     }
 
     pub fn suite(&self, name: &str) -> Option<&SuiteModel> {

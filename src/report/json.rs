@@ -1,9 +1,12 @@
 //! The machine-readable format. Field names are documented in the README and stable:
-//! new fields may be added, existing ones never change meaning.
+//! new fields may be added, existing ones never change meaning. [`parse`] reads it back,
+//! so a saved report can be re-rendered in any format (`evalock report --from`).
 
 use super::{Counts, Report};
-use crate::finding::Finding;
-use serde::Serialize;
+use crate::error::{Error, Result};
+use crate::finding::{Finding, Location, Subject};
+use crate::rules::{RuleId, Severity};
+use serde::{Deserialize, Serialize};
 
 pub const FINDINGS_SCHEMA: &str = "evalock.findings/v1";
 
@@ -13,11 +16,15 @@ struct JsonReport<'a> {
     command: &'a str,
     verdict: &'static str,
     exit_code: i32,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    fail_on_diff: bool,
     source: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     base: Option<&'a str>,
     counts: Counts,
     findings: Vec<JsonFinding<'a>>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    subjects: &'a [Subject],
 }
 
 #[derive(Serialize)]
@@ -33,6 +40,7 @@ pub fn render(report: &Report) -> String {
         command: &report.command,
         verdict: report.verdict().as_str(),
         exit_code: report.exit_code(),
+        fail_on_diff: report.fail_on_diff,
         source: &report.source,
         base: report.base.as_deref(),
         counts: report.counts(),
@@ -44,9 +52,171 @@ pub fn render(report: &Report) -> String {
                 finding,
             })
             .collect(),
+        subjects: &report.subjects,
     };
     let mut text = serde_json::to_string_pretty(&document)
         .unwrap_or_else(|error| format!("{{\"error\":\"{error}\"}}"));
     text.push('\n');
     text
+}
+
+/// What a saved findings report holds; derived fields (verdict, counts, names) are
+/// recomputed from the findings rather than trusted.
+#[derive(Deserialize)]
+struct SavedReport {
+    schema: String,
+    command: String,
+    source: String,
+    #[serde(default)]
+    base: Option<String>,
+    #[serde(default)]
+    fail_on_diff: bool,
+    /// Older writers did not record `fail_on_diff`; exit code 3 implies it.
+    #[serde(default)]
+    exit_code: Option<i32>,
+    findings: Vec<SavedFinding>,
+    #[serde(default)]
+    subjects: Vec<Subject>,
+}
+
+#[derive(Deserialize)]
+struct SavedFinding {
+    rule: String,
+    severity: String,
+    message: String,
+    help: String,
+    #[serde(default)]
+    location: Option<Location>,
+    #[serde(default)]
+    subject: Subject,
+    fingerprint: String,
+    #[serde(default)]
+    detail: Option<String>,
+}
+
+/// Reads a report written by [`render`]; `label` names the file in errors.
+pub fn parse(label: &str, bytes: &[u8]) -> Result<Report> {
+    let saved: SavedReport = serde_json::from_slice(bytes).map_err(|error| {
+        Error::malformed(
+            format!("{label}:{}:{}", error.line(), error.column()),
+            error.to_string(),
+        )
+    })?;
+    if saved.schema != FINDINGS_SCHEMA {
+        return Err(Error::malformed(
+            label,
+            format!("schema is `{}`, expected `{FINDINGS_SCHEMA}`", saved.schema),
+        ));
+    }
+    let findings = saved
+        .findings
+        .into_iter()
+        .enumerate()
+        .map(|(index, finding)| {
+            finding
+                .into_finding()
+                .map_err(|message| Error::malformed(label, format!("findings[{index}]: {message}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut report = Report::new(&saved.command, saved.source, saved.base, findings)
+        .with_subjects(saved.subjects);
+    report.fail_on_diff =
+        saved.fail_on_diff || saved.exit_code == Some(crate::finding::exit_code::MOVED);
+    Ok(report)
+}
+
+impl SavedFinding {
+    fn into_finding(self) -> std::result::Result<Finding, String> {
+        let rule = RuleId::parse(&self.rule)
+            .ok_or_else(|| format!("unknown rule `{}` (`evalock rules` lists them)", self.rule))?;
+        let severity = parse_severity(&self.severity)?;
+        Ok(Finding {
+            rule,
+            severity,
+            message: self.message,
+            help: self.help,
+            location: self.location,
+            subject: self.subject,
+            fingerprint: self.fingerprint,
+            detail: self.detail,
+        })
+    }
+}
+
+fn parse_severity(text: &str) -> std::result::Result<Severity, String> {
+    [
+        Severity::Note,
+        Severity::Warn,
+        Severity::Error,
+        Severity::Refuse,
+    ]
+    .into_iter()
+    .find(|severity| severity.as_str() == text)
+    .ok_or_else(|| format!("unknown severity `{text}`: expected refuse, error, warn or note"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Report {
+        let edited = Finding::new(
+            RuleId::CaseEditedInPlace,
+            Subject::case("support", "a"),
+            "case `a` was edited in place",
+        )
+        .at(Location::span("evals/support.jsonl", 14, 15).with_column(3))
+        .detail("- old\n+ new")
+        .discriminator("x");
+        let moved = Finding::new(RuleId::Moved, Subject::case("support", "b"), "moved");
+        let mut report = Report::new(
+            "run",
+            "index".into(),
+            Some("main (1234567)".into()),
+            vec![edited, moved],
+        )
+        .with_subjects([Subject::case("support", "a"), Subject::case("support", "b")]);
+        report.fail_on_diff = true;
+        report
+    }
+
+    #[test]
+    fn parse_reads_back_what_render_wrote() {
+        let report = sample();
+        let text = render(&report);
+        let parsed = parse("saved.json", text.as_bytes()).expect("parses");
+        assert_eq!(parsed.findings, report.findings);
+        assert_eq!(parsed.subjects, report.subjects);
+        assert_eq!(
+            (parsed.command.as_str(), parsed.source.as_str()),
+            ("run", "index")
+        );
+        assert_eq!(parsed.base, report.base);
+        assert!(parsed.fail_on_diff);
+        assert_eq!(render(&parsed), text);
+    }
+
+    #[test]
+    fn parse_errors_name_the_file_and_place() {
+        let error = parse("saved.json", b"{\n  \"schema\": 3\n}")
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.starts_with("saved.json:2:"), "{error}");
+        let other = render(&sample()).replace(FINDINGS_SCHEMA, "other/v9");
+        let error = parse("saved.json", other.as_bytes())
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("schema is `other/v9`"), "{error}");
+        let bad_rule = render(&sample()).replacen("\"EL102\"", "\"EL999\"", 1);
+        let error = parse("saved.json", bad_rule.as_bytes())
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains("findings[0]: unknown rule `EL999`"),
+            "{error}"
+        );
+    }
 }

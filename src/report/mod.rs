@@ -1,12 +1,21 @@
 //! Reporters: every format renders the same findings. They return text; the binary
 //! decides where it goes.
 
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod read;
+pub mod sarif;
+mod text;
 
-use crate::finding::{exit_code_for, Finding, Verdict};
+pub use read::read_report;
+
+use crate::finding::{exit_code_for, sort_findings, Finding, Subject, Verdict};
 use crate::rules::Severity;
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// What a command found, with enough context for any reporter.
 #[derive(Debug, Clone, Serialize)]
@@ -19,6 +28,11 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
     pub findings: Vec<Finding>,
+    /// Every subject that was judged (each case, skill, grader), with or without findings,
+    /// so JUnit and the summary can count what passed. Empty when the command does not
+    /// know (reporters then list only subjects with findings).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subjects: Vec<Subject>,
     /// Whether moved-only findings fail the gate (exit 3).
     #[serde(skip)]
     pub fail_on_diff: bool,
@@ -45,8 +59,16 @@ impl Report {
             source,
             base,
             findings,
+            subjects: Vec::new(),
             fail_on_diff: false,
         }
+    }
+
+    /// Records every subject that was judged (kept sorted and unique).
+    pub fn with_subjects(mut self, subjects: impl IntoIterator<Item = Subject>) -> Report {
+        let unique: BTreeSet<Subject> = subjects.into_iter().collect();
+        self.subjects = unique.into_iter().collect();
+        self
     }
 
     pub fn verdict(&self) -> Verdict {
@@ -68,5 +90,129 @@ impl Report {
             }
         }
         counts
+    }
+
+    /// One report out of several (`check` and `run` of one pull request): findings that
+    /// share a fingerprint and a rule are reported once, the first source and base win,
+    /// and moved-only findings fail the gate if any part asked for that.
+    pub fn merge(reports: Vec<Report>) -> Option<Report> {
+        let mut reports = reports.into_iter();
+        let mut merged = reports.next()?;
+        let mut commands = vec![merged.command.clone()];
+        let mut seen: BTreeSet<(String, crate::rules::RuleId)> = merged
+            .findings
+            .iter()
+            .map(|finding| (finding.fingerprint.clone(), finding.rule))
+            .collect();
+        let mut subjects: BTreeSet<Subject> = merged.subjects.drain(..).collect();
+        for report in reports {
+            if !commands.contains(&report.command) {
+                commands.push(report.command.clone());
+            }
+            merged.base = merged.base.or(report.base);
+            merged.fail_on_diff |= report.fail_on_diff;
+            subjects.extend(report.subjects);
+            for finding in report.findings {
+                if seen.insert((finding.fingerprint.clone(), finding.rule)) {
+                    merged.findings.push(finding);
+                }
+            }
+        }
+        merged.command = commands.join(" + ");
+        merged.subjects = subjects.into_iter().collect();
+        sort_findings(&mut merged.findings);
+        Some(merged)
+    }
+
+    /// Prefixes every finding's path with `prefix` (`evals-project/`): GitHub resolves
+    /// annotation, SARIF and review paths against the repository root, while evalock
+    /// reports them relative to the project, which may live in a subdirectory.
+    pub fn with_path_prefix(mut self, prefix: &str) -> Report {
+        let prefix = prefix.trim_matches('/');
+        if prefix.is_empty() || prefix == "." {
+            return self;
+        }
+        for location in self
+            .findings
+            .iter_mut()
+            .filter_map(|finding| finding.location.as_mut())
+        {
+            location.path = format!("{prefix}/{}", location.path);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Location;
+    use crate::rules::RuleId;
+
+    fn finding(rule: RuleId, case: &str) -> Finding {
+        Finding::new(
+            rule,
+            Subject::case("support", case),
+            format!("{case} message"),
+        )
+        .at(Location::line("evals/support.jsonl", 3))
+    }
+
+    #[test]
+    fn merge_keeps_each_finding_once_and_every_subject() {
+        let check = Report::new(
+            "check",
+            "working tree".into(),
+            Some("main (1234567)".into()),
+            vec![finding(RuleId::CaseUnlocked, "a")],
+        )
+        .with_subjects([Subject::case("support", "a"), Subject::case("support", "b")]);
+        let mut run = Report::new(
+            "run",
+            "working tree".into(),
+            None,
+            vec![
+                finding(RuleId::CaseUnlocked, "a"),
+                finding(RuleId::Moved, "b"),
+            ],
+        )
+        .with_subjects([Subject::case("support", "b"), Subject::case("support", "c")]);
+        run.fail_on_diff = true;
+        let merged = Report::merge(vec![check, run]).expect("two reports");
+        assert_eq!(merged.command, "check + run");
+        assert_eq!(merged.base.as_deref(), Some("main (1234567)"));
+        assert_eq!(merged.findings.len(), 2);
+        assert_eq!(merged.subjects.len(), 3);
+        assert_eq!(merged.exit_code(), 2);
+        assert!(merged.fail_on_diff);
+        assert!(Report::merge(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn path_prefix_applies_to_located_findings_only() {
+        let unlocated = Finding::new(RuleId::SkillVersion, Subject::skill("s"), "m");
+        let report = Report::new(
+            "check",
+            "index".into(),
+            None,
+            vec![finding(RuleId::CaseUnlocked, "a"), unlocated],
+        );
+        let prefixed = report.clone().with_path_prefix("project/");
+        assert_eq!(
+            prefixed.findings[0]
+                .location
+                .as_ref()
+                .map(|l| l.path.as_str()),
+            Some("project/evals/support.jsonl")
+        );
+        assert!(prefixed.findings[1].location.is_none());
+        let unchanged = report.with_path_prefix("");
+        assert_eq!(
+            unchanged.findings[0]
+                .location
+                .as_ref()
+                .map(|l| l.path.as_str()),
+            Some("evals/support.jsonl")
+        );
     }
 }

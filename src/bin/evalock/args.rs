@@ -58,7 +58,9 @@ pub enum Command {
     // [hook] subcommands go here.
 
     // [github] subcommands (report, github) go here.
-
+    /// Re-render saved reports (`check --format json --output FILE`) in any format; several
+    /// files are merged into one report (each finding once).
+    Report(ReportArgs),
     // [scale] subcommands (merge) go here.
 }
 
@@ -119,6 +121,34 @@ pub struct RulesArgs {
 pub enum Format {
     /// `path:line: EL102 …` then what to do; colour on a terminal.
     Human,
-    /// Stable JSON (schema `evalock.findings/v1`).
+    /// Stable JSON (schema `evalock.findings/v1`); `evalock report --from` reads it back.
     Json,
+    /// SARIF 2.1.0 for GitHub code scanning (`github/codeql-action/upload-sarif`).
+    Sarif,
+    /// JUnit XML: one test suite per suite, one test case per case, skill or grader.
+    Junit,
+    /// Markdown job summary (for GITHUB_STEP_SUMMARY), kept under 1 MiB.
+    Markdown,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`): annotations on the run.
+    Github,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A saved report: `evalock check --format json --output FILE`. Repeat to merge several.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub from: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Prefix every finding's path with DIR (`git rev-parse --show-prefix`) when the project
+    /// lives in a subdirectory: GitHub resolves annotation and SARIF paths from the repository root.
+    #[arg(long, value_name = "DIR")]
+    pub path_prefix: Option<String>,
 }

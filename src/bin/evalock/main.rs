@@ -89,12 +89,39 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
             Ok(exit_code::CLEAN)
         } // [skills] dispatch goes here.
 
-          // [run] dispatch goes here.
+        // [run] dispatch goes here.
 
-          // [hook] dispatch goes here.
+        // [hook] dispatch goes here.
 
-          // [github] dispatch goes here.
-
-          // [scale] dispatch goes here.
+        // [github] dispatch goes here.
+        Command::Report(report_args) => {
+            let report = read_saved_reports(&report_args.from)?;
+            let report = match &report_args.path_prefix {
+                Some(prefix) => report.with_path_prefix(prefix),
+                None => report,
+            };
+            printer.report(&report, report_args.format, report_args.output.as_deref())?;
+            Ok(exit_code::CLEAN)
+        } // [scale] dispatch goes here.
     }
+}
+
+/// Reads and merges saved reports; paths are read as given (not relative to `-C`), like
+/// `--output`.
+fn read_saved_reports(paths: &[PathBuf]) -> evalock::Result<evalock::report::Report> {
+    let reports = paths
+        .iter()
+        .map(|path| {
+            let label = path.display().to_string();
+            let bytes = std::fs::read(path).map_err(|error| match error.kind() {
+                std::io::ErrorKind::NotFound => evalock::Error::Usage(format!(
+                    "{label}: no such file; write one with `evalock check --format json --output {label}`"
+                )),
+                _ => evalock::Error::io(label.clone(), error),
+            })?;
+            evalock::report::read_report(&label, &bytes)
+        })
+        .collect::<evalock::Result<Vec<_>>>()?;
+    evalock::report::Report::merge(reports)
+        .ok_or_else(|| evalock::Error::Usage("`--from FILE` is required".to_owned()))
 }

@@ -51,6 +51,10 @@ impl Printer {
         let text = match format {
             Format::Human => report::human::render(report, colour),
             Format::Json => report::json::render(report),
+            Format::Sarif => report::sarif::render(report),
+            Format::Junit => report::junit::render(report),
+            Format::Markdown => report::markdown::render(report),
+            Format::Github => report::github::render(report),
         };
         match output {
             Some(path) => evalock::fs_util::write_atomic(path, text.as_bytes()),

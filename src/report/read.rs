@@ -1,0 +1,84 @@
+//! Reading saved reports back, whatever command wrote them: the file's `schema` field
+//! picks the reader, so each new kind of saved file is one more match arm.
+
+use super::{json, Report};
+use crate::error::{Error, Result};
+use serde::Deserialize;
+
+/// Every schema [`read_report`] understands, for messages.
+pub const READABLE_SCHEMAS: &[&str] = &[json::FINDINGS_SCHEMA];
+
+#[derive(Deserialize)]
+struct SchemaOnly {
+    #[serde(default)]
+    schema: Option<String>,
+}
+
+/// Reads a saved report (`evalock check --format json`, …); `label` names the file in errors.
+pub fn read_report(label: &str, bytes: &[u8]) -> Result<Report> {
+    let peek: SchemaOnly = serde_json::from_slice(bytes).map_err(|error| {
+        Error::malformed(
+            format!("{label}:{}:{}", error.line(), error.column()),
+            format!("not a JSON report: {error}"),
+        )
+    })?;
+    match peek.schema.as_deref() {
+        Some(json::FINDINGS_SCHEMA) => json::parse(label, bytes),
+        // [run] results files (`evalock run --out`) are read here.
+        Some(other) => Err(unreadable(label, &format!("schema `{other}`"))),
+        None => Err(unreadable(label, "no `schema` field")),
+    }
+}
+
+fn unreadable(label: &str, what: &str) -> Error {
+    Error::malformed(
+        label,
+        format!(
+            "{what}: `evalock report` reads {}; write one with `evalock check --format json --output FILE`",
+            READABLE_SCHEMAS.join(", ")
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{Finding, Subject};
+    use crate::rules::RuleId;
+
+    #[test]
+    fn reads_findings_reports_and_names_what_it_cannot_read() {
+        let report = Report::new(
+            "check",
+            "index".into(),
+            None,
+            vec![Finding::new(
+                RuleId::CaseRemoved,
+                Subject::case("s", "c"),
+                "gone",
+            )],
+        );
+        let read = read_report("r.json", json::render(&report).as_bytes()).expect("readable");
+        assert_eq!(read.findings, report.findings);
+        let error = read_report("r.json", br#"{"schema": "evalock.results/v9"}"#)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.starts_with(
+                "r.json: schema `evalock.results/v9`: `evalock report` reads evalock.findings/v1"
+            ),
+            "{error}"
+        );
+        let error = read_report("r.json", b"[1, 2]")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.starts_with("r.json:1:"), "{error}");
+        let error = read_report("r.json", b"{}")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("no `schema` field"), "{error}");
+    }
+}

@@ -1,0 +1,81 @@
+//! Small pieces several reporters share: how a subject is grouped and named, and
+//! cutting text at a character boundary.
+
+use crate::finding::{Finding, Subject};
+
+/// The group a subject belongs to: its suite, or `skills`, `graders`, `project`.
+pub fn subject_group(subject: &Subject) -> String {
+    if let Some(suite) = &subject.suite {
+        return suite.clone();
+    }
+    if subject.skill.is_some() {
+        return "skills".to_owned();
+    }
+    if subject.grader.is_some() {
+        return "graders".to_owned();
+    }
+    "project".to_owned()
+}
+
+/// The name of a subject within its group: the case id, skill or grader name; for a
+/// finding about no particular subject, the file it points at.
+pub fn subject_name(subject: &Subject, finding: Option<&Finding>) -> String {
+    let named = [&subject.case, &subject.skill, &subject.grader]
+        .into_iter()
+        .flatten()
+        .next();
+    if let Some(name) = named {
+        return name.clone();
+    }
+    if subject.suite.is_some() {
+        return "(suite)".to_owned();
+    }
+    finding
+        .and_then(|finding| finding.location.as_ref())
+        .map(|location| location.path.clone())
+        .unwrap_or_else(|| "(project)".to_owned())
+}
+
+/// `text` cut to at most `max_bytes` bytes at a character boundary, and whether it was cut.
+pub fn cut(text: &str, max_bytes: usize) -> (&str, bool) {
+    if text.len() <= max_bytes {
+        return (text, false);
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&text[..end], true)
+}
+
+/// `count` followed by the noun, singular or plural.
+pub fn plural(count: usize, singular: &str, plural: &str) -> String {
+    if count == 1 {
+        format!("1 {singular}")
+    } else {
+        format!("{count} {plural}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_respects_character_boundaries() {
+        assert_eq!(cut("héllo", 2), ("h", true));
+        assert_eq!(cut("héllo", 3), ("hé", true));
+        assert_eq!(cut("abc", 3), ("abc", false));
+    }
+
+    #[test]
+    fn subjects_group_by_suite_then_kind() {
+        assert_eq!(subject_group(&Subject::case("support", "a")), "support");
+        assert_eq!(subject_group(&Subject::skill("pdf")), "skills");
+        assert_eq!(subject_group(&Subject::grader("g")), "graders");
+        assert_eq!(subject_group(&Subject::default()), "project");
+        assert_eq!(subject_name(&Subject::case("support", "a"), None), "a");
+        assert_eq!(subject_name(&Subject::suite("support"), None), "(suite)");
+        assert_eq!(subject_name(&Subject::default(), None), "(project)");
+    }
+}

@@ -1,0 +1,253 @@
+//! End to end: `evalock check --format sarif|junit|markdown|github` on a real git
+//! repository with a case edited in place, the same on a clean one, and `evalock report`
+//! re-rendering (and merging) saved JSON reports.
+
+mod common;
+mod external_tools;
+
+use common::{Run, TestRepo};
+
+const EDITED_LINE: &str = "evals/support.jsonl:2";
+
+/// The demo project on `main`, and a branch `pr` that edits case `refund-no-order-id`
+/// (line 2) in place without bumping its version.
+fn repo_with_edited_case() -> TestRepo {
+    let repo = TestRepo::with_fixture("demo");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.replace(
+        "evals/support.jsonl",
+        "I want my money back.",
+        "I want my money back, now.",
+    );
+    repo.commit_all("edit a shipped case in place");
+    repo
+}
+
+fn check(repo: &TestRepo, format: &str) -> Run {
+    repo.evalock(&["check", "--base", "main", "--format", format])
+}
+
+#[test]
+fn github_format_annotates_the_edited_line() {
+    let repo = repo_with_edited_case();
+    let run = check(&repo, "github");
+    run.assert_code(2);
+    assert!(
+        run.stdout.contains("::error file=evals/support.jsonl,line=2,title=EL102 case-edited-in-place::case `refund-no-order-id`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.lines().all(|line| line.starts_with("::")),
+        "only workflow commands:\n{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn markdown_format_is_a_job_summary_with_the_verdict_and_the_line() {
+    let repo = repo_with_edited_case();
+    let run = check(&repo, "markdown");
+    run.assert_code(2);
+    run.assert_contains("## ❌ evalock check: BLOCK")
+        .assert_contains("**exit code:** 2")
+        .assert_contains("| ⛔ refuse | 2 |")
+        .assert_contains("#### `support`: 1 of 12 with findings")
+        .assert_contains(&format!(
+            "- ⛔ **EL102 case-edited-in-place** `{EDITED_LINE}`"
+        ));
+}
+
+#[test]
+fn sarif_format_is_valid_and_points_at_the_edited_line() {
+    let repo = repo_with_edited_case();
+    let run = check(&repo, "sarif");
+    run.assert_code(2);
+    let log: serde_json::Value = serde_json::from_str(&run.stdout).expect("SARIF is JSON");
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    let edited = results
+        .iter()
+        .find(|result| result["ruleId"] == "EL102")
+        .expect("an EL102 result");
+    let location = &edited["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], "evals/support.jsonl");
+    assert_eq!(location["region"]["startLine"], 2);
+    let file = repo.join("check.sarif");
+    std::fs::write(&file, &run.stdout).expect("write sarif");
+    if let Some(output) = external_tools::validate_sarif(&[&file]) {
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn junit_format_lists_every_case_and_fails_the_edited_one() {
+    let repo = repo_with_edited_case();
+    let run = repo.evalock(&[
+        "check",
+        "--base",
+        "main",
+        "--format",
+        "junit",
+        "--output",
+        "junit.xml",
+    ]);
+    run.assert_code(2);
+    assert!(run.stdout.is_empty(), "--output writes the file only");
+    let parsed = external_tools::parse_xml(&repo.join("junit.xml"));
+    assert!(
+        parsed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&parsed.stderr)
+    );
+    let structure = String::from_utf8_lossy(&parsed.stdout);
+    assert!(
+        structure.starts_with(
+            "testsuites errors='0' failures='1' name='evalock check: BLOCK' skipped='0' tests='15'"
+        ),
+        "{structure}"
+    );
+    assert!(
+        structure.contains("testcase classname='evalock.support' file='evals/support.jsonl' line='2' name='refund-no-order-id'\nfailure "),
+        "{structure}"
+    );
+    assert_eq!(structure.matches("type='EL102'").count(), 1, "{structure}");
+}
+
+#[test]
+fn a_clean_project_stays_quiet_in_every_format() {
+    let repo = TestRepo::with_fixture("demo");
+    check(&repo, "github").assert_code(0);
+    assert!(check(&repo, "github").stdout.is_empty());
+    check(&repo, "markdown")
+        .assert_code(0)
+        .assert_contains("## ✅ evalock check: PASS")
+        .assert_not_contains("### Findings");
+    let sarif: serde_json::Value =
+        serde_json::from_str(&check(&repo, "sarif").stdout).expect("json");
+    assert_eq!(
+        sarif["runs"][0]["results"].as_array().map(Vec::len),
+        Some(0)
+    );
+    check(&repo, "junit")
+        .assert_code(0)
+        .assert_contains("failures=\"0\" errors=\"0\" skipped=\"0\">")
+        .assert_not_contains("<failure");
+}
+
+#[test]
+fn report_re_renders_a_saved_json_report_exactly() {
+    let repo = repo_with_edited_case();
+    repo.evalock(&[
+        "check",
+        "--base",
+        "main",
+        "--format",
+        "json",
+        "--output",
+        "findings.json",
+    ])
+    .assert_code(2);
+    for format in ["human", "json", "sarif", "junit", "markdown", "github"] {
+        let direct = check(&repo, format);
+        let rendered = repo.evalock(&["report", "--from", "findings.json", "--format", format]);
+        rendered.assert_code(0);
+        assert_eq!(rendered.stdout, direct.stdout, "format {format}");
+    }
+}
+
+#[test]
+fn report_merges_several_files_and_prefixes_paths() {
+    let repo = repo_with_edited_case();
+    repo.evalock(&[
+        "check",
+        "--base",
+        "main",
+        "--format",
+        "json",
+        "--output",
+        "with-base.json",
+    ])
+    .assert_code(2);
+    repo.evalock(&["check", "--format", "json", "--output", "without-base.json"])
+        .assert_code(2);
+    let merged = repo.evalock(&[
+        "report",
+        "--from",
+        "with-base.json",
+        "--from",
+        "without-base.json",
+        "--format",
+        "json",
+    ]);
+    merged.assert_code(0);
+    let report: serde_json::Value = serde_json::from_str(&merged.stdout).expect("json");
+    let rules: Vec<_> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|finding| finding["rule"].clone())
+        .collect();
+    assert_eq!(
+        rules,
+        ["EL101", "EL102"],
+        "the EL101 both runs found is reported once"
+    );
+    assert_eq!(report["exit_code"], 2);
+    let prefixed = repo.evalock(&[
+        "report",
+        "--from",
+        "with-base.json",
+        "--format",
+        "github",
+        "--path-prefix",
+        "evals-project/",
+    ]);
+    prefixed
+        .assert_code(0)
+        .assert_contains("::error file=evals-project/evals/support.jsonl,line=2,");
+}
+
+#[test]
+fn report_explains_files_it_cannot_read() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.evalock(&["report", "--from", "missing.json"])
+        .assert_code(64)
+        .assert_contains("missing.json: no such file; write one with `evalock check --format json --output missing.json`");
+    repo.write(
+        "broken.json",
+        "{\n  \"schema\": \"evalock.findings/v1\",\n  \"findings\": [\n",
+    );
+    repo.evalock(&["report", "--from", "broken.json"])
+        .assert_code(65)
+        .assert_contains("broken.json:4:");
+    repo.write("other.json", "{\"schema\": \"someone.else/v2\"}");
+    repo.evalock(&["report", "--from", "other.json", "--format", "sarif"])
+        .assert_code(65)
+        .assert_contains(
+            "other.json: schema `someone.else/v2`: `evalock report` reads evalock.findings/v1",
+        );
+    repo.evalock(&["report", "--format", "sarif"])
+        .assert_code(64)
+        .assert_contains("--from");
+    repo.evalock(&["check", "--format", "pdf"]).assert_code(64);
+}
+
+#[test]
+fn lock_check_speaks_every_format_too() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.replace(
+        "evals/support.jsonl",
+        "I want my money back.",
+        "I want my money back, now.",
+    );
+    let run = repo.evalock(&["lock", "--check", "--format", "github"]);
+    run.assert_code(2)
+        .assert_contains("::error file=evals/support.jsonl,line=2,title=EL101 case-unlocked::");
+    repo.evalock(&["lock", "--check", "--format", "junit"])
+        .assert_code(2)
+        .assert_contains("<failure type=\"EL101\"");
+}

@@ -1,0 +1,87 @@
+//! External tools some tests drive (python3 with `jsonschema`, actionlint), found on
+//! PATH. `.ci/run` installs them from tests/requirements.txt; in CI a missing tool fails
+//! the test, locally it is skipped with a loud message.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `CI` set and not `false`/`0`/empty, as evalock itself decides.
+pub fn is_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| {
+        !(value.is_empty() || value == "0" || value.eq_ignore_ascii_case("false"))
+    })
+}
+
+/// Panics in CI, warns loudly elsewhere; the caller then skips its test.
+#[track_caller]
+pub fn missing(tool: &str) {
+    let message =
+        format!("{tool} is not installed: python3 -m pip install -r tests/requirements.txt");
+    assert!(!is_ci(), "{message} (CI must install it: see .ci/run)");
+    eprintln!("\n!!!!!!!! SKIPPED: {message} !!!!!!!!\n");
+}
+
+/// An executable named `name` on PATH.
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+}
+
+/// The actionlint binary: `$ACTIONLINT`, or `actionlint` on PATH (the pip wheel installs
+/// it into the interpreter's scripts folder, which pip puts on PATH). A pyenv shim on PATH
+/// that has no actionlint behind it does not count.
+pub fn actionlint() -> Option<PathBuf> {
+    let candidate = std::env::var_os("ACTIONLINT")
+        .map(PathBuf::from)
+        .or_else(|| on_path("actionlint"))?;
+    let runs = Command::new(&candidate)
+        .arg("-version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    runs.then_some(candidate)
+}
+
+/// Validates SARIF files with tests/sarif/validate.py; `None` when jsonschema is missing.
+pub fn validate_sarif(files: &[&Path]) -> Option<Output> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sarif/validate.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .args(files)
+        .output()
+        .expect("run python3");
+    if output.status.code() == Some(3) {
+        missing("python3 package jsonschema");
+        return None;
+    }
+    Some(output)
+}
+
+/// Parses an XML file with Python's standard library and prints the root's attributes
+/// and every element's tag, one per line, so tests can assert on the structure.
+pub fn parse_xml(file: &Path) -> Output {
+    let script = r#"
+import sys, xml.etree.ElementTree as tree
+root = tree.parse(sys.argv[1]).getroot()
+for element in root.iter():
+    attributes = " ".join(f"{key}={value!r}" for key, value in sorted(element.attrib.items()))
+    print(f"{element.tag} {attributes}".rstrip())
+    if element.text and element.text.strip():
+        print("  text " + repr(element.text))
+"#;
+    Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(file)
+        .output()
+        .expect("run python3")
+}
