@@ -37,18 +37,43 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
 }
 
-/// The actionlint binary: `$ACTIONLINT`, or `actionlint` on PATH (the pip wheel installs
-/// it into the interpreter's scripts folder, which pip puts on PATH). A pyenv shim on PATH
-/// that has no actionlint behind it does not count.
-pub fn actionlint() -> Option<PathBuf> {
-    let candidate = std::env::var_os("ACTIONLINT")
-        .map(PathBuf::from)
-        .or_else(|| on_path("actionlint"))?;
-    let runs = Command::new(&candidate)
-        .arg("-version")
+/// A tool installed by pip (`tests/requirements.txt`): `$ENV_VAR`, then `name` on PATH,
+/// then the interpreter's scripts folder (where pip puts it when PATH lacks that folder).
+/// The wheels of actionlint and shellcheck ship only the binary: no `python3 -m` module.
+/// A candidate that cannot even print its version (a pyenv shim with nothing behind it)
+/// does not count.
+pub fn pip_tool(name: &str, env_var: &str, version_flag: &str) -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os(env_var).map(PathBuf::from),
+        on_path(name),
+        python_scripts_dir().map(|dir| dir.join(name)),
+    ];
+    candidates.into_iter().flatten().find(|candidate| {
+        Command::new(candidate)
+            .arg(version_flag)
+            .output()
+            .is_ok_and(|output| output.status.success())
+    })
+}
+
+fn python_scripts_dir() -> Option<PathBuf> {
+    let output = Command::new("python3")
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_path('scripts'))",
+        ])
         .output()
-        .is_ok_and(|output| output.status.success());
-    runs.then_some(candidate)
+        .ok()?;
+    let dir = String::from_utf8(output.stdout).ok()?;
+    output.status.success().then(|| PathBuf::from(dir.trim()))
+}
+
+pub fn actionlint() -> Option<PathBuf> {
+    pip_tool("actionlint", "ACTIONLINT", "-version")
+}
+
+pub fn shellcheck() -> Option<PathBuf> {
+    pip_tool("shellcheck", "SHELLCHECK", "--version")
 }
 
 /// Validates SARIF files with tests/sarif/validate.py; `None` when jsonschema is missing.

@@ -1,0 +1,356 @@
+//! Runs action.yml's steps the way the Actions runner does (`bash --noprofile --norc -eo
+//! pipefail`, `GITHUB_OUTPUT` per step, one `GITHUB_STEP_SUMMARY`, `${{ … }}` replaced,
+//! `if:` evaluated) on a real pull request in a temp git repository, with the built
+//! binary standing in for the cached one. This proves the shell around evalock: the
+//! merge base, the gate code, the outputs, the summary and the posting fallbacks.
+
+mod common;
+
+use common::{TestRepo, EVALOCK};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What a simulated job did.
+struct Job {
+    /// The exit code of the step that failed the job, or 0.
+    code: i32,
+    outputs: BTreeMap<String, String>,
+    summary: String,
+    log: String,
+    /// `RUNNER_TEMP`, kept while the job's files are read.
+    _temp: Option<tempfile::TempDir>,
+}
+
+struct Runner<'a> {
+    action: Value,
+    inputs: BTreeMap<String, String>,
+    base_sha: String,
+    head_sha: String,
+    workspace: &'a Path,
+    temp: PathBuf,
+    steps: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl<'a> Runner<'a> {
+    fn new(repo: &'a TestRepo, temp: &Path, inputs: &[(&str, &str)]) -> Runner<'a> {
+        let text = std::fs::read_to_string(common::manifest_dir().join("action.yml"))
+            .expect("read action.yml");
+        let action: Value = serde_saphyr::from_str(&text).expect("action.yml is YAML");
+        let mut values: BTreeMap<String, String> = action["inputs"]
+            .as_object()
+            .expect("inputs")
+            .iter()
+            .map(|(name, input)| {
+                (
+                    name.clone(),
+                    input["default"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        values.insert("token".into(), "test-token-never-printed".into());
+        for (name, value) in inputs {
+            assert!(values.contains_key(*name), "action.yml has no input {name}");
+            values.insert((*name).to_owned(), (*value).to_owned());
+        }
+        Runner {
+            action,
+            inputs: values,
+            base_sha: repo.git(&["rev-parse", "main"]).trim().to_owned(),
+            head_sha: repo.git(&["rev-parse", "HEAD"]).trim().to_owned(),
+            workspace: repo.path(),
+            temp: temp.to_path_buf(),
+            steps: BTreeMap::new(),
+        }
+    }
+
+    /// The value of one `${{ … }}` expression; the action uses only plain lookups.
+    fn lookup(&self, expression: &str) -> String {
+        let path: Vec<&str> = expression.trim().split('.').collect();
+        match path.as_slice() {
+            ["inputs", name] => self.inputs.get(*name).cloned().unwrap_or_else(|| panic!("unknown input {name}")),
+            ["steps", id, "outputs", name] => {
+                self.steps.get(*id).and_then(|outputs| outputs.get(*name)).cloned().unwrap_or_default()
+            }
+            ["github", "event", "pull_request", "base", "sha"] => self.base_sha.clone(),
+            ["github", "event", "pull_request", "head", "sha"] => self.head_sha.clone(),
+            ["runner", "os"] => "Linux".into(),
+            ["runner", "arch"] => "X64".into(),
+            _ => panic!("the simulated runner does not know `{expression}`: teach it, or keep action.yml simple"),
+        }
+    }
+
+    fn interpolate(&self, text: &str) -> String {
+        let mut result = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("${{") {
+            let end = rest[start..]
+                .find("}}")
+                .map(|end| start + end)
+                .expect("closing }}");
+            result.push_str(&rest[..start]);
+            result.push_str(&self.lookup(&rest[start + 3..end]));
+            rest = &rest[end + 2..];
+        }
+        result.push_str(rest);
+        result
+    }
+
+    /// `a != 'x' && b == ''`: the only form of condition the action uses.
+    fn condition(&self, expression: &str) -> bool {
+        expression.split("&&").all(|comparison| {
+            let (left, right, equal) = match comparison.split_once("!=") {
+                Some((left, right)) => (left, right, false),
+                None => {
+                    let (left, right) = comparison.split_once("==").expect("a comparison");
+                    (left, right, true)
+                }
+            };
+            let literal = right.trim().trim_matches('\'');
+            (self.lookup(left) == literal) == equal
+        })
+    }
+
+    fn run(mut self) -> Job {
+        let summary = self.temp.join("step-summary.md");
+        std::fs::write(&summary, "").expect("summary file");
+        let mut log = String::new();
+        let mut code = 0;
+        let steps = self.action["runs"]["steps"]
+            .as_array()
+            .expect("steps")
+            .clone();
+        for (index, step) in steps.iter().enumerate() {
+            if let Some(condition) = step["if"].as_str() {
+                if !self.condition(condition) {
+                    continue;
+                }
+            }
+            let outputs = match step["uses"].as_str() {
+                Some(uses) => self.restore_cache(uses, step),
+                None => {
+                    let (step_code, outputs, step_log) = self.run_script(index, step, &summary);
+                    log.push_str(&step_log);
+                    code = step_code;
+                    outputs
+                }
+            };
+            if let Some(id) = step["id"].as_str() {
+                self.steps.insert(id.to_owned(), outputs);
+            }
+            if code != 0 {
+                break;
+            }
+        }
+        let outputs = self.action["outputs"]
+            .as_object()
+            .expect("outputs")
+            .iter()
+            .map(|(name, output)| {
+                (
+                    name.clone(),
+                    self.interpolate(output["value"].as_str().expect("value")),
+                )
+            })
+            .collect();
+        Job {
+            code,
+            outputs,
+            summary: std::fs::read_to_string(summary).expect("summary"),
+            log,
+            _temp: None,
+        }
+    }
+
+    /// `actions/cache`: a hit, with the binary under test as the cached evalock.
+    fn restore_cache(&self, uses: &str, step: &Value) -> BTreeMap<String, String> {
+        assert!(
+            uses.starts_with("actions/cache@"),
+            "unexpected action {uses}"
+        );
+        let root =
+            PathBuf::from(self.interpolate(step["with"]["path"].as_str().expect("cache path")));
+        std::fs::create_dir_all(root.join("bin")).expect("cache dir");
+        std::fs::copy(EVALOCK, root.join("bin/evalock")).expect("restore binary");
+        BTreeMap::from([("cache-hit".to_owned(), "true".to_owned())])
+    }
+
+    fn run_script(
+        &self,
+        index: usize,
+        step: &Value,
+        summary: &Path,
+    ) -> (i32, BTreeMap<String, String>, String) {
+        assert_eq!(step["shell"], "bash", "step {index} must say `shell: bash`");
+        let script = self.temp.join(format!("step-{index}.sh"));
+        std::fs::write(&script, step["run"].as_str().expect("run")).expect("write script");
+        let output_file = self.temp.join(format!("step-{index}.out"));
+        std::fs::write(&output_file, "").expect("output file");
+        let directory = match step["working-directory"].as_str() {
+            Some(directory) => self.workspace.join(self.interpolate(directory)),
+            None => self.workspace.to_path_buf(),
+        };
+        let mut command = Command::new("bash");
+        command
+            .args(["--noprofile", "--norc", "-eo", "pipefail"])
+            .arg(&script)
+            .current_dir(directory)
+            .env("CI", "true")
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_OUTPUT", &output_file)
+            .env("GITHUB_STEP_SUMMARY", summary)
+            .env("GITHUB_ACTION_PATH", common::manifest_dir())
+            .env("GITHUB_WORKSPACE", self.workspace)
+            .env("RUNNER_TEMP", &self.temp)
+            .env("HOME", self.workspace)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("NO_COLOR");
+        if let Some(env) = step["env"].as_object() {
+            for (name, value) in env {
+                command.env(name, self.interpolate(value.as_str().expect("env value")));
+            }
+        }
+        let output = command.output().expect("run bash");
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let outputs = std::fs::read_to_string(&output_file)
+            .expect("read outputs")
+            .lines()
+            .filter_map(|line| line.split_once('='))
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect();
+        (output.status.code().unwrap_or(-1), outputs, log)
+    }
+}
+
+/// The demo project on `main`; branch `pr` (checked out) edits a shipped case in place.
+fn pull_request_with_edited_case(project_dir: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    common::copy_tree(&common::fixture("demo"), &repo.join(project_dir));
+    repo.commit_all("adopt evalock");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.replace(
+        &format!("{project_dir}/evals/support.jsonl"),
+        "I want my money back.",
+        "I want my money back, now.",
+    );
+    repo.commit_all("edit a shipped case in place");
+    repo
+}
+
+fn run_action(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
+    let temp = tempfile::tempdir().expect("runner temp");
+    let mut job = Runner::new(repo, temp.path(), inputs).run();
+    job._temp = Some(temp);
+    job
+}
+
+#[test]
+fn a_case_edited_in_place_blocks_with_annotations_summary_and_reports() {
+    let repo = pull_request_with_edited_case(".");
+    let job = run_action(&repo, &[("comment-mode", "annotations")]);
+    assert_eq!(job.code, 2, "the gate exits with check's code\n{}", job.log);
+    assert_eq!(job.outputs["verdict"], "BLOCK");
+    assert_eq!(job.outputs["exit-code"], "2");
+    assert!(
+        job.log
+            .contains("::error file=evals/support.jsonl,line=2,title=EL102 case-edited-in-place::"),
+        "{}",
+        job.log
+    );
+    assert!(job.log.contains("merge base of "), "{}", job.log);
+    assert!(
+        job.summary.starts_with("## ❌ evalock check: BLOCK"),
+        "{}",
+        job.summary
+    );
+    assert!(
+        job.summary.contains("**base:** "),
+        "judged against the merge base:\n{}",
+        job.summary
+    );
+    for output in ["results", "sarif", "junit"] {
+        assert!(
+            Path::new(&job.outputs[output]).is_file(),
+            "{output} = {:?}",
+            job.outputs[output]
+        );
+    }
+    assert_eq!(
+        job.outputs["run-results"], "",
+        "no suites configured, nothing ran"
+    );
+    assert!(!job.log.contains("test-token-never-printed"));
+}
+
+#[test]
+fn posting_failures_never_change_the_gate() {
+    let repo = pull_request_with_edited_case(".");
+    // `evalock github` cannot post here (no API, no event file): the step warns, the gate decides.
+    let job = run_action(&repo, &[("comment-mode", "review")]);
+    assert_eq!(job.code, 2, "{}", job.log);
+    assert!(
+        job.log
+            .contains("::warning title=evalock::posting to the pull request failed"),
+        "{}",
+        job.log
+    );
+    assert!(!job.log.contains("test-token-never-printed"), "{}", job.log);
+}
+
+#[test]
+fn a_clean_pull_request_passes() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.write("notes.txt", "unrelated change\n");
+    repo.commit_all("unrelated");
+    let job = run_action(&repo, &[("comment-mode", "off")]);
+    assert_eq!(job.code, 0, "{}", job.log);
+    assert_eq!(job.outputs["verdict"], "PASS");
+    assert_eq!(job.outputs["exit-code"], "0");
+    assert!(
+        job.summary.starts_with("## ✅ evalock check: PASS"),
+        "{}",
+        job.summary
+    );
+    assert!(!job.log.contains("::error"), "{}", job.log);
+}
+
+#[test]
+fn a_project_in_a_subfolder_reports_repository_paths() {
+    let repo = pull_request_with_edited_case("evals-project");
+    let job = run_action(
+        &repo,
+        &[
+            ("comment-mode", "annotations"),
+            ("working-directory", "evals-project"),
+        ],
+    );
+    assert_eq!(job.code, 2, "{}", job.log);
+    assert!(
+        job.log
+            .contains("::error file=evals-project/evals/support.jsonl,line=2,"),
+        "{}",
+        job.log
+    );
+    let sarif = std::fs::read_to_string(&job.outputs["sarif"]).expect("sarif");
+    assert!(sarif.contains("\"uri\": \"evals-project/evals/support.jsonl\""));
+}
+
+#[test]
+fn bad_inputs_stop_before_anything_runs() {
+    let repo = pull_request_with_edited_case(".");
+    let job = run_action(&repo, &[("comment-mode", "loud")]);
+    assert_eq!(job.code, 64, "{}", job.log);
+    assert!(
+        job.log
+            .contains("comment-mode is 'loud': use review, summary, annotations or off"),
+        "{}",
+        job.log
+    );
+}
