@@ -121,7 +121,7 @@ pub struct RulesArgs {
 pub enum Format {
     /// `path:line: EL102 …` then what to do; colour on a terminal.
     Human,
-    /// Stable JSON (schema `evalock.findings/v1`); `evalock report --from` reads it back.
+    /// Stable JSON (schema `evalock.findings/v1`); `evalock report` reads it back.
     Json,
     /// SARIF 2.1.0 for GitHub code scanning (`github/codeql-action/upload-sarif`).
     Sarif,
@@ -129,7 +129,7 @@ pub enum Format {
     Junit,
     /// Markdown job summary (for GITHUB_STEP_SUMMARY), kept under 1 MiB.
     Markdown,
-    /// GitHub Actions workflow commands (`::error file=…,line=…::…`): annotations on the run.
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`): annotations.
     Github,
 }
 
