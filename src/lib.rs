@@ -18,6 +18,7 @@ pub mod hash;
 pub mod model;
 pub mod report;
 pub mod rules;
+pub mod skills;
 pub mod source;
 pub mod text;
 

@@ -4,6 +4,7 @@
 pub mod cases;
 
 // [skills] module goes here.
+pub mod skills;
 
 // [run] modules go here.
 
@@ -18,6 +19,7 @@ pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> 
     findings.extend(cases::check(project, base));
 
     // [skills] checks go here.
+    findings.extend(skills::check(project, base));
 
     // [run] grader and baseline checks go here.
     drop_superseded(&mut findings);

@@ -4,7 +4,9 @@
 pub mod check;
 pub mod init;
 pub mod lock;
+pub mod skills_audit;
 
 pub use check::{check, CheckOptions};
 pub use init::{init, InitOutcome};
 pub use lock::{lock, LockOutcome};
+pub use skills_audit::{audit as skills_audit, AuditOutcome, AuditStatus};

@@ -138,18 +138,67 @@ pub enum OneOrMany {
 }
 
 /// Where skills live and what they may do.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkillsConfig {
-    /// Globs naming skill folders (each holds a `SKILL.md`).
+    /// Globs naming skill folders (each holds a `SKILL.md`): `skills/*`, `.claude/skills/*`.
     #[serde(default)]
     pub roots: Vec<String>,
     /// Plugin marketplace manifests (`.claude-plugin/marketplace.json`) listing skill paths.
     #[serde(default)]
     pub marketplaces: Vec<String>,
-    /// Permissions and tools a skill may declare.
-    #[serde(default)]
+    /// Permissions (skill.json) and tools (`allowed-tools`) a skill may declare; `*` is a
+    /// wildcard. Absent: the seed article's `fs:read:workspace`, `fs:write:./out`, `net:none`.
+    #[serde(default = "default_allowed_permissions")]
     pub allowed_permissions: Vec<String>,
+    /// Globs of skill folders copied from another repository: they must record
+    /// `source.repo` and a real `source.commit` in skill.json (EL202).
+    #[serde(default)]
+    pub vendored: Vec<String>,
+    /// Extra risky-content patterns, name -> regex (EL206). A built-in name replaces the
+    /// built-in pattern; an empty regex switches it off.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub risky_patterns: BTreeMap<String, Spanned<String>>,
+    /// Warnings a reviewer acknowledged after reading the file (EL205 declared
+    /// executables, EL206 risky lines), each tied to the reviewed bytes by digest.
+    #[serde(default, rename = "acknowledge")]
+    pub acknowledgements: Vec<Acknowledgement>,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        SkillsConfig {
+            roots: Vec::new(),
+            marketplaces: Vec::new(),
+            allowed_permissions: default_allowed_permissions(),
+            vendored: Vec::new(),
+            risky_patterns: BTreeMap::new(),
+            acknowledgements: Vec::new(),
+        }
+    }
+}
+
+/// The seed article's allowlist: a policy vocabulary, used until a project sets its own.
+pub fn default_allowed_permissions() -> Vec<String> {
+    ["fs:read:workspace", "fs:write:./out", "net:none"].map(String::from).to_vec()
+}
+
+/// One reviewed warning: `rule` on `file`, whose bytes had `digest` when it was read.
+/// When the file changes the acknowledgement no longer applies and the warning returns.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Acknowledgement {
+    /// `EL205` (declared executable) or `EL206` (risky content), by id or name.
+    #[schemars(with = "String")]
+    pub rule: Spanned<String>,
+    /// Project-relative path of the reviewed file.
+    pub file: String,
+    /// `sha256:` digest of the reviewed bytes, as evalock prints it in the warning.
+    #[schemars(with = "String", regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
+    pub digest: crate::hash::Digest,
+    /// Why it is acceptable: who reviewed it, and how.
+    pub reason: String,
 }
 
 /// One grader: its version and the sources whose digest is pinned with it.
@@ -305,6 +354,9 @@ impl Config {
                 ));
             }
         }
+        if let Some(skills) = &self.skills {
+            skills.validate(path, text)?;
+        }
         if !(0.0..=1.0).contains(&self.policy.agreement_min) {
             return Err(Error::malformed(
                 format!("{path}:1"),
@@ -325,6 +377,49 @@ pub fn config_schema() -> String {
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     text.push('\n');
     text
+}
+
+impl SkillsConfig {
+    fn validate(&self, path: &str, text: &str) -> Result<()> {
+        let at_table = || format!("{path}:{}", table_line(text, "[skills]"));
+        for pattern in self.roots.iter().chain(&self.vendored) {
+            crate::skills::compile_folder_globs(std::slice::from_ref(pattern))
+                .map_err(|error| Error::malformed(at_table(), error.to_string()))?;
+        }
+        for marketplace in &self.marketplaces {
+            crate::hash::validate_relative_path(marketplace)
+                .map_err(|error| Error::malformed(at_table(), format!("skills.marketplaces: {error}")))?;
+        }
+        for (name, pattern) in &self.risky_patterns {
+            crate::skills::scan::compile_pattern(name, pattern.get_ref()).map_err(|message| {
+                Error::malformed(location_of(path, text, Some(pattern.span())), format!("skills.risky_patterns.{name}: {message}"))
+            })?;
+        }
+        for acknowledgement in &self.acknowledgements {
+            let at = || location_of(path, text, Some(acknowledgement.rule.span()));
+            let rule = crate::rules::RuleId::parse(acknowledgement.rule.get_ref());
+            if !matches!(rule, Some(crate::rules::RuleId::SkillExecutable | crate::rules::RuleId::SkillRiskyContent)) {
+                return Err(Error::malformed(
+                    at(),
+                    format!(
+                        "skills.acknowledge: rule `{}` cannot be acknowledged; only EL205 (declared executables) and EL206 (risky content) can",
+                        acknowledgement.rule.get_ref()
+                    ),
+                ));
+            }
+            crate::hash::validate_relative_path(&acknowledgement.file)
+                .map_err(|error| Error::malformed(at(), format!("skills.acknowledge: {error}")))?;
+            if acknowledgement.reason.trim().is_empty() {
+                return Err(Error::malformed(at(), "skills.acknowledge: give a `reason` (who reviewed the file, and how)"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The 1-based line of a table header such as `[skills]`, or 1.
+fn table_line(text: &str, header: &str) -> usize {
+    text.lines().position(|line| line.trim() == header).map_or(1, |index| index + 1)
 }
 
 /// Names that are safe as lock keys and file names.

@@ -2,6 +2,7 @@
 //! that branches adding different cases merge cleanly.
 
 use crate::error::{Error, Result};
+use super::skill_lock::{render_skills, validate_skill_paths, SkillLock};
 use crate::hash::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
 use crate::text::{require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,9 @@ pub struct Lock {
     /// Cases by suite, then by id.
     #[serde(default, rename = "case")]
     pub cases: BTreeMap<String, BTreeMap<String, CaseLock>>,
+    /// Skills by folder path.
+    #[serde(default, rename = "skill")]
+    pub skills: BTreeMap<String, SkillLock>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -75,6 +79,7 @@ impl Lock {
             recipes: Recipes::default(),
             suites: BTreeMap::new(),
             cases: BTreeMap::new(),
+            skills: BTreeMap::new(),
         }
     }
 
@@ -128,6 +133,7 @@ impl Lock {
                 })?;
             }
         }
+        validate_skill_paths(path, &lock.skills)?;
         Ok(lock)
     }
 
@@ -165,6 +171,7 @@ impl Lock {
                 }
             }
         }
+        render_skills(&mut out, &self.skills);
         out
     }
 }

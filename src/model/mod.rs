@@ -4,10 +4,12 @@ pub mod cases;
 pub mod config;
 pub mod lock;
 pub mod project;
+pub mod skill_lock;
 mod strict_json;
 
 pub use cases::{parse_case_file, Case, CaseProblem, ParsedCaseFile};
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
 pub use lock::{CaseLock, Lock, SuiteLock, LOCK_FILE};
 pub use project::{suite_digest, Project, PromptFile, SuiteModel};
+pub use skill_lock::{FileLock, SkillLock, SourceKind, SourceLock};
 pub use strict_json::StrictValue;

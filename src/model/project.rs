@@ -94,6 +94,8 @@ pub struct Project {
     /// `None` when there is no `evalock.lock` yet.
     pub lock: Option<Lock>,
     pub suites: Vec<SuiteModel>,
+    /// The skills of `[skills]` (empty without that table).
+    pub skills: crate::skills::SkillSet,
     /// `working tree`, `index`, `main (1a2b3c4)`.
     pub source: String,
 }
@@ -140,10 +142,15 @@ impl Project {
             .iter()
             .map(|suite| load_suite(source, suite))
             .collect::<Result<Vec<_>>>()?;
+        let skills = match &config.skills {
+            Some(skills_config) => crate::skills::load_skills(source, skills_config)?,
+            None => crate::skills::SkillSet::default(),
+        };
         Ok(Some(Project {
             config,
             lock,
             suites,
+            skills,
             source: source.describe(),
         }))
     }
@@ -187,6 +194,10 @@ impl Project {
             if !entries.is_empty() {
                 lock.cases.insert(suite.name.clone(), entries);
             }
+        }
+        let skills_config = self.config.skills.clone().unwrap_or_default();
+        for skill in &self.skills.skills {
+            lock.skills.insert(skill.path.clone(), skill.lock_entry(&skills_config));
         }
         lock
     }

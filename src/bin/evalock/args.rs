@@ -52,6 +52,9 @@ pub enum Command {
     /// List every rule: id, name, severity, what it means and how to fix it.
     Rules(RulesArgs),
     // [skills] subcommands (skill audit) go here.
+    /// Agent skills: audit provenance, versioning, permissions and executable content.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
 
     // [run] subcommands (run, accept, review) go here.
 
@@ -62,6 +65,22 @@ pub enum Command {
     /// files are merged into one report (each finding once).
     Report(ReportArgs),
     // [scale] subcommands (merge) go here.
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// Audit skill folders: one PASS/WARN/FAIL line per criterion (provenance, versioning,
+    /// permissions, executables), each followed by the findings behind it.
+    /// Exits 0 when no line says FAIL, 1 otherwise.
+    Audit(SkillsAuditArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SkillsAuditArgs {
+    /// Skill folders (holding a SKILL.md), or folders to search for them. Without any,
+    /// every skill under `[skills] roots` in evalock.toml is audited.
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -87,7 +87,14 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
         Command::Rules(rules_args) => {
             printer.rules(rules_args.rule.as_deref(), rules_args.markdown)?;
             Ok(exit_code::CLEAN)
-        } // [skills] dispatch goes here.
+        }
+
+        // [skills] dispatch goes here.
+        Command::Skills(args::SkillsCommand::Audit(audit_args)) => {
+            let outcome = commands::skills_audit(&root, &audit_args.dirs)?;
+            printer.skills_audit(&outcome);
+            Ok(outcome.exit_code())
+        }
 
         // [run] dispatch goes here.
 

@@ -4,7 +4,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use crate::args::{ColorChoice, Format};
-use evalock::commands::{InitOutcome, LockOutcome};
+use evalock::commands::{AuditOutcome, AuditStatus, InitOutcome, LockOutcome};
 use evalock::report::{self, Report};
 use evalock::rules::{RuleId, RULES};
 use std::io::IsTerminal;
@@ -90,6 +90,40 @@ impl Printer {
         }
     }
 
+    /// The seed article's lines (`FAIL  provenance   …`), each WARN or FAIL followed by
+    /// the findings behind it; a `== path (name)` header when several skills are audited.
+    pub fn skills_audit(&self, outcome: &AuditOutcome) {
+        let paint = |style: &str, text: &str| if self.colour_stdout { format!("{style}{text}\x1b[0m") } else { text.to_owned() };
+        let several = outcome.skills.len() > 1;
+        for (index, skill) in outcome.skills.iter().enumerate() {
+            if several {
+                if index > 0 {
+                    println!();
+                }
+                println!("{}", paint("\x1b[1m", &format!("== {} ({})", skill.path, skill.name)));
+            }
+            for line in &skill.lines {
+                let style = match line.status {
+                    AuditStatus::Pass => "\x1b[32m",
+                    AuditStatus::Warn => "\x1b[33m",
+                    AuditStatus::Fail => "\x1b[1;31m",
+                };
+                let headline = line.headline();
+                let (status, rest) = headline.split_at(5);
+                println!("{}{rest}", paint(style, status));
+                for finding in &line.findings {
+                    print_audit_finding(finding);
+                }
+            }
+        }
+        if !outcome.other.is_empty() {
+            println!();
+            for finding in &outcome.other {
+                print_audit_finding(finding);
+            }
+        }
+    }
+
     pub fn rules(&self, rule: Option<&str>, markdown: bool) -> evalock::Result<()> {
         if let Some(text) = rule {
             let rule_id = RuleId::parse(text).ok_or_else(|| {
@@ -118,5 +152,19 @@ impl Printer {
             }
         }
         Ok(())
+    }
+}
+
+/// `      EL206 path:line: message` and its fix, indented under an audit line.
+fn print_audit_finding(finding: &evalock::Finding) {
+    let place = match &finding.location {
+        // Most skill messages start with the file they are about; say it once.
+        Some(location) if !finding.message.starts_with(&location.path) => format!("{}: ", location.display()),
+        _ => String::new(),
+    };
+    println!("      {} {place}{}", finding.rule.id(), finding.message);
+    println!("        fix: {}", finding.help);
+    for line in finding.detail.iter().flat_map(|detail| detail.lines()) {
+        println!("          {line}");
     }
 }

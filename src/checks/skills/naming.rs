@@ -1,0 +1,115 @@
+//! EL207 name collisions across every root, and EL208 names and descriptions that break
+//! the agentskills specification or differ from their folder.
+
+use super::{field_location, front_matter_location, skill_finding};
+use crate::finding::{Finding, Location};
+use crate::rules::RuleId;
+use crate::skills::spec::{description_problem, name_problem, MAX_COMPATIBILITY_CHARS};
+use crate::skills::Skill;
+use std::collections::BTreeMap;
+
+/// Where a skill's name is written, for anchors.
+fn name_location(skill: &Skill) -> Location {
+    match skill.front_matter.as_ref().and_then(|front| front.name.as_ref()) {
+        Some(name) => field_location(skill.skill_md_path(), name),
+        None => front_matter_location(skill),
+    }
+}
+
+/// EL207: loaders keep one skill per name and silently shadow the others.
+pub fn name_collisions(skills: &[Skill]) -> Vec<Finding> {
+    let mut by_name: BTreeMap<&str, Vec<&Skill>> = BTreeMap::new();
+    for skill in skills {
+        by_name.entry(skill.name()).or_default().push(skill);
+    }
+    let mut findings = Vec::new();
+    for (name, group) in by_name.into_iter().filter(|(_, group)| group.len() > 1) {
+        for skill in &group {
+            let others: Vec<&str> = group.iter().filter(|other| other.path != skill.path).map(|other| other.path.as_str()).collect();
+            findings.push(
+                skill_finding(
+                    RuleId::SkillNameCollision,
+                    skill,
+                    &format!("{name}:{}", others.join(",")),
+                    format!("skill name `{name}` ({}) is also used by {}; a loader keeps one and shadows the others", skill.path, others.join(", ")),
+                )
+                .at(name_location(skill))
+                .help("rename one of the skills: its folder and its `name` together"),
+            );
+        }
+    }
+    findings
+}
+
+/// EL208: the front matter parses, `name` and `description` follow the specification,
+/// and `name` equals the folder (for skills installed under `[skills] roots`).
+pub fn names_invalid(skill: &Skill) -> Vec<Finding> {
+    let finding = |discriminator: &str, message: String, location: Location| {
+        skill_finding(RuleId::SkillNameInvalid, skill, discriminator, message).at(location)
+    };
+    let Some(front) = &skill.front_matter else {
+        let problem = skill.front_matter_problem.clone().unwrap_or_else(|| crate::skills::Problem::at(1, 1, "SKILL.md cannot be read"));
+        return vec![finding(
+            "front-matter",
+            format!("{}: {}", skill.skill_md_path(), problem.message),
+            Location::line(skill.skill_md_path(), problem.line).with_column(problem.column),
+        )
+        .help(format!("fix {}:{} (see https://agentskills.io/specification)", skill.skill_md_path(), problem.line))];
+    };
+    let mut findings = Vec::new();
+    match &front.name {
+        None => findings.push(
+            finding("name-missing", format!("{} has no `name`", skill.skill_md_path()), front_matter_location(skill))
+                .help(format!("add `name: {}` to the front matter", skill.folder_name())),
+        ),
+        Some(name) => {
+            let at = field_location(skill.skill_md_path(), name);
+            if let Some(problem) = name_problem(&name.value) {
+                findings.push(finding("name", format!("skill `{}`: {problem}", skill.path), at.clone()));
+            } else if skill.configured && name.value != skill.folder_name() {
+                findings.push(
+                    finding(
+                        "folder",
+                        format!("skill name `{}` differs from its folder `{}`", name.value, skill.folder_name()),
+                        at.clone(),
+                    )
+                    .help("rename the folder or the `name` so they match: loaders find skills by folder"),
+                );
+            }
+            if let Some(manifest_name) = skill.manifest.as_ref().and_then(|manifest| manifest.name.as_ref()) {
+                if manifest_name.value != name.value {
+                    findings.push(
+                        finding(
+                            "manifest-name",
+                            format!("skill.json names the skill `{}` but SKILL.md names it `{}`", manifest_name.value, name.value),
+                            field_location(skill.manifest_path(), manifest_name),
+                        )
+                        .help("use the same name in skill.json and SKILL.md"),
+                    );
+                }
+            }
+        }
+    }
+    match &front.description {
+        None => findings.push(
+            finding("description-missing", format!("{} has no `description`", skill.skill_md_path()), front_matter_location(skill))
+                .help("add `description:` saying what the skill does and when to use it"),
+        ),
+        Some(description) => {
+            if let Some(problem) = description_problem(&description.value) {
+                findings.push(finding("description", format!("skill `{}`: {problem}", skill.name()), field_location(skill.skill_md_path(), description)));
+            }
+        }
+    }
+    if let Some(compatibility) = &front.compatibility {
+        let length = compatibility.value.chars().count();
+        if length == 0 || length > MAX_COMPATIBILITY_CHARS {
+            findings.push(finding(
+                "compatibility",
+                format!("skill `{}`: `compatibility` is {length} characters; it must be 1-{MAX_COMPATIBILITY_CHARS}", skill.name()),
+                field_location(skill.skill_md_path(), compatibility),
+            ));
+        }
+    }
+    findings
+}

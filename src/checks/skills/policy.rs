@@ -1,0 +1,177 @@
+//! EL202 provenance, EL203 version, EL204 permissions and EL209 permission growth
+//! against the base revision.
+
+use super::{field_location, front_matter_location, skill_finding};
+use crate::finding::{Finding, Location};
+use crate::rules::RuleId;
+use crate::skills::spec::{is_allowed, is_real_commit, is_semver, python_list, python_repr};
+use crate::skills::{Skill, SourceDecl};
+use std::collections::BTreeSet;
+
+/// EL202: a vendored or registry skill records its repository and an exact commit.
+pub fn provenance(skill: &Skill) -> Option<Finding> {
+    let (problem, location) = match skill.source() {
+        Some(source) => match &source.value {
+            SourceDecl::Remote(remote) => {
+                let problem = match (remote.repo.as_deref().map(str::trim), remote.commit.as_deref()) {
+                    (None | Some(""), _) => "`source.repo` is missing".to_owned(),
+                    (_, None) => "`source.commit` is missing".to_owned(),
+                    (_, Some(commit)) if commit.len() == 40 && commit.bytes().all(|byte| byte == b'0') => {
+                        "`source.commit` is a placeholder of zeros".to_owned()
+                    }
+                    (_, Some(commit)) if !is_real_commit(commit) => {
+                        format!("`source.commit` {} is not 40 lowercase hex digits", python_repr(commit))
+                    }
+                    _ => return None,
+                };
+                (problem, Location::line(skill.manifest_path(), remote.commit_line))
+            }
+            SourceDecl::Local if skill.vendored => {
+                ("it matches `[skills] vendored` but skill.json says `\"source\": \"local\"`".to_owned(), field_location(skill.manifest_path(), source))
+            }
+            SourceDecl::Local => return None,
+        },
+        None if skill.vendored => {
+            let location = if skill.manifest.is_some() { Location::line(skill.manifest_path(), 1) } else { front_matter_location(skill) };
+            ("it matches `[skills] vendored` but records no `source`".to_owned(), location)
+        }
+        None => return None,
+    };
+    Some(
+        skill_finding(
+            RuleId::SkillProvenance,
+            skill,
+            "source",
+            format!("skill `{}` needs source.repo and a real 40-char source.commit: {problem}", skill.name()),
+        )
+        .at(location)
+        .help(format!(
+            "record where it was copied from in {}: `\"source\": {{\"repo\": \"<url>\", \"commit\": \"<full 40-hex commit>\"}}`",
+            skill.manifest_path()
+        )),
+    )
+}
+
+/// EL203: one semver version, the same wherever it is written.
+pub fn version(skill: &Skill) -> Option<Finding> {
+    let from_manifest = skill.manifest.as_ref().and_then(|manifest| manifest.version.as_ref());
+    let from_front = skill.front_matter.as_ref().and_then(|front| front.metadata_version.as_ref());
+    let finding = |discriminator: &str, message: String| skill_finding(RuleId::SkillVersion, skill, discriminator, message);
+    if let (Some(manifest_version), Some(front_version)) = (from_manifest, from_front) {
+        if manifest_version.value != front_version.value {
+            return Some(
+                finding(
+                    "disagree",
+                    format!(
+                        "skill `{}`: skill.json says version {} but SKILL.md `metadata.version` says {}",
+                        skill.name(),
+                        python_repr(&manifest_version.value),
+                        python_repr(&front_version.value)
+                    ),
+                )
+                .at(field_location(skill.skill_md_path(), front_version))
+                .help("write the same semver version in both places"),
+            );
+        }
+    }
+    let (value, location) = match (from_manifest, from_front) {
+        (Some(version), _) => (&version.value, field_location(skill.manifest_path(), version)),
+        (None, Some(version)) => (&version.value, field_location(skill.skill_md_path(), version)),
+        (None, None) => {
+            return Some(
+                finding("missing", format!("skill `{}` has no version", skill.name()))
+                    .at(front_matter_location(skill))
+                    .help("add `metadata:` with `version: \"1.0.0\"` to SKILL.md's front matter (or `\"version\"` to skill.json)"),
+            );
+        }
+    };
+    (!is_semver(value)).then(|| {
+        finding("semver", format!("skill `{}`: version {} is not MAJOR.MINOR.PATCH", skill.name(), python_repr(value)))
+            .at(location)
+            .help(format!("use a semver version such as {}", semver_suggestion(value)))
+    })
+}
+
+fn semver_suggestion(version: &str) -> String {
+    let numbers: Vec<&str> = version.trim_start_matches('v').split('.').filter(|part| part.parse::<u64>().is_ok()).collect();
+    match numbers.as_slice() {
+        [major] => format!("{major}.0.0"),
+        [major, minor] => format!("{major}.{minor}.0"),
+        _ => "1.0.0".to_owned(),
+    }
+}
+
+/// EL204: permissions are declared, and every one is on the allowlist.
+pub fn permissions(skill: &Skill, allowlist: &[String]) -> Vec<Finding> {
+    let tools = skill.front_matter.as_ref().and_then(|front| front.allowed_tools.as_ref());
+    let declared = skill.manifest.as_ref().and_then(|manifest| manifest.permissions.as_ref());
+    if skill.declared_permissions().is_empty() {
+        let location = match (declared, tools) {
+            (Some(permissions), _) => field_location(skill.manifest_path(), permissions),
+            (None, Some(tools)) => field_location(skill.skill_md_path(), tools),
+            (None, None) => front_matter_location(skill),
+        };
+        return vec![skill_finding(RuleId::SkillPermissions, skill, "none", format!("skill `{}`: no permissions declared", skill.name()))
+            .at(location)
+            .help("declare what the skill needs: `allowed-tools` in SKILL.md's front matter, or `permissions` in skill.json, within `[skills] allowed_permissions`")];
+    }
+    let mut findings = Vec::new();
+    let sources = [("allowed-tools", skill.skill_md_path(), tools), ("permissions", skill.manifest_path(), declared)];
+    for (field, path, listed) in sources {
+        let Some(listed) = listed else { continue };
+        let outside: Vec<&String> =
+            listed.value.iter().filter(|permission| !is_allowed(allowlist, permission)).collect::<BTreeSet<_>>().into_iter().collect();
+        if outside.is_empty() {
+            continue;
+        }
+        findings.push(
+            skill_finding(
+                RuleId::SkillPermissions,
+                skill,
+                field,
+                format!("skill `{}`: `{field}` outside allowlist: {}", skill.name(), python_list(&outside)),
+            )
+            .at(field_location(path, listed))
+            .help("remove them, or, after review, add them to `[skills] allowed_permissions` in evalock.toml"),
+        );
+    }
+    findings
+}
+
+/// EL209: compared with the base revision, a skill may not quietly ask for more.
+pub fn permission_escalation(skills: &[Skill], base_skills: &[Skill], base_description: &str) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for skill in skills {
+        let counterpart = base_skills
+            .iter()
+            .find(|base| base.path == skill.path)
+            .or_else(|| base_skills.iter().find(|base| base.name() == skill.name()));
+        let Some(base) = counterpart else { continue };
+        let before = base.declared_permissions();
+        let tools = skill.front_matter.as_ref().and_then(|front| front.allowed_tools.as_ref());
+        let declared = skill.manifest.as_ref().and_then(|manifest| manifest.permissions.as_ref());
+        for (field, path, listed) in [("allowed-tools", skill.skill_md_path(), tools), ("permissions", skill.manifest_path(), declared)] {
+            let Some(listed) = listed else { continue };
+            let grown: BTreeSet<&String> = listed.value.iter().filter(|permission| !before.contains(*permission)).collect();
+            if grown.is_empty() {
+                continue;
+            }
+            let grown: Vec<&String> = grown.into_iter().collect();
+            findings.push(
+                skill_finding(
+                    RuleId::SkillPermissionEscalation,
+                    skill,
+                    &format!("{field}:{}", grown.iter().map(|item| item.as_str()).collect::<Vec<_>>().join(" ")),
+                    format!(
+                        "skill `{}` now asks for {} in `{field}`, which {base_description} did not grant",
+                        skill.name(),
+                        python_list(&grown)
+                    ),
+                )
+                .at(field_location(path, listed))
+                .help("review why the skill needs more; if it is intended, land the permission change in a change of its own that a code owner approves"),
+            );
+        }
+    }
+    findings
+}

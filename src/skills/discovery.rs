@@ -1,0 +1,236 @@
+//! Where skills are: folders holding a `SKILL.md` under the `[skills] roots` globs, and
+//! the skill paths that plugin marketplaces (`.claude-plugin/marketplace.json`) list.
+
+use crate::error::{Error, Result};
+use crate::model::StrictValue;
+use crate::source::{literal_prefix, ContentSource};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+pub const SKILL_FILE: &str = "SKILL.md";
+
+/// Globs over folder paths where `*` stays within one folder and `**` crosses folders.
+pub fn compile_folder_globs(patterns: &[String]) -> Result<GlobSet> {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let trimmed = pattern.trim_end_matches('/');
+        if trimmed.is_empty() || trimmed == "." || trimmed.starts_with('/') || trimmed.split('/').any(|part| part == "..") {
+            return Err(Error::Usage(format!(
+                "skills glob `{pattern}` must name folders inside the project, such as `skills/*`"
+            )));
+        }
+        let glob = GlobBuilder::new(trimmed)
+            .literal_separator(true)
+            .build()
+            .map_err(|error| Error::Usage(format!("invalid skills glob `{pattern}`: {error}")))?;
+        builder.add(glob);
+    }
+    builder.build().map_err(|error| Error::Usage(format!("invalid skills globs: {error}")))
+}
+
+/// Something a marketplace says that evalock cannot pin or find.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveryProblem {
+    pub file: String,
+    pub line: u32,
+    pub message: String,
+    /// The marketplace points at content outside the repository (fetched at install time).
+    pub remote: bool,
+}
+
+/// Skill folders found through roots and marketplaces, sorted, without nested duplicates.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    pub skill_paths: Vec<String>,
+    pub problems: Vec<DiscoveryProblem>,
+}
+
+pub fn discover(source: &dyn ContentSource, roots: &[String], marketplaces: &[String]) -> Result<Discovered> {
+    let mut found = BTreeSet::new();
+    for root in roots {
+        found.extend(skills_under_glob(source, root)?);
+    }
+    let mut problems = Vec::new();
+    for marketplace in marketplaces {
+        read_marketplace(source, marketplace, &mut found, &mut problems)?;
+    }
+    Ok(Discovered { skill_paths: drop_nested(found), problems })
+}
+
+/// Folders matching `root` that hold a SKILL.md.
+pub fn skills_under_glob(source: &dyn ContentSource, root: &str) -> Result<Vec<String>> {
+    let folders = compile_folder_globs(&[root.to_owned()])?;
+    let skill_glob = format!("{}/{SKILL_FILE}", root.trim_end_matches('/'));
+    let mut skills = Vec::new();
+    for file in source.list(&literal_prefix(&skill_glob))? {
+        let Some(folder) = file.path.strip_suffix(&format!("/{SKILL_FILE}")) else { continue };
+        if folders.is_match(folder) {
+            skills.push(folder.to_owned());
+        }
+    }
+    Ok(skills)
+}
+
+/// Every folder below `dir` (or `dir` itself) that holds a SKILL.md, outermost only.
+pub fn skills_below(source: &dyn ContentSource, dir: &str) -> Result<Vec<String>> {
+    let mut found = BTreeSet::new();
+    if source.kind_of(&join(dir, SKILL_FILE))?.is_some() {
+        found.insert(dir.to_owned());
+    }
+    for file in source.list(dir)? {
+        if let Some(folder) = file.path.strip_suffix(&format!("/{SKILL_FILE}")) {
+            found.insert(folder.to_owned());
+        }
+    }
+    Ok(drop_nested(found))
+}
+
+/// A SKILL.md inside another skill (a template, an example) belongs to the outer skill.
+fn drop_nested(found: BTreeSet<String>) -> Vec<String> {
+    let mut kept: Vec<String> = Vec::new();
+    for path in found {
+        if !kept.iter().any(|outer| outer.is_empty() || path.starts_with(&format!("{outer}/"))) {
+            kept.push(path);
+        }
+    }
+    kept
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// Reads a marketplace: each plugin's `source` (a path in this repository) and its
+/// `skills` (paths relative to the plugin), or `<plugin>/skills/*` when none are listed.
+fn read_marketplace(
+    source: &dyn ContentSource,
+    marketplace: &str,
+    found: &mut BTreeSet<String>,
+    problems: &mut Vec<DiscoveryProblem>,
+) -> Result<()> {
+    let problem = |line: u32, message: String, remote: bool| DiscoveryProblem { file: marketplace.to_owned(), line, message, remote };
+    let Some(bytes) = source.read(marketplace)? else {
+        problems.push(DiscoveryProblem {
+            file: crate::model::CONFIG_FILE.into(),
+            line: 1,
+            message: format!("skills.marketplaces names {marketplace}, which does not exist"),
+            remote: false,
+        });
+        return Ok(());
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let document = match serde_json::from_str::<StrictValue>(&text) {
+        Ok(StrictValue(document)) => document,
+        Err(error) => {
+            problems.push(problem(error.line().max(1) as u32, format!("invalid JSON: {error}"), false));
+            return Ok(());
+        }
+    };
+    let line_of = |needle: &str| {
+        text.find(needle).map_or(1, |offset| text[..offset].matches('\n').count() as u32 + 1)
+    };
+    // The marketplace root is the folder holding `.claude-plugin/`.
+    let folder = marketplace.rsplit_once('/').map_or("", |(folder, _)| folder);
+    let market_root = folder.strip_suffix(".claude-plugin").map(|root| root.trim_end_matches('/')).unwrap_or(folder);
+    let plugin_root = document.pointer("/metadata/pluginRoot").and_then(Value::as_str).unwrap_or("");
+    let plugins = document.get("plugins").and_then(Value::as_array).cloned().unwrap_or_default();
+    for plugin in &plugins {
+        let name = plugin.get("name").and_then(Value::as_str).unwrap_or("(unnamed)");
+        let plugin_dir = match plugin.get("source") {
+            Some(Value::String(path)) => resolve(market_root, &[plugin_root, path]),
+            Some(other) => {
+                problems.push(problem(
+                    line_of(&format!("\"{name}\"")),
+                    format!("plugin `{name}` is fetched from {other} at install time; evalock can only pin what is in this repository: vendor it and list its path"),
+                    true,
+                ));
+                continue;
+            }
+            None => resolve(market_root, &[plugin_root]),
+        };
+        let Some(plugin_dir) = plugin_dir else {
+            problems.push(problem(line_of(&format!("\"{name}\"")), format!("plugin `{name}`: its source leaves the repository"), false));
+            continue;
+        };
+        match plugin.get("skills").and_then(Value::as_array) {
+            Some(listed) => {
+                for entry in listed.iter().filter_map(Value::as_str) {
+                    match resolve(&plugin_dir, &[entry]) {
+                        Some(path) if !path.is_empty() && source.kind_of(&join(&path, SKILL_FILE))?.is_some() => {
+                            found.insert(path);
+                        }
+                        Some(path) if !path.is_empty() => problems.push(problem(
+                            line_of(&format!("\"{entry}\"")),
+                            format!("plugin `{name}` lists {entry}, but {path}/{SKILL_FILE} does not exist"),
+                            false,
+                        )),
+                        _ => problems.push(problem(
+                            line_of(&format!("\"{entry}\"")),
+                            format!("plugin `{name}` lists {entry}, which is not a folder inside the repository"),
+                            false,
+                        )),
+                    }
+                }
+            }
+            None => found.extend(skills_under_glob(source, &join(&plugin_dir, "skills/*"))?),
+        }
+    }
+    Ok(())
+}
+
+/// Joins relative parts onto `base` and resolves `.` and `..`; `None` when the result
+/// leaves the project or a part is absolute.
+fn resolve(base: &str, parts: &[&str]) -> Option<String> {
+    let mut components: Vec<&str> = base.split('/').filter(|part| !part.is_empty()).collect();
+    for part in parts {
+        if part.starts_with('/') {
+            return None;
+        }
+        for component in part.split('/') {
+            match component {
+                "" | "." => {}
+                ".." => {
+                    components.pop()?;
+                }
+                name => components.push(name),
+            }
+        }
+    }
+    Some(components.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folder_globs_keep_stars_within_a_folder() {
+        let set = compile_folder_globs(&["skills/*".to_owned()]).unwrap();
+        assert!(set.is_match("skills/pdf"));
+        assert!(!set.is_match("skills/pdf/examples"));
+        let deep = compile_folder_globs(&["vendor/**".to_owned()]).unwrap();
+        assert!(deep.is_match("vendor/a/b"));
+        for bad in ["", ".", "/abs", "../up"] {
+            assert!(compile_folder_globs(&[bad.to_owned()]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn resolve_stays_inside() {
+        assert_eq!(resolve("", &["./", "./skills/xlsx"]).as_deref(), Some("skills/xlsx"));
+        assert_eq!(resolve("market", &["plugins/a", "../b"]).as_deref(), Some("market/plugins/b"));
+        assert_eq!(resolve("", &["../outside"]), None);
+        assert_eq!(resolve("", &["/etc"]), None);
+    }
+
+    #[test]
+    fn nested_skills_belong_to_the_outer_one() {
+        let found: BTreeSet<String> = ["skills/a", "skills/a/templates/b", "skills/ab"].map(String::from).into();
+        assert_eq!(drop_nested(found), ["skills/a", "skills/ab"]);
+    }
+}

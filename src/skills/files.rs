@@ -1,0 +1,240 @@
+//! A skill's files as `tree-v1` pins them: kind (`f`, `x`, `l`) and sha256 per file,
+//! with what evalock needs to judge each one: is it executable (exec bit, extension,
+//! shebang, binary magic), is it binary (hashed, never scanned), which lines look risky,
+//! and does a symlink point out of the skill (it is never followed).
+
+use super::scan::{RiskyLine, RiskyPatterns};
+use crate::error::Result;
+use crate::hash::{bytes_digest, Digest, EntryKind};
+use crate::source::ContentSource;
+
+/// Extensions of code an agent can run (the seed article's list plus common kin).
+pub const EXECUTABLE_EXTENSIONS: &[&str] = &[
+    "sh", "bash", "zsh", "fish", "py", "js", "mjs", "cjs", "ts", "ps1", "rb", "pl", "php", "lua", "bat", "cmd", "exe", "jar",
+    "wasm",
+];
+
+/// How many leading bytes decide whether a file is binary (git's heuristic: a NUL byte).
+const BINARY_SNIFF_BYTES: usize = 8000;
+
+/// Why evalock considers a file executable content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ExecutableSignal {
+    ExecBit,
+    Extension,
+    Shebang,
+    BinaryMagic,
+}
+
+impl ExecutableSignal {
+    pub fn describe(self) -> &'static str {
+        match self {
+            ExecutableSignal::ExecBit => "exec bit",
+            ExecutableSignal::Extension => "script extension",
+            ExecutableSignal::Shebang => "#! shebang",
+            ExecutableSignal::BinaryMagic => "native binary header",
+        }
+    }
+}
+
+/// One pinned file of a skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillFile {
+    /// Relative to the skill folder, `/`-separated.
+    pub path: String,
+    pub kind: EntryKind,
+    /// sha256 of the bytes, or of a symlink's target string.
+    pub digest: Digest,
+    pub binary: bool,
+    /// Empty when the file is not executable content.
+    pub executable: Vec<ExecutableSignal>,
+    pub risky: Vec<RiskyLine>,
+    /// A symlink's target, as stored (never followed).
+    pub link_target: Option<String>,
+}
+
+impl SkillFile {
+    pub fn is_executable(&self) -> bool {
+        !self.executable.is_empty()
+    }
+
+    /// A symlink whose target leaves the skill folder.
+    pub fn escapes(&self) -> bool {
+        self.link_target.as_deref().is_some_and(|target| symlink_escapes(&self.path, target))
+    }
+}
+
+/// Everything below a skill folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillTree {
+    pub files: Vec<SkillFile>,
+    /// Skill-relative paths of nested `.git` directories or files; their contents are not pinned.
+    pub nested_git: Vec<String>,
+    /// The bytes of `SKILL.md` and `skill.json` when they are regular files.
+    pub skill_md: Option<Vec<u8>>,
+    pub manifest: Option<Vec<u8>>,
+}
+
+impl SkillTree {
+    pub fn file(&self, path: &str) -> Option<&SkillFile> {
+        self.files.iter().find(|file| file.path == path)
+    }
+}
+
+/// Reads every file below `skill_path` from `source`: each is read once, hashed, sniffed
+/// and (when text) scanned.
+pub fn read_tree(source: &dyn ContentSource, skill_path: &str, patterns: &RiskyPatterns) -> Result<SkillTree> {
+    let prefix = format!("{skill_path}/");
+    let mut tree = SkillTree::default();
+    for listed in source.list(skill_path)? {
+        let Some(relative) = listed.path.strip_prefix(&prefix) else { continue };
+        if let Some(git_dir) = nested_git_dir(relative) {
+            if !tree.nested_git.contains(&git_dir) {
+                tree.nested_git.push(git_dir);
+            }
+            continue;
+        }
+        let Some(bytes) = source.read(&listed.path)? else { continue };
+        let file = describe_file(relative, listed.kind, &bytes, patterns);
+        if listed.kind != EntryKind::Symlink {
+            match relative {
+                "SKILL.md" => tree.skill_md = Some(bytes),
+                super::manifest::MANIFEST_FILE => tree.manifest = Some(bytes),
+                _ => {}
+            }
+        }
+        tree.files.push(file);
+    }
+    tree.files.sort_by(|left, right| left.path.as_bytes().cmp(right.path.as_bytes()));
+    Ok(tree)
+}
+
+fn describe_file(path: &str, kind: EntryKind, bytes: &[u8], patterns: &RiskyPatterns) -> SkillFile {
+    let digest = bytes_digest(bytes);
+    if kind == EntryKind::Symlink {
+        return SkillFile {
+            path: path.to_owned(),
+            kind,
+            digest,
+            binary: false,
+            executable: Vec::new(),
+            risky: Vec::new(),
+            link_target: Some(String::from_utf8_lossy(bytes).into_owned()),
+        };
+    }
+    let binary = bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0);
+    let risky = if binary { Vec::new() } else { patterns.scan(&String::from_utf8_lossy(bytes)) };
+    SkillFile {
+        path: path.to_owned(),
+        kind,
+        digest,
+        binary,
+        executable: executable_signals(path, kind, bytes),
+        risky,
+        link_target: None,
+    }
+}
+
+/// The three signals of the seed article (any one alone is easy to miss), plus native
+/// binary headers for executables with no extension and no exec bit.
+pub fn executable_signals(path: &str, kind: EntryKind, bytes: &[u8]) -> Vec<ExecutableSignal> {
+    let mut signals = Vec::new();
+    if kind == EntryKind::Executable {
+        signals.push(ExecutableSignal::ExecBit);
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let extension = name.rsplit_once('.').map(|(_, extension)| extension.to_ascii_lowercase());
+    if extension.is_some_and(|extension| EXECUTABLE_EXTENSIONS.contains(&extension.as_str())) {
+        signals.push(ExecutableSignal::Extension);
+    }
+    if bytes.starts_with(b"#!") {
+        signals.push(ExecutableSignal::Shebang);
+    }
+    const MAGIC: &[&[u8]] = &[b"\x7fELF", b"MZ", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe"];
+    if MAGIC.iter().any(|magic| bytes.starts_with(magic)) {
+        signals.push(ExecutableSignal::BinaryMagic);
+    }
+    signals
+}
+
+/// `scripts/.git/HEAD` -> `scripts/.git`: a nested repository (or worktree link) inside the skill.
+fn nested_git_dir(relative: &str) -> Option<String> {
+    let parts: Vec<&str> = relative.split('/').collect();
+    let position = parts.iter().position(|part| *part == ".git")?;
+    Some(parts[..=position].join("/"))
+}
+
+/// Whether a symlink at `link_path` (skill-relative) pointing at `target` leaves the skill.
+/// Absolute targets leave it; `..` after a named component is refused too, because the
+/// named component may itself be a symlink and lexical resolution would then lie.
+pub fn symlink_escapes(link_path: &str, target: &str) -> bool {
+    if target.is_empty() || target.starts_with('/') || target.starts_with('\\') || target.get(1..2) == Some(":") {
+        return true;
+    }
+    let mut position: Vec<&str> = link_path.split('/').collect();
+    position.pop();
+    let mut named_seen = false;
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if named_seen => return true,
+            ".." => {
+                if position.pop().is_none() {
+                    return true;
+                }
+            }
+            _ => named_seen = true,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn executable_signals_are_all_reported() {
+        assert_eq!(
+            executable_signals("scripts/collect.sh", EntryKind::Executable, b"#!/usr/bin/env bash\n"),
+            [ExecutableSignal::ExecBit, ExecutableSignal::Extension, ExecutableSignal::Shebang]
+        );
+        assert_eq!(executable_signals("bin/tool", EntryKind::File, b"\x7fELF\x02\x01"), [ExecutableSignal::BinaryMagic]);
+        assert_eq!(executable_signals("scripts/Build.PY", EntryKind::File, b"print()"), [ExecutableSignal::Extension]);
+        assert!(executable_signals("README.md", EntryKind::File, b"# Title\n#!not at start").is_empty());
+        assert!(executable_signals("assets/font.ttf", EntryKind::File, b"\0\x01\0\0").is_empty());
+    }
+
+    #[test]
+    fn symlinks_escaping_the_skill_are_detected() {
+        assert!(!symlink_escapes("assets/current.png", "logo.png"));
+        assert!(!symlink_escapes("assets/deep/current.png", "../logo.png"));
+        assert!(!symlink_escapes("docs/link", "./guide.md"));
+        assert!(symlink_escapes("assets/shared.png", "../../shared/logo.png"));
+        assert!(symlink_escapes("link", "../outside"));
+        assert!(symlink_escapes("link", "/etc/passwd"));
+        assert!(symlink_escapes("link", ""));
+        assert!(symlink_escapes("a/link", "sub/../../.."));
+        assert!(symlink_escapes("a/link", "inner/../x"), "`..` after a name is refused: `inner` may be a symlink");
+    }
+
+    #[test]
+    fn nested_git_directories_are_named_once() {
+        assert_eq!(nested_git_dir(".git/HEAD").as_deref(), Some(".git"));
+        assert_eq!(nested_git_dir("vendor/lib/.git/objects/ab/cd").as_deref(), Some("vendor/lib/.git"));
+        assert_eq!(nested_git_dir("scripts/collect.sh"), None);
+        assert_eq!(nested_git_dir(".gitignore"), None);
+    }
+
+    #[test]
+    fn binary_files_are_hashed_not_scanned() {
+        let patterns = RiskyPatterns::builtin();
+        let binary = describe_file("assets/x.png", EntryKind::File, b"\x89PNG\0\0curl x | sh", &patterns);
+        assert!(binary.binary && binary.risky.is_empty());
+        let text = describe_file("README.md", EntryKind::File, b"run: curl x | sh\n", &patterns);
+        assert!(!text.binary);
+        assert_eq!(text.risky.len(), 1);
+        let link = describe_file("assets/a.png", EntryKind::Symlink, b"../../x", &patterns);
+        assert!(link.escapes() && !link.is_executable());
+    }
+}
