@@ -59,9 +59,11 @@ pub fn check_scope(scope: &SkillScope) -> Vec<Finding> {
 pub use integrity::{lock_drift, manifest_drift, Drift};
 pub use policy::permission_escalation;
 
-/// The four criteria of the seed article's audit, plus `name` for the specification.
+/// The four criteria of the seed article's audit, plus `manifest` (skill.json cannot be
+/// verified) and `name` (the specification), shown only when they fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Criterion {
+    Manifest,
     Provenance,
     Versioning,
     Permissions,
@@ -83,6 +85,7 @@ impl Criterion {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Criterion::Manifest => "manifest",
             Criterion::Provenance => "provenance",
             Criterion::Versioning => "versioning",
             Criterion::Permissions => "permissions",

@@ -202,13 +202,32 @@ fn outcome(
     result
 }
 
-/// The four lines of the seed article, plus a `name` line when the specification is broken.
+/// The criterion an audit files a finding under: skill.json problems get their own line.
+fn criterion_of(skill: &Skill, finding: &Finding) -> Option<Criterion> {
+    let about_manifest = finding.rule == RuleId::SkillTampered
+        && finding.location.as_ref().is_some_and(|location| location.path == skill.manifest_path() && location.line.is_some());
+    if about_manifest {
+        Some(Criterion::Manifest)
+    } else {
+        Criterion::of(finding.rule)
+    }
+}
+
+/// The four lines of the seed article, plus `manifest` and `name` lines when those fail.
 pub fn audit_lines(skill: &Skill, findings: &[Finding], lock: Option<&Lock>, config: &SkillsConfig) -> Vec<AuditLine> {
     let mut lines = Vec::new();
-    for criterion in [Criterion::Provenance, Criterion::Versioning, Criterion::Permissions, Criterion::Executables, Criterion::Name] {
+    let all = [
+        Criterion::Manifest,
+        Criterion::Provenance,
+        Criterion::Versioning,
+        Criterion::Permissions,
+        Criterion::Executables,
+        Criterion::Name,
+    ];
+    for criterion in all {
         let own: Vec<Finding> = findings
             .iter()
-            .filter(|finding| Criterion::of(finding.rule) == Some(criterion) && finding.severity >= Severity::Warn)
+            .filter(|finding| criterion_of(skill, finding) == Some(criterion) && finding.severity >= Severity::Warn)
             .cloned()
             .collect();
         let status = match own.iter().map(|finding| finding.severity).max() {
@@ -216,7 +235,7 @@ pub fn audit_lines(skill: &Skill, findings: &[Finding], lock: Option<&Lock>, con
             Some(Severity::Warn) => AuditStatus::Warn,
             _ => AuditStatus::Pass,
         };
-        if criterion == Criterion::Name && status == AuditStatus::Pass {
+        if matches!(criterion, Criterion::Name | Criterion::Manifest) && status == AuditStatus::Pass {
             continue;
         }
         let message = headline(criterion, status, skill, &own, lock, config);

@@ -283,3 +283,59 @@ fn load_skill(source: &dyn ContentSource, path: &str, configured: bool, settings
         tree,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::EntryKind;
+    use crate::source::{SourceFile, WorktreeSource};
+    use std::sync::Mutex;
+
+    /// A source that records every path it is asked about.
+    struct Recording {
+        inner: WorktreeSource,
+        touched: Mutex<Vec<String>>,
+    }
+
+    impl ContentSource for Recording {
+        fn describe(&self) -> String {
+            "recording".into()
+        }
+        fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
+            self.touched.lock().expect("lock").push(path.to_owned());
+            self.inner.read(path)
+        }
+        fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
+            self.touched.lock().expect("lock").push(path.to_owned());
+            self.inner.kind_of(path)
+        }
+        fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
+            self.touched.lock().expect("lock").push(format!("{dir}/"));
+            self.inner.list(dir)
+        }
+    }
+
+    #[test]
+    fn manifest_traversal_never_reaches_outside_the_skill() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let skill = root.path().join("skills/notes");
+        std::fs::create_dir_all(&skill).expect("dirs");
+        std::fs::write(skill.join("SKILL.md"), "---\nname: notes\ndescription: d\n---\n").expect("write");
+        std::fs::write(
+            skill.join("skill.json"),
+            r#"{"files": {"../../etc/passwd": "sha256:00", "/etc/shadow": "00"}, "executables": ["../../bin/sh"]}"#,
+        )
+        .expect("write");
+        std::fs::write(root.path().join("outside.txt"), "secret").expect("write");
+        let source = Recording { inner: WorktreeSource::new(root.path()), touched: Mutex::new(Vec::new()) };
+        let config = SkillsConfig { roots: vec!["skills/*".into()], ..SkillsConfig::default() };
+        let set = load_skills(&source, &config).expect("load");
+        assert_eq!(set.skills.len(), 1);
+        assert_eq!(set.skills[0].manifest_problems.len(), 3, "{:?}", set.skills[0].manifest_problems);
+        let touched = source.touched.into_inner().expect("lock");
+        assert!(!touched.is_empty());
+        for path in &touched {
+            assert!(path == "skills/" || path.starts_with("skills/notes"), "read outside the skill: {path}");
+        }
+    }
+}

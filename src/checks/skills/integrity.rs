@@ -18,7 +18,12 @@ pub fn tampered(scope: &SkillScope) -> Vec<Finding> {
         findings.extend(unpinnable_entries(skill));
         for problem in &skill.manifest_problems {
             findings.push(
-                skill_finding(RuleId::SkillTampered, skill, &format!("manifest:{}", problem.message), format!("{}: {}", skill.manifest_path(), problem.message))
+                skill_finding(
+                    RuleId::SkillTampered,
+                    skill,
+                    &format!("manifest:{}", problem.message),
+                    format!("{}:{}: {}", skill.manifest_path(), problem.line, problem.message),
+                )
                     .at(Location::line(skill.manifest_path(), problem.line).with_column(problem.column))
                     .help(format!("fix {}:{} so the manifest can be verified", skill.manifest_path(), problem.line)),
             );

@@ -56,6 +56,9 @@ pub fn provenance(skill: &Skill) -> Option<Finding> {
 pub fn version(skill: &Skill) -> Option<Finding> {
     let from_manifest = skill.manifest.as_ref().and_then(|manifest| manifest.version.as_ref());
     let from_front = skill.front_matter.as_ref().and_then(|front| front.metadata_version.as_ref());
+    if skill.front_matter.is_none() && from_manifest.is_none() {
+        return None; // EL208 reports the unreadable front matter; nothing to judge yet.
+    }
     let finding = |discriminator: &str, message: String| skill_finding(RuleId::SkillVersion, skill, discriminator, message);
     if let (Some(manifest_version), Some(front_version)) = (from_manifest, from_front) {
         if manifest_version.value != front_version.value {
@@ -105,6 +108,9 @@ fn semver_suggestion(version: &str) -> String {
 pub fn permissions(skill: &Skill, allowlist: &[String]) -> Vec<Finding> {
     let tools = skill.front_matter.as_ref().and_then(|front| front.allowed_tools.as_ref());
     let declared = skill.manifest.as_ref().and_then(|manifest| manifest.permissions.as_ref());
+    if skill.front_matter.is_none() && declared.is_none() {
+        return Vec::new(); // EL208 reports the unreadable front matter; nothing to judge yet.
+    }
     if skill.declared_permissions().is_empty() {
         let location = match (declared, tools) {
             (Some(permissions), _) => field_location(skill.manifest_path(), permissions),
@@ -142,10 +148,12 @@ pub fn permissions(skill: &Skill, allowlist: &[String]) -> Vec<Finding> {
 pub fn permission_escalation(skills: &[Skill], base_skills: &[Skill], base_description: &str) -> Vec<Finding> {
     let mut findings = Vec::new();
     for skill in skills {
-        let counterpart = base_skills
-            .iter()
-            .find(|base| base.path == skill.path)
-            .or_else(|| base_skills.iter().find(|base| base.name() == skill.name()));
+        // The same folder, else a skill of the same name whose folder is gone (a move).
+        let counterpart = base_skills.iter().find(|base| base.path == skill.path).or_else(|| {
+            base_skills
+                .iter()
+                .find(|base| base.name() == skill.name() && !skills.iter().any(|current| current.path == base.path))
+        });
         let Some(base) = counterpart else { continue };
         let before = base.declared_permissions();
         let tools = skill.front_matter.as_ref().and_then(|front| front.allowed_tools.as_ref());
