@@ -388,3 +388,16 @@ fn symlinked_skill_md_is_never_followed() {
     assert!(rules.contains(&"EL208") && rules.contains(&"EL201"), "{found:#?}");
     assert!(found.iter().any(|finding| finding.3.contains("SKILL.md is a symlink; evalock never follows symlinks")), "{found:#?}");
 }
+
+#[test]
+fn init_finds_skills_where_agents_load_them_and_allows_what_they_declare() {
+    let repo = TestRepo::new();
+    repo.write(".claude/skills/notes/SKILL.md", skill_md("notes", "metadata:\n  version: \"1.0.0\"\nallowed-tools: Read Bash(git log:*)\n", "# Notes\n"));
+    repo.write("node_modules/pkg/skills/junk/SKILL.md", skill_md("junk", OK_FRONT, "# Junk\n"));
+    repo.evalock(&["init"]).assert_code(0).assert_contains("skills: .claude/skills/*");
+    let config = repo.read("evalock.toml");
+    assert!(config.contains("roots = [\".claude/skills/*\"]"), "{config}");
+    assert!(config.contains("allowed_permissions = [\"Bash(git log:*)\", \"Read\"]"), "{config}");
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(check(&repo, &[]).is_empty());
+}

@@ -37,15 +37,19 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         )));
     }
     let source = WorktreeSource::new(project_root);
-    let files: Vec<String> = source
+    let all_files: Vec<String> = source
         .list("")?
         .into_iter()
         .map(|file| file.path)
+        .collect();
+    let files: Vec<String> = all_files
+        .iter()
         .filter(|path| {
             !path
                 .split('/')
                 .any(|part| IGNORED_DIRECTORIES.contains(&part) || part.starts_with('.'))
         })
+        .cloned()
         .collect();
     let suites = detect_case_files(&source, &files)?;
     let prompts: Vec<String> = files
@@ -53,8 +57,9 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         .filter(|path| is_prompt(path))
         .cloned()
         .collect();
-    let skill_roots = detect_skill_roots(&files);
-    let config_text = render(&suites, &prompts, &skill_roots);
+    let skill_roots = detect_skill_roots(&all_files);
+    let skill_permissions = declared_skill_permissions(&source, &skill_roots)?;
+    let config_text = render(&suites, &prompts, &skill_roots, &skill_permissions);
     Config::parse(CONFIG_FILE, config_text.as_bytes())
         .map_err(|error| Error::Internal(format!("generated config does not parse: {error}")))?;
     write_atomic(&config_path, config_text.as_bytes())?;
@@ -124,9 +129,19 @@ fn is_prompt(path: &str) -> bool {
         || lower.ends_with(".prompt")
 }
 
+/// Where agents load skills from (`.claude/skills`, vendored copies) counts, even in
+/// folders never searched for cases.
+const SKILL_FOLDERS_ALWAYS_SEARCHED: &[&str] = &[".claude", ".agents", "vendor"];
+
 fn detect_skill_roots(files: &[String]) -> Vec<String> {
+    let searched = |path: &&String| {
+        !path.split('/').any(|part| {
+            !SKILL_FOLDERS_ALWAYS_SEARCHED.contains(&part) && (IGNORED_DIRECTORIES.contains(&part) || part.starts_with('.'))
+        })
+    };
     let mut roots: Vec<String> = files
         .iter()
+        .filter(searched)
         .filter_map(|path| path.strip_suffix("/SKILL.md"))
         .map(|skill_dir| match skill_dir.rsplit_once('/') {
             Some((parent, _)) => format!("{parent}/*"),
@@ -136,6 +151,19 @@ fn detect_skill_roots(files: &[String]) -> Vec<String> {
     roots.sort();
     roots.dedup();
     roots
+}
+
+/// Everything the detected skills declare today (`allowed-tools`, skill.json
+/// `permissions`): the starting allowlist a reviewer trims.
+fn declared_skill_permissions(source: &dyn ContentSource, roots: &[String]) -> Result<Vec<String>> {
+    if roots.is_empty() {
+        return Ok(Vec::new());
+    }
+    let config = crate::model::config::SkillsConfig { roots: roots.to_vec(), ..Default::default() };
+    let skills = crate::skills::load_skills(source, &config)?;
+    let declared: std::collections::BTreeSet<String> =
+        skills.skills.iter().flat_map(|skill| skill.declared_permissions()).collect();
+    Ok(declared.into_iter().collect())
 }
 
 fn toml_list(items: &[String]) -> String {
@@ -150,6 +178,7 @@ fn render(
     suites: &BTreeMap<String, Vec<String>>,
     prompts: &[String],
     skill_roots: &[String],
+    skill_permissions: &[String],
 ) -> String {
     let mut out = String::new();
     out.push_str(
@@ -214,8 +243,9 @@ fn render(
     if !skill_roots.is_empty() {
         let _ = write!(
             out,
-            "\n[skills]\n# Folders holding a SKILL.md.\nroots = {}\n# Permissions and tools a skill may declare.\nallowed_permissions = []\n",
-            toml_list(skill_roots)
+            "\n[skills]\n# Folders holding a SKILL.md.\nroots = {}\n# Permissions and tools a skill may declare (`*` is a wildcard). These are what your\n# skills declare today: remove what no skill should have, then run `evalock lock`.\nallowed_permissions = {}\n",
+            toml_list(skill_roots),
+            toml_list(skill_permissions)
         );
     }
     out
