@@ -35,7 +35,11 @@ pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
     };
     let mut findings = check_scope(&scope);
     if let Some(base) = base {
-        findings.extend(policy::permission_escalation(&project.skills.skills, &base.skills.skills, &base.source));
+        findings.extend(policy::permission_escalation(
+            &project.skills.skills,
+            &base.skills.skills,
+            &base.source,
+        ));
     }
     findings
 }
@@ -47,7 +51,10 @@ pub fn check_scope(scope: &SkillScope) -> Vec<Finding> {
     for skill in scope.skills {
         findings.extend(policy::provenance(skill));
         findings.extend(policy::version(skill));
-        findings.extend(policy::permissions(skill, &scope.config.allowed_permissions));
+        findings.extend(policy::permissions(
+            skill,
+            &scope.config.allowed_permissions,
+        ));
         findings.extend(content::executables(skill, scope.config));
         findings.extend(content::risky_content(skill, scope.config));
         findings.extend(naming::names_invalid(skill));
@@ -75,8 +82,12 @@ impl Criterion {
     pub fn of(rule: RuleId) -> Option<Criterion> {
         match rule {
             RuleId::SkillProvenance => Some(Criterion::Provenance),
-            RuleId::SkillTampered | RuleId::SkillVersion | RuleId::SkillUnpinned => Some(Criterion::Versioning),
-            RuleId::SkillPermissions | RuleId::SkillPermissionEscalation => Some(Criterion::Permissions),
+            RuleId::SkillTampered | RuleId::SkillVersion | RuleId::SkillUnpinned => {
+                Some(Criterion::Versioning)
+            }
+            RuleId::SkillPermissions | RuleId::SkillPermissionEscalation => {
+                Some(Criterion::Permissions)
+            }
             RuleId::SkillExecutable | RuleId::SkillRiskyContent => Some(Criterion::Executables),
             RuleId::SkillNameCollision | RuleId::SkillNameInvalid => Some(Criterion::Name),
             _ => None,

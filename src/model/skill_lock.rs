@@ -78,14 +78,19 @@ pub struct FileLock {
 impl TryFrom<String> for FileLock {
     type Error = String;
     fn try_from(text: String) -> std::result::Result<Self, Self::Error> {
-        let (kind, digest) = text.split_once(' ').ok_or_else(|| format!("file entry `{text}` must be `<f|x|l> sha256:<hex>`"))?;
+        let (kind, digest) = text
+            .split_once(' ')
+            .ok_or_else(|| format!("file entry `{text}` must be `<f|x|l> sha256:<hex>`"))?;
         let kind = match kind {
             "f" => EntryKind::File,
             "x" => EntryKind::Executable,
             "l" => EntryKind::Symlink,
             other => return Err(format!("file kind `{other}` must be `f`, `x` or `l`")),
         };
-        Ok(FileLock { kind, digest: Digest::parse(digest)? })
+        Ok(FileLock {
+            kind,
+            digest: Digest::parse(digest)?,
+        })
     }
 }
 
@@ -98,10 +103,12 @@ impl From<FileLock> for String {
 /// Rejects traversal in skill folder and file paths of a parsed lock.
 pub fn validate_skill_paths(lock_path: &str, skills: &BTreeMap<String, SkillLock>) -> Result<()> {
     for (folder, skill) in skills {
-        validate_relative_path(folder).map_err(|error| Error::malformed(lock_path, format!("skill entry: {error}")))?;
+        validate_relative_path(folder)
+            .map_err(|error| Error::malformed(lock_path, format!("skill entry: {error}")))?;
         for file in skill.files.keys().chain(&skill.executables) {
-            validate_relative_path(file)
-                .map_err(|error| Error::malformed(lock_path, format!("skill `{folder}`: {error}")))?;
+            validate_relative_path(file).map_err(|error| {
+                Error::malformed(lock_path, format!("skill `{folder}`: {error}"))
+            })?;
         }
     }
     Ok(())
@@ -126,7 +133,12 @@ pub fn render_skills(out: &mut String, skills: &BTreeMap<String, SkillLock>) {
         let _ = writeln!(out, "acknowledged = {}", toml_array(&skill.acknowledged));
         let _ = writeln!(out, "\n[skill.{key}.files]");
         for (path, file) in &skill.files {
-            let _ = writeln!(out, "{} = {}", toml_key(path), toml_string(&String::from(file.clone())));
+            let _ = writeln!(
+                out,
+                "{} = {}",
+                toml_key(path),
+                toml_string(&String::from(file.clone()))
+            );
         }
     }
 }

@@ -15,7 +15,11 @@ pub fn compile_folder_globs(patterns: &[String]) -> Result<GlobSet> {
     let mut builder = GlobSetBuilder::new();
     for pattern in patterns {
         let trimmed = pattern.trim_end_matches('/');
-        if trimmed.is_empty() || trimmed == "." || trimmed.starts_with('/') || trimmed.split('/').any(|part| part == "..") {
+        if trimmed.is_empty()
+            || trimmed == "."
+            || trimmed.starts_with('/')
+            || trimmed.split('/').any(|part| part == "..")
+        {
             return Err(Error::Usage(format!(
                 "skills glob `{pattern}` must name folders inside the project, such as `skills/*`"
             )));
@@ -26,7 +30,9 @@ pub fn compile_folder_globs(patterns: &[String]) -> Result<GlobSet> {
             .map_err(|error| Error::Usage(format!("invalid skills glob `{pattern}`: {error}")))?;
         builder.add(glob);
     }
-    builder.build().map_err(|error| Error::Usage(format!("invalid skills globs: {error}")))
+    builder
+        .build()
+        .map_err(|error| Error::Usage(format!("invalid skills globs: {error}")))
 }
 
 /// Something a marketplace says that evalock cannot pin or find.
@@ -46,7 +52,11 @@ pub struct Discovered {
     pub problems: Vec<DiscoveryProblem>,
 }
 
-pub fn discover(source: &dyn ContentSource, roots: &[String], marketplaces: &[String]) -> Result<Discovered> {
+pub fn discover(
+    source: &dyn ContentSource,
+    roots: &[String],
+    marketplaces: &[String],
+) -> Result<Discovered> {
     let mut found = BTreeSet::new();
     for root in roots {
         found.extend(skills_under_glob(source, root)?);
@@ -55,7 +65,10 @@ pub fn discover(source: &dyn ContentSource, roots: &[String], marketplaces: &[St
     for marketplace in marketplaces {
         read_marketplace(source, marketplace, &mut found, &mut problems)?;
     }
-    Ok(Discovered { skill_paths: drop_nested(found), problems })
+    Ok(Discovered {
+        skill_paths: drop_nested(found),
+        problems,
+    })
 }
 
 /// Folders matching `root` that hold a SKILL.md.
@@ -64,7 +77,9 @@ pub fn skills_under_glob(source: &dyn ContentSource, root: &str) -> Result<Vec<S
     let skill_glob = format!("{}/{SKILL_FILE}", root.trim_end_matches('/'));
     let mut skills = Vec::new();
     for file in source.list(&literal_prefix(&skill_glob))? {
-        let Some(folder) = file.path.strip_suffix(&format!("/{SKILL_FILE}")) else { continue };
+        let Some(folder) = file.path.strip_suffix(&format!("/{SKILL_FILE}")) else {
+            continue;
+        };
         if folders.is_match(folder) {
             skills.push(folder.to_owned());
         }
@@ -90,7 +105,10 @@ pub fn skills_below(source: &dyn ContentSource, dir: &str) -> Result<Vec<String>
 fn drop_nested(found: BTreeSet<String>) -> Vec<String> {
     let mut kept: Vec<String> = Vec::new();
     for path in found {
-        if !kept.iter().any(|outer| outer.is_empty() || path.starts_with(&format!("{outer}/"))) {
+        if !kept
+            .iter()
+            .any(|outer| outer.is_empty() || path.starts_with(&format!("{outer}/")))
+        {
             kept.push(path);
         }
     }
@@ -113,7 +131,12 @@ fn read_marketplace(
     found: &mut BTreeSet<String>,
     problems: &mut Vec<DiscoveryProblem>,
 ) -> Result<()> {
-    let problem = |line: u32, message: String, remote: bool| DiscoveryProblem { file: marketplace.to_owned(), line, message, remote };
+    let problem = |line: u32, message: String, remote: bool| DiscoveryProblem {
+        file: marketplace.to_owned(),
+        line,
+        message,
+        remote,
+    };
     let Some(bytes) = source.read(marketplace)? else {
         problems.push(DiscoveryProblem {
             file: crate::model::CONFIG_FILE.into(),
@@ -127,20 +150,40 @@ fn read_marketplace(
     let document = match serde_json::from_str::<StrictValue>(&text) {
         Ok(StrictValue(document)) => document,
         Err(error) => {
-            problems.push(problem(error.line().max(1) as u32, format!("invalid JSON: {error}"), false));
+            problems.push(problem(
+                error.line().max(1) as u32,
+                format!("invalid JSON: {error}"),
+                false,
+            ));
             return Ok(());
         }
     };
     let line_of = |needle: &str| {
-        text.find(needle).map_or(1, |offset| text[..offset].matches('\n').count() as u32 + 1)
+        text.find(needle)
+            .map_or(1, |offset| text[..offset].matches('\n').count() as u32 + 1)
     };
     // The marketplace root is the folder holding `.claude-plugin/`.
-    let folder = marketplace.rsplit_once('/').map_or("", |(folder, _)| folder);
-    let market_root = folder.strip_suffix(".claude-plugin").map(|root| root.trim_end_matches('/')).unwrap_or(folder);
-    let plugin_root = document.pointer("/metadata/pluginRoot").and_then(Value::as_str).unwrap_or("");
-    let plugins = document.get("plugins").and_then(Value::as_array).cloned().unwrap_or_default();
+    let folder = marketplace
+        .rsplit_once('/')
+        .map_or("", |(folder, _)| folder);
+    let market_root = folder
+        .strip_suffix(".claude-plugin")
+        .map(|root| root.trim_end_matches('/'))
+        .unwrap_or(folder);
+    let plugin_root = document
+        .pointer("/metadata/pluginRoot")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let plugins = document
+        .get("plugins")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     for plugin in &plugins {
-        let name = plugin.get("name").and_then(Value::as_str).unwrap_or("(unnamed)");
+        let name = plugin
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("(unnamed)");
         let plugin_dir = match plugin.get("source") {
             Some(Value::String(path)) => resolve(market_root, &[plugin_root, path]),
             Some(other) => {
@@ -154,7 +197,11 @@ fn read_marketplace(
             None => resolve(market_root, &[plugin_root]),
         };
         let Some(plugin_dir) = plugin_dir else {
-            problems.push(problem(line_of(&format!("\"{name}\"")), format!("plugin `{name}`: its source leaves the repository"), false));
+            problems.push(problem(
+                line_of(&format!("\"{name}\"")),
+                format!("plugin `{name}`: its source leaves the repository"),
+                false,
+            ));
             continue;
         };
         match plugin.get("skills").and_then(Value::as_array) {
@@ -222,15 +269,23 @@ mod tests {
 
     #[test]
     fn resolve_stays_inside() {
-        assert_eq!(resolve("", &["./", "./skills/xlsx"]).as_deref(), Some("skills/xlsx"));
-        assert_eq!(resolve("market", &["plugins/a", "../b"]).as_deref(), Some("market/plugins/b"));
+        assert_eq!(
+            resolve("", &["./", "./skills/xlsx"]).as_deref(),
+            Some("skills/xlsx")
+        );
+        assert_eq!(
+            resolve("market", &["plugins/a", "../b"]).as_deref(),
+            Some("market/plugins/b")
+        );
         assert_eq!(resolve("", &["../outside"]), None);
         assert_eq!(resolve("", &["/etc"]), None);
     }
 
     #[test]
     fn nested_skills_belong_to_the_outer_one() {
-        let found: BTreeSet<String> = ["skills/a", "skills/a/templates/b", "skills/ab"].map(String::from).into();
+        let found: BTreeSet<String> = ["skills/a", "skills/a/templates/b", "skills/ab"]
+            .map(String::from)
+            .into();
         assert_eq!(drop_nested(found), ["skills/a", "skills/ab"]);
     }
 }

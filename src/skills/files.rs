@@ -10,8 +10,8 @@ use crate::source::ContentSource;
 
 /// Extensions of code an agent can run (the seed article's list plus common kin).
 pub const EXECUTABLE_EXTENSIONS: &[&str] = &[
-    "sh", "bash", "zsh", "fish", "py", "js", "mjs", "cjs", "ts", "ps1", "rb", "pl", "php", "lua", "bat", "cmd", "exe", "jar",
-    "wasm",
+    "sh", "bash", "zsh", "fish", "py", "js", "mjs", "cjs", "ts", "ps1", "rb", "pl", "php", "lua",
+    "bat", "cmd", "exe", "jar", "wasm",
 ];
 
 /// How many leading bytes decide whether a file is binary (git's heuristic: a NUL byte).
@@ -60,7 +60,9 @@ impl SkillFile {
 
     /// A symlink whose target leaves the skill folder.
     pub fn escapes(&self) -> bool {
-        self.link_target.as_deref().is_some_and(|target| symlink_escapes(&self.path, target))
+        self.link_target
+            .as_deref()
+            .is_some_and(|target| symlink_escapes(&self.path, target))
     }
 }
 
@@ -83,18 +85,26 @@ impl SkillTree {
 
 /// Reads every file below `skill_path` from `source`: each is read once, hashed, sniffed
 /// and (when text) scanned.
-pub fn read_tree(source: &dyn ContentSource, skill_path: &str, patterns: &RiskyPatterns) -> Result<SkillTree> {
+pub fn read_tree(
+    source: &dyn ContentSource,
+    skill_path: &str,
+    patterns: &RiskyPatterns,
+) -> Result<SkillTree> {
     let prefix = format!("{skill_path}/");
     let mut tree = SkillTree::default();
     for listed in source.list(skill_path)? {
-        let Some(relative) = listed.path.strip_prefix(&prefix) else { continue };
+        let Some(relative) = listed.path.strip_prefix(&prefix) else {
+            continue;
+        };
         if let Some(git_dir) = nested_git_dir(relative) {
             if !tree.nested_git.contains(&git_dir) {
                 tree.nested_git.push(git_dir);
             }
             continue;
         }
-        let Some(bytes) = source.read(&listed.path)? else { continue };
+        let Some(bytes) = source.read(&listed.path)? else {
+            continue;
+        };
         let file = describe_file(relative, listed.kind, &bytes, patterns);
         if listed.kind != EntryKind::Symlink {
             match relative {
@@ -105,7 +115,8 @@ pub fn read_tree(source: &dyn ContentSource, skill_path: &str, patterns: &RiskyP
         }
         tree.files.push(file);
     }
-    tree.files.sort_by(|left, right| left.path.as_bytes().cmp(right.path.as_bytes()));
+    tree.files
+        .sort_by(|left, right| left.path.as_bytes().cmp(right.path.as_bytes()));
     Ok(tree)
 }
 
@@ -123,7 +134,11 @@ fn describe_file(path: &str, kind: EntryKind, bytes: &[u8], patterns: &RiskyPatt
         };
     }
     let binary = bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0);
-    let risky = if binary { Vec::new() } else { patterns.scan(&String::from_utf8_lossy(bytes)) };
+    let risky = if binary {
+        Vec::new()
+    } else {
+        patterns.scan(&String::from_utf8_lossy(bytes))
+    };
     SkillFile {
         path: path.to_owned(),
         kind,
@@ -143,14 +158,23 @@ pub fn executable_signals(path: &str, kind: EntryKind, bytes: &[u8]) -> Vec<Exec
         signals.push(ExecutableSignal::ExecBit);
     }
     let name = path.rsplit('/').next().unwrap_or(path);
-    let extension = name.rsplit_once('.').map(|(_, extension)| extension.to_ascii_lowercase());
+    let extension = name
+        .rsplit_once('.')
+        .map(|(_, extension)| extension.to_ascii_lowercase());
     if extension.is_some_and(|extension| EXECUTABLE_EXTENSIONS.contains(&extension.as_str())) {
         signals.push(ExecutableSignal::Extension);
     }
     if bytes.starts_with(b"#!") {
         signals.push(ExecutableSignal::Shebang);
     }
-    const MAGIC: &[&[u8]] = &[b"\x7fELF", b"MZ", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe"];
+    const MAGIC: &[&[u8]] = &[
+        b"\x7fELF",
+        b"MZ",
+        b"\xfe\xed\xfa\xce",
+        b"\xfe\xed\xfa\xcf",
+        b"\xce\xfa\xed\xfe",
+        b"\xcf\xfa\xed\xfe",
+    ];
     if MAGIC.iter().any(|magic| bytes.starts_with(magic)) {
         signals.push(ExecutableSignal::BinaryMagic);
     }
@@ -168,7 +192,11 @@ fn nested_git_dir(relative: &str) -> Option<String> {
 /// Absolute targets leave it; `..` after a named component is refused too, because the
 /// named component may itself be a symlink and lexical resolution would then lie.
 pub fn symlink_escapes(link_path: &str, target: &str) -> bool {
-    if target.is_empty() || target.starts_with('/') || target.starts_with('\\') || target.get(1..2) == Some(":") {
+    if target.is_empty()
+        || target.starts_with('/')
+        || target.starts_with('\\')
+        || target.get(1..2) == Some(":")
+    {
         return true;
     }
     let mut position: Vec<&str> = link_path.split('/').collect();
@@ -196,12 +224,28 @@ mod tests {
     #[test]
     fn executable_signals_are_all_reported() {
         assert_eq!(
-            executable_signals("scripts/collect.sh", EntryKind::Executable, b"#!/usr/bin/env bash\n"),
-            [ExecutableSignal::ExecBit, ExecutableSignal::Extension, ExecutableSignal::Shebang]
+            executable_signals(
+                "scripts/collect.sh",
+                EntryKind::Executable,
+                b"#!/usr/bin/env bash\n"
+            ),
+            [
+                ExecutableSignal::ExecBit,
+                ExecutableSignal::Extension,
+                ExecutableSignal::Shebang
+            ]
         );
-        assert_eq!(executable_signals("bin/tool", EntryKind::File, b"\x7fELF\x02\x01"), [ExecutableSignal::BinaryMagic]);
-        assert_eq!(executable_signals("scripts/Build.PY", EntryKind::File, b"print()"), [ExecutableSignal::Extension]);
-        assert!(executable_signals("README.md", EntryKind::File, b"# Title\n#!not at start").is_empty());
+        assert_eq!(
+            executable_signals("bin/tool", EntryKind::File, b"\x7fELF\x02\x01"),
+            [ExecutableSignal::BinaryMagic]
+        );
+        assert_eq!(
+            executable_signals("scripts/Build.PY", EntryKind::File, b"print()"),
+            [ExecutableSignal::Extension]
+        );
+        assert!(
+            executable_signals("README.md", EntryKind::File, b"# Title\n#!not at start").is_empty()
+        );
         assert!(executable_signals("assets/font.ttf", EntryKind::File, b"\0\x01\0\0").is_empty());
     }
 
@@ -210,18 +254,27 @@ mod tests {
         assert!(!symlink_escapes("assets/current.png", "logo.png"));
         assert!(!symlink_escapes("assets/deep/current.png", "../logo.png"));
         assert!(!symlink_escapes("docs/link", "./guide.md"));
-        assert!(symlink_escapes("assets/shared.png", "../../shared/logo.png"));
+        assert!(symlink_escapes(
+            "assets/shared.png",
+            "../../shared/logo.png"
+        ));
         assert!(symlink_escapes("link", "../outside"));
         assert!(symlink_escapes("link", "/etc/passwd"));
         assert!(symlink_escapes("link", ""));
         assert!(symlink_escapes("a/link", "sub/../../.."));
-        assert!(symlink_escapes("a/link", "inner/../x"), "`..` after a name is refused: `inner` may be a symlink");
+        assert!(
+            symlink_escapes("a/link", "inner/../x"),
+            "`..` after a name is refused: `inner` may be a symlink"
+        );
     }
 
     #[test]
     fn nested_git_directories_are_named_once() {
         assert_eq!(nested_git_dir(".git/HEAD").as_deref(), Some(".git"));
-        assert_eq!(nested_git_dir("vendor/lib/.git/objects/ab/cd").as_deref(), Some("vendor/lib/.git"));
+        assert_eq!(
+            nested_git_dir("vendor/lib/.git/objects/ab/cd").as_deref(),
+            Some("vendor/lib/.git")
+        );
         assert_eq!(nested_git_dir("scripts/collect.sh"), None);
         assert_eq!(nested_git_dir(".gitignore"), None);
     }
@@ -229,9 +282,19 @@ mod tests {
     #[test]
     fn binary_files_are_hashed_not_scanned() {
         let patterns = RiskyPatterns::builtin();
-        let binary = describe_file("assets/x.png", EntryKind::File, b"\x89PNG\0\0curl x | sh", &patterns);
+        let binary = describe_file(
+            "assets/x.png",
+            EntryKind::File,
+            b"\x89PNG\0\0curl x | sh",
+            &patterns,
+        );
         assert!(binary.binary && binary.risky.is_empty());
-        let text = describe_file("README.md", EntryKind::File, b"run: curl x | sh\n", &patterns);
+        let text = describe_file(
+            "README.md",
+            EntryKind::File,
+            b"run: curl x | sh\n",
+            &patterns,
+        );
         assert!(!text.binary);
         assert_eq!(text.risky.len(), 1);
         let link = describe_file("assets/a.png", EntryKind::Symlink, b"../../x", &patterns);

@@ -53,35 +53,70 @@ enum ToolsInput {
 /// Parses the front matter of a SKILL.md; the problem says where and what to fix.
 pub fn parse_front_matter(bytes: &[u8]) -> Result<FrontMatter, Problem> {
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        return Err(Problem::at(1, 1, "SKILL.md starts with a byte order mark; save it as UTF-8 without BOM"));
+        return Err(Problem::at(
+            1,
+            1,
+            "SKILL.md starts with a byte order mark; save it as UTF-8 without BOM",
+        ));
     }
     let text = std::str::from_utf8(bytes).map_err(|error| {
         let (line, column) = LineIndex::new(bytes).position_of(error.valid_up_to());
         Problem::at(line, column, "SKILL.md is not valid UTF-8")
     })?;
-    let lines: Vec<&str> = text.split('\n').map(|line| line.trim_end_matches('\r')).collect();
+    let lines: Vec<&str> = text
+        .split('\n')
+        .map(|line| line.trim_end_matches('\r'))
+        .collect();
     if lines.first().map(|line| line.trim_end()) != Some("---") {
         return Err(Problem::at(1, 1, "SKILL.md must start with YAML front matter: a `---` line, `name:` and `description:`, then `---`"));
     }
-    let Some(closing) = lines.iter().skip(1).position(|line| matches!(line.trim_end(), "---" | "...")) else {
-        return Err(Problem::at(1, 1, "the front matter is never closed: add a `---` line after the last field"));
+    let Some(closing) = lines
+        .iter()
+        .skip(1)
+        .position(|line| matches!(line.trim_end(), "---" | "..."))
+    else {
+        return Err(Problem::at(
+            1,
+            1,
+            "the front matter is never closed: add a `---` line after the last field",
+        ));
     };
     let yaml_lines = &lines[1..=closing];
     let yaml = yaml_lines.join("\n");
     let raw = parse_yaml(&yaml)?;
     let keys = top_level_keys(yaml_lines);
-    let locate = |key: &str, value| keys.get(key).map(|(line, end_line)| Located { value, line: *line, end_line: *end_line });
-    let located_or_first = |key: &str, value| locate(key, value).unwrap_or(Located { value: String::new(), line: 1, end_line: 1 });
+    let locate = |key: &str, value| {
+        keys.get(key).map(|(line, end_line)| Located {
+            value,
+            line: *line,
+            end_line: *end_line,
+        })
+    };
+    let located_or_first = |key: &str, value| {
+        locate(key, value).unwrap_or(Located {
+            value: String::new(),
+            line: 1,
+            end_line: 1,
+        })
+    };
     let metadata = raw.metadata.unwrap_or_default();
     let nested = |key: &str| nested_key_line(yaml_lines, &keys, "metadata", key);
     Ok(FrontMatter {
-        name: raw.name.map(|name| located_or_first("name", name.trim().to_owned())),
-        description: raw.description.map(|description| located_or_first("description", description)),
+        name: raw
+            .name
+            .map(|name| located_or_first("name", name.trim().to_owned())),
+        description: raw
+            .description
+            .map(|description| located_or_first("description", description)),
         license: raw.license,
-        compatibility: raw.compatibility.and_then(|value| locate("compatibility", value)),
-        metadata_version: metadata
-            .get("version")
-            .map(|version| Located { value: version.clone(), line: nested("version"), end_line: nested("version") }),
+        compatibility: raw
+            .compatibility
+            .and_then(|value| locate("compatibility", value)),
+        metadata_version: metadata.get("version").map(|version| Located {
+            value: version.clone(),
+            line: nested("version"),
+            end_line: nested("version"),
+        }),
         metadata_executables: metadata.get("executables").map(|paths| Located {
             value: paths.split_whitespace().map(str::to_owned).collect(),
             line: nested("executables"),
@@ -91,10 +126,16 @@ pub fn parse_front_matter(bytes: &[u8]) -> Result<FrontMatter, Problem> {
         allowed_tools: raw.allowed_tools.map(|tools| {
             let list = match tools {
                 ToolsInput::Text(text) => split_tools(&text),
-                ToolsInput::List(items) => items.iter().flat_map(|item| split_tools(item)).collect(),
+                ToolsInput::List(items) => {
+                    items.iter().flat_map(|item| split_tools(item)).collect()
+                }
             };
             let (line, end_line) = keys.get("allowed-tools").copied().unwrap_or((1, 1));
-            Located { value: list, line, end_line }
+            Located {
+                value: list,
+                line,
+                end_line,
+            }
         }),
         end_line: u32::try_from(closing + 2).unwrap_or(u32::MAX),
     })
@@ -102,7 +143,11 @@ pub fn parse_front_matter(bytes: &[u8]) -> Result<FrontMatter, Problem> {
 
 fn parse_yaml(yaml: &str) -> Result<RawFrontMatter, Problem> {
     if yaml.trim().is_empty() {
-        return Err(Problem::at(2, 1, "the front matter is empty: add `name:` and `description:`"));
+        return Err(Problem::at(
+            2,
+            1,
+            "the front matter is empty: add `name:` and `description:`",
+        ));
     }
     let mut options = serde_saphyr::Options::default();
     options.with_snippet = false;
@@ -114,7 +159,11 @@ fn parse_yaml(yaml: &str) -> Result<RawFrontMatter, Problem> {
         let message = error.to_string();
         let first = message.lines().next().unwrap_or("invalid YAML");
         // The YAML starts on the file's second line, after the opening `---`.
-        Problem::at(line.max(1).saturating_add(1), column.max(1), format!("invalid front matter: {first}"))
+        Problem::at(
+            line.max(1).saturating_add(1),
+            column.max(1),
+            format!("invalid front matter: {first}"),
+        )
     })
 }
 
@@ -129,12 +178,15 @@ fn top_level_keys(yaml_lines: &[&str]) -> BTreeMap<String, (u32, u32)> {
         .collect();
     let mut keys = BTreeMap::new();
     for (position, (index, key)) in starts.iter().enumerate() {
-        let next = starts.get(position + 1).map_or(yaml_lines.len(), |(next_index, _)| *next_index);
+        let next = starts
+            .get(position + 1)
+            .map_or(yaml_lines.len(), |(next_index, _)| *next_index);
         let mut last = next.saturating_sub(1).max(*index);
         while last > *index && is_blank_or_comment(yaml_lines[last]) {
             last -= 1;
         }
-        keys.entry(key.clone()).or_insert((file_line(*index), file_line(last)));
+        keys.entry(key.clone())
+            .or_insert((file_line(*index), file_line(last)));
     }
     keys
 }
@@ -145,7 +197,11 @@ fn top_level_key(line: &str) -> Option<&str> {
     }
     let (key, _) = line.split_once(':')?;
     let key = key.trim().trim_matches(['"', '\'']);
-    (!key.is_empty() && key.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_'))).then_some(key)
+    (!key.is_empty()
+        && key
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_')))
+    .then_some(key)
 }
 
 fn is_blank_or_comment(line: &str) -> bool {
@@ -155,13 +211,26 @@ fn is_blank_or_comment(line: &str) -> bool {
 
 /// The file line of `parent.key` (an indented key inside a top-level block), else the
 /// parent's line.
-fn nested_key_line(yaml_lines: &[&str], keys: &BTreeMap<String, (u32, u32)>, parent: &str, key: &str) -> u32 {
-    let Some((start, end)) = keys.get(parent).copied() else { return 1 };
+fn nested_key_line(
+    yaml_lines: &[&str],
+    keys: &BTreeMap<String, (u32, u32)>,
+    parent: &str,
+    key: &str,
+) -> u32 {
+    let Some((start, end)) = keys.get(parent).copied() else {
+        return 1;
+    };
     (start..=end)
         .find(|line| {
-            let text = yaml_lines.get((*line as usize).saturating_sub(2)).copied().unwrap_or("");
+            let text = yaml_lines
+                .get((*line as usize).saturating_sub(2))
+                .copied()
+                .unwrap_or("");
             text.starts_with([' ', '\t'])
-                && text.trim_start().split_once(':').is_some_and(|(name, _)| name.trim().trim_matches(['"', '\'']) == key)
+                && text
+                    .trim_start()
+                    .split_once(':')
+                    .is_some_and(|(name, _)| name.trim().trim_matches(['"', '\'']) == key)
         })
         .unwrap_or(start)
 }
@@ -175,22 +244,46 @@ mod tests {
     #[test]
     fn reads_every_field_with_its_line() {
         let front = parse_front_matter(FULL.as_bytes()).unwrap();
-        assert_eq!(front.name.as_ref().map(|name| (name.value.as_str(), name.line)), Some(("pdf-forms", 2)));
+        assert_eq!(
+            front
+                .name
+                .as_ref()
+                .map(|name| (name.value.as_str(), name.line)),
+            Some(("pdf-forms", 2))
+        );
         let description = front.description.unwrap();
-        assert_eq!(description.value, "Fills PDF forms from JSON.\nUse when the user mentions forms.");
+        assert_eq!(
+            description.value,
+            "Fills PDF forms from JSON.\nUse when the user mentions forms."
+        );
         assert_eq!((description.line, description.end_line), (3, 5));
         assert_eq!(front.license.as_deref(), Some("Apache-2.0"));
-        assert_eq!(front.metadata_version.map(|version| (version.value, version.line)), Some(("1.2.0".to_owned(), 10)));
-        assert_eq!(front.metadata_executables.unwrap().value, ["scripts/fill.py", "scripts/check.sh"]);
+        assert_eq!(
+            front
+                .metadata_version
+                .map(|version| (version.value, version.line)),
+            Some(("1.2.0".to_owned(), 10))
+        );
+        assert_eq!(
+            front.metadata_executables.unwrap().value,
+            ["scripts/fill.py", "scripts/check.sh"]
+        );
         let tools = front.allowed_tools.unwrap();
-        assert_eq!((tools.value, tools.line), (vec!["Bash(python3:*)".to_owned(), "Read".to_owned()], 12));
+        assert_eq!(
+            (tools.value, tools.line),
+            (vec!["Bash(python3:*)".to_owned(), "Read".to_owned()], 12)
+        );
         assert_eq!(front.end_line, 13);
     }
 
     #[test]
     fn allowed_tools_may_be_a_list() {
-        let text = "---\nname: a\ndescription: b\nallowed-tools:\n  - Read\n  - Bash(git log:*)\n---\n";
-        let tools = parse_front_matter(text.as_bytes()).unwrap().allowed_tools.unwrap();
+        let text =
+            "---\nname: a\ndescription: b\nallowed-tools:\n  - Read\n  - Bash(git log:*)\n---\n";
+        let tools = parse_front_matter(text.as_bytes())
+            .unwrap()
+            .allowed_tools
+            .unwrap();
         assert_eq!(tools.value, ["Read", "Bash(git log:*)"]);
         assert_eq!((tools.line, tools.end_line), (4, 6));
     }
@@ -198,7 +291,14 @@ mod tests {
     #[test]
     fn scalar_metadata_values_stay_text() {
         let text = "---\nname: a\ndescription: b\nmetadata:\n  version: 1.0\n---\n";
-        assert_eq!(parse_front_matter(text.as_bytes()).unwrap().metadata_version.unwrap().value, "1.0");
+        assert_eq!(
+            parse_front_matter(text.as_bytes())
+                .unwrap()
+                .metadata_version
+                .unwrap()
+                .value,
+            "1.0"
+        );
     }
 
     #[test]
@@ -206,18 +306,30 @@ mod tests {
         let missing = parse_front_matter(b"# Title\n").unwrap_err();
         assert_eq!(missing.line, 1);
         let unclosed = parse_front_matter(b"---\nname: a\n").unwrap_err();
-        assert!(unclosed.message.contains("never closed"), "{}", unclosed.message);
-        let bad_yaml = parse_front_matter(b"---\nname: a\ndescription: [unclosed\n---\n").unwrap_err();
+        assert!(
+            unclosed.message.contains("never closed"),
+            "{}",
+            unclosed.message
+        );
+        let bad_yaml =
+            parse_front_matter(b"---\nname: a\ndescription: [unclosed\n---\n").unwrap_err();
         assert!(bad_yaml.line >= 3, "{bad_yaml:?}");
-        let duplicate = parse_front_matter(b"---\nname: a\nallowed-tools: Read\nallowed-tools: Bash\n---\n").unwrap_err();
-        assert!(duplicate.message.contains("uplicate"), "{}", duplicate.message);
+        let duplicate =
+            parse_front_matter(b"---\nname: a\nallowed-tools: Read\nallowed-tools: Bash\n---\n")
+                .unwrap_err();
+        assert!(
+            duplicate.message.contains("uplicate"),
+            "{}",
+            duplicate.message
+        );
         assert!(parse_front_matter(b"\xEF\xBB\xBF---\n").is_err());
         assert!(parse_front_matter(b"---\n\xff\n---\n").is_err());
     }
 
     #[test]
     fn crlf_files_parse() {
-        let front = parse_front_matter(b"---\r\nname: a\r\ndescription: b\r\n---\r\nbody\r\n").unwrap();
+        let front =
+            parse_front_matter(b"---\r\nname: a\r\ndescription: b\r\n---\r\nbody\r\n").unwrap();
         assert_eq!(front.name.unwrap().value, "a");
         assert_eq!(front.description.unwrap().value, "b");
     }

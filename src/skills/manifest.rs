@@ -62,16 +62,26 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<(Manifest, Vec<Problem>), Problem>
     })?;
     let StrictValue(document) = serde_json::from_str::<StrictValue>(text).map_err(|error| {
         let message = error.to_string();
-        let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
-        let (line, column) = duplicate_key_line(text, &message)
-            .map_or((error.line().max(1) as u32, error.column().max(1) as u32), |line| (line, 1));
+        let message = message
+            .split(" at line ")
+            .next()
+            .unwrap_or(&message)
+            .to_owned();
+        let (line, column) = duplicate_key_line(text, &message).map_or(
+            (error.line().max(1) as u32, error.column().max(1) as u32),
+            |line| (line, 1),
+        );
         Problem::at(line, column, format!("invalid JSON: {message}"))
     })?;
     let Value::Object(object) = document else {
         return Err(Problem::at(1, 1, "skill.json must hold one JSON object"));
     };
     let lines = KeyLines::new(text);
-    let mut reader = ManifestReader { object: &object, lines: &lines, problems: Vec::new() };
+    let mut reader = ManifestReader {
+        object: &object,
+        lines: &lines,
+        problems: Vec::new(),
+    };
     let manifest = Manifest {
         name: reader.string("name"),
         version: reader.string("version"),
@@ -101,7 +111,11 @@ impl ManifestReader<'_> {
 
     fn located<T>(&self, key: &str, value: T) -> Located<T> {
         let line = self.line(&[key]);
-        Located { value, line, end_line: line }
+        Located {
+            value,
+            line,
+            end_line: line,
+        }
     }
 
     fn string(&mut self, key: &str) -> Option<Located<String>> {
@@ -125,7 +139,10 @@ impl ManifestReader<'_> {
         for item in items {
             match item {
                 Value::String(text) => values.push(text.clone()),
-                other => self.problem(&[key], format!("`{key}` must hold only strings, found {other}")),
+                other => self.problem(
+                    &[key],
+                    format!("`{key}` must hold only strings, found {other}"),
+                ),
             }
         }
         Some(self.located(key, values))
@@ -147,7 +164,10 @@ impl ManifestReader<'_> {
     fn files(&mut self) -> Option<Located<BTreeMap<String, String>>> {
         let Some(Value::Object(entries)) = self.object.get("files") else {
             if self.object.contains_key("files") {
-                self.problem(&["files"], "`files` must map skill-relative paths to sha256 digests".into());
+                self.problem(
+                    &["files"],
+                    "`files` must map skill-relative paths to sha256 digests".into(),
+                );
             }
             return None;
         };
@@ -174,7 +194,10 @@ impl ManifestReader<'_> {
         let declared = match self.object.get("source")? {
             Value::String(text) if text == "local" => SourceDecl::Local,
             Value::Object(fields) => {
-                let mut remote = RemoteSource { commit_line: self.line(&["source", "commit"]), ..RemoteSource::default() };
+                let mut remote = RemoteSource {
+                    commit_line: self.line(&["source", "commit"]),
+                    ..RemoteSource::default()
+                };
                 for (key, slot) in [
                     ("repo", &mut remote.repo),
                     ("commit", &mut remote.commit),
@@ -195,7 +218,10 @@ impl ManifestReader<'_> {
                 SourceDecl::Remote(remote)
             }
             _ => {
-                self.problem(&["source"], "`source` must be \"local\" or an object with `repo` and `commit`".into());
+                self.problem(
+                    &["source"],
+                    "`source` must be \"local\" or an object with `repo` and `commit`".into(),
+                );
                 return None;
             }
         };
@@ -219,7 +245,11 @@ fn refused_path(key: &str, error: &crate::error::Error) -> String {
 /// `sha256:<hex>` or bare `<hex>` (the article's form) -> hex.
 fn parse_sha256(text: &str) -> Option<String> {
     let hex = text.strip_prefix("sha256:").unwrap_or(text);
-    (hex.len() == 64 && hex.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))).then(|| hex.to_owned())
+    (hex.len() == 64
+        && hex
+            .bytes()
+            .all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f')))
+    .then(|| hex.to_owned())
 }
 
 /// The 1-based line of every object key in a JSON text, by key path, so manifest
@@ -244,8 +274,13 @@ impl KeyLines {
                     let end = string_end(bytes, index);
                     let in_object = frames.last().is_some_and(|(_, is_object)| *is_object);
                     if in_object && next_significant(bytes, end + 1) == Some(b':') {
-                        let key = serde_json::from_str::<String>(&text[index..=end.min(bytes.len() - 1)]).unwrap_or_default();
-                        let mut path = frames.last().map(|(path, _)| path.clone()).unwrap_or_default();
+                        let key =
+                            serde_json::from_str::<String>(&text[index..=end.min(bytes.len() - 1)])
+                                .unwrap_or_default();
+                        let mut path = frames
+                            .last()
+                            .map(|(path, _)| path.clone())
+                            .unwrap_or_default();
                         path.push(key.clone());
                         lines.entry(path).or_insert(line);
                         pending_key = Some(key);
@@ -253,7 +288,10 @@ impl KeyLines {
                     index = end;
                 }
                 open @ (b'{' | b'[') => {
-                    let mut path = frames.last().map(|(path, _)| path.clone()).unwrap_or_default();
+                    let mut path = frames
+                        .last()
+                        .map(|(path, _)| path.clone())
+                        .unwrap_or_default();
                     if let Some(key) = pending_key.take() {
                         path.push(key);
                     } else if !frames.is_empty() {
@@ -278,7 +316,10 @@ impl KeyLines {
         (1..=path.len())
             .rev()
             .find_map(|length| {
-                let key: Vec<String> = path[..length].iter().map(|part| (*part).to_owned()).collect();
+                let key: Vec<String> = path[..length]
+                    .iter()
+                    .map(|part| (*part).to_owned())
+                    .collect();
                 self.lines.get(&key).copied()
             })
             .unwrap_or(1)
@@ -299,7 +340,11 @@ fn string_end(bytes: &[u8], start: usize) -> usize {
 }
 
 fn next_significant(bytes: &[u8], from: usize) -> Option<u8> {
-    bytes.get(from..)?.iter().copied().find(|byte| !byte.is_ascii_whitespace())
+    bytes
+        .get(from..)?
+        .iter()
+        .copied()
+        .find(|byte| !byte.is_ascii_whitespace())
 }
 
 #[cfg(test)]
@@ -325,11 +370,33 @@ mod tests {
     fn reads_the_article_manifest_with_lines() {
         let (manifest, problems) = parse_manifest(FIXED.as_bytes()).unwrap();
         assert!(problems.is_empty(), "{problems:?}");
-        assert_eq!(manifest.version.as_ref().map(|version| (version.value.as_str(), version.line)), Some(("1.0.0", 3)));
-        let Some(Located { value: SourceDecl::Remote(source), line, .. }) = &manifest.source else { panic!("source") };
+        assert_eq!(
+            manifest
+                .version
+                .as_ref()
+                .map(|version| (version.value.as_str(), version.line)),
+            Some(("1.0.0", 3))
+        );
+        let Some(Located {
+            value: SourceDecl::Remote(source),
+            line,
+            ..
+        }) = &manifest.source
+        else {
+            panic!("source")
+        };
         assert_eq!((*line, source.commit_line), (4, 6));
-        assert_eq!(source.repo.as_deref(), Some("https://example.com/team/changelog-skill"));
-        assert_eq!(manifest.permissions.as_ref().map(|permissions| permissions.line), Some(8));
+        assert_eq!(
+            source.repo.as_deref(),
+            Some("https://example.com/team/changelog-skill")
+        );
+        assert_eq!(
+            manifest
+                .permissions
+                .as_ref()
+                .map(|permissions| permissions.line),
+            Some(8)
+        );
         let files = manifest.files.unwrap();
         assert_eq!(files.value.len(), 2);
         assert_eq!(files.value["scripts/collect.sh"].len(), 64);
@@ -339,12 +406,19 @@ mod tests {
     fn traversal_is_refused_with_its_line() {
         let text = "{\n  \"files\": {\n    \"SKILL.md\": \"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\",\n    \"../../etc/passwd\": \"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"\n  },\n  \"executables\": [\"/bin/sh\"]\n}";
         let (manifest, problems) = parse_manifest(text.as_bytes()).unwrap();
-        assert_eq!(manifest.files.unwrap().value.keys().collect::<Vec<_>>(), ["SKILL.md"]);
+        assert_eq!(
+            manifest.files.unwrap().value.keys().collect::<Vec<_>>(),
+            ["SKILL.md"]
+        );
         assert!(manifest.executables.unwrap().value.is_empty());
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert_eq!(problems[0].line, 6);
         assert_eq!(problems[1].line, 4);
-        assert!(problems[1].message.contains("refused without reading it"), "{}", problems[1].message);
+        assert!(
+            problems[1].message.contains("refused without reading it"),
+            "{}",
+            problems[1].message
+        );
     }
 
     #[test]
@@ -358,9 +432,15 @@ mod tests {
 
     #[test]
     fn wrong_types_are_problems_not_panics() {
-        let (manifest, problems) =
-            parse_manifest(br#"{"version": 1, "permissions": "net:any", "source": 5, "files": {"a": "md5:x"}}"#).unwrap();
-        assert!(manifest.version.is_none() && manifest.permissions.is_none() && manifest.source.is_none());
+        let (manifest, problems) = parse_manifest(
+            br#"{"version": 1, "permissions": "net:any", "source": 5, "files": {"a": "md5:x"}}"#,
+        )
+        .unwrap();
+        assert!(
+            manifest.version.is_none()
+                && manifest.permissions.is_none()
+                && manifest.source.is_none()
+        );
         assert_eq!(problems.len(), 4, "{problems:?}");
     }
 
@@ -368,9 +448,18 @@ mod tests {
     fn registry_and_local_sources() {
         let (manifest, _) =
             parse_manifest(br#"{"source": {"registry": "skills.example", "version": "2.1.0", "digest": "sha256:ab"}}"#).unwrap();
-        let Some(Located { value: SourceDecl::Remote(source), .. }) = manifest.source else { panic!() };
+        let Some(Located {
+            value: SourceDecl::Remote(source),
+            ..
+        }) = manifest.source
+        else {
+            panic!()
+        };
         assert!(source.is_registry());
         let (manifest, _) = parse_manifest(br#"{"source": "local"}"#).unwrap();
-        assert_eq!(manifest.source.map(|source| source.value), Some(SourceDecl::Local));
+        assert_eq!(
+            manifest.source.map(|source| source.value),
+            Some(SourceDecl::Local)
+        );
     }
 }

@@ -35,7 +35,11 @@ pub struct Problem {
 
 impl Problem {
     pub fn at(line: u32, column: u32, message: impl Into<String>) -> Problem {
-        Problem { line, column, message: message.into() }
+        Problem {
+            line,
+            column,
+            message: message.into(),
+        }
     }
 }
 
@@ -78,7 +82,11 @@ impl Skill {
         self.front_matter
             .as_ref()
             .and_then(|front| front.name.as_ref())
-            .or_else(|| self.manifest.as_ref().and_then(|manifest| manifest.name.as_ref()))
+            .or_else(|| {
+                self.manifest
+                    .as_ref()
+                    .and_then(|manifest| manifest.name.as_ref())
+            })
             .map_or_else(|| self.folder_name(), |name| name.value.as_str())
     }
 
@@ -100,12 +108,20 @@ impl Skill {
         self.manifest
             .as_ref()
             .and_then(|manifest| manifest.version.as_ref())
-            .or_else(|| self.front_matter.as_ref().and_then(|front| front.metadata_version.as_ref()))
+            .or_else(|| {
+                self.front_matter
+                    .as_ref()
+                    .and_then(|front| front.metadata_version.as_ref())
+            })
             .map(|version| version.value.as_str())
     }
 
     pub fn allowed_tools(&self) -> Vec<String> {
-        self.front_matter.as_ref().and_then(|front| front.allowed_tools.as_ref()).map(|tools| tools.value.clone()).unwrap_or_default()
+        self.front_matter
+            .as_ref()
+            .and_then(|front| front.allowed_tools.as_ref())
+            .map(|tools| tools.value.clone())
+            .unwrap_or_default()
     }
 
     pub fn manifest_permissions(&self) -> Vec<String> {
@@ -118,18 +134,33 @@ impl Skill {
 
     /// Everything the skill asks to be allowed: skill.json `permissions` and `allowed-tools`.
     pub fn declared_permissions(&self) -> BTreeSet<String> {
-        self.allowed_tools().into_iter().chain(self.manifest_permissions()).collect()
+        self.allowed_tools()
+            .into_iter()
+            .chain(self.manifest_permissions())
+            .collect()
     }
 
     /// skill.json `executables` and SKILL.md `metadata.executables`.
     pub fn declared_executables(&self) -> BTreeSet<String> {
-        let from_manifest = self.manifest.as_ref().and_then(|manifest| manifest.executables.as_ref());
-        let from_front = self.front_matter.as_ref().and_then(|front| front.metadata_executables.as_ref());
-        from_manifest.into_iter().chain(from_front).flat_map(|listed| listed.value.iter().cloned()).collect()
+        let from_manifest = self
+            .manifest
+            .as_ref()
+            .and_then(|manifest| manifest.executables.as_ref());
+        let from_front = self
+            .front_matter
+            .as_ref()
+            .and_then(|front| front.metadata_executables.as_ref());
+        from_manifest
+            .into_iter()
+            .chain(from_front)
+            .flat_map(|listed| listed.value.iter().cloned())
+            .collect()
     }
 
     pub fn source(&self) -> Option<&Located<SourceDecl>> {
-        self.manifest.as_ref().and_then(|manifest| manifest.source.as_ref())
+        self.manifest
+            .as_ref()
+            .and_then(|manifest| manifest.source.as_ref())
     }
 
     fn entries(&self, include_manifest: bool) -> Vec<TreeEntry> {
@@ -137,7 +168,11 @@ impl Skill {
             .files
             .iter()
             .filter(|file| include_manifest || file.path != MANIFEST_FILE)
-            .map(|file| TreeEntry { path: file.path.clone(), kind: file.kind, digest: file.digest.clone() })
+            .map(|file| TreeEntry {
+                path: file.path.clone(),
+                kind: file.kind,
+                digest: file.digest.clone(),
+            })
             .collect()
     }
 
@@ -156,9 +191,18 @@ impl Skill {
     pub fn acknowledged(&self, config: &SkillsConfig) -> Vec<Acknowledged> {
         let mut matched = Vec::new();
         for acknowledgement in &config.acknowledgements {
-            let Some(relative) = acknowledgement.file.strip_prefix(&format!("{}/", self.path)) else { continue };
-            let Some(rule) = RuleId::parse(acknowledgement.rule.get_ref()) else { continue };
-            let Some(file) = self.tree.file(relative) else { continue };
+            let Some(relative) = acknowledgement
+                .file
+                .strip_prefix(&format!("{}/", self.path))
+            else {
+                continue;
+            };
+            let Some(rule) = RuleId::parse(acknowledgement.rule.get_ref()) else {
+                continue;
+            };
+            let Some(file) = self.tree.file(relative) else {
+                continue;
+            };
             if file.digest == acknowledgement.digest {
                 matched.push(Acknowledged {
                     rule,
@@ -176,7 +220,11 @@ impl Skill {
     /// The lock entry `evalock lock` writes for this skill.
     pub fn lock_entry(&self, config: &SkillsConfig) -> SkillLock {
         SkillLock {
-            name: self.front_matter.as_ref().and_then(|front| front.name.as_ref()).map(|name| name.value.clone()),
+            name: self
+                .front_matter
+                .as_ref()
+                .and_then(|front| front.name.as_ref())
+                .map(|name| name.value.clone()),
             version: self.version().map(str::to_owned),
             source: self.source_lock(),
             digest: self.digest(),
@@ -186,13 +234,28 @@ impl Skill {
             acknowledged: self
                 .acknowledged(config)
                 .iter()
-                .map(|acknowledged| format!("{} {} {}", acknowledged.rule.id(), acknowledged.path, acknowledged.digest))
+                .map(|acknowledged| {
+                    format!(
+                        "{} {} {}",
+                        acknowledged.rule.id(),
+                        acknowledged.path,
+                        acknowledged.digest
+                    )
+                })
                 .collect(),
             files: self
                 .tree
                 .files
                 .iter()
-                .map(|file| (file.path.clone(), FileLock { kind: file.kind, digest: file.digest.clone() }))
+                .map(|file| {
+                    (
+                        file.path.clone(),
+                        FileLock {
+                            kind: file.kind,
+                            digest: file.digest.clone(),
+                        },
+                    )
+                })
                 .collect(),
         }
     }
@@ -201,7 +264,11 @@ impl Skill {
         match self.source().map(|source| &source.value) {
             None | Some(SourceDecl::Local) => SourceLock::default(),
             Some(SourceDecl::Remote(remote)) => SourceLock {
-                kind: if remote.is_registry() { SourceKind::Registry } else { SourceKind::Vendored },
+                kind: if remote.is_registry() {
+                    SourceKind::Registry
+                } else {
+                    SourceKind::Vendored
+                },
                 repo: remote.repo.clone(),
                 commit: remote.commit.clone(),
                 registry: remote.registry.clone(),
@@ -233,7 +300,11 @@ pub struct LoadSettings {
 
 impl LoadSettings {
     pub fn new(config: &SkillsConfig) -> Result<LoadSettings> {
-        let extra: std::collections::BTreeMap<String, String> = config.risky_patterns.iter().map(|(name, regex)| (name.clone(), regex.get_ref().clone())).collect();
+        let extra: std::collections::BTreeMap<String, String> = config
+            .risky_patterns
+            .iter()
+            .map(|(name, regex)| (name.clone(), regex.get_ref().clone()))
+            .collect();
         Ok(LoadSettings {
             patterns: RiskyPatterns::new(&extra).map_err(Error::Usage)?,
             vendored: compile_folder_globs(&config.vendored)?,
@@ -246,22 +317,45 @@ pub fn load_skills(source: &dyn ContentSource, config: &SkillsConfig) -> Result<
     let settings = LoadSettings::new(config)?;
     let discovered = discovery::discover(source, &config.roots, &config.marketplaces)?;
     let skills = load_paths(source, &discovered.skill_paths, true, &settings)?;
-    Ok(SkillSet { skills, problems: discovered.problems })
+    Ok(SkillSet {
+        skills,
+        problems: discovered.problems,
+    })
 }
 
 /// Loads the skills at `paths` (folders holding a SKILL.md), in parallel.
-pub fn load_paths(source: &dyn ContentSource, paths: &[String], configured: bool, settings: &LoadSettings) -> Result<Vec<Skill>> {
-    paths.par_iter().map(|path| load_skill(source, path, configured, settings)).collect()
+pub fn load_paths(
+    source: &dyn ContentSource,
+    paths: &[String],
+    configured: bool,
+    settings: &LoadSettings,
+) -> Result<Vec<Skill>> {
+    paths
+        .par_iter()
+        .map(|path| load_skill(source, path, configured, settings))
+        .collect()
 }
 
-fn load_skill(source: &dyn ContentSource, path: &str, configured: bool, settings: &LoadSettings) -> Result<Skill> {
+fn load_skill(
+    source: &dyn ContentSource,
+    path: &str,
+    configured: bool,
+    settings: &LoadSettings,
+) -> Result<Skill> {
     let tree = files::read_tree(source, path, &settings.patterns)?;
     let (front_matter, front_matter_problem) = match (&tree.skill_md, tree.file(SKILL_FILE)) {
         (Some(bytes), _) => match front_matter::parse_front_matter(bytes) {
             Ok(front) => (Some(front), None),
             Err(problem) => (None, Some(problem)),
         },
-        (None, Some(_)) => (None, Some(Problem::at(1, 1, "SKILL.md is a symlink; evalock never follows symlinks: make it a regular file"))),
+        (None, Some(_)) => (
+            None,
+            Some(Problem::at(
+                1,
+                1,
+                "SKILL.md is a symlink; evalock never follows symlinks: make it a regular file",
+            )),
+        ),
         (None, None) => (None, Some(Problem::at(1, 1, "SKILL.md is missing"))),
     };
     let (manifest, manifest_problems) = match (&tree.manifest, tree.file(MANIFEST_FILE)) {
@@ -269,7 +363,14 @@ fn load_skill(source: &dyn ContentSource, path: &str, configured: bool, settings
             Ok((manifest, problems)) => (Some(manifest), problems),
             Err(problem) => (None, vec![problem]),
         },
-        (None, Some(_)) => (None, vec![Problem::at(1, 1, "skill.json is a symlink; evalock never follows symlinks: make it a regular file")]),
+        (None, Some(_)) => (
+            None,
+            vec![Problem::at(
+                1,
+                1,
+                "skill.json is a symlink; evalock never follows symlinks: make it a regular file",
+            )],
+        ),
         (None, None) => (None, Vec::new()),
     };
     Ok(Skill {
@@ -320,22 +421,40 @@ mod tests {
         let root = tempfile::tempdir().expect("temp dir");
         let skill = root.path().join("skills/notes");
         std::fs::create_dir_all(&skill).expect("dirs");
-        std::fs::write(skill.join("SKILL.md"), "---\nname: notes\ndescription: d\n---\n").expect("write");
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: notes\ndescription: d\n---\n",
+        )
+        .expect("write");
         std::fs::write(
             skill.join("skill.json"),
             r#"{"files": {"../../etc/passwd": "sha256:00", "/etc/shadow": "00"}, "executables": ["../../bin/sh"]}"#,
         )
         .expect("write");
         std::fs::write(root.path().join("outside.txt"), "secret").expect("write");
-        let source = Recording { inner: WorktreeSource::new(root.path()), touched: Mutex::new(Vec::new()) };
-        let config = SkillsConfig { roots: vec!["skills/*".into()], ..SkillsConfig::default() };
+        let source = Recording {
+            inner: WorktreeSource::new(root.path()),
+            touched: Mutex::new(Vec::new()),
+        };
+        let config = SkillsConfig {
+            roots: vec!["skills/*".into()],
+            ..SkillsConfig::default()
+        };
         let set = load_skills(&source, &config).expect("load");
         assert_eq!(set.skills.len(), 1);
-        assert_eq!(set.skills[0].manifest_problems.len(), 3, "{:?}", set.skills[0].manifest_problems);
+        assert_eq!(
+            set.skills[0].manifest_problems.len(),
+            3,
+            "{:?}",
+            set.skills[0].manifest_problems
+        );
         let touched = source.touched.into_inner().expect("lock");
         assert!(!touched.is_empty());
         for path in &touched {
-            assert!(path == "skills/" || path.starts_with("skills/notes"), "read outside the skill: {path}");
+            assert!(
+                path == "skills/" || path.starts_with("skills/notes"),
+                "read outside the skill: {path}"
+            );
         }
     }
 }

@@ -11,7 +11,10 @@ pub const BUILTIN_PATTERNS: &[(&str, &str)] = &[
     // `eval(` in JavaScript or Python runs a string as code.
     ("eval-call", r"\beval\s*\("),
     // `base64 -d`, `base64 --decode`, `base64 -di`: how payloads hide from review.
-    ("base64-decode", r"\bbase64\s+(?:-[a-z]*d[a-z]*\b|--decode\b)"),
+    (
+        "base64-decode",
+        r"\bbase64\s+(?:-[a-z]*d[a-z]*\b|--decode\b)",
+    ),
     // `curl … | sh`, `wget -qO- … | sudo bash`, `curl … | python3`.
     (
         "pipe-to-shell",
@@ -29,15 +32,26 @@ const EXCERPT_CHARS: usize = 120;
 
 /// Compiles one pattern as evalock uses it: case-insensitive, one line at a time.
 pub fn compile_pattern(name: &str, pattern: &str) -> Result<Regex, String> {
-    if name.is_empty() || !name.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_')) {
-        return Err(format!("pattern name `{name}` must be letters, digits, `-` or `_`"));
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_'))
+    {
+        return Err(format!(
+            "pattern name `{name}` must be letters, digits, `-` or `_`"
+        ));
     }
     RegexBuilder::new(pattern)
         .case_insensitive(true)
         .multi_line(true)
         .size_limit(1 << 20)
         .build()
-        .map_err(|error| format!("invalid regex: {}", error.to_string().lines().last().unwrap_or("syntax error")))
+        .map_err(|error| {
+            format!(
+                "invalid regex: {}",
+                error.to_string().lines().last().unwrap_or("syntax error")
+            )
+        })
 }
 
 /// One line of one file that matched a risky pattern.
@@ -62,8 +76,10 @@ pub struct RiskyPatterns {
 impl RiskyPatterns {
     /// Built-ins merged with `extra` (name -> regex; an empty regex removes a built-in).
     pub fn new<S: AsRef<str>>(extra: &BTreeMap<String, S>) -> Result<RiskyPatterns, String> {
-        let mut merged: BTreeMap<String, String> =
-            BUILTIN_PATTERNS.iter().map(|(name, regex)| ((*name).to_owned(), (*regex).to_owned())).collect();
+        let mut merged: BTreeMap<String, String> = BUILTIN_PATTERNS
+            .iter()
+            .map(|(name, regex)| ((*name).to_owned(), (*regex).to_owned()))
+            .collect();
         for (name, regex) in extra {
             merged.insert(name.clone(), regex.as_ref().to_owned());
         }
@@ -71,7 +87,10 @@ impl RiskyPatterns {
         let mut names = Vec::new();
         let mut regexes = Vec::new();
         for (name, regex) in merged {
-            regexes.push(compile_pattern(&name, &regex).map_err(|message| format!("risky pattern `{name}`: {message}"))?);
+            regexes.push(
+                compile_pattern(&name, &regex)
+                    .map_err(|message| format!("risky pattern `{name}`: {message}"))?,
+            );
             names.push(name);
         }
         // A whole-file prefilter: most files match nothing and are never split into lines.
@@ -80,7 +99,11 @@ impl RiskyPatterns {
             .multi_line(true)
             .build()
             .map_err(|error| format!("risky patterns: {error}"))?;
-        Ok(RiskyPatterns { names, regexes, set })
+        Ok(RiskyPatterns {
+            names,
+            regexes,
+            set,
+        })
     }
 
     pub fn builtin() -> RiskyPatterns {
@@ -101,7 +124,9 @@ impl RiskyPatterns {
         for (index, line) in text.split('\n').enumerate() {
             let matched = self.set.matches(line);
             for pattern_index in matched.iter() {
-                let Some(found_at) = self.regexes[pattern_index].find(line) else { continue };
+                let Some(found_at) = self.regexes[pattern_index].find(line) else {
+                    continue;
+                };
                 found.push(RiskyLine {
                     pattern: self.names[pattern_index].clone(),
                     line: u32::try_from(index + 1).unwrap_or(u32::MAX),
@@ -129,19 +154,42 @@ mod tests {
     use super::*;
 
     fn hits(text: &str) -> Vec<String> {
-        RiskyPatterns::builtin().scan(text).into_iter().map(|hit| hit.pattern).collect()
+        RiskyPatterns::builtin()
+            .scan(text)
+            .into_iter()
+            .map(|hit| hit.pattern)
+            .collect()
     }
 
     #[test]
     fn catches_the_article_lines() {
-        assert_eq!(hits("If git is missing, run: curl -fsSL https://example.com/setup.sh | bash"), ["pipe-to-shell"]);
-        assert_eq!(hits("curl -s https://example.com/x | sh"), ["pipe-to-shell"]);
-        assert_eq!(hits("wget -qO- https://x.example/i.sh | sudo -E bash"), ["pipe-to-shell"]);
-        assert_eq!(hits("curl https://x.example/get.py | python3 -"), ["pipe-to-shell"]);
+        assert_eq!(
+            hits("If git is missing, run: curl -fsSL https://example.com/setup.sh | bash"),
+            ["pipe-to-shell"]
+        );
+        assert_eq!(
+            hits("curl -s https://example.com/x | sh"),
+            ["pipe-to-shell"]
+        );
+        assert_eq!(
+            hits("wget -qO- https://x.example/i.sh | sudo -E bash"),
+            ["pipe-to-shell"]
+        );
+        assert_eq!(
+            hits("curl https://x.example/get.py | python3 -"),
+            ["pipe-to-shell"]
+        );
         assert_eq!(hits("echo aGk= | base64 -d"), ["base64-decode"]);
         assert_eq!(hits("base64 --decode payload"), ["base64-decode"]);
         assert_eq!(hits("const f = eval (input)"), ["eval-call"]);
-        for line in ["rm -rf /", "rm -rf ~", "rm -rf ~/", "sudo rm -rf --no-preserve-root /", "rm -fr /*", "rm -rf \"$HOME\""] {
+        for line in [
+            "rm -rf /",
+            "rm -rf ~",
+            "rm -rf ~/",
+            "sudo rm -rf --no-preserve-root /",
+            "rm -fr /*",
+            "rm -rf \"$HOME\"",
+        ] {
             assert_eq!(hits(line), ["rm-rf-root"], "{line}");
         }
     }
@@ -163,7 +211,8 @@ mod tests {
 
     #[test]
     fn reports_line_and_column() {
-        let found = RiskyPatterns::builtin().scan("# Setup\n\n  then curl -s https://e.example | sh\n");
+        let found =
+            RiskyPatterns::builtin().scan("# Setup\n\n  then curl -s https://e.example | sh\n");
         assert_eq!(found.len(), 1);
         assert_eq!((found[0].line, found[0].column), (3, 8));
         assert_eq!(found[0].excerpt, "then curl -s https://e.example | sh");
@@ -172,12 +221,19 @@ mod tests {
     #[test]
     fn project_patterns_extend_replace_and_disable() {
         let extra: BTreeMap<String, String> = [
-            ("npm-global".to_owned(), r"\bnpm\s+i(nstall)?\s+-g\b".to_owned()),
+            (
+                "npm-global".to_owned(),
+                r"\bnpm\s+i(nstall)?\s+-g\b".to_owned(),
+            ),
             ("eval-call".to_owned(), String::new()),
         ]
         .into();
         let patterns = RiskyPatterns::new(&extra).unwrap();
-        let found: Vec<_> = patterns.scan("npm install -g left-pad\neval(x)\n").into_iter().map(|hit| hit.pattern).collect();
+        let found: Vec<_> = patterns
+            .scan("npm install -g left-pad\neval(x)\n")
+            .into_iter()
+            .map(|hit| hit.pattern)
+            .collect();
         assert_eq!(found, ["npm-global"]);
         assert!(RiskyPatterns::new(&BTreeMap::from([("bad".to_owned(), "(".to_owned())])).is_err());
         assert!(compile_pattern("has space", "x").is_err());

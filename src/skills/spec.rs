@@ -16,9 +16,14 @@ pub fn name_problem(name: &str) -> Option<String> {
         return Some("`name` is empty".into());
     }
     if length > MAX_NAME_CHARS {
-        return Some(format!("name `{name}` is {length} characters long; the limit is {MAX_NAME_CHARS}"));
+        return Some(format!(
+            "name `{name}` is {length} characters long; the limit is {MAX_NAME_CHARS}"
+        ));
     }
-    if let Some(bad) = name.chars().find(|c| !(*c == '-' || is_lowercase_alphanumeric(*c))) {
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(*c == '-' || is_lowercase_alphanumeric(*c)))
+    {
         return Some(format!(
             "name `{name}` contains {bad:?}; use only lowercase letters, digits and hyphens"
         ));
@@ -27,7 +32,9 @@ pub fn name_problem(name: &str) -> Option<String> {
         return Some(format!("name `{name}` must not start or end with a hyphen"));
     }
     if name.contains("--") {
-        return Some(format!("name `{name}` must not contain consecutive hyphens"));
+        return Some(format!(
+            "name `{name}` must not contain consecutive hyphens"
+        ));
     }
     None
 }
@@ -45,7 +52,9 @@ pub fn description_problem(description: &str) -> Option<String> {
         return Some("`description` is empty; say what the skill does and when to use it".into());
     }
     if length > MAX_DESCRIPTION_CHARS {
-        return Some(format!("`description` is {length} characters long; the limit is {MAX_DESCRIPTION_CHARS}"));
+        return Some(format!(
+            "`description` is {length} characters long; the limit is {MAX_DESCRIPTION_CHARS}"
+        ));
     }
     None
 }
@@ -65,7 +74,11 @@ pub fn is_semver(version: &str) -> bool {
 
 /// A source commit that pins something: 40 lowercase hex digits, not a placeholder of zeros.
 pub fn is_real_commit(commit: &str) -> bool {
-    commit.len() == 40 && commit.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f')) && commit.bytes().any(|byte| byte != b'0')
+    commit.len() == 40
+        && commit
+            .bytes()
+            .all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
+        && commit.bytes().any(|byte| byte != b'0')
 }
 
 /// Splits an `allowed-tools` string into tools: whitespace or commas separate them, except
@@ -126,18 +139,27 @@ pub fn permission_matches(allowed: &str, permission: &str) -> bool {
 
 /// Whether any allowlist entry allows `permission`.
 pub fn is_allowed(allowlist: &[String], permission: &str) -> bool {
-    allowlist.iter().any(|allowed| permission_matches(allowed, permission))
+    allowlist
+        .iter()
+        .any(|allowed| permission_matches(allowed, permission))
 }
 
 /// A Python-style list, as the seed article prints them: `['a', 'b']`.
 pub fn python_list<S: AsRef<str>>(items: &[S]) -> String {
-    let quoted: Vec<String> = items.iter().map(|item| python_repr(item.as_ref())).collect();
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|item| python_repr(item.as_ref()))
+        .collect();
     format!("[{}]", quoted.join(", "))
 }
 
 /// A Python-style string literal: single quotes unless the text holds one and no double quote.
 pub fn python_repr(text: &str) -> String {
-    let quote = if text.contains('\'') && !text.contains('"') { '"' } else { '\'' };
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(text.len() + 2);
     out.push(quote);
     for character in text.chars() {
@@ -162,28 +184,59 @@ mod tests {
 
     #[test]
     fn names_follow_the_specification() {
-        for good in ["pdf-processing", "a", "data-analysis-2", "ünïcode-ok", &"a".repeat(64)] {
+        for good in [
+            "pdf-processing",
+            "a",
+            "data-analysis-2",
+            "ünïcode-ok",
+            &"a".repeat(64),
+        ] {
             assert_eq!(name_problem(good), None, "{good}");
         }
-        for bad in ["", "PDF-Processing", "-pdf", "pdf-", "pdf--processing", "pdf_processing", "has space", &"a".repeat(65)] {
+        for bad in [
+            "",
+            "PDF-Processing",
+            "-pdf",
+            "pdf-",
+            "pdf--processing",
+            "pdf_processing",
+            "has space",
+            &"a".repeat(65),
+        ] {
             assert!(name_problem(bad).is_some(), "{bad}");
         }
     }
 
     #[test]
     fn descriptions_are_bounded() {
-        assert_eq!(description_problem("Extracts text from PDFs. Use when handling PDFs."), None);
+        assert_eq!(
+            description_problem("Extracts text from PDFs. Use when handling PDFs."),
+            None
+        );
         assert!(description_problem("  ").is_some());
         assert!(description_problem(&"x".repeat(1025)).is_some());
-        assert_eq!(description_problem(&"é".repeat(1024)), None, "the limit counts characters, not bytes");
+        assert_eq!(
+            description_problem(&"é".repeat(1024)),
+            None,
+            "the limit counts characters, not bytes"
+        );
     }
 
     #[test]
     fn semver_is_strict() {
-        for good in ["1.0.0", "0.1.2", "10.20.30", "1.0.0-alpha.1", "1.0.0+build.5", "1.0.0-rc.1+sha.abc"] {
+        for good in [
+            "1.0.0",
+            "0.1.2",
+            "10.20.30",
+            "1.0.0-alpha.1",
+            "1.0.0+build.5",
+            "1.0.0-rc.1+sha.abc",
+        ] {
             assert!(is_semver(good), "{good}");
         }
-        for bad in ["1.0", "1", "v1.0.0", "01.0.0", "1.0.0-", "latest", "^1.2.0", "1.0.0 "] {
+        for bad in [
+            "1.0", "1", "v1.0.0", "01.0.0", "1.0.0-", "latest", "^1.2.0", "1.0.0 ",
+        ] {
             assert!(!is_semver(bad), "{bad}");
         }
     }
@@ -198,8 +251,14 @@ mod tests {
 
     #[test]
     fn tools_split_outside_parentheses() {
-        assert_eq!(split_tools("Bash(git:*) Bash(jq:*) Read"), ["Bash(git:*)", "Bash(jq:*)", "Read"]);
-        assert_eq!(split_tools("Read, Grep,Glob  Bash(git log:*)"), ["Read", "Grep", "Glob", "Bash(git log:*)"]);
+        assert_eq!(
+            split_tools("Bash(git:*) Bash(jq:*) Read"),
+            ["Bash(git:*)", "Bash(jq:*)", "Read"]
+        );
+        assert_eq!(
+            split_tools("Read, Grep,Glob  Bash(git log:*)"),
+            ["Read", "Grep", "Glob", "Bash(git log:*)"]
+        );
         assert!(split_tools("  ").is_empty());
     }
 
@@ -219,7 +278,10 @@ mod tests {
 
     #[test]
     fn python_reprs_match_the_article() {
-        assert_eq!(python_list(&["scripts/collect.sh"]), "['scripts/collect.sh']");
+        assert_eq!(
+            python_list(&["scripts/collect.sh"]),
+            "['scripts/collect.sh']"
+        );
         assert_eq!(python_list::<&str>(&[]), "[]");
         assert_eq!(python_repr("1.0"), "'1.0'");
         assert_eq!(python_repr("it's"), "\"it's\"");

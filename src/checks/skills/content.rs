@@ -7,12 +7,20 @@ use crate::model::config::SkillsConfig;
 use crate::rules::{RuleId, Severity};
 use crate::skills::{Acknowledged, Skill, SkillFile};
 
-fn acknowledgement<'a>(acknowledged: &'a [Acknowledged], rule: RuleId, path: &str) -> Option<&'a Acknowledged> {
-    acknowledged.iter().find(|entry| entry.rule == rule && entry.path == path)
+fn acknowledgement<'a>(
+    acknowledged: &'a [Acknowledged],
+    rule: RuleId,
+    path: &str,
+) -> Option<&'a Acknowledged> {
+    acknowledged
+        .iter()
+        .find(|entry| entry.rule == rule && entry.path == path)
 }
 
 fn acknowledged_suffix(entry: Option<&Acknowledged>) -> String {
-    entry.map(|entry| format!(" (acknowledged: {})", entry.reason)).unwrap_or_default()
+    entry
+        .map(|entry| format!(" (acknowledged: {})", entry.reason))
+        .unwrap_or_default()
 }
 
 /// A line to anchor a file-level finding on: the first line of a text file.
@@ -39,7 +47,10 @@ pub fn executables(skill: &Skill, config: &SkillsConfig) -> Vec<Finding> {
                 skill,
                 &format!("declared:{}", file.path),
                 match entry {
-                    Some(entry) => format!("{path} is declared executable content, reviewed: {}", entry.reason),
+                    Some(entry) => format!(
+                        "{path} is declared executable content, reviewed: {}",
+                        entry.reason
+                    ),
                     None => format!("{path} is declared executable content: needs sandbox review"),
                 },
             )
@@ -54,7 +65,11 @@ pub fn executables(skill: &Skill, config: &SkillsConfig) -> Vec<Finding> {
                     .detail(acknowledge_snippet(RuleId::SkillExecutable, &path, &file.digest)),
             });
         } else if file.is_executable() {
-            let signals: Vec<&str> = file.executable.iter().map(|signal| signal.describe()).collect();
+            let signals: Vec<&str> = file
+                .executable
+                .iter()
+                .map(|signal| signal.describe())
+                .collect();
             findings.push(
                 skill_finding(
                     RuleId::SkillExecutable,
@@ -70,13 +85,19 @@ pub fn executables(skill: &Skill, config: &SkillsConfig) -> Vec<Finding> {
             );
         }
     }
-    for missing in declared.iter().filter(|path| skill.tree.file(path).is_none()) {
+    for missing in declared
+        .iter()
+        .filter(|path| skill.tree.file(path).is_none())
+    {
         findings.push(
             skill_finding(
                 RuleId::SkillExecutable,
                 skill,
                 &format!("declared-missing:{missing}"),
-                format!("skill `{}` declares the executable {missing}, which does not exist", skill.name()),
+                format!(
+                    "skill `{}` declares the executable {missing}, which does not exist",
+                    skill.name()
+                ),
             )
             .severity(Severity::Error)
             .at(Location::file(skill.skill_md_path()))
@@ -98,7 +119,13 @@ pub fn risky_content(skill: &Skill, config: &SkillsConfig) -> Vec<Finding> {
                 RuleId::SkillRiskyContent,
                 skill,
                 &format!("{}:{}:{}", file.path, risky.pattern, risky.excerpt),
-                format!("{path}:{} matches `{}`: {}{}", risky.line, risky.pattern, risky.excerpt, acknowledged_suffix(entry)),
+                format!(
+                    "{path}:{} matches `{}`: {}{}",
+                    risky.line,
+                    risky.pattern,
+                    risky.excerpt,
+                    acknowledged_suffix(entry)
+                ),
             )
             .at(Location::line(path.clone(), risky.line).with_column(risky.column));
             findings.push(match entry {

@@ -22,17 +22,30 @@ pub fn tampered(scope: &SkillScope) -> Vec<Finding> {
                     RuleId::SkillTampered,
                     skill,
                     &format!("manifest:{}", problem.message),
-                    format!("{}:{}: {}", skill.manifest_path(), problem.line, problem.message),
+                    format!(
+                        "{}:{}: {}",
+                        skill.manifest_path(),
+                        problem.line,
+                        problem.message
+                    ),
                 )
-                    .at(Location::line(skill.manifest_path(), problem.line).with_column(problem.column))
-                    .help(format!("fix {}:{} so the manifest can be verified", skill.manifest_path(), problem.line)),
+                .at(Location::line(skill.manifest_path(), problem.line).with_column(problem.column))
+                .help(format!(
+                    "fix {}:{} so the manifest can be verified",
+                    skill.manifest_path(),
+                    problem.line
+                )),
             );
         }
     }
     if scope.whole_project {
         findings.extend(locked_skills_gone(scope));
     }
-    for problem in scope.discovery_problems.iter().filter(|problem| !problem.remote) {
+    for problem in scope
+        .discovery_problems
+        .iter()
+        .filter(|problem| !problem.remote)
+    {
         findings.push(
             crate::finding::Finding::new(RuleId::SkillTampered, Default::default(), problem.message.clone())
                 .at(Location::line(&problem.file, problem.line))
@@ -55,7 +68,9 @@ pub enum Drift {
 fn against_lock(skill: &Skill, scope: &SkillScope) -> Vec<Finding> {
     let entry = scope.lock.and_then(|lock| lock.skills.get(&skill.path));
     let Some(entry) = entry else {
-        return not_in_lock(skill, scope.lock.is_some()).into_iter().collect();
+        return not_in_lock(skill, scope.lock.is_some())
+            .into_iter()
+            .collect();
     };
     let mut findings: Vec<Finding> = lock_drift(skill, entry)
         .into_iter()
@@ -85,11 +100,22 @@ fn against_lock(skill: &Skill, scope: &SkillScope) -> Vec<Finding> {
 }
 
 fn not_in_lock(skill: &Skill, lock_exists: bool) -> Option<Finding> {
-    let pinned_by_manifest = skill.manifest.as_ref().is_some_and(|manifest| manifest.files.is_some());
+    let pinned_by_manifest = skill
+        .manifest
+        .as_ref()
+        .is_some_and(|manifest| manifest.files.is_some());
     let message = if skill.configured && lock_exists {
-        format!("skill `{}` ({}) is new and not pinned in {LOCK_FILE}", skill.name(), skill.path)
+        format!(
+            "skill `{}` ({}) is new and not pinned in {LOCK_FILE}",
+            skill.name(),
+            skill.path
+        )
     } else if skill.configured {
-        format!("skill `{}` ({}) is not pinned: there is no {LOCK_FILE} yet", skill.name(), skill.path)
+        format!(
+            "skill `{}` ({}) is not pinned: there is no {LOCK_FILE} yet",
+            skill.name(),
+            skill.path
+        )
     } else if !pinned_by_manifest {
         format!("nothing pins the files of {}: it is not in {LOCK_FILE} and its skill.json lists no `files`", skill.path)
     } else {
@@ -100,7 +126,11 @@ fn not_in_lock(skill: &Skill, lock_exists: bool) -> Option<Finding> {
     } else {
         "add the folder to `[skills] roots` in evalock.toml and run `evalock lock`, or list every file's sha256 under `files` in skill.json"
     };
-    Some(skill_finding(RuleId::SkillTampered, skill, "lock:absent", message).at(Location::file(skill.skill_md_path())).help(help))
+    Some(
+        skill_finding(RuleId::SkillTampered, skill, "lock:absent", message)
+            .at(Location::file(skill.skill_md_path()))
+            .help(help),
+    )
 }
 
 /// Each file of `skill` that differs from its lock entry (skill-relative path, how).
@@ -110,41 +140,82 @@ pub fn lock_drift(skill: &Skill, entry: &SkillLock) -> Vec<(String, Drift)> {
         match entry.files.get(&file.path) {
             None => drift.push((file.path.clone(), Drift::Unlisted)),
             Some(pinned) if pinned.kind != file.kind && pinned.digest == file.digest => {
-                drift.push((file.path.clone(), Drift::Mode { pinned: pinned.kind, now: file.kind }));
+                drift.push((
+                    file.path.clone(),
+                    Drift::Mode {
+                        pinned: pinned.kind,
+                        now: file.kind,
+                    },
+                ));
             }
-            Some(pinned) if pinned.kind != file.kind || pinned.digest != file.digest => drift.push((
-                file.path.clone(),
-                Drift::Changed { pinned: pinned.digest.short().to_owned(), now: file.digest.short().to_owned() },
-            )),
+            Some(pinned) if pinned.kind != file.kind || pinned.digest != file.digest => {
+                drift.push((
+                    file.path.clone(),
+                    Drift::Changed {
+                        pinned: pinned.digest.short().to_owned(),
+                        now: file.digest.short().to_owned(),
+                    },
+                ))
+            }
             Some(_) => {}
         }
     }
-    let present: BTreeSet<&str> = skill.tree.files.iter().map(|file| file.path.as_str()).collect();
-    for path in entry.files.keys().filter(|path| !present.contains(path.as_str())) {
+    let present: BTreeSet<&str> = skill
+        .tree
+        .files
+        .iter()
+        .map(|file| file.path.as_str())
+        .collect();
+    for path in entry
+        .files
+        .keys()
+        .filter(|path| !present.contains(path.as_str()))
+    {
         drift.push((path.clone(), Drift::Missing));
     }
     drift
 }
 
 fn against_manifest(skill: &Skill) -> Vec<Finding> {
-    manifest_drift(skill).into_iter().map(|(relative, drift)| drift_finding(skill, &relative, drift, MANIFEST_FILE)).collect()
+    manifest_drift(skill)
+        .into_iter()
+        .map(|(relative, drift)| drift_finding(skill, &relative, drift, MANIFEST_FILE))
+        .collect()
 }
 
 /// Each file that differs from skill.json `files` (every file but skill.json itself is listed).
 pub fn manifest_drift(skill: &Skill) -> Vec<(String, Drift)> {
-    let Some(listed) = skill.manifest.as_ref().and_then(|manifest| manifest.files.as_ref()) else { return Vec::new() };
+    let Some(listed) = skill
+        .manifest
+        .as_ref()
+        .and_then(|manifest| manifest.files.as_ref())
+    else {
+        return Vec::new();
+    };
     let mut drift = Vec::new();
-    for file in skill.tree.files.iter().filter(|file| file.path != MANIFEST_FILE) {
+    for file in skill
+        .tree
+        .files
+        .iter()
+        .filter(|file| file.path != MANIFEST_FILE)
+    {
         match listed.value.get(&file.path) {
             None => drift.push((file.path.clone(), Drift::Unlisted)),
             Some(hex) if hex != file.digest.hex() => drift.push((
                 file.path.clone(),
-                Drift::Changed { pinned: format!("sha256:{}", &hex[..8]), now: file.digest.short().to_owned() },
+                Drift::Changed {
+                    pinned: format!("sha256:{}", &hex[..8]),
+                    now: file.digest.short().to_owned(),
+                },
             )),
             Some(_) => {}
         }
     }
-    for path in listed.value.keys().filter(|path| skill.tree.file(path).is_none()) {
+    for path in listed
+        .value
+        .keys()
+        .filter(|path| skill.tree.file(path).is_none())
+    {
         drift.push((path.clone(), Drift::Missing));
     }
     drift
@@ -152,7 +223,11 @@ pub fn manifest_drift(skill: &Skill) -> Vec<(String, Drift)> {
 
 fn drift_finding(skill: &Skill, relative: &str, drift: Drift, pin: &str) -> Finding {
     let path = skill.file_path(relative);
-    let pin_name = if pin == MANIFEST_FILE { "skill.json `files`" } else { LOCK_FILE };
+    let pin_name = if pin == MANIFEST_FILE {
+        "skill.json `files`"
+    } else {
+        LOCK_FILE
+    };
     let relock = if pin == MANIFEST_FILE {
         "update its sha256 under `files` in skill.json"
     } else {
@@ -188,7 +263,14 @@ fn drift_finding(skill: &Skill, relative: &str, drift: Drift, pin: &str) -> Find
     } else {
         Location::file(path)
     };
-    skill_finding(RuleId::SkillTampered, skill, &format!("{pin}:{kind}:{relative}"), message).at(location).help(help)
+    skill_finding(
+        RuleId::SkillTampered,
+        skill,
+        &format!("{pin}:{kind}:{relative}"),
+        message,
+    )
+    .at(location)
+    .help(help)
 }
 
 fn mode_name(kind: EntryKind) -> &'static str {
@@ -206,7 +288,10 @@ fn stale_fields(locked: &SkillLock, current: &SkillLock) -> Vec<&'static str> {
         ("version", locked.version != current.version),
         ("source", locked.source != current.source),
         ("digest", locked.digest != current.digest),
-        ("allowed_tools", locked.allowed_tools != current.allowed_tools),
+        (
+            "allowed_tools",
+            locked.allowed_tools != current.allowed_tools,
+        ),
         ("permissions", locked.permissions != current.permissions),
         ("executables", locked.executables != current.executables),
         ("acknowledged", locked.acknowledged != current.acknowledged),
@@ -224,8 +309,15 @@ fn unpinnable_entries(skill: &Skill) -> Vec<Finding> {
     let mut findings = Vec::new();
     for git_dir in &skill.tree.nested_git {
         let path = skill.file_path(git_dir);
-        let parent = git_dir.strip_suffix(".git").unwrap_or("").trim_end_matches('/');
-        let folder = if parent.is_empty() { skill.path.clone() } else { skill.file_path(parent) };
+        let parent = git_dir
+            .strip_suffix(".git")
+            .unwrap_or("")
+            .trim_end_matches('/');
+        let folder = if parent.is_empty() {
+            skill.path.clone()
+        } else {
+            skill.file_path(parent)
+        };
         findings.push(
             skill_finding(RuleId::SkillTampered, skill, &format!("nested-git:{git_dir}"), format!(
                 "{path} is a nested git repository inside skill `{}`; a skill is pinned as plain files, so its history was not read",
@@ -252,8 +344,14 @@ fn unpinnable_entries(skill: &Skill) -> Vec<Finding> {
 
 /// Locked skill folders that no longer hold a skill.
 fn locked_skills_gone(scope: &SkillScope) -> Vec<Finding> {
-    let Some(lock) = scope.lock else { return Vec::new() };
-    let present: BTreeSet<&str> = scope.skills.iter().map(|skill| skill.path.as_str()).collect();
+    let Some(lock) = scope.lock else {
+        return Vec::new();
+    };
+    let present: BTreeSet<&str> = scope
+        .skills
+        .iter()
+        .map(|skill| skill.path.as_str())
+        .collect();
     lock.skills
         .iter()
         .filter(|(path, _)| !present.contains(path.as_str()))
@@ -275,8 +373,12 @@ fn locked_skills_gone(scope: &SkillScope) -> Vec<Finding> {
 pub fn unpinned(scope: &SkillScope) -> Vec<Finding> {
     let mut findings = Vec::new();
     for skill in scope.skills {
-        let Some(source) = skill.source() else { continue };
-        let SourceDecl::Remote(remote) = &source.value else { continue };
+        let Some(source) = skill.source() else {
+            continue;
+        };
+        let SourceDecl::Remote(remote) = &source.value else {
+            continue;
+        };
         if !remote.is_registry() {
             continue;
         }
@@ -317,7 +419,11 @@ pub fn unpinned(scope: &SkillScope) -> Vec<Finding> {
             Some(_) => {}
         }
     }
-    for problem in scope.discovery_problems.iter().filter(|problem| problem.remote) {
+    for problem in scope
+        .discovery_problems
+        .iter()
+        .filter(|problem| problem.remote)
+    {
         findings.push(
             Finding::new(RuleId::SkillUnpinned, Default::default(), problem.message.clone())
                 .at(Location::line(&problem.file, problem.line))
@@ -337,5 +443,8 @@ fn normalize_digest(text: &str) -> String {
 }
 
 fn short(digest: &str) -> String {
-    Digest::parse(digest).map_or_else(|_| digest.chars().take(15).collect(), |parsed| parsed.short().to_owned())
+    Digest::parse(digest).map_or_else(
+        |_| digest.chars().take(15).collect(),
+        |parsed| parsed.short().to_owned(),
+    )
 }

@@ -10,7 +10,11 @@ use std::collections::BTreeMap;
 
 /// Where a skill's name is written, for anchors.
 fn name_location(skill: &Skill) -> Location {
-    match skill.front_matter.as_ref().and_then(|front| front.name.as_ref()) {
+    match skill
+        .front_matter
+        .as_ref()
+        .and_then(|front| front.name.as_ref())
+    {
         Some(name) => field_location(skill.skill_md_path(), name),
         None => front_matter_location(skill),
     }
@@ -25,7 +29,11 @@ pub fn name_collisions(skills: &[Skill]) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (name, group) in by_name.into_iter().filter(|(_, group)| group.len() > 1) {
         for skill in &group {
-            let others: Vec<&str> = group.iter().filter(|other| other.path != skill.path).map(|other| other.path.as_str()).collect();
+            let others: Vec<&str> = group
+                .iter()
+                .filter(|other| other.path != skill.path)
+                .map(|other| other.path.as_str())
+                .collect();
             findings.push(
                 skill_finding(
                     RuleId::SkillNameCollision,
@@ -48,24 +56,42 @@ pub fn names_invalid(skill: &Skill) -> Vec<Finding> {
         skill_finding(RuleId::SkillNameInvalid, skill, discriminator, message).at(location)
     };
     let Some(front) = &skill.front_matter else {
-        let problem = skill.front_matter_problem.clone().unwrap_or_else(|| crate::skills::Problem::at(1, 1, "SKILL.md cannot be read"));
+        let problem = skill
+            .front_matter_problem
+            .clone()
+            .unwrap_or_else(|| crate::skills::Problem::at(1, 1, "SKILL.md cannot be read"));
         return vec![finding(
             "front-matter",
             format!("{}: {}", skill.skill_md_path(), problem.message),
             Location::line(skill.skill_md_path(), problem.line).with_column(problem.column),
         )
-        .help(format!("fix {}:{} (see https://agentskills.io/specification)", skill.skill_md_path(), problem.line))];
+        .help(format!(
+            "fix {}:{} (see https://agentskills.io/specification)",
+            skill.skill_md_path(),
+            problem.line
+        ))];
     };
     let mut findings = Vec::new();
     match &front.name {
         None => findings.push(
-            finding("name-missing", format!("{} has no `name`", skill.skill_md_path()), front_matter_location(skill))
-                .help(format!("add `name: {}` to the front matter", skill.folder_name())),
+            finding(
+                "name-missing",
+                format!("{} has no `name`", skill.skill_md_path()),
+                front_matter_location(skill),
+            )
+            .help(format!(
+                "add `name: {}` to the front matter",
+                skill.folder_name()
+            )),
         ),
         Some(name) => {
             let at = field_location(skill.skill_md_path(), name);
             if let Some(problem) = name_problem(&name.value) {
-                findings.push(finding("name", format!("skill `{}`: {problem}", skill.path), at.clone()));
+                findings.push(finding(
+                    "name",
+                    format!("skill `{}`: {problem}", skill.path),
+                    at.clone(),
+                ));
             } else if skill.configured && name.value != skill.folder_name() {
                 findings.push(
                     finding(
@@ -76,12 +102,19 @@ pub fn names_invalid(skill: &Skill) -> Vec<Finding> {
                     .help("rename the folder or the `name` so they match: loaders find skills by folder"),
                 );
             }
-            if let Some(manifest_name) = skill.manifest.as_ref().and_then(|manifest| manifest.name.as_ref()) {
+            if let Some(manifest_name) = skill
+                .manifest
+                .as_ref()
+                .and_then(|manifest| manifest.name.as_ref())
+            {
                 if manifest_name.value != name.value {
                     findings.push(
                         finding(
                             "manifest-name",
-                            format!("skill.json names the skill `{}` but SKILL.md names it `{}`", manifest_name.value, name.value),
+                            format!(
+                                "skill.json names the skill `{}` but SKILL.md names it `{}`",
+                                manifest_name.value, name.value
+                            ),
                             field_location(skill.manifest_path(), manifest_name),
                         )
                         .help("use the same name in skill.json and SKILL.md"),
@@ -92,12 +125,20 @@ pub fn names_invalid(skill: &Skill) -> Vec<Finding> {
     }
     match &front.description {
         None => findings.push(
-            finding("description-missing", format!("{} has no `description`", skill.skill_md_path()), front_matter_location(skill))
-                .help("add `description:` saying what the skill does and when to use it"),
+            finding(
+                "description-missing",
+                format!("{} has no `description`", skill.skill_md_path()),
+                front_matter_location(skill),
+            )
+            .help("add `description:` saying what the skill does and when to use it"),
         ),
         Some(description) => {
             if let Some(problem) = description_problem(&description.value) {
-                findings.push(finding("description", format!("skill `{}`: {problem}", skill.name()), field_location(skill.skill_md_path(), description)));
+                findings.push(finding(
+                    "description",
+                    format!("skill `{}`: {problem}", skill.name()),
+                    field_location(skill.skill_md_path(), description),
+                ));
             }
         }
     }

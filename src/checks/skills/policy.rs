@@ -13,27 +13,47 @@ pub fn provenance(skill: &Skill) -> Option<Finding> {
     let (problem, location) = match skill.source() {
         Some(source) => match &source.value {
             SourceDecl::Remote(remote) => {
-                let problem = match (remote.repo.as_deref().map(str::trim), remote.commit.as_deref()) {
+                let problem = match (
+                    remote.repo.as_deref().map(str::trim),
+                    remote.commit.as_deref(),
+                ) {
                     (None | Some(""), _) => "`source.repo` is missing".to_owned(),
                     (_, None) => "`source.commit` is missing".to_owned(),
-                    (_, Some(commit)) if commit.len() == 40 && commit.bytes().all(|byte| byte == b'0') => {
+                    (_, Some(commit))
+                        if commit.len() == 40 && commit.bytes().all(|byte| byte == b'0') =>
+                    {
                         "`source.commit` is a placeholder of zeros".to_owned()
                     }
                     (_, Some(commit)) if !is_real_commit(commit) => {
-                        format!("`source.commit` {} is not 40 lowercase hex digits", python_repr(commit))
+                        format!(
+                            "`source.commit` {} is not 40 lowercase hex digits",
+                            python_repr(commit)
+                        )
                     }
                     _ => return None,
                 };
-                (problem, Location::line(skill.manifest_path(), remote.commit_line))
+                (
+                    problem,
+                    Location::line(skill.manifest_path(), remote.commit_line),
+                )
             }
-            SourceDecl::Local if skill.vendored => {
-                ("it matches `[skills] vendored` but skill.json says `\"source\": \"local\"`".to_owned(), field_location(skill.manifest_path(), source))
-            }
+            SourceDecl::Local if skill.vendored => (
+                "it matches `[skills] vendored` but skill.json says `\"source\": \"local\"`"
+                    .to_owned(),
+                field_location(skill.manifest_path(), source),
+            ),
             SourceDecl::Local => return None,
         },
         None if skill.vendored => {
-            let location = if skill.manifest.is_some() { Location::line(skill.manifest_path(), 1) } else { front_matter_location(skill) };
-            ("it matches `[skills] vendored` but records no `source`".to_owned(), location)
+            let location = if skill.manifest.is_some() {
+                Location::line(skill.manifest_path(), 1)
+            } else {
+                front_matter_location(skill)
+            };
+            (
+                "it matches `[skills] vendored` but records no `source`".to_owned(),
+                location,
+            )
         }
         None => return None,
     };
@@ -54,12 +74,20 @@ pub fn provenance(skill: &Skill) -> Option<Finding> {
 
 /// EL203: one semver version, the same wherever it is written.
 pub fn version(skill: &Skill) -> Option<Finding> {
-    let from_manifest = skill.manifest.as_ref().and_then(|manifest| manifest.version.as_ref());
-    let from_front = skill.front_matter.as_ref().and_then(|front| front.metadata_version.as_ref());
+    let from_manifest = skill
+        .manifest
+        .as_ref()
+        .and_then(|manifest| manifest.version.as_ref());
+    let from_front = skill
+        .front_matter
+        .as_ref()
+        .and_then(|front| front.metadata_version.as_ref());
     if skill.front_matter.is_none() && from_manifest.is_none() {
         return None; // EL208 reports the unreadable front matter; nothing to judge yet.
     }
-    let finding = |discriminator: &str, message: String| skill_finding(RuleId::SkillVersion, skill, discriminator, message);
+    let finding = |discriminator: &str, message: String| {
+        skill_finding(RuleId::SkillVersion, skill, discriminator, message)
+    };
     if let (Some(manifest_version), Some(front_version)) = (from_manifest, from_front) {
         if manifest_version.value != front_version.value {
             return Some(
@@ -78,8 +106,14 @@ pub fn version(skill: &Skill) -> Option<Finding> {
         }
     }
     let (value, location) = match (from_manifest, from_front) {
-        (Some(version), _) => (&version.value, field_location(skill.manifest_path(), version)),
-        (None, Some(version)) => (&version.value, field_location(skill.skill_md_path(), version)),
+        (Some(version), _) => (
+            &version.value,
+            field_location(skill.manifest_path(), version),
+        ),
+        (None, Some(version)) => (
+            &version.value,
+            field_location(skill.skill_md_path(), version),
+        ),
         (None, None) => {
             return Some(
                 finding("missing", format!("skill `{}` has no version", skill.name()))
@@ -89,14 +123,28 @@ pub fn version(skill: &Skill) -> Option<Finding> {
         }
     };
     (!is_semver(value)).then(|| {
-        finding("semver", format!("skill `{}`: version {} is not MAJOR.MINOR.PATCH", skill.name(), python_repr(value)))
-            .at(location)
-            .help(format!("use a semver version such as {}", semver_suggestion(value)))
+        finding(
+            "semver",
+            format!(
+                "skill `{}`: version {} is not MAJOR.MINOR.PATCH",
+                skill.name(),
+                python_repr(value)
+            ),
+        )
+        .at(location)
+        .help(format!(
+            "use a semver version such as {}",
+            semver_suggestion(value)
+        ))
     })
 }
 
 fn semver_suggestion(version: &str) -> String {
-    let numbers: Vec<&str> = version.trim_start_matches('v').split('.').filter(|part| part.parse::<u64>().is_ok()).collect();
+    let numbers: Vec<&str> = version
+        .trim_start_matches('v')
+        .split('.')
+        .filter(|part| part.parse::<u64>().is_ok())
+        .collect();
     match numbers.as_slice() {
         [major] => format!("{major}.0.0"),
         [major, minor] => format!("{major}.{minor}.0"),
@@ -106,8 +154,14 @@ fn semver_suggestion(version: &str) -> String {
 
 /// EL204: permissions are declared, and every one is on the allowlist.
 pub fn permissions(skill: &Skill, allowlist: &[String]) -> Vec<Finding> {
-    let tools = skill.front_matter.as_ref().and_then(|front| front.allowed_tools.as_ref());
-    let declared = skill.manifest.as_ref().and_then(|manifest| manifest.permissions.as_ref());
+    let tools = skill
+        .front_matter
+        .as_ref()
+        .and_then(|front| front.allowed_tools.as_ref());
+    let declared = skill
+        .manifest
+        .as_ref()
+        .and_then(|manifest| manifest.permissions.as_ref());
     if skill.front_matter.is_none() && declared.is_none() {
         return Vec::new(); // EL208 reports the unreadable front matter; nothing to judge yet.
     }
@@ -122,11 +176,19 @@ pub fn permissions(skill: &Skill, allowlist: &[String]) -> Vec<Finding> {
             .help("declare what the skill needs: `allowed-tools` in SKILL.md's front matter, or `permissions` in skill.json, within `[skills] allowed_permissions`")];
     }
     let mut findings = Vec::new();
-    let sources = [("allowed-tools", skill.skill_md_path(), tools), ("permissions", skill.manifest_path(), declared)];
+    let sources = [
+        ("allowed-tools", skill.skill_md_path(), tools),
+        ("permissions", skill.manifest_path(), declared),
+    ];
     for (field, path, listed) in sources {
         let Some(listed) = listed else { continue };
-        let outside: Vec<&String> =
-            listed.value.iter().filter(|permission| !is_allowed(allowlist, permission)).collect::<BTreeSet<_>>().into_iter().collect();
+        let outside: Vec<&String> = listed
+            .value
+            .iter()
+            .filter(|permission| !is_allowed(allowlist, permission))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
         if outside.is_empty() {
             continue;
         }
@@ -145,22 +207,43 @@ pub fn permissions(skill: &Skill, allowlist: &[String]) -> Vec<Finding> {
 }
 
 /// EL209: compared with the base revision, a skill may not quietly ask for more.
-pub fn permission_escalation(skills: &[Skill], base_skills: &[Skill], base_description: &str) -> Vec<Finding> {
+pub fn permission_escalation(
+    skills: &[Skill],
+    base_skills: &[Skill],
+    base_description: &str,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     for skill in skills {
         // The same folder, else a skill of the same name whose folder is gone (a move).
-        let counterpart = base_skills.iter().find(|base| base.path == skill.path).or_else(|| {
-            base_skills
-                .iter()
-                .find(|base| base.name() == skill.name() && !skills.iter().any(|current| current.path == base.path))
-        });
+        let counterpart = base_skills
+            .iter()
+            .find(|base| base.path == skill.path)
+            .or_else(|| {
+                base_skills.iter().find(|base| {
+                    base.name() == skill.name()
+                        && !skills.iter().any(|current| current.path == base.path)
+                })
+            });
         let Some(base) = counterpart else { continue };
         let before = base.declared_permissions();
-        let tools = skill.front_matter.as_ref().and_then(|front| front.allowed_tools.as_ref());
-        let declared = skill.manifest.as_ref().and_then(|manifest| manifest.permissions.as_ref());
-        for (field, path, listed) in [("allowed-tools", skill.skill_md_path(), tools), ("permissions", skill.manifest_path(), declared)] {
+        let tools = skill
+            .front_matter
+            .as_ref()
+            .and_then(|front| front.allowed_tools.as_ref());
+        let declared = skill
+            .manifest
+            .as_ref()
+            .and_then(|manifest| manifest.permissions.as_ref());
+        for (field, path, listed) in [
+            ("allowed-tools", skill.skill_md_path(), tools),
+            ("permissions", skill.manifest_path(), declared),
+        ] {
             let Some(listed) = listed else { continue };
-            let grown: BTreeSet<&String> = listed.value.iter().filter(|permission| !before.contains(*permission)).collect();
+            let grown: BTreeSet<&String> = listed
+                .value
+                .iter()
+                .filter(|permission| !before.contains(*permission))
+                .collect();
             if grown.is_empty() {
                 continue;
             }
