@@ -37,11 +37,7 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         )));
     }
     let source = WorktreeSource::new(project_root);
-    let all_files: Vec<String> = source
-        .list("")?
-        .into_iter()
-        .map(|file| file.path)
-        .collect();
+    let all_files: Vec<String> = source.list("")?.into_iter().map(|file| file.path).collect();
     let files: Vec<String> = all_files
         .iter()
         .filter(|path| {
@@ -136,7 +132,8 @@ const SKILL_FOLDERS_ALWAYS_SEARCHED: &[&str] = &[".claude", ".agents", "vendor"]
 fn detect_skill_roots(files: &[String]) -> Vec<String> {
     let searched = |path: &&String| {
         !path.split('/').any(|part| {
-            !SKILL_FOLDERS_ALWAYS_SEARCHED.contains(&part) && (IGNORED_DIRECTORIES.contains(&part) || part.starts_with('.'))
+            !SKILL_FOLDERS_ALWAYS_SEARCHED.contains(&part)
+                && (IGNORED_DIRECTORIES.contains(&part) || part.starts_with('.'))
         })
     };
     let mut roots: Vec<String> = files
@@ -159,10 +156,16 @@ fn declared_skill_permissions(source: &dyn ContentSource, roots: &[String]) -> R
     if roots.is_empty() {
         return Ok(Vec::new());
     }
-    let config = crate::model::config::SkillsConfig { roots: roots.to_vec(), ..Default::default() };
+    let config = crate::model::config::SkillsConfig {
+        roots: roots.to_vec(),
+        ..Default::default()
+    };
     let skills = crate::skills::load_skills(source, &config)?;
-    let declared: std::collections::BTreeSet<String> =
-        skills.skills.iter().flat_map(|skill| skill.declared_permissions()).collect();
+    let declared: std::collections::BTreeSet<String> = skills
+        .skills
+        .iter()
+        .flat_map(|skill| skill.declared_permissions())
+        .collect();
     Ok(declared.into_iter().collect())
 }
 

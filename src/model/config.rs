@@ -181,7 +181,9 @@ impl Default for SkillsConfig {
 
 /// The seed article's allowlist: a policy vocabulary, used until a project sets its own.
 pub fn default_allowed_permissions() -> Vec<String> {
-    ["fs:read:workspace", "fs:write:./out", "net:none"].map(String::from).to_vec()
+    ["fs:read:workspace", "fs:write:./out", "net:none"]
+        .map(String::from)
+        .to_vec()
 }
 
 /// One reviewed warning: `rule` on `file`, whose bytes had `digest` when it was read.
@@ -387,18 +389,27 @@ impl SkillsConfig {
                 .map_err(|error| Error::malformed(at_table(), error.to_string()))?;
         }
         for marketplace in &self.marketplaces {
-            crate::hash::validate_relative_path(marketplace)
-                .map_err(|error| Error::malformed(at_table(), format!("skills.marketplaces: {error}")))?;
+            crate::hash::validate_relative_path(marketplace).map_err(|error| {
+                Error::malformed(at_table(), format!("skills.marketplaces: {error}"))
+            })?;
         }
         for (name, pattern) in &self.risky_patterns {
             crate::skills::scan::compile_pattern(name, pattern.get_ref()).map_err(|message| {
-                Error::malformed(location_of(path, text, Some(pattern.span())), format!("skills.risky_patterns.{name}: {message}"))
+                Error::malformed(
+                    location_of(path, text, Some(pattern.span())),
+                    format!("skills.risky_patterns.{name}: {message}"),
+                )
             })?;
         }
         for acknowledgement in &self.acknowledgements {
             let at = || location_of(path, text, Some(acknowledgement.rule.span()));
             let rule = crate::rules::RuleId::parse(acknowledgement.rule.get_ref());
-            if !matches!(rule, Some(crate::rules::RuleId::SkillExecutable | crate::rules::RuleId::SkillRiskyContent)) {
+            if !matches!(
+                rule,
+                Some(
+                    crate::rules::RuleId::SkillExecutable | crate::rules::RuleId::SkillRiskyContent
+                )
+            ) {
                 return Err(Error::malformed(
                     at(),
                     format!(
@@ -410,7 +421,10 @@ impl SkillsConfig {
             crate::hash::validate_relative_path(&acknowledgement.file)
                 .map_err(|error| Error::malformed(at(), format!("skills.acknowledge: {error}")))?;
             if acknowledgement.reason.trim().is_empty() {
-                return Err(Error::malformed(at(), "skills.acknowledge: give a `reason` (who reviewed the file, and how)"));
+                return Err(Error::malformed(
+                    at(),
+                    "skills.acknowledge: give a `reason` (who reviewed the file, and how)",
+                ));
             }
         }
         Ok(())
@@ -419,7 +433,9 @@ impl SkillsConfig {
 
 /// The 1-based line of a table header such as `[skills]`, or 1.
 fn table_line(text: &str, header: &str) -> usize {
-    text.lines().position(|line| line.trim() == header).map_or(1, |index| index + 1)
+    text.lines()
+        .position(|line| line.trim() == header)
+        .map_or(1, |index| index + 1)
 }
 
 /// Names that are safe as lock keys and file names.

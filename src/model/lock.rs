@@ -1,8 +1,8 @@
 //! `evalock.lock`: TOML, deterministic and sorted, one reviewable line group per case so
 //! that branches adding different cases merge cleanly.
 
-use crate::error::{Error, Result};
 use super::skill_lock::{render_skills, validate_skill_paths, SkillLock};
+use crate::error::{Error, Result};
 use crate::hash::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
 use crate::text::{require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};

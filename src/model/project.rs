@@ -155,18 +155,21 @@ impl Project {
         }))
     }
 
-    /// Every subject this snapshot holds (each case of each suite), for reports that
-    /// count what passed as well as what failed.
+    /// Every subject this snapshot holds (each case of each suite, each skill), for
+    /// reports that count what passed as well as what failed.
     pub fn subjects(&self) -> Vec<Subject> {
-        self.suites
+        let cases = self.suites.iter().flat_map(|suite| {
+            suite
+                .cases
+                .iter()
+                .map(|case| Subject::case(&suite.name, &case.id))
+        });
+        let skills = self
+            .skills
+            .skills
             .iter()
-            .flat_map(|suite| {
-                suite
-                    .cases
-                    .iter()
-                    .map(|case| Subject::case(&suite.name, &case.id))
-            })
-            .collect()
+            .map(|skill| Subject::skill(&skill.path));
+        cases.chain(skills).collect()
     }
 
     pub fn suite(&self, name: &str) -> Option<&SuiteModel> {
@@ -197,7 +200,8 @@ impl Project {
         }
         let skills_config = self.config.skills.clone().unwrap_or_default();
         for skill in &self.skills.skills {
-            lock.skills.insert(skill.path.clone(), skill.lock_entry(&skills_config));
+            lock.skills
+                .insert(skill.path.clone(), skill.lock_entry(&skills_config));
         }
         lock
     }

@@ -93,14 +93,23 @@ impl Printer {
     /// The seed article's lines (`FAIL  provenance   …`), each WARN or FAIL followed by
     /// the findings behind it; a `== path (name)` header when several skills are audited.
     pub fn skills_audit(&self, outcome: &AuditOutcome) {
-        let paint = |style: &str, text: &str| if self.colour_stdout { format!("{style}{text}\x1b[0m") } else { text.to_owned() };
+        let paint = |style: &str, text: &str| {
+            if self.colour_stdout {
+                format!("{style}{text}\x1b[0m")
+            } else {
+                text.to_owned()
+            }
+        };
         let several = outcome.skills.len() > 1;
         for (index, skill) in outcome.skills.iter().enumerate() {
             if several {
                 if index > 0 {
                     println!();
                 }
-                println!("{}", paint("\x1b[1m", &format!("== {} ({})", skill.path, skill.name)));
+                println!(
+                    "{}",
+                    paint("\x1b[1m", &format!("== {} ({})", skill.path, skill.name))
+                );
             }
             for line in &skill.lines {
                 let style = match line.status {
@@ -159,7 +168,9 @@ impl Printer {
 fn print_audit_finding(finding: &evalock::Finding) {
     let place = match &finding.location {
         // Most skill messages start with the file they are about; say it once.
-        Some(location) if !finding.message.starts_with(&location.path) => format!("{}: ", location.display()),
+        Some(location) if !finding.message.starts_with(&location.path) => {
+            format!("{}: ", location.display())
+        }
         _ => String::new(),
     };
     println!("      {} {place}{}", finding.rule.id(), finding.message);
