@@ -260,6 +260,12 @@ fn el208_names_and_descriptions_follow_the_specification() {
             .contains("differs from its folder `other-folder`"),
         "{found:?}"
     );
+    // The audit gives the specification its own line when it is broken.
+    repo.evalock(&["skills", "audit", "skills/Bad_Name"])
+        .assert_code(1)
+        .assert_contains(
+            "FAIL  name         skill `skills/Bad_Name`: name `Bad_Name` contains 'B'",
+        );
     // EL208 is an error, not a refusal: exit 1.
     repo.remove("skills/broken/SKILL.md");
     repo.remove("skills/bare/SKILL.md");

@@ -69,9 +69,11 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum SkillsCommand {
-    /// Audit skill folders: one PASS/WARN/FAIL line per criterion (provenance, versioning,
-    /// permissions, executables), each followed by the findings behind it.
-    /// Exits 0 when no line says FAIL, 1 otherwise.
+    /// Audit skill folders: a PASS/WARN/FAIL line per criterion, in the seed article's format.
+    ///
+    /// One line each for provenance, versioning, permissions and executables (plus
+    /// manifest and name when those fail), each WARN or FAIL followed by the findings behind
+    /// it with their location and fix. Exits 0 when no line says FAIL, 1 otherwise.
     Audit(SkillsAuditArgs),
 }
 
