@@ -128,3 +128,17 @@ fn el201_acknowledgements_are_pinned_in_the_lock() {
     )));
     assert!(check(&repo, &[]).is_empty());
 }
+
+#[test]
+fn el201_file_names_tree_v1_cannot_pin_are_findings_not_a_broken_lock() {
+    let repo = project();
+    repo.write("skills/notes/references/two\nlines.md", "# sneaky\n");
+    repo.evalock(&["lock"]).assert_code(0);
+    let found = only(&check(&repo, &[]), "EL201");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].3.contains("two\\nlines.md cannot be pinned"),
+        "{found:?}"
+    );
+    repo.evalock(&["lock", "--check"]).assert_code(2);
+}

@@ -65,8 +65,20 @@ pub fn discover(
     for marketplace in marketplaces {
         read_marketplace(source, marketplace, &mut found, &mut problems)?;
     }
+    let mut skill_paths = Vec::new();
+    for path in drop_nested(found) {
+        match crate::hash::validate_relative_path(&path) {
+            Ok(()) => skill_paths.push(path),
+            Err(error) => problems.push(DiscoveryProblem {
+                file: crate::model::CONFIG_FILE.into(),
+                line: 1,
+                message: format!("a skill folder cannot be pinned: {error}; rename it"),
+                remote: false,
+            }),
+        }
+    }
     Ok(Discovered {
-        skill_paths: drop_nested(found),
+        skill_paths,
         problems,
     })
 }

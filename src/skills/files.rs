@@ -72,6 +72,8 @@ pub struct SkillTree {
     pub files: Vec<SkillFile>,
     /// Skill-relative paths of nested `.git` directories or files; their contents are not pinned.
     pub nested_git: Vec<String>,
+    /// Files whose names `tree-v1` cannot pin (a newline, a backslash), with the reason.
+    pub unpinnable: Vec<(String, String)>,
     /// The bytes of `SKILL.md` and `skill.json` when they are regular files.
     pub skill_md: Option<Vec<u8>>,
     pub manifest: Option<Vec<u8>>,
@@ -96,6 +98,11 @@ pub fn read_tree(
         let Some(relative) = listed.path.strip_prefix(&prefix) else {
             continue;
         };
+        if let Err(error) = crate::hash::validate_relative_path(relative) {
+            tree.unpinnable
+                .push((relative.to_owned(), error.to_string()));
+            continue;
+        }
         if let Some(git_dir) = nested_git_dir(relative) {
             if !tree.nested_git.contains(&git_dir) {
                 tree.nested_git.push(git_dir);

@@ -274,9 +274,10 @@ impl KeyLines {
                     let end = string_end(bytes, index);
                     let in_object = frames.last().is_some_and(|(_, is_object)| *is_object);
                     if in_object && next_significant(bytes, end + 1) == Some(b':') {
-                        let key =
-                            serde_json::from_str::<String>(&text[index..=end.min(bytes.len() - 1)])
-                                .unwrap_or_default();
+                        let key = text
+                            .get(index..=end)
+                            .and_then(|quoted| serde_json::from_str::<String>(quoted).ok())
+                            .unwrap_or_default();
                         let mut path = frames
                             .last()
                             .map(|(path, _)| path.clone())

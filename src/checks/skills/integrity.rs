@@ -327,6 +327,19 @@ fn unpinnable_entries(skill: &Skill) -> Vec<Finding> {
             .help(format!("move the history out of the skill (`mv {path} {folder}.git`), or vendor the files without their .git")),
         );
     }
+    for (name, reason) in &skill.tree.unpinnable {
+        let path = skill.file_path(name);
+        findings.push(
+            skill_finding(
+                RuleId::SkillTampered,
+                skill,
+                &format!("unpinnable:{name}"),
+                format!("{} cannot be pinned: {reason}", path.escape_debug()),
+            )
+            .at(Location::file(skill.path.clone()))
+            .help("rename the file to a plain name inside the skill, then run `evalock lock`"),
+        );
+    }
     for file in skill.tree.files.iter().filter(|file| file.escapes()) {
         let path = skill.file_path(&file.path);
         findings.push(
