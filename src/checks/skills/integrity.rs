@@ -2,7 +2,7 @@
 //! and EL210 skill-unpinned (registry skills need an exact version and a content digest).
 
 use super::{skill_finding, SkillScope};
-use crate::finding::{Finding, Location};
+use crate::finding::{Finding, Location, Subject};
 use crate::hash::{Digest, EntryKind};
 use crate::model::{SkillLock, LOCK_FILE};
 use crate::rules::RuleId;
@@ -47,7 +47,7 @@ pub fn tampered(scope: &SkillScope) -> Vec<Finding> {
         .filter(|problem| !problem.remote)
     {
         findings.push(
-            crate::finding::Finding::new(RuleId::SkillTampered, Default::default(), problem.message.clone())
+            Finding::new(RuleId::SkillTampered, Default::default(), problem.message.clone())
                 .at(Location::line(&problem.file, problem.line))
                 .help("fix the marketplace entry so every listed skill is a folder in this repository with a SKILL.md")
                 .discriminator(&problem.message),
@@ -370,9 +370,9 @@ fn locked_skills_gone(scope: &SkillScope) -> Vec<Finding> {
         .filter(|(path, _)| !present.contains(path.as_str()))
         .map(|(path, entry)| {
             let name = entry.name.as_deref().unwrap_or(path);
-            crate::finding::Finding::new(
+            Finding::new(
                 RuleId::SkillTampered,
-                crate::finding::Subject::skill(path),
+                Subject::skill(path),
                 format!("skill `{name}` ({path}) is pinned in {LOCK_FILE} but is gone: {path}/{SKILL_FILE} is missing or the folder is no longer under `[skills] roots`"),
             )
             .at(Location::file(format!("{path}/{SKILL_FILE}")))
