@@ -31,18 +31,29 @@ pub fn render(report: &Report) -> String {
                 properties.push(format!("endLine={}", location.end_line.unwrap_or(line)));
             }
         }
-        properties.push(format!("title={}", escape_property(&format!("{} {}", finding.rule.id(), finding.rule.name()))));
+        properties.push(format!(
+            "title={}",
+            escape_property(&format!("{} {}", finding.rule.id(), finding.rule.name()))
+        ));
         let message = format!("{}\nfix: {}", finding.message, finding.help);
-        text.push_str(&format!("::{level} {}::{}\n", properties.join(","), escape_data(&message)));
+        text.push_str(&format!(
+            "::{level} {}::{}\n",
+            properties.join(","),
+            escape_data(&message)
+        ));
     }
     if left_out > 0 {
-        text.push_str(&format!("::notice::{left_out} more findings are not annotated: see the step summary\n"));
+        text.push_str(&format!(
+            "::notice::{left_out} more findings are not annotated: see the step summary\n"
+        ));
     }
     text
 }
 
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 fn escape_property(text: &str) -> String {
@@ -58,13 +69,35 @@ mod tests {
     #[test]
     fn caps_each_level_and_escapes() {
         let mut findings: Vec<Finding> = (0..12)
-            .map(|index| Finding::new(RuleId::Regressed, Subject::case("s", &format!("c{index}")), "50% worse\nnow"))
+            .map(|index| {
+                Finding::new(
+                    RuleId::Regressed,
+                    Subject::case("s", &format!("c{index}")),
+                    "50% worse\nnow",
+                )
+            })
             .collect();
-        findings.push(Finding::new(RuleId::BaselineMissing, Subject::case("s", "w"), "w").at(Location::span("a,b:c.jsonl", 2, 3)));
+        findings.push(
+            Finding::new(RuleId::BaselineMissing, Subject::case("s", "w"), "w").at(Location::span(
+                "a,b:c.jsonl",
+                2,
+                3,
+            )),
+        );
         let text = render(&Report::new("check", "x".into(), None, findings));
         assert_eq!(text.matches("::error ").count(), 10);
-        assert!(text.contains("::error title=EL501 regressed::50%25 worse%0Anow%0Afix: "), "{text}");
-        assert!(text.contains("::warning file=a%2Cb%3Ac.jsonl,line=2,endLine=3,title=EL404 baseline-missing::w"), "{text}");
-        assert!(text.ends_with("::notice::2 more findings are not annotated: see the step summary\n"));
+        assert!(
+            text.contains("::error title=EL501 regressed::50%25 worse%0Anow%0Afix: "),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "::warning file=a%2Cb%3Ac.jsonl,line=2,endLine=3,title=EL404 baseline-missing::w"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("::notice::2 more findings are not annotated: see the step summary\n")
+        );
     }
 }

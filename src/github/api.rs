@@ -58,7 +58,10 @@ pub struct Api<'a> {
 
 impl Api<'_> {
     fn repo_url(&self, rest: &str) -> String {
-        self.client.rest_url(&format!("/repos/{}/{}{rest}", self.pull.owner, self.pull.repo))
+        self.client.rest_url(&format!(
+            "/repos/{}/{}{rest}",
+            self.pull.owner, self.pull.repo
+        ))
     }
 
     pub fn pull_diff(&self) -> Result<DiffAnswer, ApiError> {
@@ -67,12 +70,20 @@ impl Api<'_> {
         match response.status {
             200 => Ok(DiffAnswer::Diff(response.body)),
             406 => Ok(DiffAnswer::TooLarge),
-            status => Err(failure(self.client, "fetching the pull request diff", status, &response)),
+            status => Err(failure(
+                self.client,
+                "fetching the pull request diff",
+                status,
+                &response,
+            )),
         }
     }
 
     pub fn review_comments(&self) -> Result<Vec<ReviewComment>, ApiError> {
-        let url = self.repo_url(&format!("/pulls/{}/comments?per_page=100", self.pull.number));
+        let url = self.repo_url(&format!(
+            "/pulls/{}/comments?per_page=100",
+            self.pull.number
+        ));
         let items = self.client.all_pages(&url, "listing review comments")?;
         Ok(items
             .iter()
@@ -80,7 +91,11 @@ impl Api<'_> {
                 Some(ReviewComment {
                     id: item.get("id")?.as_u64()?,
                     path: item.get("path")?.as_str()?.to_owned(),
-                    body: item.get("body").and_then(Value::as_str).unwrap_or("").to_owned(),
+                    body: item
+                        .get("body")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
                     in_reply_to_id: item.get("in_reply_to_id").and_then(Value::as_u64),
                 })
             })
@@ -92,7 +107,15 @@ impl Api<'_> {
     pub fn create_review(&self, body: &str, comments: &[NewReviewComment]) -> Result<(), ApiError> {
         let url = self.repo_url(&format!("/pulls/{}/reviews", self.pull.number));
         let payload = json!({ "commit_id": self.pull.head_sha, "body": body, "event": "COMMENT", "comments": comments });
-        self.client.expect(Method::Post, &url, JSON, Some(&payload), "posting the review").map(drop)
+        self.client
+            .expect(
+                Method::Post,
+                &url,
+                JSON,
+                Some(&payload),
+                "posting the review",
+            )
+            .map(drop)
     }
 
     /// A comment on a changed file as a whole: GitHub's reviews cannot carry these, so
@@ -100,23 +123,48 @@ impl Api<'_> {
     pub fn create_file_comment(&self, path: &str, body: &str) -> Result<(), ApiError> {
         let url = self.repo_url(&format!("/pulls/{}/comments", self.pull.number));
         let payload = json!({ "commit_id": self.pull.head_sha, "path": path, "body": body, "subject_type": "file" });
-        self.client.expect(Method::Post, &url, JSON, Some(&payload), "posting a file comment").map(drop)
+        self.client
+            .expect(
+                Method::Post,
+                &url,
+                JSON,
+                Some(&payload),
+                "posting a file comment",
+            )
+            .map(drop)
     }
 
     pub fn delete_review_comment(&self, id: u64) -> Result<(), ApiError> {
         let url = self.repo_url(&format!("/pulls/comments/{id}"));
-        self.client.expect(Method::Delete, &url, JSON, None, "deleting an outdated review comment").map(drop)
+        self.client
+            .expect(
+                Method::Delete,
+                &url,
+                JSON,
+                None,
+                "deleting an outdated review comment",
+            )
+            .map(drop)
     }
 
     pub fn issue_comments(&self) -> Result<Vec<IssueComment>, ApiError> {
-        let url = self.repo_url(&format!("/issues/{}/comments?per_page=100", self.pull.number));
-        let items = self.client.all_pages(&url, "listing pull request comments")?;
+        let url = self.repo_url(&format!(
+            "/issues/{}/comments?per_page=100",
+            self.pull.number
+        ));
+        let items = self
+            .client
+            .all_pages(&url, "listing pull request comments")?;
         Ok(items
             .iter()
             .filter_map(|item| {
                 Some(IssueComment {
                     id: item.get("id")?.as_u64()?,
-                    body: item.get("body").and_then(Value::as_str).unwrap_or("").to_owned(),
+                    body: item
+                        .get("body")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
                 })
             })
             .collect())
@@ -124,12 +172,28 @@ impl Api<'_> {
 
     pub fn create_issue_comment(&self, body: &str) -> Result<(), ApiError> {
         let url = self.repo_url(&format!("/issues/{}/comments", self.pull.number));
-        self.client.expect(Method::Post, &url, JSON, Some(&json!({ "body": body })), "posting the summary comment").map(drop)
+        self.client
+            .expect(
+                Method::Post,
+                &url,
+                JSON,
+                Some(&json!({ "body": body })),
+                "posting the summary comment",
+            )
+            .map(drop)
     }
 
     pub fn update_issue_comment(&self, id: u64, body: &str) -> Result<(), ApiError> {
         let url = self.repo_url(&format!("/issues/comments/{id}"));
-        self.client.expect(Method::Patch, &url, JSON, Some(&json!({ "body": body })), "updating the summary comment").map(drop)
+        self.client
+            .expect(
+                Method::Patch,
+                &url,
+                JSON,
+                Some(&json!({ "body": body })),
+                "updating the summary comment",
+            )
+            .map(drop)
     }
 
     /// Every review thread of the pull request, 100 at a time.
@@ -143,17 +207,39 @@ impl Api<'_> {
             let data = self.graphql(REVIEW_THREADS_QUERY, variables, "listing review threads")?;
             let connection = data
                 .pointer("/repository/pullRequest/reviewThreads")
-                .ok_or_else(|| ApiError::Protocol("listing review threads: no reviewThreads in the answer".to_owned()))?;
-            for node in connection.get("nodes").and_then(Value::as_array).into_iter().flatten() {
-                let Some(id) = node.get("id").and_then(Value::as_str) else { continue };
+                .ok_or_else(|| {
+                    ApiError::Protocol(
+                        "listing review threads: no reviewThreads in the answer".to_owned(),
+                    )
+                })?;
+            for node in connection
+                .get("nodes")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(id) = node.get("id").and_then(Value::as_str) else {
+                    continue;
+                };
                 threads.push(ReviewThread {
                     id: id.to_owned(),
-                    is_resolved: node.get("isResolved").and_then(Value::as_bool).unwrap_or(false),
-                    first_comment_id: node.pointer("/comments/nodes/0/databaseId").and_then(Value::as_u64),
+                    is_resolved: node
+                        .get("isResolved")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                    first_comment_id: node
+                        .pointer("/comments/nodes/0/databaseId")
+                        .and_then(Value::as_u64),
                 });
             }
-            let has_next = connection.pointer("/pageInfo/hasNextPage").and_then(Value::as_bool).unwrap_or(false);
-            after = connection.pointer("/pageInfo/endCursor").and_then(Value::as_str).map(str::to_owned);
+            let has_next = connection
+                .pointer("/pageInfo/hasNextPage")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            after = connection
+                .pointer("/pageInfo/endCursor")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
             if !has_next || after.is_none() {
                 return Ok(threads);
             }
@@ -162,31 +248,59 @@ impl Api<'_> {
     }
 
     pub fn resolve_thread(&self, thread_id: &str) -> Result<(), ApiError> {
-        self.graphql(RESOLVE_THREAD_MUTATION, json!({ "threadId": thread_id }), "resolving a review thread").map(drop)
+        self.graphql(
+            RESOLVE_THREAD_MUTATION,
+            json!({ "threadId": thread_id }),
+            "resolving a review thread",
+        )
+        .map(drop)
     }
 
     fn graphql(&self, query: &str, variables: Value, what: &str) -> Result<Value, ApiError> {
         let payload = json!({ "query": query, "variables": variables });
-        let response = self.client.expect(Method::Post, self.client.graphql_url(), JSON, Some(&payload), what)?;
+        let response = self.client.expect(
+            Method::Post,
+            self.client.graphql_url(),
+            JSON,
+            Some(&payload),
+            what,
+        )?;
         let value = response.json()?;
-        if let Some(errors) = value.get("errors").and_then(Value::as_array).filter(|errors| !errors.is_empty()) {
-            let messages: Vec<&str> = errors.iter().filter_map(|error| error.get("message").and_then(Value::as_str)).collect();
-            let forbidden = errors.iter().any(|error| error.get("type").and_then(Value::as_str) == Some("FORBIDDEN"));
+        if let Some(errors) = value
+            .get("errors")
+            .and_then(Value::as_array)
+            .filter(|errors| !errors.is_empty())
+        {
+            let messages: Vec<&str> = errors
+                .iter()
+                .filter_map(|error| error.get("message").and_then(Value::as_str))
+                .collect();
+            let forbidden = errors
+                .iter()
+                .any(|error| error.get("type").and_then(Value::as_str) == Some("FORBIDDEN"));
             return Err(ApiError::Status {
                 status: if forbidden { 403 } else { 200 },
                 what: what.to_owned(),
                 message: self.client.redact(&messages.join("; ")),
             });
         }
-        value.get("data").cloned().ok_or_else(|| ApiError::Protocol(format!("{what}: GraphQL answer without data")))
+        value
+            .get("data")
+            .cloned()
+            .ok_or_else(|| ApiError::Protocol(format!("{what}: GraphQL answer without data")))
     }
 }
 
 fn failure(client: &Client, what: &str, status: u16, response: &ApiResponse) -> ApiError {
-    ApiError::Status { status, what: what.to_owned(), message: client.redact(&response.message()) }
+    ApiError::Status {
+        status,
+        what: what.to_owned(),
+        message: client.redact(&response.message()),
+    }
 }
 
-const REVIEW_THREADS_QUERY: &str = "query($owner: String!, $name: String!, $number: Int!, $after: String) {
+const REVIEW_THREADS_QUERY: &str =
+    "query($owner: String!, $name: String!, $number: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
       reviewThreads(first: 100, after: $after) {

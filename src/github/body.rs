@@ -25,17 +25,27 @@ pub fn marker_fingerprint(body: &str) -> Option<&str> {
     let rest = &body[start..];
     let end = rest.find(MARKER_END)?;
     let fingerprint = &rest[..end];
-    fingerprint.bytes().all(|byte| byte.is_ascii_alphanumeric()).then_some(fingerprint)
+    fingerprint
+        .bytes()
+        .all(|byte| byte.is_ascii_alphanumeric())
+        .then_some(fingerprint)
 }
 
 /// The body of one inline or file-level comment.
 pub fn comment_body(finding: &Finding, anchor: &Anchor, prefix: &str) -> String {
     let rule = finding.rule.rule();
-    let mut body = format!("**{} {}** ({})\n\n{}\n", rule.id, rule.name, finding.severity, finding.message);
+    let mut body = format!(
+        "**{} {}** ({})\n\n{}\n",
+        rule.id, rule.name, finding.severity, finding.message
+    );
     if let Some(note) = anchor_note(finding, anchor, prefix) {
         body.push_str(&format!("\n{note}\n"));
     }
-    if let Some(detail) = finding.detail.as_deref().filter(|detail| !detail.trim().is_empty()) {
+    if let Some(detail) = finding
+        .detail
+        .as_deref()
+        .filter(|detail| !detail.trim().is_empty())
+    {
         body.push('\n');
         body.push_str(&diff_block(detail));
     }
@@ -47,14 +57,21 @@ pub fn comment_body(finding: &Finding, anchor: &Anchor, prefix: &str) -> String 
 /// Says why a comment sits somewhere other than the finding's own location.
 fn anchor_note(finding: &Finding, anchor: &Anchor, prefix: &str) -> Option<String> {
     let location = finding.location.as_ref()?;
-    let own_path = if prefix.is_empty() { location.path.clone() } else { format!("{prefix}/{}", location.path) };
+    let own_path = if prefix.is_empty() {
+        location.path.clone()
+    } else {
+        format!("{prefix}/{}", location.path)
+    };
     let anchored_path = match anchor {
         Anchor::Lines { path, .. } | Anchor::File { path } => path,
         Anchor::Summary => return None,
     };
     if *anchored_path == own_path {
         if matches!(anchor, Anchor::File { .. }) && location.line.is_some() {
-            return Some(format!("At `{}`, outside the lines this pull request changes.", location.display()));
+            return Some(format!(
+                "At `{}`, outside the lines this pull request changes.",
+                location.display()
+            ));
         }
         return None;
     }
@@ -105,7 +122,10 @@ pub fn truncate_lines(text: &str, max_lines: usize, max_chars: usize) -> (&str, 
     }
     if kept == 0 && !text.is_empty() {
         // One enormous line: cut inside it, on a character boundary.
-        end = text.char_indices().nth(max_chars).map_or(text.len(), |(index, _)| index);
+        end = text
+            .char_indices()
+            .nth(max_chars)
+            .map_or(text.len(), |(index, _)| index);
         return (&text[..end], total.saturating_sub(1));
     }
     (&text[..end], total - kept)
@@ -118,8 +138,14 @@ fn fit(body: String, fingerprint: &str) -> String {
     }
     let marker = fingerprint_marker(fingerprint);
     let budget = MAX_BODY_CHARS - marker.len() - 200;
-    let cut = body.char_indices().nth(budget).map_or(body.len(), |(index, _)| index);
-    format!("{}\n\n_(cut to fit GitHub's comment size limit)_\n\n{marker}\n", &body[..cut])
+    let cut = body
+        .char_indices()
+        .nth(budget)
+        .map_or(body.len(), |(index, _)| index);
+    format!(
+        "{}\n\n_(cut to fit GitHub's comment size limit)_\n\n{marker}\n",
+        &body[..cut]
+    )
 }
 
 #[cfg(test)]
@@ -129,35 +155,69 @@ mod tests {
     use crate::rules::RuleId;
 
     fn regressed() -> Finding {
-        Finding::new(RuleId::Regressed, Subject::case("support", "refund"), "case `refund` passed at baseline and fails now")
-            .at(Location::line("evals/support.jsonl", 3))
-            .detail("-Sorry, I need your order id.\n+Sure, refunded!\n")
+        Finding::new(
+            RuleId::Regressed,
+            Subject::case("support", "refund"),
+            "case `refund` passed at baseline and fails now",
+        )
+        .at(Location::line("evals/support.jsonl", 3))
+        .detail("-Sorry, I need your order id.\n+Sure, refunded!\n")
     }
 
     #[test]
     fn a_body_names_the_rule_shows_the_diff_the_fix_and_the_marker() {
         let finding = regressed();
-        let anchor = Anchor::Lines { path: "proj/evals/support.jsonl".into(), start_line: 3, line: 3 };
+        let anchor = Anchor::Lines {
+            path: "proj/evals/support.jsonl".into(),
+            start_line: 3,
+            line: 3,
+        };
         let body = comment_body(&finding, &anchor, "proj");
-        assert!(body.starts_with("**EL501 regressed** (error)\n\ncase `refund` passed"), "{body}");
-        assert!(body.contains("```diff\n-Sorry, I need your order id.\n+Sure, refunded!\n```\n"), "{body}");
+        assert!(
+            body.starts_with("**EL501 regressed** (error)\n\ncase `refund` passed"),
+            "{body}"
+        );
+        assert!(
+            body.contains("```diff\n-Sorry, I need your order id.\n+Sure, refunded!\n```\n"),
+            "{body}"
+        );
         assert!(body.contains("**Fix:** read the diff with `evalock review`"));
-        assert_eq!(marker_fingerprint(&body), Some(finding.fingerprint.as_str()));
-        assert!(!body.contains("Shown on this change"), "anchored on its own line: no note");
+        assert_eq!(
+            marker_fingerprint(&body),
+            Some(finding.fingerprint.as_str())
+        );
+        assert!(
+            !body.contains("Shown on this change"),
+            "anchored on its own line: no note"
+        );
     }
 
     #[test]
     fn a_body_anchored_elsewhere_says_why() {
-        let anchor = Anchor::Lines { path: "prompts/support.txt".into(), start_line: 2, line: 4 };
+        let anchor = Anchor::Lines {
+            path: "prompts/support.txt".into(),
+            start_line: 2,
+            line: 4,
+        };
         let body = comment_body(&regressed(), &anchor, "");
-        assert!(body.contains("case `refund` of suite `support` (`evals/support.jsonl:3`) did not change"), "{body}");
-        let file_anchor = Anchor::File { path: "evals/support.jsonl".into() };
-        assert!(comment_body(&regressed(), &file_anchor, "").contains("At `evals/support.jsonl:3`, outside the lines"));
+        assert!(
+            body.contains(
+                "case `refund` of suite `support` (`evals/support.jsonl:3`) did not change"
+            ),
+            "{body}"
+        );
+        let file_anchor = Anchor::File {
+            path: "evals/support.jsonl".into(),
+        };
+        assert!(comment_body(&regressed(), &file_anchor, "")
+            .contains("At `evals/support.jsonl:3`, outside the lines"));
     }
 
     #[test]
     fn long_diffs_are_cut_at_a_line_and_fences_survive_backticks() {
-        let detail: String = (0..500).map(|index| format!("+line {index} ```` ticks\n")).collect();
+        let detail: String = (0..500)
+            .map(|index| format!("+line {index} ```` ticks\n"))
+            .collect();
         let block = diff_block(&detail);
         assert!(block.starts_with("`````diff\n+line 0"), "{}", &block[..40]);
         assert!(block.contains("+line 119 "));
@@ -168,10 +228,14 @@ mod tests {
     #[test]
     fn every_body_stays_under_the_limit_with_its_marker() {
         let huge_message = "é".repeat(100_000);
-        let finding = Finding::new(RuleId::Failing, Subject::case("s", "c"), huge_message).detail("x".repeat(200_000));
+        let finding = Finding::new(RuleId::Failing, Subject::case("s", "c"), huge_message)
+            .detail("x".repeat(200_000));
         let body = comment_body(&finding, &Anchor::Summary, "");
         assert!(body.chars().count() < MAX_BODY_CHARS);
-        assert_eq!(marker_fingerprint(&body), Some(finding.fingerprint.as_str()));
+        assert_eq!(
+            marker_fingerprint(&body),
+            Some(finding.fingerprint.as_str())
+        );
         let one_long_line = "y".repeat(50_000);
         let (shown, omitted) = truncate_lines(&one_long_line, 10, 100);
         assert_eq!((shown.len(), omitted), (100, 0));
@@ -179,7 +243,10 @@ mod tests {
 
     #[test]
     fn markers_are_read_back_only_when_well_formed() {
-        assert_eq!(marker_fingerprint("a\n<!-- evalock:fp=abc123 -->\n"), Some("abc123"));
+        assert_eq!(
+            marker_fingerprint("a\n<!-- evalock:fp=abc123 -->\n"),
+            Some("abc123")
+        );
         assert_eq!(marker_fingerprint("<!-- evalock:fp=a b -->"), None);
         assert_eq!(marker_fingerprint("<!-- evalock:fp=abc"), None);
         assert_eq!(marker_fingerprint("plain reply"), None);

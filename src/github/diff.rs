@@ -23,7 +23,8 @@ impl Hunk {
 
     /// Whether a RIGHT-side comment may point at `line`: every line the hunk shows may.
     pub fn contains(&self, line: u32) -> bool {
-        self.last_line().is_some_and(|last| line >= self.new_start && line <= last)
+        self.last_line()
+            .is_some_and(|last| line >= self.new_start && line <= last)
     }
 }
 
@@ -77,8 +78,13 @@ impl PullDiff {
     /// the file survives and both ends lie in the same hunk. One bad anchor makes GitHub
     /// reject a whole review, so every anchor is checked here before posting.
     pub fn accepts_range(&self, path: &str, start_line: u32, line: u32) -> bool {
-        let Some(file) = self.changed_file(path) else { return false };
-        start_line <= line && file.hunk_at(line).is_some_and(|hunk| hunk.contains(start_line))
+        let Some(file) = self.changed_file(path) else {
+            return false;
+        };
+        start_line <= line
+            && file
+                .hunk_at(line)
+                .is_some_and(|hunk| hunk.contains(start_line))
     }
 }
 
@@ -97,7 +103,8 @@ impl Parser {
         let in_hunk = self.remaining_new > 0 || self.remaining_old > 0;
         // Hunk content starts with ' ', '+', '-' or '\\'; anything else means the hunk was
         // shorter than its header said, so the line is read as a header again.
-        if in_hunk && (line.is_empty() || matches!(line.as_bytes()[0], b' ' | b'+' | b'-' | b'\\')) {
+        if in_hunk && (line.is_empty() || matches!(line.as_bytes()[0], b' ' | b'+' | b'-' | b'\\'))
+        {
             self.hunk_line(line);
             return;
         }
@@ -106,12 +113,14 @@ impl Parser {
         if let Some(rest) = line.strip_prefix("diff --git ") {
             self.start_file(path_from_git_header(rest));
         } else if let Some(rest) = line.strip_prefix("+++ ") {
-            if let (Some(file), Some(path)) = (self.current.as_mut(), strip_side_prefix(rest, "b/")) {
+            if let (Some(file), Some(path)) = (self.current.as_mut(), strip_side_prefix(rest, "b/"))
+            {
                 file.path = path;
             }
         } else if let Some(rest) = line.strip_prefix("--- ") {
             // The old name only matters when the new side is /dev/null (a deleted file).
-            if let (Some(file), Some(path)) = (self.current.as_mut(), strip_side_prefix(rest, "a/")) {
+            if let (Some(file), Some(path)) = (self.current.as_mut(), strip_side_prefix(rest, "a/"))
+            {
                 if file.path.is_empty() {
                     file.path = path;
                 }
@@ -131,20 +140,33 @@ impl Parser {
 
     fn start_file(&mut self, path: Option<String>) {
         self.flush();
-        self.current = Some(FileDiff { path: path.unwrap_or_default(), ..FileDiff::default() });
+        self.current = Some(FileDiff {
+            path: path.unwrap_or_default(),
+            ..FileDiff::default()
+        });
     }
 
     fn start_hunk(&mut self, header: &str) {
-        let Some((old_count, new_start, new_count)) = parse_hunk_header(header) else { return };
-        let Some(file) = self.current.as_mut() else { return };
-        file.hunks.push(Hunk { new_start, new_count, added: Vec::new() });
+        let Some((old_count, new_start, new_count)) = parse_hunk_header(header) else {
+            return;
+        };
+        let Some(file) = self.current.as_mut() else {
+            return;
+        };
+        file.hunks.push(Hunk {
+            new_start,
+            new_count,
+            added: Vec::new(),
+        });
         self.remaining_old = old_count;
         self.remaining_new = new_count;
         self.next_new_line = new_start;
     }
 
     fn hunk_line(&mut self, line: &str) {
-        let Some(hunk) = self.current.as_mut().and_then(|file| file.hunks.last_mut()) else { return };
+        let Some(hunk) = self.current.as_mut().and_then(|file| file.hunks.last_mut()) else {
+            return;
+        };
         match line.as_bytes().first() {
             Some(b'+') => {
                 hunk.added.push(self.next_new_line);
@@ -215,7 +237,10 @@ fn strip_side_prefix(text: &str, side: &str) -> Option<String> {
 
 /// Undoes git's C-style quoting of unusual paths (`"a\tb"`, octal UTF-8 bytes).
 fn unquote(text: &str) -> String {
-    let Some(inner) = text.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) else {
+    let Some(inner) = text
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+    else {
         return text.to_owned();
     };
     let mut bytes = Vec::with_capacity(inner.len());
@@ -301,20 +326,47 @@ Binary files a/logo.png and b/logo.png differ
         let diff = PullDiff::parse(DIFF);
         let cases = diff.changed_file("evals/support.jsonl").expect("file");
         assert_eq!(cases.hunks.len(), 2);
-        assert_eq!(cases.hunks[0], Hunk { new_start: 1, new_count: 4, added: vec![2] });
-        assert_eq!(cases.hunks[1], Hunk { new_start: 10, new_count: 4, added: vec![11, 12] });
+        assert_eq!(
+            cases.hunks[0],
+            Hunk {
+                new_start: 1,
+                new_count: 4,
+                added: vec![2]
+            }
+        );
+        assert_eq!(
+            cases.hunks[1],
+            Hunk {
+                new_start: 10,
+                new_count: 4,
+                added: vec![11, 12]
+            }
+        );
         assert!(cases.hunks[0].contains(4) && !cases.hunks[0].contains(5));
     }
 
     #[test]
     fn new_deleted_renamed_and_binary_files() {
         let diff = PullDiff::parse(DIFF);
-        assert_eq!(diff.changed_file("skills/x/run.sh").expect("new file").hunks[0].added, vec![1, 2]);
+        assert_eq!(
+            diff.changed_file("skills/x/run.sh")
+                .expect("new file")
+                .hunks[0]
+                .added,
+            vec![1, 2]
+        );
         assert!(diff.file("old.txt").expect("deleted file").deleted);
         assert!(diff.changed_file("old.txt").is_none());
-        assert_eq!(diff.changed_file("prompts/b.txt").expect("renamed").hunks[0].added, vec![1]);
+        assert_eq!(
+            diff.changed_file("prompts/b.txt").expect("renamed").hunks[0].added,
+            vec![1]
+        );
         assert!(diff.file("prompts/a.txt").is_none());
-        assert!(diff.changed_file("logo.png").expect("binary").hunks.is_empty());
+        assert!(diff
+            .changed_file("logo.png")
+            .expect("binary")
+            .hunks
+            .is_empty());
     }
 
     #[test]
@@ -323,8 +375,14 @@ Binary files a/logo.png and b/logo.png differ
         assert!(diff.accepts_range("evals/support.jsonl", 2, 2));
         assert!(diff.accepts_range("evals/support.jsonl", 1, 4));
         assert!(diff.accepts_range("evals/support.jsonl", 10, 13));
-        assert!(!diff.accepts_range("evals/support.jsonl", 4, 10), "spans two hunks");
-        assert!(!diff.accepts_range("evals/support.jsonl", 6, 6), "between hunks");
+        assert!(
+            !diff.accepts_range("evals/support.jsonl", 4, 10),
+            "spans two hunks"
+        );
+        assert!(
+            !diff.accepts_range("evals/support.jsonl", 6, 6),
+            "between hunks"
+        );
         assert!(!diff.accepts_range("evals/support.jsonl", 3, 2), "reversed");
         assert!(!diff.accepts_range("old.txt", 1, 1), "deleted file");
         assert!(!diff.accepts_range("missing.txt", 1, 1));
@@ -335,7 +393,14 @@ Binary files a/logo.png and b/logo.png differ
         let text = "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n x\n+diff --git a/y b/y\n-+++ b/z\n+@@ -1 +1 @@\n y\n";
         let diff = PullDiff::parse(text);
         let file = diff.changed_file("f").expect("file");
-        assert_eq!(file.hunks, vec![Hunk { new_start: 1, new_count: 3, added: vec![2, 3] }]);
+        assert_eq!(
+            file.hunks,
+            vec![Hunk {
+                new_start: 1,
+                new_count: 3,
+                added: vec![2, 3]
+            }]
+        );
         assert!(diff.file("y").is_none() && diff.file("z").is_none());
     }
 
@@ -343,14 +408,23 @@ Binary files a/logo.png and b/logo.png differ
     fn quoted_paths_and_headers_without_counts() {
         let text = "diff --git \"a/sp ace\\303\\251.txt\" \"b/sp ace\\303\\251.txt\"\n--- \"a/sp ace\\303\\251.txt\"\n+++ \"b/sp ace\\303\\251.txt\"\n@@ -3 +3 @@\n-a\n+b\n";
         let diff = PullDiff::parse(text);
-        assert_eq!(diff.changed_file("sp aceé.txt").expect("file").hunks[0].added, vec![3]);
+        assert_eq!(
+            diff.changed_file("sp aceé.txt").expect("file").hunks[0].added,
+            vec![3]
+        );
         assert_eq!(parse_hunk_header("@@ -0,0 +1 @@"), Some((0, 1, 1)));
         assert_eq!(parse_hunk_header("@@ garbage"), None);
     }
 
     #[test]
     fn garbage_never_panics() {
-        for text in ["", "@@ -1 +1 @@\n+x", "diff --git\n+++ \n@@ -a +b @@", "\u{0}\u{1}", "diff --git a/x b/x\n@@ -1,9999 +1,9999 @@\n"] {
+        for text in [
+            "",
+            "@@ -1 +1 @@\n+x",
+            "diff --git\n+++ \n@@ -a +b @@",
+            "\u{0}\u{1}",
+            "diff --git a/x b/x\n@@ -1,9999 +1,9999 @@\n",
+        ] {
             let _ = PullDiff::parse(text);
         }
     }

@@ -46,7 +46,9 @@ impl Environment {
             graphql_url,
             step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             token: var(token_env),
-            backoff_ms: var("EVALOCK_GITHUB_BACKOFF_MS").and_then(|value| value.parse().ok()).unwrap_or(1000),
+            backoff_ms: var("EVALOCK_GITHUB_BACKOFF_MS")
+                .and_then(|value| value.parse().ok())
+                .unwrap_or(1000),
         }
     }
 
@@ -54,12 +56,25 @@ impl Environment {
     pub fn pull_request(&self) -> Result<PullRequest, String> {
         let event_name = self.event_name.as_deref().unwrap_or("");
         if !event_name.is_empty() && !matches!(event_name, "pull_request" | "pull_request_target") {
-            return Err(format!("the `{event_name}` event is not a pull request: nothing to review"));
+            return Err(format!(
+                "the `{event_name}` event is not a pull request: nothing to review"
+            ));
         }
-        let path = self.event_path.as_ref().ok_or("GITHUB_EVENT_PATH is not set: not running in GitHub Actions")?;
-        let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read the event payload {}: {error}", path.display()))?;
-        let payload: Value =
-            serde_json::from_str(&text).map_err(|error| format!("{}:{}:{}: {error}", path.display(), error.line(), error.column()))?;
+        let path = self
+            .event_path
+            .as_ref()
+            .ok_or("GITHUB_EVENT_PATH is not set: not running in GitHub Actions")?;
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            format!("cannot read the event payload {}: {error}", path.display())
+        })?;
+        let payload: Value = serde_json::from_str(&text).map_err(|error| {
+            format!(
+                "{}:{}:{}: {error}",
+                path.display(),
+                error.line(),
+                error.column()
+            )
+        })?;
         pull_request_from_payload(&payload, self.repository.as_deref())
     }
 }
@@ -76,16 +91,30 @@ pub fn graphql_url_for(api_url: &str) -> String {
 
 /// Reads a `pull_request` or `pull_request_target` payload. `GITHUB_REPOSITORY` wins
 /// for owner and name when set (it is the base repository, where comments go).
-pub fn pull_request_from_payload(payload: &Value, repository: Option<&str>) -> Result<PullRequest, String> {
-    let pull = payload.get("pull_request").ok_or("the event payload has no `pull_request`: not a pull request event")?;
-    let text = |pointer: &str| pull.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
-    let number = pull.get("number").and_then(Value::as_u64).ok_or("the event payload has no `pull_request.number`")?;
+pub fn pull_request_from_payload(
+    payload: &Value,
+    repository: Option<&str>,
+) -> Result<PullRequest, String> {
+    let pull = payload
+        .get("pull_request")
+        .ok_or("the event payload has no `pull_request`: not a pull request event")?;
+    let text = |pointer: &str| {
+        pull.pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let number = pull
+        .get("number")
+        .and_then(Value::as_u64)
+        .ok_or("the event payload has no `pull_request.number`")?;
     let head_sha = text("/head/sha").ok_or("the event payload has no `pull_request.head.sha`")?;
     let base_sha = text("/base/sha").ok_or("the event payload has no `pull_request.base.sha`")?;
     let full_name = repository
         .map(str::to_owned)
         .or_else(|| text("/base/repo/full_name"))
-        .ok_or("neither GITHUB_REPOSITORY nor `pull_request.base.repo.full_name` names the repository")?;
+        .ok_or(
+            "neither GITHUB_REPOSITORY nor `pull_request.base.repo.full_name` names the repository",
+        )?;
     let (owner, repo) = full_name
         .split_once('/')
         .filter(|(owner, repo)| !owner.is_empty() && !repo.is_empty() && !repo.contains('/'))
@@ -93,7 +122,13 @@ pub fn pull_request_from_payload(payload: &Value, repository: Option<&str>) -> R
     if !is_full_sha(&head_sha) || !is_full_sha(&base_sha) {
         return Err("the event payload's head or base sha is not a 40-hex commit id".to_owned());
     }
-    Ok(PullRequest { owner: owner.to_owned(), repo: repo.to_owned(), number, head_sha, base_sha })
+    Ok(PullRequest {
+        owner: owner.to_owned(),
+        repo: repo.to_owned(),
+        number,
+        head_sha,
+        base_sha,
+    })
 }
 
 fn is_full_sha(text: &str) -> bool {
@@ -110,7 +145,10 @@ pub fn append_step_summary(path: &std::path::Path, markdown: &str) -> Result<()>
         while !markdown.is_char_boundary(cut) {
             cut -= 1;
         }
-        format!("{}\n\n_(cut to fit the step summary limit)_\n", &markdown[..cut])
+        format!(
+            "{}\n\n_(cut to fit the step summary limit)_\n",
+            &markdown[..cut]
+        )
     } else {
         markdown.to_owned()
     };
@@ -119,7 +157,8 @@ pub fn append_step_summary(path: &std::path::Path, markdown: &str) -> Result<()>
         .append(true)
         .open(path)
         .map_err(|error| Error::io(path.display().to_string(), error))?;
-    file.write_all(text.as_bytes()).map_err(|error| Error::io(path.display().to_string(), error))
+    file.write_all(text.as_bytes())
+        .map_err(|error| Error::io(path.display().to_string(), error))
 }
 
 #[cfg(test)]
@@ -141,7 +180,10 @@ mod tests {
     #[test]
     fn reads_the_pull_request_from_the_payload() {
         let pull = pull_request_from_payload(&payload(), None).expect("pull request");
-        assert_eq!((pull.owner.as_str(), pull.repo.as_str(), pull.number), ("octo", "evals", 7));
+        assert_eq!(
+            (pull.owner.as_str(), pull.repo.as_str(), pull.number),
+            ("octo", "evals", 7)
+        );
         assert_eq!(pull.head_sha, "a".repeat(40));
         let pull = pull_request_from_payload(&payload(), Some("other/repo")).expect("pull request");
         assert_eq!((pull.owner.as_str(), pull.repo.as_str()), ("other", "repo"));
@@ -149,11 +191,17 @@ mod tests {
 
     #[test]
     fn explains_what_is_missing() {
-        assert!(pull_request_from_payload(&json!({"ref": "x"}), None).unwrap_err().contains("not a pull request"));
+        assert!(pull_request_from_payload(&json!({"ref": "x"}), None)
+            .unwrap_err()
+            .contains("not a pull request"));
         let mut no_head = payload();
         no_head["pull_request"]["head"] = json!({});
-        assert!(pull_request_from_payload(&no_head, None).unwrap_err().contains("head.sha"));
-        assert!(pull_request_from_payload(&payload(), Some("noslash")).unwrap_err().contains("owner/name"));
+        assert!(pull_request_from_payload(&no_head, None)
+            .unwrap_err()
+            .contains("head.sha"));
+        assert!(pull_request_from_payload(&payload(), Some("noslash"))
+            .unwrap_err()
+            .contains("owner/name"));
         let mut short = payload();
         short["pull_request"]["head"]["sha"] = json!("abc");
         assert!(pull_request_from_payload(&short, None).is_err());
@@ -161,8 +209,14 @@ mod tests {
 
     #[test]
     fn graphql_lives_beside_the_rest_root() {
-        assert_eq!(graphql_url_for("https://api.github.com"), "https://api.github.com/graphql");
-        assert_eq!(graphql_url_for("https://ghe.example.com/api/v3/"), "https://ghe.example.com/api/graphql");
+        assert_eq!(
+            graphql_url_for("https://api.github.com"),
+            "https://api.github.com/graphql"
+        );
+        assert_eq!(
+            graphql_url_for("https://ghe.example.com/api/v3/"),
+            "https://ghe.example.com/api/graphql"
+        );
     }
 
     #[test]

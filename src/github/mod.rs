@@ -93,12 +93,18 @@ pub struct Outcome {
 pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
     let mut outcome = Outcome::default();
     let repo = GitRepo::discover(&options.project_root).ok();
-    let prefix = repo.as_ref().map(|repo| repo.prefix().to_owned()).unwrap_or_default();
+    let prefix = repo
+        .as_ref()
+        .map(|repo| repo.prefix().to_owned())
+        .unwrap_or_default();
     let environment = &options.environment;
     let reason = match (options.mode, environment.pull_request(), &environment.token) {
         (Mode::Annotations, _, _) => Some("annotations mode: nothing is posted".to_owned()),
         (_, Err(reason), _) => Some(reason),
-        (_, Ok(_), None) => Some(format!("no token in ${}: nothing can be posted", options.token_env)),
+        (_, Ok(_), None) => Some(format!(
+            "no token in ${}: nothing can be posted",
+            options.token_env
+        )),
         (_, Ok(pull), Some(token)) => {
             let client = Client::new(ClientConfig {
                 api_url: environment.api_url.clone(),
@@ -106,8 +112,16 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
                 token: token.clone(),
                 backoff_unit: Duration::from_millis(environment.backoff_ms),
             });
-            let api = Api { client: &client, pull: &pull };
-            let target = Target { api: &api, repo: repo.as_ref(), prefix: &prefix, project_root: &options.project_root };
+            let api = Api {
+                client: &client,
+                pull: &pull,
+            };
+            let target = Target {
+                api: &api,
+                repo: repo.as_ref(),
+                prefix: &prefix,
+                project_root: &options.project_root,
+            };
             match post(report, &target, options.mode, &mut outcome.notes) {
                 Ok(posted) => {
                     outcome.posted = Some(posted);
@@ -119,7 +133,9 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
                     } else {
                         error.to_string()
                     };
-                    outcome.problems.push(format!("could not post to the pull request: {reason}"));
+                    outcome
+                        .problems
+                        .push(format!("could not post to the pull request: {reason}"));
                     Some(reason)
                 }
             }
@@ -139,15 +155,38 @@ struct Target<'a> {
     project_root: &'a std::path::Path,
 }
 
-fn post(report: &Report, target: &Target<'_>, mode: Mode, notes: &mut Vec<String>) -> Result<Posted, ApiError> {
+fn post(
+    report: &Report,
+    target: &Target<'_>,
+    mode: Mode,
+    notes: &mut Vec<String>,
+) -> Result<Posted, ApiError> {
     let api = target.api;
     let anchored = if mode == Mode::Review {
         let diff = pull_diff(target, notes)?;
         let prompt_files = prompt_files(target, &api.pull.head_sha);
-        let context = AnchorContext { diff: &diff, prefix: target.prefix, prompt_files: &prompt_files };
-        report.findings.iter().map(|finding| Anchored { finding: finding.clone(), anchor: context.anchor(finding) }).collect()
+        let context = AnchorContext {
+            diff: &diff,
+            prefix: target.prefix,
+            prompt_files: &prompt_files,
+        };
+        report
+            .findings
+            .iter()
+            .map(|finding| Anchored {
+                finding: finding.clone(),
+                anchor: context.anchor(finding),
+            })
+            .collect()
     } else {
-        report.findings.iter().map(|finding| Anchored { finding: finding.clone(), anchor: Anchor::Summary }).collect()
+        report
+            .findings
+            .iter()
+            .map(|finding| Anchored {
+                finding: finding.clone(),
+                anchor: Anchor::Summary,
+            })
+            .collect()
     };
     let (plan, mut posted) = if mode == Mode::Review {
         let comments = api.review_comments()?;
@@ -158,12 +197,27 @@ fn post(report: &Report, target: &Target<'_>, mode: Mode, notes: &mut Vec<String
                 None
             }
         };
-        let existing = plan::Existing { comments: &comments, threads: threads.as_deref(), prefix: target.prefix };
+        let existing = plan::Existing {
+            comments: &comments,
+            threads: threads.as_deref(),
+            prefix: target.prefix,
+        };
         let mut plan = plan::plan(anchored, &existing, MAX_INLINE_COMMENTS);
         let posted = post_comments(report, &mut plan, target, notes)?;
         (plan, posted)
     } else {
-        (plan::plan(anchored, &plan::Existing { comments: &[], threads: None, prefix: target.prefix }, 0), Posted::default())
+        (
+            plan::plan(
+                anchored,
+                &plan::Existing {
+                    comments: &[],
+                    threads: None,
+                    prefix: target.prefix,
+                },
+                0,
+            ),
+            Posted::default(),
+        )
     };
     let listed: Vec<&Anchored> = plan.summary_findings().collect();
     posted.in_summary = listed.len();
@@ -180,11 +234,20 @@ fn post(report: &Report, target: &Target<'_>, mode: Mode, notes: &mut Vec<String
 
 /// Posts the review, the file-level comments and the cleanups. A review GitHub rejects
 /// (422) moves its findings to the summary instead of failing the run.
-fn post_comments(report: &Report, plan: &mut Plan, target: &Target<'_>, notes: &mut Vec<String>) -> Result<Posted, ApiError> {
+fn post_comments(
+    report: &Report,
+    plan: &mut Plan,
+    target: &Target<'_>,
+    notes: &mut Vec<String>,
+) -> Result<Posted, ApiError> {
     let api = target.api;
     let mut posted = Posted::default();
     if !plan.inline.is_empty() {
-        let comments: Vec<NewReviewComment> = plan.inline.iter().filter_map(|item| new_review_comment(item, target.prefix)).collect();
+        let comments: Vec<NewReviewComment> = plan
+            .inline
+            .iter()
+            .filter_map(|item| new_review_comment(item, target.prefix))
+            .collect();
         let review_body = format!(
             "evalock: **{}**. {} new finding{} on the changed lines below; the summary comment has the rest.",
             report.verdict().as_str(),
@@ -193,7 +256,10 @@ fn post_comments(report: &Report, plan: &mut Plan, target: &Target<'_>, notes: &
         );
         match api.create_review(&review_body, &comments) {
             Ok(()) => posted.inline = comments.len(),
-            Err(error) if !error.is_forbidden() && matches!(error, ApiError::Status { status: 422, .. }) => {
+            Err(error)
+                if !error.is_forbidden()
+                    && matches!(error, ApiError::Status { status: 422, .. }) =>
+            {
                 notes.push(format!("GitHub rejected the review, so its findings are in the summary instead: {error}"));
                 plan.overflow.append(&mut plan.inline);
             }
@@ -202,14 +268,21 @@ fn post_comments(report: &Report, plan: &mut Plan, target: &Target<'_>, notes: &
     }
     let mut rejected = Vec::new();
     for item in std::mem::take(&mut plan.file_level) {
-        let Anchor::File { path } = &item.anchor else { continue };
-        match api.create_file_comment(path, &comment_body(&item.finding, &item.anchor, target.prefix)) {
+        let Anchor::File { path } = &item.anchor else {
+            continue;
+        };
+        match api.create_file_comment(
+            path,
+            &comment_body(&item.finding, &item.anchor, target.prefix),
+        ) {
             Ok(()) => {
                 posted.file_level += 1;
                 plan.file_level.push(item);
             }
             Err(error @ ApiError::Status { status: 422, .. }) => {
-                notes.push(format!("GitHub rejected a file comment on {path}, so it is in the summary: {error}"));
+                notes.push(format!(
+                    "GitHub rejected a file comment on {path}, so it is in the summary: {error}"
+                ));
                 rejected.push(item);
             }
             Err(error) => return Err(error),
@@ -233,7 +306,14 @@ fn post_comments(report: &Report, plan: &mut Plan, target: &Target<'_>, notes: &
 }
 
 fn new_review_comment(item: &Anchored, prefix: &str) -> Option<NewReviewComment> {
-    let Anchor::Lines { path, start_line, line } = &item.anchor else { return None };
+    let Anchor::Lines {
+        path,
+        start_line,
+        line,
+    } = &item.anchor
+    else {
+        return None;
+    };
     let spans = start_line < line;
     Some(NewReviewComment {
         path: path.clone(),
@@ -248,11 +328,18 @@ fn new_review_comment(item: &Anchored, prefix: &str) -> Option<NewReviewComment>
 /// Finds this project's sticky summary (any page) and edits it, or creates it.
 fn upsert_summary(api: &Api<'_>, prefix: &str, body: &str) -> Result<SummaryAction, ApiError> {
     let marker = summary::summary_marker(prefix);
-    let existing = api.issue_comments()?.into_iter().find(|comment| comment.body.contains(&marker));
+    let existing = api
+        .issue_comments()?
+        .into_iter()
+        .find(|comment| comment.body.contains(&marker));
     match existing {
         Some(comment) if comment.body == body => Ok(SummaryAction::Unchanged),
-        Some(comment) => api.update_issue_comment(comment.id, body).map(|()| SummaryAction::Updated),
-        None => api.create_issue_comment(body).map(|()| SummaryAction::Created),
+        Some(comment) => api
+            .update_issue_comment(comment.id, body)
+            .map(|()| SummaryAction::Updated),
+        None => api
+            .create_issue_comment(body)
+            .map(|()| SummaryAction::Created),
     }
 }
 
@@ -263,12 +350,15 @@ fn pull_diff(target: &Target<'_>, notes: &mut Vec<String>) -> Result<PullDiff, A
     match target.api.pull_diff()? {
         DiffAnswer::Diff(text) => Ok(PullDiff::parse(&text)),
         DiffAnswer::TooLarge => {
-            let local = target.repo.ok_or_else(|| crate::Error::git("not in a git repository")).and_then(|repo| {
-                let base = repo.resolve_commit(&pull.base_sha)?;
-                let head = repo.resolve_commit(&pull.head_sha)?;
-                let merge_base = repo.merge_base(base, head)?.unwrap_or(base);
-                repo.unified_diff(merge_base, head)
-            });
+            let local = target
+                .repo
+                .ok_or_else(|| crate::Error::git("not in a git repository"))
+                .and_then(|repo| {
+                    let base = repo.resolve_commit(&pull.base_sha)?;
+                    let head = repo.resolve_commit(&pull.head_sha)?;
+                    let merge_base = repo.merge_base(base, head)?.unwrap_or(base);
+                    repo.unified_diff(merge_base, head)
+                });
             match local {
                 Ok(text) => {
                     notes.push("GitHub's diff was too large (HTTP 406): anchored on `git diff <merge base>..<head>` instead".to_owned());
@@ -290,16 +380,33 @@ fn pull_diff(target: &Target<'_>, notes: &mut Vec<String>) -> Result<PullDiff, A
 fn prompt_files(target: &Target<'_>, head_sha: &str) -> BTreeMap<String, Vec<String>> {
     let head_source: Option<Box<dyn ContentSource>> = target.repo.and_then(|repo| {
         let id = repo.resolve_commit(head_sha).ok()?;
-        Some(Box::new(repo.commit_source(id, format!("head ({})", &head_sha[..7])).ok()?) as Box<dyn ContentSource>)
+        Some(Box::new(
+            repo.commit_source(id, format!("head ({})", &head_sha[..7]))
+                .ok()?,
+        ) as Box<dyn ContentSource>)
     });
     let source = head_source.unwrap_or_else(|| Box::new(WorktreeSource::new(target.project_root)));
-    let Ok(Some(bytes)) = source.read(CONFIG_FILE) else { return BTreeMap::new() };
-    let Ok(config) = Config::parse(CONFIG_FILE, &bytes) else { return BTreeMap::new() };
-    config.suites.iter().map(|suite| (suite.name().to_owned(), suite.prompt_paths())).collect()
+    let Ok(Some(bytes)) = source.read(CONFIG_FILE) else {
+        return BTreeMap::new();
+    };
+    let Ok(config) = Config::parse(CONFIG_FILE, &bytes) else {
+        return BTreeMap::new();
+    };
+    config
+        .suites
+        .iter()
+        .map(|suite| (suite.name().to_owned(), suite.prompt_paths()))
+        .collect()
 }
 
 /// Workflow commands with repository-relative paths, and the step summary.
-fn fall_back(report: &Report, prefix: &str, environment: &Environment, reason: String, outcome: &mut Outcome) {
+fn fall_back(
+    report: &Report,
+    prefix: &str,
+    environment: &Environment,
+    reason: String,
+    outcome: &mut Outcome,
+) {
     let mut in_repository = report.clone();
     for finding in &mut in_repository.findings {
         if let Some(location) = finding.location.as_mut().filter(|_| !prefix.is_empty()) {
@@ -308,15 +415,30 @@ fn fall_back(report: &Report, prefix: &str, environment: &Environment, reason: S
     }
     outcome.workflow_commands = Some(annotations::render(&in_repository));
     if let Some(path) = &environment.step_summary {
-        let anchored: Vec<Anchored> =
-            report.findings.iter().map(|finding| Anchored { finding: finding.clone(), anchor: Anchor::Summary }).collect();
+        let anchored: Vec<Anchored> = report
+            .findings
+            .iter()
+            .map(|finding| Anchored {
+                finding: finding.clone(),
+                anchor: Anchor::Summary,
+            })
+            .collect();
         let listed: Vec<&Anchored> = anchored.iter().collect();
-        let context = summary::SummaryContext { prefix, head_sha: None, commented: 0 };
+        let context = summary::SummaryContext {
+            prefix,
+            head_sha: None,
+            commented: 0,
+        };
         let mut markdown = summary::render(report, &listed, &context);
-        markdown.push_str(&format!("\n_Not posted to the pull request: {}._\n", one_line(&reason)));
+        markdown.push_str(&format!(
+            "\n_Not posted to the pull request: {}._\n",
+            one_line(&reason)
+        ));
         match event::append_step_summary(path, &markdown) {
             Ok(()) => outcome.step_summary_written = true,
-            Err(error) => outcome.problems.push(format!("could not write the step summary: {error}")),
+            Err(error) => outcome
+                .problems
+                .push(format!("could not write the step summary: {error}")),
         }
     }
     outcome.fallback_reason = Some(reason);

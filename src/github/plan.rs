@@ -63,11 +63,17 @@ pub struct Existing<'a> {
 
 pub fn plan(mut anchored: Vec<Anchored>, existing: &Existing<'_>, max_comments: usize) -> Plan {
     // The most severe findings get the inline slots; the order is otherwise the usual one.
-    anchored.sort_by(|left, right| right.finding.severity.cmp(&left.finding.severity));
+    anchored.sort_by_key(|item| std::cmp::Reverse(item.finding.severity));
     let open = open_markers(existing);
-    let current: BTreeSet<&str> = anchored.iter().map(|item| item.finding.fingerprint.as_str()).collect();
+    let current: BTreeSet<&str> = anchored
+        .iter()
+        .map(|item| item.finding.fingerprint.as_str())
+        .collect();
     let cleanups = cleanups(existing, &current);
-    let mut plan = Plan { cleanups, ..Plan::default() };
+    let mut plan = Plan {
+        cleanups,
+        ..Plan::default()
+    };
     let mut posted_this_run = BTreeSet::new();
     for item in anchored {
         let fingerprint = item.finding.fingerprint.clone();
@@ -87,7 +93,10 @@ pub fn plan(mut anchored: Vec<Anchored>, existing: &Existing<'_>, max_comments: 
 }
 
 fn belongs_to_project(path: &str, prefix: &str) -> bool {
-    prefix.is_empty() || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
+    prefix.is_empty()
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Fingerprints that already have a comment in an unresolved thread.
@@ -108,9 +117,13 @@ fn open_markers<'a>(existing: &Existing<'a>) -> BTreeSet<&'a str> {
 }
 
 fn cleanups(existing: &Existing<'_>, current: &BTreeSet<&str>) -> Vec<Cleanup> {
-    let threads_by_comment: Option<BTreeMap<u64, &ReviewThread>> = existing.threads.map(|threads| {
-        threads.iter().filter_map(|thread| Some((thread.first_comment_id?, thread))).collect()
-    });
+    let threads_by_comment: Option<BTreeMap<u64, &ReviewThread>> =
+        existing.threads.map(|threads| {
+            threads
+                .iter()
+                .filter_map(|thread| Some((thread.first_comment_id?, thread)))
+                .collect()
+        });
     let human_replied: BTreeSet<u64> = existing
         .comments
         .iter()
@@ -119,20 +132,34 @@ fn cleanups(existing: &Existing<'_>, current: &BTreeSet<&str>) -> Vec<Cleanup> {
         .collect();
     let mut cleanups = Vec::new();
     for comment in existing.comments {
-        let Some(fingerprint) = marker_fingerprint(&comment.body) else { continue };
-        if comment.in_reply_to_id.is_some() || current.contains(fingerprint) || !belongs_to_project(&comment.path, existing.prefix) {
+        let Some(fingerprint) = marker_fingerprint(&comment.body) else {
+            continue;
+        };
+        if comment.in_reply_to_id.is_some()
+            || current.contains(fingerprint)
+            || !belongs_to_project(&comment.path, existing.prefix)
+        {
             continue;
         }
         let cleanup = if human_replied.contains(&comment.id) {
-            Cleanup::KeepForHuman { comment_id: comment.id }
+            Cleanup::KeepForHuman {
+                comment_id: comment.id,
+            }
         } else {
             match &threads_by_comment {
                 Some(threads) => match threads.get(&comment.id) {
                     Some(thread) if thread.is_resolved => continue,
-                    Some(thread) => Cleanup::Resolve { comment_id: comment.id, thread_id: thread.id.clone() },
-                    None => Cleanup::Delete { comment_id: comment.id },
+                    Some(thread) => Cleanup::Resolve {
+                        comment_id: comment.id,
+                        thread_id: thread.id.clone(),
+                    },
+                    None => Cleanup::Delete {
+                        comment_id: comment.id,
+                    },
                 },
-                None => Cleanup::Delete { comment_id: comment.id },
+                None => Cleanup::Delete {
+                    comment_id: comment.id,
+                },
             }
         };
         cleanups.push(cleanup);
@@ -147,29 +174,53 @@ mod tests {
     use crate::rules::{RuleId, Severity};
 
     fn anchored(case: &str, anchor: Anchor) -> Anchored {
-        let finding = Finding::new(RuleId::CaseEditedInPlace, Subject::case("s", case), "m").at(Location::line("f.jsonl", 1));
+        let finding = Finding::new(RuleId::CaseEditedInPlace, Subject::case("s", case), "m")
+            .at(Location::line("f.jsonl", 1));
         Anchored { finding, anchor }
     }
 
     fn line(path: &str) -> Anchor {
-        Anchor::Lines { path: path.to_owned(), start_line: 1, line: 1 }
+        Anchor::Lines {
+            path: path.to_owned(),
+            start_line: 1,
+            line: 1,
+        }
     }
 
-    fn comment(id: u64, path: &str, finding: Option<&Anchored>, reply_to: Option<u64>) -> ReviewComment {
+    fn comment(
+        id: u64,
+        path: &str,
+        finding: Option<&Anchored>,
+        reply_to: Option<u64>,
+    ) -> ReviewComment {
         let body = match finding {
-            Some(item) => format!("x\n{}", super::super::body::fingerprint_marker(&item.finding.fingerprint)),
+            Some(item) => format!(
+                "x\n{}",
+                super::super::body::fingerprint_marker(&item.finding.fingerprint)
+            ),
             None => "a person's reply".to_owned(),
         };
-        ReviewComment { id, path: path.to_owned(), body, in_reply_to_id: reply_to }
+        ReviewComment {
+            id,
+            path: path.to_owned(),
+            body,
+            in_reply_to_id: reply_to,
+        }
     }
 
     fn nothing() -> Existing<'static> {
-        Existing { comments: &[], threads: Some(&[]), prefix: "" }
+        Existing {
+            comments: &[],
+            threads: Some(&[]),
+            prefix: "",
+        }
     }
 
     #[test]
     fn thirty_comments_at_most_and_the_most_severe_first() {
-        let mut items: Vec<Anchored> = (0..35).map(|index| anchored(&format!("c{index:02}"), line("f.jsonl"))).collect();
+        let mut items: Vec<Anchored> = (0..35)
+            .map(|index| anchored(&format!("c{index:02}"), line("f.jsonl")))
+            .collect();
         items[34].finding.severity = Severity::Refuse;
         for item in items.iter_mut().take(34) {
             item.finding.severity = Severity::Warn;
@@ -184,13 +235,26 @@ mod tests {
     #[test]
     fn file_comments_count_towards_the_cap_and_summary_findings_do_not() {
         let items = vec![
-            anchored("a", Anchor::File { path: "f.jsonl".into() }),
+            anchored(
+                "a",
+                Anchor::File {
+                    path: "f.jsonl".into(),
+                },
+            ),
             anchored("b", Anchor::Summary),
             anchored("c", line("f.jsonl")),
             anchored("d", line("f.jsonl")),
         ];
         let plan = plan(items, &nothing(), 2);
-        assert_eq!((plan.file_level.len(), plan.inline.len(), plan.summary_only.len(), plan.overflow.len()), (1, 1, 1, 1));
+        assert_eq!(
+            (
+                plan.file_level.len(),
+                plan.inline.len(),
+                plan.summary_only.len(),
+                plan.overflow.len()
+            ),
+            (1, 1, 1, 1)
+        );
     }
 
     #[test]
@@ -205,17 +269,39 @@ mod tests {
             comment(4, "f.jsonl", None, Some(3)),
         ];
         let threads = vec![
-            ReviewThread { id: "T1".into(), is_resolved: false, first_comment_id: Some(1) },
-            ReviewThread { id: "T2".into(), is_resolved: false, first_comment_id: Some(2) },
-            ReviewThread { id: "T3".into(), is_resolved: false, first_comment_id: Some(3) },
+            ReviewThread {
+                id: "T1".into(),
+                is_resolved: false,
+                first_comment_id: Some(1),
+            },
+            ReviewThread {
+                id: "T2".into(),
+                is_resolved: false,
+                first_comment_id: Some(2),
+            },
+            ReviewThread {
+                id: "T3".into(),
+                is_resolved: false,
+                first_comment_id: Some(3),
+            },
         ];
-        let existing = Existing { comments: &comments, threads: Some(&threads), prefix: "" };
+        let existing = Existing {
+            comments: &comments,
+            threads: Some(&threads),
+            prefix: "",
+        };
         let plan = plan(vec![still, anchored("new", line("f.jsonl"))], &existing, 30);
         assert_eq!(plan.already_posted.len(), 1);
         assert_eq!(plan.inline.len(), 1);
         assert_eq!(
             plan.cleanups,
-            vec![Cleanup::Resolve { comment_id: 2, thread_id: "T2".into() }, Cleanup::KeepForHuman { comment_id: 3 }]
+            vec![
+                Cleanup::Resolve {
+                    comment_id: 2,
+                    thread_id: "T2".into()
+                },
+                Cleanup::KeepForHuman { comment_id: 3 }
+            ]
         );
     }
 
@@ -223,27 +309,56 @@ mod tests {
     fn without_threads_gone_comments_are_deleted_and_resolved_ones_reposted() {
         let item = anchored("a", line("f.jsonl"));
         let gone = anchored("gone", line("f.jsonl"));
-        let comments = vec![comment(1, "f.jsonl", Some(&item), None), comment(2, "f.jsonl", Some(&gone), None)];
-        let existing = Existing { comments: &comments, threads: None, prefix: "" };
+        let comments = vec![
+            comment(1, "f.jsonl", Some(&item), None),
+            comment(2, "f.jsonl", Some(&gone), None),
+        ];
+        let existing = Existing {
+            comments: &comments,
+            threads: None,
+            prefix: "",
+        };
         let plan_without_threads = plan(vec![item.clone()], &existing, 30);
-        assert_eq!(plan_without_threads.cleanups, vec![Cleanup::Delete { comment_id: 2 }]);
+        assert_eq!(
+            plan_without_threads.cleanups,
+            vec![Cleanup::Delete { comment_id: 2 }]
+        );
         assert_eq!(plan_without_threads.already_posted.len(), 1);
         // A finding whose earlier thread was resolved is back: it is posted again.
         let threads = vec![
-            ReviewThread { id: "T1".into(), is_resolved: true, first_comment_id: Some(1) },
-            ReviewThread { id: "T2".into(), is_resolved: true, first_comment_id: Some(2) },
+            ReviewThread {
+                id: "T1".into(),
+                is_resolved: true,
+                first_comment_id: Some(1),
+            },
+            ReviewThread {
+                id: "T2".into(),
+                is_resolved: true,
+                first_comment_id: Some(2),
+            },
         ];
-        let existing = Existing { comments: &comments, threads: Some(&threads), prefix: "" };
+        let existing = Existing {
+            comments: &comments,
+            threads: Some(&threads),
+            prefix: "",
+        };
         let plan_again = plan(vec![item], &existing, 30);
         assert_eq!(plan_again.inline.len(), 1);
-        assert!(plan_again.cleanups.is_empty(), "resolved threads need nothing more");
+        assert!(
+            plan_again.cleanups.is_empty(),
+            "resolved threads need nothing more"
+        );
     }
 
     #[test]
     fn comments_of_another_project_in_the_same_repository_are_left_alone() {
         let gone = anchored("gone", line("other/f.jsonl"));
         let comments = vec![comment(9, "other/f.jsonl", Some(&gone), None)];
-        let existing = Existing { comments: &comments, threads: None, prefix: "proj" };
+        let existing = Existing {
+            comments: &comments,
+            threads: None,
+            prefix: "proj",
+        };
         assert!(plan(Vec::new(), &existing, 30).cleanups.is_empty());
         assert!(belongs_to_project("proj/a", "proj") && !belongs_to_project("project/a", "proj"));
     }

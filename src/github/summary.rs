@@ -23,7 +23,10 @@ pub struct SummaryContext<'a> {
 
 /// The hidden marker that finds this project's sticky comment again.
 pub fn summary_marker(prefix: &str) -> String {
-    format!("<!-- evalock:summary project={} -->", if prefix.is_empty() { "." } else { prefix })
+    format!(
+        "<!-- evalock:summary project={} -->",
+        if prefix.is_empty() { "." } else { prefix }
+    )
 }
 
 /// Renders the summary. `listed` are the findings the summary must show one by one.
@@ -35,7 +38,12 @@ pub fn render(report: &Report, listed: &[&Anchored], context: &SummaryContext<'_
         Verdict::Warn => "⚠️",
         Verdict::Block => "❌",
     };
-    let _ = writeln!(text, "{}\n## {icon} evalock: {}\n", summary_marker(context.prefix), verdict.as_str());
+    let _ = writeln!(
+        text,
+        "{}\n## {icon} evalock: {}\n",
+        summary_marker(context.prefix),
+        verdict.as_str()
+    );
     let mut facts = vec![format!("`{}` on {}", report.command, report.source)];
     if let Some(base) = &report.base {
         facts.push(format!("against {base}"));
@@ -58,7 +66,11 @@ pub fn render(report: &Report, listed: &[&Anchored], context: &SummaryContext<'_
         text,
         "{} finding{} commented on the changed lines; {} listed below.\n",
         context.commented,
-        if context.commented == 1 { " is" } else { "s are" },
+        if context.commented == 1 {
+            " is"
+        } else {
+            "s are"
+        },
         listed.len()
     );
     listed_findings(&mut text, listed, context.prefix);
@@ -68,9 +80,12 @@ pub fn render(report: &Report, listed: &[&Anchored], context: &SummaryContext<'_
 fn counts_table(text: &mut String, report: &Report) {
     let counts = report.counts();
     text.push_str("| severity | findings |\n| --- | ---: |\n");
-    for (severity, count) in
-        [(Severity::Refuse, counts.refuse), (Severity::Error, counts.error), (Severity::Warn, counts.warn), (Severity::Note, counts.note)]
-    {
+    for (severity, count) in [
+        (Severity::Refuse, counts.refuse),
+        (Severity::Error, counts.error),
+        (Severity::Warn, counts.warn),
+        (Severity::Note, counts.note),
+    ] {
         if count > 0 {
             let _ = writeln!(text, "| {severity} | {count} |");
         }
@@ -93,19 +108,25 @@ fn rules_table(text: &mut String, report: &Report) {
 /// One row per suite: findings by severity and the cases they name.
 fn suites_table(text: &mut String, report: &Report) {
     #[derive(Default)]
-    struct Row {
+    struct Row<'a> {
         counts: [usize; 4],
-        cases: Vec<String>,
+        /// Each case with the rules it broke, in report order.
+        cases: Vec<(&'a str, Vec<&'static str>)>,
     }
     let mut rows: BTreeMap<&str, Row> = BTreeMap::new();
     for finding in &report.findings {
-        let Some(suite) = finding.subject.suite.as_deref() else { continue };
+        let Some(suite) = finding.subject.suite.as_deref() else {
+            continue;
+        };
         let row = rows.entry(suite).or_default();
         row.counts[3 - finding.severity as usize] += 1;
-        if let Some(case) = &finding.subject.case {
-            let entry = format!("`{case}` ({})", finding.rule.id());
-            if !row.cases.contains(&entry) {
-                row.cases.push(entry);
+        if let Some(case) = finding.subject.case.as_deref() {
+            match row.cases.iter_mut().find(|(name, _)| *name == case) {
+                Some((_, rules)) if !rules.contains(&finding.rule.id()) => {
+                    rules.push(finding.rule.id())
+                }
+                Some(_) => {}
+                None => row.cases.push((case, vec![finding.rule.id()])),
             }
         }
     }
@@ -114,12 +135,22 @@ fn suites_table(text: &mut String, report: &Report) {
     }
     text.push_str("### Per suite\n\n| suite | refuse | error | warn | note | cases |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
     for (suite, row) in rows {
-        let mut cases = row.cases.iter().take(10).cloned().collect::<Vec<_>>().join(", ");
+        let mut cases = row
+            .cases
+            .iter()
+            .take(10)
+            .map(|(case, rules)| format!("`{}` ({})", escape_cell(case), rules.join(", ")))
+            .collect::<Vec<_>>()
+            .join(", ");
         if row.cases.len() > 10 {
             let _ = write!(cases, ", … {} more", row.cases.len() - 10);
         }
         let [refuse, error, warn, note] = row.counts;
-        let _ = writeln!(text, "| {} | {refuse} | {error} | {warn} | {note} | {cases} |", escape_cell(suite));
+        let _ = writeln!(
+            text,
+            "| {} | {refuse} | {error} | {warn} | {note} | {cases} |",
+            escape_cell(suite)
+        );
     }
     text.push('\n');
 }
@@ -136,7 +167,11 @@ fn listed_findings(text: &mut String, listed: &[&Anchored], prefix: &str) {
         let finding = &item.finding;
         let place = match (&finding.location, &item.anchor) {
             (Some(location), _) => {
-                let path = if prefix.is_empty() { location.display() } else { format!("{prefix}/{}", location.display()) };
+                let path = if prefix.is_empty() {
+                    location.display()
+                } else {
+                    format!("{prefix}/{}", location.display())
+                };
                 format!("`{path}`")
             }
             (None, _) => "(no file)".to_owned(),
@@ -155,7 +190,11 @@ fn listed_findings(text: &mut String, listed: &[&Anchored], prefix: &str) {
         );
         length += line.chars().count();
         if length > budget {
-            let _ = writeln!(text, "- … and {} more: run `evalock check` locally, or read the job log", listed.len() - index);
+            let _ = writeln!(
+                text,
+                "- … and {} more: run `evalock check` locally, or read the job log",
+                listed.len() - index
+            );
             return;
         }
         text.push_str(&line);
@@ -181,17 +220,29 @@ mod tests {
     use crate::finding::{Finding, Location, Subject};
 
     fn report(findings: Vec<Finding>) -> Report {
-        Report::new("check", "working tree".into(), Some("main (abc1234)".into()), findings)
+        Report::new(
+            "check",
+            "working tree".into(),
+            Some("main (abc1234)".into()),
+            findings,
+        )
     }
 
     fn context() -> SummaryContext<'static> {
-        SummaryContext { prefix: "", head_sha: Some("0123456789abcdef0123456789abcdef01234567"), commented: 2 }
+        SummaryContext {
+            prefix: "",
+            head_sha: Some("0123456789abcdef0123456789abcdef01234567"),
+            commented: 2,
+        }
     }
 
     #[test]
     fn a_clean_run_says_so() {
         let text = render(&report(Vec::new()), &[], &context());
-        assert!(text.starts_with("<!-- evalock:summary project=. -->\n## ✅ evalock: PASS"), "{text}");
+        assert!(
+            text.starts_with("<!-- evalock:summary project=. -->\n## ✅ evalock: PASS"),
+            "{text}"
+        );
         assert!(text.contains("head `0123456789ab`"));
         assert!(text.contains("No findings"));
     }
@@ -199,17 +250,40 @@ mod tests {
     #[test]
     fn counts_rules_suites_and_listed_findings() {
         let findings = vec![
-            Finding::new(RuleId::Regressed, Subject::case("support", "a"), "a regressed").at(Location::line("evals/s.jsonl", 2)),
-            Finding::new(RuleId::CaseEditedInPlace, Subject::case("support", "b"), "b edited").at(Location::line("evals/s.jsonl", 3)),
-            Finding::new(RuleId::BaselineMissing, Subject::case("escalation", "c"), "no baseline"),
+            Finding::new(
+                RuleId::Regressed,
+                Subject::case("support", "a"),
+                "a regressed",
+            )
+            .at(Location::line("evals/s.jsonl", 2)),
+            Finding::new(
+                RuleId::CaseEditedInPlace,
+                Subject::case("support", "b"),
+                "b edited",
+            )
+            .at(Location::line("evals/s.jsonl", 3)),
+            Finding::new(
+                RuleId::BaselineMissing,
+                Subject::case("escalation", "c"),
+                "no baseline",
+            ),
         ];
         let report = report(findings);
-        let listed = Anchored { finding: report.findings[2].clone(), anchor: Anchor::Summary };
+        let listed = Anchored {
+            finding: report.findings[2].clone(),
+            anchor: Anchor::Summary,
+        };
         let text = render(&report, &[&listed], &context());
         assert!(text.contains("## ❌ evalock: BLOCK"));
-        assert!(text.contains("| refuse | 1 |\n| error | 1 |\n| warn | 1 |"), "{text}");
+        assert!(
+            text.contains("| refuse | 1 |\n| error | 1 |\n| warn | 1 |"),
+            "{text}"
+        );
         assert!(text.contains("| EL501 | regressed | 1 |"));
-        assert!(text.contains("| support | 1 | 1 | 0 | 0 | `a` (EL501), `b` (EL102) |"), "{text}");
+        assert!(
+            text.contains("| support | 1 | 1 | 0 | 0 | `a` (EL501), `b` (EL102) |"),
+            "{text}"
+        );
         assert!(text.contains("### Not shown inline (1)\n\n- **EL404 baseline-missing** (warn) (no file): no baseline"), "{text}");
         assert!(text.contains("2 findings are commented on the changed lines; 1 listed below."));
     }
@@ -218,15 +292,32 @@ mod tests {
     fn a_huge_list_stays_under_the_comment_limit() {
         let findings: Vec<Finding> = (0..3000)
             .map(|index| {
-                Finding::new(RuleId::CaseUnlocked, Subject::case("s", &format!("case-{index}")), "x".repeat(300))
-                    .at(Location::line("evals/s.jsonl", index))
+                Finding::new(
+                    RuleId::CaseUnlocked,
+                    Subject::case("s", &format!("case-{index}")),
+                    "x".repeat(300),
+                )
+                .at(Location::line("evals/s.jsonl", index))
             })
             .collect();
         let report = report(findings);
-        let anchored: Vec<Anchored> =
-            report.findings.iter().map(|finding| Anchored { finding: finding.clone(), anchor: Anchor::Summary }).collect();
+        let anchored: Vec<Anchored> = report
+            .findings
+            .iter()
+            .map(|finding| Anchored {
+                finding: finding.clone(),
+                anchor: Anchor::Summary,
+            })
+            .collect();
         let listed: Vec<&Anchored> = anchored.iter().collect();
-        let text = render(&report, &listed, &SummaryContext { prefix: "proj", ..context() });
+        let text = render(
+            &report,
+            &listed,
+            &SummaryContext {
+                prefix: "proj",
+                ..context()
+            },
+        );
         assert!(text.chars().count() < MAX_BODY_CHARS);
         assert!(text.contains("more: run `evalock check` locally"));
         assert!(text.contains("`proj/evals/s.jsonl:1`"));

@@ -20,11 +20,17 @@ pub struct Request {
 
 impl Request {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
     }
 
     pub fn query_value(&self, name: &str) -> Option<&str> {
-        self.query.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+        self.query
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
     }
 }
 
@@ -37,7 +43,14 @@ pub struct Response {
 
 impl Response {
     pub fn json(status: u16, value: &serde_json::Value) -> Response {
-        Response { status, headers: vec![("content-type".into(), "application/json; charset=utf-8".into())], body: value.to_string() }
+        Response {
+            status,
+            headers: vec![(
+                "content-type".into(),
+                "application/json; charset=utf-8".into(),
+            )],
+            body: value.to_string(),
+        }
     }
 
     pub fn with_header(mut self, name: &str, value: &str) -> Response {
@@ -70,7 +83,11 @@ impl HttpServer {
                 }
             }
         });
-        HttpServer { address, stop, thread: Some(thread) }
+        HttpServer {
+            address,
+            stop,
+            thread: Some(thread),
+        }
     }
 
     pub fn base_url(&self) -> String {
@@ -91,17 +108,26 @@ impl Drop for HttpServer {
 
 fn serve_connection(stream: TcpStream, handler: &Handler) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let Ok(mut writer) = stream.try_clone() else { return };
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
     let mut reader = BufReader::new(stream);
     let response = match read_request(&mut reader) {
         Some(request) => handler(request),
         None => return,
     };
-    let mut head = format!("HTTP/1.1 {} {}\r\n", response.status, reason(response.status));
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        response.status,
+        reason(response.status)
+    );
     for (name, value) in &response.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
-    head.push_str(&format!("content-length: {}\r\nconnection: close\r\n\r\n", response.body.len()));
+    head.push_str(&format!(
+        "content-length: {}\r\nconnection: close\r\n\r\n",
+        response.body.len()
+    ));
     let _ = writer.write_all(head.as_bytes());
     let _ = writer.write_all(response.body.as_bytes());
     let _ = writer.flush();
@@ -124,7 +150,11 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
         let (name, value) = line.split_once(':')?;
         headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
     }
-    let length: usize = headers.iter().find(|(name, _)| name == "content-length").and_then(|(_, value)| value.parse().ok()).unwrap_or(0);
+    let length: usize = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(0);
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
     let (path, query_text) = target.split_once('?').unwrap_or((&target, ""));
@@ -136,7 +166,13 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
             (key.to_owned(), value.to_owned())
         })
         .collect();
-    Some(Request { method, path: path.to_owned(), query, headers, body })
+    Some(Request {
+        method,
+        path: path.to_owned(),
+        query,
+        headers,
+        body,
+    })
 }
 
 fn reason(status: u16) -> &'static str {

@@ -11,6 +11,7 @@ mod graphql;
 mod http;
 mod openapi;
 mod routes;
+pub mod scenario;
 
 use http::{HttpServer, Request, Response};
 use serde_json::{json, Value};
@@ -148,8 +149,20 @@ impl FakeGithub {
     pub fn human_reply(&self, to: u64, body: &str) {
         self.with(|state| {
             let id = state.new_id();
-            let parent = state.review_comments.iter().find(|comment| comment.id == to).cloned().expect("comment to reply to");
-            state.review_comments.push(ReviewComment { id, in_reply_to: Some(to), body: body.to_owned(), user: "octocat".into(), review_id: None, ..parent });
+            let parent = state
+                .review_comments
+                .iter()
+                .find(|comment| comment.id == to)
+                .cloned()
+                .expect("comment to reply to");
+            state.review_comments.push(ReviewComment {
+                id,
+                in_reply_to: Some(to),
+                body: body.to_owned(),
+                user: "octocat".into(),
+                review_id: None,
+                ..parent
+            });
         });
     }
 
@@ -171,17 +184,34 @@ impl FakeGithub {
     }
 
     pub fn thread_of(&self, comment_id: u64) -> Option<Thread> {
-        self.with(|state| state.threads.iter().find(|thread| thread.first_comment == comment_id).cloned())
+        self.with(|state| {
+            state
+                .threads
+                .iter()
+                .find(|thread| thread.first_comment == comment_id)
+                .cloned()
+        })
     }
 }
 
-fn handle(state: &mut State, operations: &openapi::Operations, schema: &graphql::Schema, request: &Request) -> Response {
-    let token = request.header("authorization").and_then(|value| value.strip_prefix("Bearer ")).unwrap_or("").to_owned();
+fn handle(
+    state: &mut State,
+    operations: &openapi::Operations,
+    schema: &graphql::Schema,
+    request: &Request,
+) -> Response {
+    let token = request
+        .header("authorization")
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .unwrap_or("")
+        .to_owned();
     let (operation, response) = if request.path == "/api/graphql" && request.method == "POST" {
         match schema.validate(&request.body) {
             Ok((parsed, variables)) => {
                 // GraphQL reads work with any known token; mutations decide for themselves.
-                let response = authorized(&token, "GET", || routes::graphql(state, &parsed, &variables, &token));
+                let response = authorized(&token, "GET", || {
+                    routes::graphql(state, &parsed, &variables, &token)
+                });
                 (format!("graphql:{}", parsed.kind), response)
             }
             Err(errors) => invalid(state, request, errors),
@@ -189,7 +219,9 @@ fn handle(state: &mut State, operations: &openapi::Operations, schema: &graphql:
     } else {
         match operations.validate(request, "/api/v3") {
             Ok(matched) => {
-                let response = authorized(&token, &request.method, || routes::rest(state, &matched, request, &token));
+                let response = authorized(&token, &request.method, || {
+                    routes::rest(state, &matched, request, &token)
+                });
                 (matched.operation_id, response)
             }
             Err(errors) => invalid(state, request, errors),
@@ -205,15 +237,28 @@ fn handle(state: &mut State, operations: &openapi::Operations, schema: &graphql:
     } else {
         response
     };
-    state.log.push(Logged { method: request.method.clone(), path: request.path.clone(), operation, status: response.status });
+    state.log.push(Logged {
+        method: request.method.clone(),
+        path: request.path.clone(),
+        operation,
+        status: response.status,
+    });
     response
 }
 
 fn invalid(state: &mut State, request: &Request, errors: Vec<String>) -> (String, Response) {
     for error in &errors {
-        state.violations.push(format!("{} {}: {error}", request.method, request.path));
+        state
+            .violations
+            .push(format!("{} {}: {error}", request.method, request.path));
     }
-    ("invalid".to_owned(), Response::json(400, &json!({ "message": "Problems parsing request", "errors": errors })))
+    (
+        "invalid".to_owned(),
+        Response::json(
+            400,
+            &json!({ "message": "Problems parsing request", "errors": errors }),
+        ),
+    )
 }
 
 /// 401 without a known token; 403 for writes with the read-only one.
@@ -225,14 +270,21 @@ fn authorized(token: &str, method: &str, respond: impl FnOnce() -> Response) -> 
             403,
             &json!({ "message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com/rest", "status": "403" }),
         ),
-        _ => Response::json(401, &json!({ "message": "Bad credentials", "status": "401" })),
+        _ => Response::json(
+            401,
+            &json!({ "message": "Bad credentials", "status": "401" }),
+        ),
     }
 }
 
 /// The part of a payload the tests change: head and base of the pull request.
 pub fn event_payload(action: &str, head_sha: &str, base_sha: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/github-api/webhooks/pull_request.{action}.json"));
-    let mut payload: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("vendored payload")).expect("payload parse");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "tests/github-api/webhooks/pull_request.{action}.json"
+    ));
+    let mut payload: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("vendored payload"))
+            .expect("payload parse");
     payload["pull_request"]["head"]["sha"] = json!(head_sha);
     payload["pull_request"]["base"]["sha"] = json!(base_sha);
     payload

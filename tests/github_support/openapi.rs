@@ -21,20 +21,38 @@ pub struct Matched {
 }
 
 /// Keywords that only document; everything else must be understood.
-const ANNOTATIONS: &[&str] = &["default", "format", "deprecated", "title", "readOnly", "writeOnly", "nullable"];
+const ANNOTATIONS: &[&str] = &[
+    "default",
+    "format",
+    "deprecated",
+    "title",
+    "readOnly",
+    "writeOnly",
+    "nullable",
+];
 
 impl Operations {
     pub fn load() -> Operations {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/github-api/openapi-operations.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/github-api/openapi-operations.json");
         let text = std::fs::read_to_string(&path).expect("vendored OpenAPI operations");
-        let document: Value = serde_json::from_str(&text).expect("vendored OpenAPI operations parse");
-        Operations { operations: document["operations"].as_array().expect("operations").clone() }
+        let document: Value =
+            serde_json::from_str(&text).expect("vendored OpenAPI operations parse");
+        Operations {
+            operations: document["operations"]
+                .as_array()
+                .expect("operations")
+                .clone(),
+        }
     }
 
     /// The operation for this request, or every reason it matches none.
     pub fn validate(&self, request: &Request, base_path: &str) -> Result<Matched, Vec<String>> {
         let Some(path) = request.path.strip_prefix(base_path) else {
-            return Err(vec![format!("{} is outside the API root {base_path}", request.path)]);
+            return Err(vec![format!(
+                "{} is outside the API root {base_path}",
+                request.path
+            )]);
         };
         let (operation, path_params) = self
             .operations
@@ -43,26 +61,59 @@ impl Operations {
                 if operation["method"].as_str()? != request.method {
                     return None;
                 }
-                Some((operation, match_template(operation["path"].as_str()?, path)?))
+                Some((
+                    operation,
+                    match_template(operation["path"].as_str()?, path)?,
+                ))
             })
-            .ok_or_else(|| vec![format!("no vendored operation for {} {path}", request.method)])?;
+            .ok_or_else(|| {
+                vec![format!(
+                    "no vendored operation for {} {path}",
+                    request.method
+                )]
+            })?;
         let mut errors = Vec::new();
-        let parameters = operation["parameters"].as_array().cloned().unwrap_or_default();
+        let parameters = operation["parameters"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         for (name, value) in &path_params {
-            match parameters.iter().find(|parameter| parameter["in"] == "path" && parameter["name"] == name.as_str()) {
-                Some(parameter) => validate_text(value, &parameter["schema"], &format!("path parameter {name}"), &mut errors),
+            match parameters
+                .iter()
+                .find(|parameter| parameter["in"] == "path" && parameter["name"] == name.as_str())
+            {
+                Some(parameter) => validate_text(
+                    value,
+                    &parameter["schema"],
+                    &format!("path parameter {name}"),
+                    &mut errors,
+                ),
                 None => errors.push(format!("path parameter {name} is not declared")),
             }
         }
         for (name, value) in &request.query {
-            match parameters.iter().find(|parameter| parameter["in"] == "query" && parameter["name"] == name.as_str()) {
-                Some(parameter) => validate_text(value, &parameter["schema"], &format!("query parameter {name}"), &mut errors),
-                None => errors.push(format!("query parameter {name} is not declared for {}", operation["operationId"])),
+            match parameters
+                .iter()
+                .find(|parameter| parameter["in"] == "query" && parameter["name"] == name.as_str())
+            {
+                Some(parameter) => validate_text(
+                    value,
+                    &parameter["schema"],
+                    &format!("query parameter {name}"),
+                    &mut errors,
+                ),
+                None => errors.push(format!(
+                    "query parameter {name} is not declared for {}",
+                    operation["operationId"]
+                )),
             }
         }
         validate_body(request, &operation["requestBody"], &mut errors);
         if errors.is_empty() {
-            Ok(Matched { operation_id: operation["operationId"].as_str().unwrap_or("").to_owned(), path_params })
+            Ok(Matched {
+                operation_id: operation["operationId"].as_str().unwrap_or("").to_owned(),
+                path_params,
+            })
         } else {
             Err(errors)
         }
@@ -77,7 +128,10 @@ fn match_template(template: &str, path: &str) -> Option<Vec<(String, String)>> {
     }
     let mut params = Vec::new();
     for (expected, actual) in template_parts.iter().zip(&path_parts) {
-        if let Some(name) = expected.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')) {
+        if let Some(name) = expected
+            .strip_prefix('{')
+            .and_then(|rest| rest.strip_suffix('}'))
+        {
             if actual.is_empty() {
                 return None;
             }
@@ -102,7 +156,10 @@ fn validate_body(request: &Request, request_body: &Value, errors: &mut Vec<Strin
         }
         return;
     }
-    if !request.header("content-type").is_some_and(|value| value.starts_with("application/json")) {
+    if !request
+        .header("content-type")
+        .is_some_and(|value| value.starts_with("application/json"))
+    {
         errors.push("the body is not sent as application/json".to_owned());
     }
     match serde_json::from_slice::<Value>(&request.body) {
@@ -130,9 +187,24 @@ fn validate_text(text: &str, schema: &Value, at: &str, errors: &mut Vec<String>)
 
 /// JSON Schema (the OpenAPI 3.0 subset the vendored operations use).
 pub fn validate(value: &Value, schema: &Value, at: &str, errors: &mut Vec<String>) {
-    let Some(schema_object) = schema.as_object() else { return };
+    let Some(schema_object) = schema.as_object() else {
+        return;
+    };
     for keyword in schema_object.keys() {
-        let known = ["type", "properties", "required", "items", "enum", "oneOf", "anyOf", "minLength", "maxLength", "minimum", "maximum", "additionalProperties"];
+        let known = [
+            "type",
+            "properties",
+            "required",
+            "items",
+            "enum",
+            "oneOf",
+            "anyOf",
+            "minLength",
+            "maxLength",
+            "minimum",
+            "maximum",
+            "additionalProperties",
+        ];
         if !known.contains(&keyword.as_str()) && !ANNOTATIONS.contains(&keyword.as_str()) {
             errors.push(format!("{at}: the test validator does not understand `{keyword}`: extend tests/github_support/openapi.rs"));
         }
@@ -158,7 +230,10 @@ pub fn validate(value: &Value, schema: &Value, at: &str, errors: &mut Vec<String
     }
     if let Some(allowed) = schema["enum"].as_array() {
         if !allowed.contains(value) {
-            errors.push(format!("{at}: {value} is not one of {}", Value::Array(allowed.clone())));
+            errors.push(format!(
+                "{at}: {value} is not one of {}",
+                Value::Array(allowed.clone())
+            ));
         }
     }
     validate_bounds(value, schema, at, errors);
@@ -177,19 +252,32 @@ pub fn validate(value: &Value, schema: &Value, at: &str, errors: &mut Vec<String
             }
         }
     }
-    if let (Some(object), Some(properties)) = (value.as_object(), schema["properties"].as_object()) {
-        for required in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+    if let (Some(object), Some(properties)) = (value.as_object(), schema["properties"].as_object())
+    {
+        for required in schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             if !object.contains_key(required) {
                 errors.push(format!("{at}: `{required}` is required"));
             }
         }
         for (name, inner) in object {
             match properties.get(name) {
-                Some(property_schema) => validate(inner, property_schema, &format!("{at}.{name}"), errors),
-                None if schema["additionalProperties"].is_object() => {
-                    validate(inner, &schema["additionalProperties"], &format!("{at}.{name}"), errors)
+                Some(property_schema) => {
+                    validate(inner, property_schema, &format!("{at}.{name}"), errors)
                 }
-                None => errors.push(format!("{at}: `{name}` is not a property GitHub knows here")),
+                None if schema["additionalProperties"].is_object() => validate(
+                    inner,
+                    &schema["additionalProperties"],
+                    &format!("{at}.{name}"),
+                    errors,
+                ),
+                None => errors.push(format!(
+                    "{at}: `{name}` is not a property GitHub knows here"
+                )),
             }
         }
     }
@@ -203,18 +291,30 @@ pub fn validate(value: &Value, schema: &Value, at: &str, errors: &mut Vec<String
 fn validate_bounds(value: &Value, schema: &Value, at: &str, errors: &mut Vec<String>) {
     if let Some(text) = value.as_str() {
         let length = text.chars().count() as u64;
-        if schema["minLength"].as_u64().is_some_and(|minimum| length < minimum) {
+        if schema["minLength"]
+            .as_u64()
+            .is_some_and(|minimum| length < minimum)
+        {
             errors.push(format!("{at}: shorter than minLength"));
         }
-        if schema["maxLength"].as_u64().is_some_and(|maximum| length > maximum) {
+        if schema["maxLength"]
+            .as_u64()
+            .is_some_and(|maximum| length > maximum)
+        {
             errors.push(format!("{at}: longer than maxLength"));
         }
     }
     if let Some(number) = value.as_f64() {
-        if schema["minimum"].as_f64().is_some_and(|minimum| number < minimum) {
+        if schema["minimum"]
+            .as_f64()
+            .is_some_and(|minimum| number < minimum)
+        {
             errors.push(format!("{at}: below minimum"));
         }
-        if schema["maximum"].as_f64().is_some_and(|maximum| number > maximum) {
+        if schema["maximum"]
+            .as_f64()
+            .is_some_and(|maximum| number > maximum)
+        {
             errors.push(format!("{at}: above maximum"));
         }
     }

@@ -9,8 +9,21 @@ use serde_json::{json, Value};
 const MAX_BODY_CHARS: usize = 65_536;
 
 pub fn rest(state: &mut State, matched: &Matched, request: &Request, token: &str) -> Response {
-    let param = |name: &str| matched.path_params.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone()).unwrap_or_default();
-    if let Some(response) = wrong_pull(state, &param("owner"), &param("repo"), &param("pull_number"), &param("issue_number")) {
+    let param = |name: &str| {
+        matched
+            .path_params
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+            .unwrap_or_default()
+    };
+    if let Some(response) = wrong_pull(
+        state,
+        &param("owner"),
+        &param("repo"),
+        &param("pull_number"),
+        &param("issue_number"),
+    ) {
         return response;
     }
     let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
@@ -18,7 +31,11 @@ pub fn rest(state: &mut State, matched: &Matched, request: &Request, token: &str
     match matched.operation_id.as_str() {
         "pulls/get" => pull_request(state, request),
         "pulls/list-review-comments" => {
-            let items: Vec<Value> = state.review_comments.iter().map(review_comment_json).collect();
+            let items: Vec<Value> = state
+                .review_comments
+                .iter()
+                .map(review_comment_json)
+                .collect();
             paginate(state, request, items)
         }
         "pulls/create-review" => create_review(state, &body),
@@ -31,10 +48,18 @@ pub fn rest(state: &mut State, matched: &Matched, request: &Request, token: &str
             if state.review_comments.len() == before {
                 return not_found();
             }
-            Response { status: 204, headers: Vec::new(), body: String::new() }
+            Response {
+                status: 204,
+                headers: Vec::new(),
+                body: String::new(),
+            }
         }
         "issues/list-comments" => {
-            let items: Vec<Value> = state.issue_comments.iter().map(issue_comment_json).collect();
+            let items: Vec<Value> = state
+                .issue_comments
+                .iter()
+                .map(issue_comment_json)
+                .collect();
             paginate(state, request, items)
         }
         "issues/create-comment" => {
@@ -43,8 +68,15 @@ pub fn rest(state: &mut State, matched: &Matched, request: &Request, token: &str
                 return response;
             }
             let id = state.new_id();
-            state.issue_comments.push(IssueComment { id, body: text, user: BOT.into() });
-            Response::json(201, &issue_comment_json(state.issue_comments.last().expect("just pushed")))
+            state.issue_comments.push(IssueComment {
+                id,
+                body: text,
+                user: BOT.into(),
+            });
+            Response::json(
+                201,
+                &issue_comment_json(state.issue_comments.last().expect("just pushed")),
+            )
         }
         "issues/update-comment" => {
             let id: u64 = param("comment_id").parse().unwrap_or(0);
@@ -52,7 +84,11 @@ pub fn rest(state: &mut State, matched: &Matched, request: &Request, token: &str
             if let Some(response) = too_long(&text, "IssueComment") {
                 return response;
             }
-            match state.issue_comments.iter_mut().find(|comment| comment.id == id) {
+            match state
+                .issue_comments
+                .iter_mut()
+                .find(|comment| comment.id == id)
+            {
                 Some(comment) => {
                     comment.body = text;
                     let updated = comment.clone();
@@ -61,18 +97,26 @@ pub fn rest(state: &mut State, matched: &Matched, request: &Request, token: &str
                 None => not_found(),
             }
         }
-        other => Response::json(500, &json!({ "message": format!("the fake has no behaviour for {other}") })),
+        other => Response::json(
+            500,
+            &json!({ "message": format!("the fake has no behaviour for {other}") }),
+        ),
     }
 }
 
 fn wrong_pull(state: &State, owner: &str, repo: &str, pull: &str, issue: &str) -> Option<Response> {
     let number = if pull.is_empty() { issue } else { pull };
-    let wrong = owner != state.owner || repo != state.repo || (!number.is_empty() && number != state.number.to_string());
+    let wrong = owner != state.owner
+        || repo != state.repo
+        || (!number.is_empty() && number != state.number.to_string());
     wrong.then(not_found)
 }
 
 fn not_found() -> Response {
-    Response::json(404, &json!({ "message": "Not Found", "documentation_url": "https://docs.github.com/rest" }))
+    Response::json(
+        404,
+        &json!({ "message": "Not Found", "documentation_url": "https://docs.github.com/rest" }),
+    )
 }
 
 fn too_long(text: &str, resource: &str) -> Option<Response> {
@@ -96,18 +140,42 @@ fn pull_request(state: &State, request: &Request) -> Response {
                 }),
             );
         }
-        return Response { status: 200, headers: vec![("content-type".into(), "text/plain; charset=utf-8".into())], body: state.diff.clone() };
+        return Response {
+            status: 200,
+            headers: vec![("content-type".into(), "text/plain; charset=utf-8".into())],
+            body: state.diff.clone(),
+        };
     }
-    Response::json(200, &json!({ "number": state.number, "head": { "sha": state.head_sha } }))
+    Response::json(
+        200,
+        &json!({ "number": state.number, "head": { "sha": state.head_sha } }),
+    )
 }
 
 /// `per_page` (default 30, at most 100) and `page`, with a `Link` header as GitHub sends.
 fn paginate(state: &State, request: &Request, items: Vec<Value>) -> Response {
-    let per_page = request.query_value("per_page").and_then(|value| value.parse::<usize>().ok()).unwrap_or(30).clamp(1, 100);
-    let page = request.query_value("page").and_then(|value| value.parse::<usize>().ok()).unwrap_or(1).max(1);
+    let per_page = request
+        .query_value("per_page")
+        .and_then(|value| value.parse::<usize>().ok())
+        .unwrap_or(30)
+        .clamp(1, 100);
+    let page = request
+        .query_value("page")
+        .and_then(|value| value.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
     let last = items.len().div_ceil(per_page).max(1);
-    let shown: Vec<Value> = items.into_iter().skip((page - 1) * per_page).take(per_page).collect();
-    let url = |number: usize| format!("<{}{}?per_page={per_page}&page={number}>", state.base_url, request.path);
+    let shown: Vec<Value> = items
+        .into_iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .collect();
+    let url = |number: usize| {
+        format!(
+            "<{}{}?per_page={per_page}&page={number}>",
+            state.base_url, request.path
+        )
+    };
     let mut links = Vec::new();
     if page < last {
         links.push(format!("{}; rel=\"next\"", url(page + 1)));
@@ -135,7 +203,13 @@ fn hunks(diff: &str) -> Vec<(String, u64, u64)> {
         } else if line.starts_with("+++ ") {
             path.clear();
         } else if let Some(header) = line.strip_prefix("@@ -") {
-            let Some(new_range) = header.split(' ').nth(1).and_then(|range| range.strip_prefix('+')) else { continue };
+            let Some(new_range) = header
+                .split(' ')
+                .nth(1)
+                .and_then(|range| range.strip_prefix('+'))
+            else {
+                continue;
+            };
             let (start, count) = match new_range.split_once(',') {
                 Some((start, count)) => (start.parse().unwrap_or(0), count.parse().unwrap_or(0)),
                 None => (new_range.parse().unwrap_or(0), 1),
@@ -149,16 +223,24 @@ fn hunks(diff: &str) -> Vec<(String, u64, u64)> {
 }
 
 fn unprocessable(message: &str) -> Response {
-    Response::json(422, &json!({ "message": "Unprocessable Entity", "errors": [message], "documentation_url": "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request", "status": "422" }))
+    Response::json(
+        422,
+        &json!({ "message": "Unprocessable Entity", "errors": [message], "documentation_url": "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request", "status": "422" }),
+    )
 }
 
 /// GitHub checks every comment first: one bad anchor rejects the whole review.
 fn create_review(state: &mut State, body: &Value) -> Response {
-    if body["commit_id"].as_str().is_some_and(|sha| sha != state.head_sha) {
+    if body["commit_id"]
+        .as_str()
+        .is_some_and(|sha| sha != state.head_sha)
+    {
         return unprocessable("commit_id is not the head of the pull request");
     }
     let review_body = body["body"].as_str().unwrap_or("");
-    if matches!(body["event"].as_str(), Some("COMMENT" | "REQUEST_CHANGES")) && review_body.is_empty() {
+    if matches!(body["event"].as_str(), Some("COMMENT" | "REQUEST_CHANGES"))
+        && review_body.is_empty()
+    {
         return unprocessable("Body is required for COMMENT and REQUEST_CHANGES reviews");
     }
     if let Some(response) = too_long(review_body, "PullRequestReview") {
@@ -170,7 +252,10 @@ fn create_review(state: &mut State, body: &Value) -> Response {
         if let Err(message) = check_anchor(&hunks, comment) {
             return unprocessable(&message);
         }
-        if let Some(response) = too_long(comment["body"].as_str().unwrap_or(""), "PullRequestReviewComment") {
+        if let Some(response) = too_long(
+            comment["body"].as_str().unwrap_or(""),
+            "PullRequestReviewComment",
+        ) {
             return response;
         }
     }
@@ -192,11 +277,23 @@ fn create_review(state: &mut State, body: &Value) -> Response {
             user: BOT.into(),
             commit_id: state.head_sha.clone(),
         });
-        state.threads.push(Thread { id: format!("PRRT_{id}"), first_comment: id, resolved: false });
+        state.threads.push(Thread {
+            id: format!("PRRT_{id}"),
+            first_comment: id,
+            resolved: false,
+        });
     }
     let event = body["event"].as_str().unwrap_or("PENDING").to_owned();
-    state.reviews.push(Review { id: review_id, body: review_body.to_owned(), event: event.clone(), comment_ids });
-    Response::json(200, &json!({ "id": review_id, "node_id": format!("PRR_{review_id}"), "body": review_body, "state": if event == "COMMENT" { "COMMENTED" } else { "PENDING" }, "commit_id": state.head_sha }))
+    state.reviews.push(Review {
+        id: review_id,
+        body: review_body.to_owned(),
+        event: event.clone(),
+        comment_ids,
+    });
+    Response::json(
+        200,
+        &json!({ "id": review_id, "node_id": format!("PRR_{review_id}"), "body": review_body, "state": if event == "COMMENT" { "COMMENTED" } else { "PENDING" }, "commit_id": state.head_sha }),
+    )
 }
 
 fn check_anchor(hunks: &[(String, u64, u64)], comment: &Value) -> Result<(), String> {
@@ -205,9 +302,13 @@ fn check_anchor(hunks: &[(String, u64, u64)], comment: &Value) -> Result<(), Str
         return Err("evalock must not use the deprecated `position`".into());
     }
     let path = comment["path"].as_str().unwrap_or("");
-    let line = comment["line"].as_u64().ok_or("Pull request review thread line must be set")?;
+    let line = comment["line"]
+        .as_u64()
+        .ok_or("Pull request review thread line must be set")?;
     if comment["side"].as_str() != Some("RIGHT") {
-        return Err(format!("{path}:{line}: side must be RIGHT for added and context lines"));
+        return Err(format!(
+            "{path}:{line}: side must be RIGHT for added and context lines"
+        ));
     }
     let start = comment["start_line"].as_u64();
     if start.is_some() != comment.get("start_side").is_some() {
@@ -217,7 +318,9 @@ fn check_anchor(hunks: &[(String, u64, u64)], comment: &Value) -> Result<(), Str
         return Err("Pull request review thread start_line must precede the end line".into());
     }
     let start = start.unwrap_or(line);
-    let inside_one_hunk = hunks.iter().any(|(hunk_path, first, last)| hunk_path == path && *first <= start && line <= *last);
+    let inside_one_hunk = hunks
+        .iter()
+        .any(|(hunk_path, first, last)| hunk_path == path && *first <= start && line <= *last);
     if inside_one_hunk {
         Ok(())
     } else {
@@ -234,7 +337,11 @@ fn create_file_comment(state: &mut State, body: &Value) -> Response {
         return unprocessable("commit_id is not the head of the pull request");
     }
     let path = body["path"].as_str().unwrap_or("").to_owned();
-    if !hunks(&state.diff).iter().any(|(hunk_path, ..)| *hunk_path == path) && !state.diff.contains(&format!("+++ b/{path}\n")) {
+    if !hunks(&state.diff)
+        .iter()
+        .any(|(hunk_path, ..)| *hunk_path == path)
+        && !state.diff.contains(&format!("+++ b/{path}\n"))
+    {
         return unprocessable("Path could not be resolved");
     }
     let text = body["body"].as_str().unwrap_or("").to_owned();
@@ -255,7 +362,11 @@ fn create_file_comment(state: &mut State, body: &Value) -> Response {
         user: BOT.into(),
         commit_id: state.head_sha.clone(),
     };
-    state.threads.push(Thread { id: format!("PRRT_{id}"), first_comment: id, resolved: false });
+    state.threads.push(Thread {
+        id: format!("PRRT_{id}"),
+        first_comment: id,
+        resolved: false,
+    });
     let json = review_comment_json(&comment);
     state.review_comments.push(comment);
     Response::json(201, &json)
@@ -282,8 +393,15 @@ fn issue_comment_json(comment: &IssueComment) -> Value {
     json!({ "id": comment.id, "node_id": format!("IC_{}", comment.id), "body": comment.body, "user": { "login": comment.user } })
 }
 
-pub fn graphql(state: &mut State, operation: &Operation, variables: &Value, token: &str) -> Response {
-    let Some(root) = operation.selections.first() else { return Response::json(200, &json!({ "errors": [{ "message": "empty" }] })) };
+pub fn graphql(
+    state: &mut State,
+    operation: &Operation,
+    variables: &Value,
+    token: &str,
+) -> Response {
+    let Some(root) = operation.selections.first() else {
+        return Response::json(200, &json!({ "errors": [{ "message": "empty" }] }));
+    };
     match (operation.kind.as_str(), root.name.as_str()) {
         ("query", "repository") => review_threads(state, variables),
         ("mutation", "resolveReviewThread") if token == READ_ONLY_TOKEN => Response::json(
@@ -295,17 +413,28 @@ pub fn graphql(state: &mut State, operation: &Operation, variables: &Value, toke
                 .arguments
                 .iter()
                 .find_map(|(name, value)| match (name.as_str(), value) {
-                    ("input", Argument::Object(fields)) => fields.iter().find_map(|(field, value)| match value {
-                        Argument::Variable(variable) if field == "threadId" => variables[variable].as_str().map(str::to_owned),
-                        _ => None,
-                    }),
+                    ("input", Argument::Object(fields)) => {
+                        fields.iter().find_map(|(field, value)| match value {
+                            Argument::Variable(variable) if field == "threadId" => {
+                                variables[variable].as_str().map(str::to_owned)
+                            }
+                            _ => None,
+                        })
+                    }
                     _ => None,
                 })
                 .unwrap_or_default();
-            match state.threads.iter_mut().find(|thread| thread.id == thread_id) {
+            match state
+                .threads
+                .iter_mut()
+                .find(|thread| thread.id == thread_id)
+            {
                 Some(thread) => {
                     thread.resolved = true;
-                    Response::json(200, &json!({ "data": { "resolveReviewThread": { "thread": { "id": thread.id, "isResolved": true } } } }))
+                    Response::json(
+                        200,
+                        &json!({ "data": { "resolveReviewThread": { "thread": { "id": thread.id, "isResolved": true } } } }),
+                    )
                 }
                 None => Response::json(
                     200,
@@ -313,16 +442,28 @@ pub fn graphql(state: &mut State, operation: &Operation, variables: &Value, toke
                 ),
             }
         }
-        _ => Response::json(200, &json!({ "errors": [{ "message": "the fake has no behaviour for this operation" }] })),
+        _ => Response::json(
+            200,
+            &json!({ "errors": [{ "message": "the fake has no behaviour for this operation" }] }),
+        ),
     }
 }
 
 /// Review threads, 100 per page as evalock asks, cursor = index.
 fn review_threads(state: &State, variables: &Value) -> Response {
-    if variables["owner"] != state.owner.as_str() || variables["name"] != state.repo.as_str() || variables["number"] != state.number {
-        return Response::json(200, &json!({ "data": { "repository": null }, "errors": [{ "type": "NOT_FOUND", "message": "Could not resolve to a Repository" }] }));
+    if variables["owner"] != state.owner.as_str()
+        || variables["name"] != state.repo.as_str()
+        || variables["number"] != state.number
+    {
+        return Response::json(
+            200,
+            &json!({ "data": { "repository": null }, "errors": [{ "type": "NOT_FOUND", "message": "Could not resolve to a Repository" }] }),
+        );
     }
-    let start: usize = variables["after"].as_str().and_then(|cursor| cursor.parse().ok()).unwrap_or(0);
+    let start: usize = variables["after"]
+        .as_str()
+        .and_then(|cursor| cursor.parse().ok())
+        .unwrap_or(0);
     let page: Vec<Value> = state
         .threads
         .iter()
