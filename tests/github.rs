@@ -447,3 +447,34 @@ fn a_report_that_cannot_be_read_is_a_malformed_input_error() {
         "nothing is posted from a bad report"
     );
 }
+
+#[test]
+fn a_report_with_repository_paths_is_placed_the_same() {
+    // `evalock report --path-prefix` writes repository-relative paths; the prefix is
+    // then not added a second time.
+    let scenario = Scenario::new();
+    let findings: Vec<Finding> = run_findings()
+        .into_iter()
+        .map(|mut finding| {
+            if let Some(location) = finding.location.as_mut() {
+                location.path = format!("ai/{}", location.path);
+            }
+            finding
+        })
+        .collect();
+    let report = scenario.write_report("prefixed.json", findings);
+    scenario.github(WRITE_TOKEN, &[&report], &[]).assert_code(0);
+    let comments = scenario.github.review_comments();
+    assert_eq!(comment_with(&comments, "EL206").path, SKILL_SCRIPT);
+    assert_eq!(
+        comment_with(&comments, "EL501").path,
+        "ai/prompts/support.txt"
+    );
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(
+        summary.contains("`ai/evals/escalation.yaml:2`"),
+        "{summary}"
+    );
+}

@@ -13,6 +13,7 @@ mod body;
 mod client;
 pub mod diff;
 mod event;
+mod head;
 mod plan;
 mod summary;
 
@@ -23,12 +24,10 @@ pub use diff::PullDiff;
 pub use event::{graphql_url_for, pull_request_from_payload, Environment, PullRequest};
 pub use plan::{Anchored, Cleanup, Plan, MAX_INLINE_COMMENTS};
 
-use crate::model::{Config, CONFIG_FILE};
 use crate::report::Report;
-use crate::source::{ContentSource, GitRepo, WorktreeSource};
+use crate::source::{ContentSource, GitRepo};
 use api::{Api, DiffAnswer, NewReviewComment};
 use client::{ApiError, Client, ClientConfig};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -98,6 +97,9 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
         .map(|repo| repo.prefix().to_owned())
         .unwrap_or_default();
     let environment = &options.environment;
+    let head_sha = environment.pull_request().ok().map(|pull| pull.head_sha);
+    let head = head::head_source(repo.as_ref(), head_sha.as_deref(), &options.project_root);
+    let report = &head::project_relative(report.clone(), &prefix, head.as_ref());
     let reason = match (options.mode, environment.pull_request(), &environment.token) {
         (Mode::Annotations, _, _) => Some("annotations mode: nothing is posted".to_owned()),
         (_, Err(reason), _) => Some(reason),
@@ -120,7 +122,7 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
                 api: &api,
                 repo: repo.as_ref(),
                 prefix: &prefix,
-                project_root: &options.project_root,
+                head: head.as_ref(),
             };
             match post(report, &target, options.mode, &mut outcome.notes) {
                 Ok(posted) => {
@@ -152,7 +154,8 @@ struct Target<'a> {
     api: &'a Api<'a>,
     repo: Option<&'a GitRepo>,
     prefix: &'a str,
-    project_root: &'a std::path::Path,
+    /// The project at the pull request's head.
+    head: &'a dyn ContentSource,
 }
 
 fn post(
@@ -164,7 +167,7 @@ fn post(
     let api = target.api;
     let anchored = if mode == Mode::Review {
         let diff = pull_diff(target, notes)?;
-        let prompt_files = prompt_files(target, &api.pull.head_sha);
+        let prompt_files = head::prompt_files(target.head);
         let context = AnchorContext {
             diff: &diff,
             prefix: target.prefix,
@@ -373,30 +376,6 @@ fn pull_diff(target: &Target<'_>, notes: &mut Vec<String>) -> Result<PullDiff, A
             }
         }
     }
-}
-
-/// Each suite's prompt files (project-relative), read from the head commit when it is
-/// available locally, else from the working tree.
-fn prompt_files(target: &Target<'_>, head_sha: &str) -> BTreeMap<String, Vec<String>> {
-    let head_source: Option<Box<dyn ContentSource>> = target.repo.and_then(|repo| {
-        let id = repo.resolve_commit(head_sha).ok()?;
-        Some(Box::new(
-            repo.commit_source(id, format!("head ({})", &head_sha[..7]))
-                .ok()?,
-        ) as Box<dyn ContentSource>)
-    });
-    let source = head_source.unwrap_or_else(|| Box::new(WorktreeSource::new(target.project_root)));
-    let Ok(Some(bytes)) = source.read(CONFIG_FILE) else {
-        return BTreeMap::new();
-    };
-    let Ok(config) = Config::parse(CONFIG_FILE, &bytes) else {
-        return BTreeMap::new();
-    };
-    config
-        .suites
-        .iter()
-        .map(|suite| (suite.name().to_owned(), suite.prompt_paths()))
-        .collect()
 }
 
 /// Workflow commands with repository-relative paths, and the step summary.

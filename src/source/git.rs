@@ -155,16 +155,29 @@ impl GitRepo {
     /// API refuses to produce a pull request's diff because it is too large.
     pub fn unified_diff(&self, from: ObjectId, to: ObjectId) -> Result<String> {
         let repo = self.local();
-        let workdir = repo.workdir().ok_or_else(|| Error::git("the repository has no work tree"))?;
+        let workdir = repo
+            .workdir()
+            .ok_or_else(|| Error::git("the repository has no work tree"))?;
         let output = std::process::Command::new("git")
             .current_dir(workdir)
-            .args(["-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M"])
+            .args([
+                "-c",
+                "core.quotePath=false",
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "-M",
+            ])
             .arg(format!("{from}..{to}"))
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|error| Error::git(format!("cannot run `git diff`: {error}")))?;
         if !output.status.success() {
-            return Err(Error::git(format!("`git diff {from}..{to}` failed: {}", String::from_utf8_lossy(&output.stderr).trim())));
+            return Err(Error::git(format!(
+                "`git diff {from}..{to}` failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
         }
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }

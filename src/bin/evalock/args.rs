@@ -65,7 +65,6 @@ pub enum Command {
     /// one sticky summary comment; falls back to annotations and the step summary.
     /// Always exits 0 once its input is read: posting never changes the gate's result.
     Github(GithubArgs),
-
     // [scale] subcommands (merge) go here.
 }
 
@@ -132,7 +131,7 @@ pub struct GithubArgs {
     /// What to post: `review` (inline comments and the summary), `summary` (only the
     /// sticky summary comment) or `annotations` (no API calls: workflow commands and the
     /// step summary).
-    #[arg(long, value_enum, default_value_t = GithubMode::Review)]
+    #[arg(long, value_enum, env = "EVALOCK_COMMENT_MODE", default_value_t = GithubMode::Review)]
     pub mode: GithubMode,
 
     /// The environment variable that holds the token (never pass the token itself).

@@ -96,7 +96,11 @@ impl Printer {
             );
         }
         if let Some(reason) = &outcome.fallback_reason {
-            let written = if outcome.step_summary_written { " and the step summary" } else { "" };
+            let written = if outcome.step_summary_written {
+                " and the step summary"
+            } else {
+                ""
+            };
             eprintln!("not posted ({reason}): findings are in the annotations above{written}");
         }
     }
