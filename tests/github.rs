@@ -224,12 +224,33 @@ fn thirty_five_findings_make_thirty_comments_and_five_summary_lines() {
             .discriminator(&format!("step-{index}"))
         })
         .collect();
+    // One of them spans several added lines: a multi-line comment inside one hunk.
+    let mut findings = findings;
+    findings[0].location = Some(Location::span(
+        "skills/release-notes/scripts/collect.sh",
+        3,
+        6,
+    ));
     let report = scenario.write_report("many.json", findings);
     scenario
         .github(WRITE_TOKEN, &[&report], &[])
         .assert_code(0)
         .assert_contains("posted 30 inline");
-    assert_eq!(scenario.github.review_comments().len(), 30);
+    let comments = scenario.github.review_comments();
+    assert_eq!(comments.len(), 30);
+    let spanning = comments
+        .iter()
+        .find(|comment| comment.body.contains("risky step 0\n"))
+        .expect("step 0 is inline");
+    assert_eq!((spanning.start_line, spanning.line), (Some(3), Some(6)));
+    assert!(
+        comments
+            .iter()
+            .filter(|comment| comment.start_line.is_some())
+            .count()
+            == 1,
+        "start_line only for ranges"
+    );
     let summary = scenario
         .github
         .with(|state| state.issue_comments[0].body.clone());
@@ -477,4 +498,29 @@ fn a_report_with_repository_paths_is_placed_the_same() {
         summary.contains("`ai/evals/escalation.yaml:2`"),
         "{summary}"
     );
+}
+
+#[test]
+fn summary_mode_posts_only_the_sticky_summary() {
+    let scenario = Scenario::new();
+    let report = scenario.write_report("run.json", run_findings());
+    scenario
+        .github(
+            WRITE_TOKEN,
+            &[&report],
+            &[("EVALOCK_COMMENT_MODE", "summary")],
+        )
+        .assert_code(0);
+    assert!(scenario.github.review_comments().is_empty());
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(summary.contains("### Not shown inline (4)"), "{summary}");
+    let diff_requests = scenario
+        .github
+        .log()
+        .iter()
+        .filter(|logged| logged.operation == "pulls/get")
+        .count();
+    assert_eq!(diff_requests, 0, "no diff needed for a summary");
 }
