@@ -463,6 +463,10 @@ fn a_report_that_cannot_be_read_is_a_malformed_input_error() {
     std::fs::write(scenario.path("bad.json"), "{\"schema\": ").expect("write");
     let run = scenario.github(WRITE_TOKEN, &[&scenario.path("bad.json")], &[]);
     run.assert_code(65).assert_contains("bad.json:1:");
+    let missing = scenario.github(WRITE_TOKEN, &[&scenario.path("missing.json")], &[]);
+    missing
+        .assert_code(64)
+        .assert_contains("missing.json: no such findings report");
     assert!(
         scenario.github.log().is_empty(),
         "nothing is posted from a bad report"
