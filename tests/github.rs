@@ -380,9 +380,21 @@ fn outside_a_pull_request_or_without_a_token_it_annotates_and_exits_zero() {
         .assert_code(0)
         .assert_contains("no token in $GITHUB_TOKEN")
         .assert_contains("::warning file=ai/evals/escalation.yaml");
+    let annotations = scenario.github(
+        WRITE_TOKEN,
+        &[&report],
+        &[
+            ("EVALOCK_COMMENT_MODE", "annotations"),
+            ("GITHUB_EVENT_NAME", "pull_request_target"),
+        ],
+    );
+    annotations
+        .assert_code(0)
+        .assert_contains("annotations mode")
+        .assert_contains("::error file=ai/skills/release-notes/scripts/collect.sh,line=3");
     assert!(
         scenario.github.log().is_empty(),
-        "no API call without a pull request or a token"
+        "no API call without a pull request or a token, or in annotations mode"
     );
 }
 

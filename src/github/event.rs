@@ -208,6 +208,32 @@ mod tests {
     }
 
     #[test]
+    fn pull_request_target_events_are_read_and_others_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("event.json");
+        std::fs::write(&path, payload().to_string()).expect("write payload");
+        let environment = |name: &str| Environment {
+            event_name: Some(name.to_owned()),
+            event_path: Some(path.clone()),
+            ..Environment::default()
+        };
+        assert_eq!(
+            environment("pull_request_target")
+                .pull_request()
+                .expect("pull")
+                .number,
+            7
+        );
+        assert!(environment("push")
+            .pull_request()
+            .unwrap_err()
+            .contains("`push` event"));
+        std::fs::write(&path, "{\n  oops").expect("write payload");
+        let error = environment("pull_request").pull_request().unwrap_err();
+        assert!(error.contains("event.json:2:"), "{error}");
+    }
+
+    #[test]
     fn graphql_lives_beside_the_rest_root() {
         assert_eq!(
             graphql_url_for("https://api.github.com"),

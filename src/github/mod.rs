@@ -292,17 +292,25 @@ fn post_comments(
         }
     }
     plan.overflow.extend(rejected);
+    // A comment that cannot be cleaned up is worth a note, not the summary: only a
+    // refused token stops the run.
     for cleanup in &plan.cleanups {
-        match cleanup {
+        let result = match cleanup {
             Cleanup::Resolve { thread_id, .. } => {
-                api.resolve_thread(thread_id)?;
-                posted.resolved += 1;
+                api.resolve_thread(thread_id).map(|()| posted.resolved += 1)
             }
-            Cleanup::Delete { comment_id } => {
-                api.delete_review_comment(*comment_id)?;
-                posted.deleted += 1;
+            Cleanup::Delete { comment_id } => api
+                .delete_review_comment(*comment_id)
+                .map(|()| posted.deleted += 1),
+            Cleanup::KeepForHuman { .. } => {
+                posted.kept_for_humans += 1;
+                Ok(())
             }
-            Cleanup::KeepForHuman { .. } => posted.kept_for_humans += 1,
+        };
+        match result {
+            Err(error) if error.is_forbidden() => return Err(error),
+            Err(error) => notes.push(format!("an outdated comment stays: {error}")),
+            Ok(()) => {}
         }
     }
     Ok(posted)
