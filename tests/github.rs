@@ -167,7 +167,9 @@ fn a_read_only_token_falls_back_to_annotations_and_the_step_summary() {
     let run_report = scenario.write_report("run.json", run_findings());
     let run = scenario.github(READ_ONLY_TOKEN, &[&check_report, &run_report], &[]);
     run.assert_code(0)
-        .assert_contains("::error file=ai/evals/support.jsonl,line=3,endLine=3,title=EL102 case-edited-in-place::")
+        .assert_contains(
+            "::error file=ai/evals/support.jsonl,line=3,title=EL102 case-edited-in-place::",
+        )
         .assert_contains("::error file=ai/prompts/support.txt")
         .assert_contains("read-only token")
         .assert_contains("not posted");
@@ -181,11 +183,25 @@ fn a_read_only_token_falls_back_to_annotations_and_the_step_summary() {
     let step_summary =
         std::fs::read_to_string(scenario.path("step-summary.md")).expect("step summary written");
     assert!(
-        step_summary.contains("evalock: BLOCK")
-            && step_summary.contains("EL206 skill-risky-content"),
+        step_summary.contains(": BLOCK")
+            && step_summary.contains("EL206")
+            && step_summary
+                .contains("_evalock did not post to the pull request: the token may not write"),
         "{step_summary}"
     );
     assert!(step_summary.len() < 1024 * 1024);
+    // The action writes the same job summary before posting: it is not written twice.
+    scenario
+        .github(READ_ONLY_TOKEN, &[&check_report, &run_report], &[])
+        .assert_code(0);
+    let step_summary =
+        std::fs::read_to_string(scenario.path("step-summary.md")).expect("step summary");
+    assert_eq!(
+        step_summary.matches(": BLOCK\n").count(),
+        1,
+        "{step_summary}"
+    );
+    assert_eq!(step_summary.matches("_evalock did not post").count(), 2);
     assert!(scenario
         .github
         .with(|state| state.reviews.is_empty() && state.issue_comments.is_empty()));
@@ -478,7 +494,7 @@ fn a_report_that_cannot_be_read_is_a_malformed_input_error() {
     let missing = scenario.github(WRITE_TOKEN, &[&scenario.path("missing.json")], &[]);
     missing
         .assert_code(64)
-        .assert_contains("missing.json: no such findings report");
+        .assert_contains("missing.json: no such file");
     assert!(
         scenario.github.log().is_empty(),
         "nothing is posted from a bad report"

@@ -7,7 +7,6 @@
 //! Nothing here changes the gate's exit code: failures come back as text to report.
 
 mod anchor;
-mod annotations;
 mod api;
 mod body;
 mod client;
@@ -386,7 +385,8 @@ fn pull_diff(target: &Target<'_>, notes: &mut Vec<String>) -> Result<PullDiff, A
     }
 }
 
-/// Workflow commands with repository-relative paths, and the step summary.
+/// Workflow commands and the job summary (`report::github`, `report::markdown`) with
+/// repository-relative paths.
 fn fall_back(
     report: &Report,
     prefix: &str,
@@ -394,34 +394,23 @@ fn fall_back(
     reason: String,
     outcome: &mut Outcome,
 ) {
-    let mut in_repository = report.clone();
-    for finding in &mut in_repository.findings {
-        if let Some(location) = finding.location.as_mut().filter(|_| !prefix.is_empty()) {
-            location.path = format!("{prefix}/{}", location.path);
-        }
-    }
-    outcome.workflow_commands = Some(annotations::render(&in_repository));
+    let in_repository = report.clone().with_path_prefix(prefix);
+    outcome.workflow_commands = Some(crate::report::github::render(&in_repository));
     if let Some(path) = &environment.step_summary {
-        let anchored: Vec<Anchored> = report
-            .findings
-            .iter()
-            .map(|finding| Anchored {
-                finding: finding.clone(),
-                anchor: Anchor::Summary,
-            })
-            .collect();
-        let listed: Vec<&Anchored> = anchored.iter().collect();
-        let context = summary::SummaryContext {
-            prefix,
-            head_sha: None,
-            commented: 0,
+        // The action writes this same job summary before posting; it is not repeated.
+        let markdown = crate::report::markdown::render(&in_repository);
+        let already_there =
+            std::fs::read_to_string(path).is_ok_and(|text| text.contains(&markdown));
+        let mut text = if already_there {
+            String::new()
+        } else {
+            markdown
         };
-        let mut markdown = summary::render(report, &listed, &context);
-        markdown.push_str(&format!(
-            "\n_Not posted to the pull request: {}._\n",
+        text.push_str(&format!(
+            "\n_evalock did not post to the pull request: {}._\n",
             one_line(&reason)
         ));
-        match event::append_step_summary(path, &markdown) {
+        match event::append_step_summary(path, &text) {
             Ok(()) => outcome.step_summary_written = true,
             Err(error) => outcome
                 .problems

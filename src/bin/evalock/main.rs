@@ -118,9 +118,7 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
             let outcome = evalock::github::publish(&report, &options);
             printer.github_outcome(&outcome);
             Ok(exit_code::CLEAN)
-        }
-
-          // [scale] dispatch goes here.
+        } // [scale] dispatch goes here.
     }
 }
 
