@@ -14,6 +14,7 @@ pub mod commands;
 pub mod error;
 pub mod finding;
 pub mod fs_util;
+pub mod github;
 pub mod hash;
 pub mod model;
 pub mod report;

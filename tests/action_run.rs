@@ -291,12 +291,13 @@ fn a_case_edited_in_place_blocks_with_annotations_summary_and_reports() {
 #[test]
 fn posting_failures_never_change_the_gate() {
     let repo = pull_request_with_edited_case(".");
-    // `evalock github` cannot post here (no API, no event file): the step warns, the gate decides.
+    // `evalock github` cannot post here (no API, no event file): it says why, falls back to
+    // annotations and exits 0 (documented); the gate decides.
     let job = run_action(&repo, &[("comment-mode", "review")]);
     assert_eq!(job.code, 2, "{}", job.log);
+    assert!(job.log.contains("not posted ("), "{}", job.log);
     assert!(
-        job.log
-            .contains("::warning title=evalock::posting to the pull request failed"),
+        job.log.contains("title=EL102 case-edited-in-place::"),
         "{}",
         job.log
     );

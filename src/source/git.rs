@@ -150,6 +150,38 @@ impl GitRepo {
         })
     }
 
+    /// The unified diff from one commit to another as `git diff` prints it (renames
+    /// detected, no colour, no external diff tools, paths unquoted), for when the GitHub
+    /// API refuses to produce a pull request's diff because it is too large.
+    pub fn unified_diff(&self, from: ObjectId, to: ObjectId) -> Result<String> {
+        let repo = self.local();
+        let workdir = repo
+            .workdir()
+            .ok_or_else(|| Error::git("the repository has no work tree"))?;
+        let output = std::process::Command::new("git")
+            .current_dir(workdir)
+            .args([
+                "-c",
+                "core.quotePath=false",
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "-M",
+            ])
+            .arg(format!("{from}..{to}"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|error| Error::git(format!("cannot run `git diff`: {error}")))?;
+        if !output.status.success() {
+            return Err(Error::git(format!(
+                "`git diff {from}..{to}` failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
     fn project_relative(&self, repo_path: &str) -> Option<String> {
         if self.prefix.is_empty() {
             return Some(repo_path.to_owned());

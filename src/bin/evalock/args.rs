@@ -64,6 +64,10 @@ pub enum Command {
     /// Re-render saved reports (`check --format json --output FILE`) in any format; several
     /// files are merged into one report (each finding once).
     Report(ReportArgs),
+    /// Post findings to the pull request: one review with comments on the changed lines,
+    /// one sticky summary comment; falls back to annotations and the step summary.
+    /// Always exits 0 once its input is read: posting never changes the gate's result.
+    Github(GithubArgs),
     // [scale] subcommands (merge) go here.
 }
 
@@ -136,6 +140,31 @@ pub struct RulesArgs {
     /// Print the table as Markdown (used for the README).
     #[arg(long)]
     pub markdown: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GithubArgs {
+    /// A findings report written by `evalock check|run --format json --output FILE`.
+    /// Repeat to combine several (check, then run).
+    #[arg(long = "from", value_name = "FILE", required = true)]
+    pub from: Vec<PathBuf>,
+
+    /// What to post: `review` (inline comments and the summary), `summary` (only the
+    /// sticky summary comment) or `annotations` (no API calls: workflow commands and the
+    /// step summary).
+    #[arg(long, value_enum, env = "EVALOCK_COMMENT_MODE", default_value_t = GithubMode::Review)]
+    pub mode: GithubMode,
+
+    /// The environment variable that holds the token (never pass the token itself).
+    #[arg(long, value_name = "NAME", default_value = "GITHUB_TOKEN")]
+    pub token_env: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GithubMode {
+    Review,
+    Summary,
+    Annotations,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

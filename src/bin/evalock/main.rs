@@ -109,6 +109,22 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
             };
             printer.report(&report, report_args.format, report_args.output.as_deref())?;
             Ok(exit_code::CLEAN)
+        }
+        Command::Github(github_args) => {
+            let report = read_saved_reports(&github_args.from)?;
+            let options = evalock::github::PublishOptions {
+                project_root: root,
+                mode: match github_args.mode {
+                    args::GithubMode::Review => evalock::github::Mode::Review,
+                    args::GithubMode::Summary => evalock::github::Mode::Summary,
+                    args::GithubMode::Annotations => evalock::github::Mode::Annotations,
+                },
+                environment: evalock::github::Environment::from_env(&github_args.token_env),
+                token_env: github_args.token_env.clone(),
+            };
+            let outcome = evalock::github::publish(&report, &options);
+            printer.github_outcome(&outcome);
+            Ok(exit_code::CLEAN)
         } // [scale] dispatch goes here.
     }
 }

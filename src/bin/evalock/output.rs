@@ -65,6 +65,46 @@ impl Printer {
         }
     }
 
+    /// Workflow commands go to standard output (Actions reads them there); what was
+    /// posted and what failed go to standard error.
+    pub fn github_outcome(&self, outcome: &evalock::github::Outcome) {
+        if let Some(commands) = &outcome.workflow_commands {
+            print!("{commands}");
+        }
+        for note in &outcome.notes {
+            eprintln!("note: {note}");
+        }
+        for problem in &outcome.problems {
+            self.error(problem);
+        }
+        if let Some(posted) = &outcome.posted {
+            eprintln!(
+                "posted {} inline and {} file comment(s); {} already on the pull request; {} in the summary; resolved {}, deleted {}, left {} with replies; summary comment {}",
+                posted.inline,
+                posted.file_level,
+                posted.already_posted,
+                posted.in_summary,
+                posted.resolved,
+                posted.deleted,
+                posted.kept_for_humans,
+                match posted.summary {
+                    evalock::github::SummaryAction::Created => "created",
+                    evalock::github::SummaryAction::Updated => "updated",
+                    evalock::github::SummaryAction::Unchanged => "unchanged",
+                    evalock::github::SummaryAction::None => "not written",
+                }
+            );
+        }
+        if let Some(reason) = &outcome.fallback_reason {
+            let written = if outcome.step_summary_written {
+                " and the step summary"
+            } else {
+                ""
+            };
+            eprintln!("not posted ({reason}): findings are in the annotations above{written}");
+        }
+    }
+
     pub fn init_summary(&self, outcome: &InitOutcome) {
         println!("wrote evalock.toml");
         for (suite, files) in &outcome.suites {

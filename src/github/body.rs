@@ -1,0 +1,254 @@
+//! Review comment bodies: what a reviewer reads on the line, and the hidden marker that
+//! makes re-runs idempotent.
+
+use super::anchor::Anchor;
+use crate::finding::Finding;
+
+/// GitHub rejects comment bodies of 65,536 characters or more.
+pub const MAX_BODY_CHARS: usize = 65_536;
+/// The completion diff shown inline is cut well before the limit: a reviewer reads the
+/// start of a diff, and `evalock review` prints the rest.
+const MAX_DIFF_LINES: usize = 120;
+const MAX_DIFF_CHARS: usize = 12_000;
+
+const FINGERPRINT_MARKER: &str = "<!-- evalock:fp=";
+const MARKER_END: &str = " -->";
+
+/// The hidden marker that identifies a finding's comment across runs.
+pub fn fingerprint_marker(fingerprint: &str) -> String {
+    format!("{FINGERPRINT_MARKER}{fingerprint}{MARKER_END}")
+}
+
+/// The fingerprint a comment body carries, if evalock wrote it.
+pub fn marker_fingerprint(body: &str) -> Option<&str> {
+    let start = body.find(FINGERPRINT_MARKER)? + FINGERPRINT_MARKER.len();
+    let rest = &body[start..];
+    let end = rest.find(MARKER_END)?;
+    let fingerprint = &rest[..end];
+    fingerprint
+        .bytes()
+        .all(|byte| byte.is_ascii_alphanumeric())
+        .then_some(fingerprint)
+}
+
+/// The body of one inline or file-level comment.
+pub fn comment_body(finding: &Finding, anchor: &Anchor, prefix: &str) -> String {
+    let rule = finding.rule.rule();
+    let mut body = format!(
+        "**{} {}** ({})\n\n{}\n",
+        rule.id, rule.name, finding.severity, finding.message
+    );
+    if let Some(note) = anchor_note(finding, anchor, prefix) {
+        body.push_str(&format!("\n{note}\n"));
+    }
+    if let Some(detail) = finding
+        .detail
+        .as_deref()
+        .filter(|detail| !detail.trim().is_empty())
+    {
+        body.push('\n');
+        body.push_str(&diff_block(detail));
+    }
+    body.push_str(&format!("\n**Fix:** {}\n", finding.help));
+    body.push_str(&format!("\n{}\n", fingerprint_marker(&finding.fingerprint)));
+    fit(body, &finding.fingerprint)
+}
+
+/// Says why a comment sits somewhere other than the finding's own location.
+fn anchor_note(finding: &Finding, anchor: &Anchor, prefix: &str) -> Option<String> {
+    let location = finding.location.as_ref()?;
+    let own_path = if prefix.is_empty() {
+        location.path.clone()
+    } else {
+        format!("{prefix}/{}", location.path)
+    };
+    let anchored_path = match anchor {
+        Anchor::Lines { path, .. } | Anchor::File { path } => path,
+        Anchor::Summary => return None,
+    };
+    if *anchored_path == own_path {
+        if matches!(anchor, Anchor::File { .. }) && location.line.is_some() {
+            return Some(format!(
+                "At `{}`, outside the lines this pull request changes.",
+                location.display()
+            ));
+        }
+        return None;
+    }
+    let what = match (&finding.subject.suite, &finding.subject.case) {
+        (Some(suite), Some(case)) => format!("case `{case}` of suite `{suite}`"),
+        (Some(suite), None) => format!("suite `{suite}`"),
+        _ => "it".to_owned(),
+    };
+    Some(format!(
+        "Shown on this change because {what} (`{}`) did not change in this pull request; this file did, and the suite depends on it.",
+        location.display()
+    ))
+}
+
+/// A ```diff block with a fence longer than any backtick run inside, cut at a line
+/// boundary when long.
+pub fn diff_block(detail: &str) -> String {
+    let longest_run = detail
+        .split(|character| character != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest_run.max(2) + 1);
+    let (shown, omitted) = truncate_lines(detail, MAX_DIFF_LINES, MAX_DIFF_CHARS);
+    let mut block = format!("{fence}diff\n{}", shown.trim_end_matches('\n'));
+    block.push_str(&format!("\n{fence}\n"));
+    if omitted > 0 {
+        block.push_str(&format!(
+            "\n_{omitted} more line{} not shown: run `evalock review` for the whole diff._\n",
+            if omitted == 1 { "" } else { "s" }
+        ));
+    }
+    block
+}
+
+/// At most `max_lines` lines and `max_chars` characters, cut at a line boundary; also
+/// returns how many lines were left out.
+pub fn truncate_lines(text: &str, max_lines: usize, max_chars: usize) -> (&str, usize) {
+    let total = text.lines().count();
+    let (mut end, mut kept, mut chars) = (0, 0, 0);
+    for line in text.split_inclusive('\n') {
+        chars += line.chars().count();
+        if kept == max_lines || chars > max_chars {
+            break;
+        }
+        end += line.len();
+        kept += 1;
+    }
+    if kept == 0 && !text.is_empty() {
+        // One enormous line: cut inside it, on a character boundary.
+        end = text
+            .char_indices()
+            .nth(max_chars)
+            .map_or(text.len(), |(index, _)| index);
+        return (&text[..end], total.saturating_sub(1));
+    }
+    (&text[..end], total - kept)
+}
+
+/// Keeps a body under GitHub's limit whatever the message holds, marker intact.
+fn fit(body: String, fingerprint: &str) -> String {
+    if body.chars().count() < MAX_BODY_CHARS {
+        return body;
+    }
+    let marker = fingerprint_marker(fingerprint);
+    let budget = MAX_BODY_CHARS - marker.len() - 200;
+    let cut = body
+        .char_indices()
+        .nth(budget)
+        .map_or(body.len(), |(index, _)| index);
+    format!(
+        "{}\n\n_(cut to fit GitHub's comment size limit)_\n\n{marker}\n",
+        &body[..cut]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{Location, Subject};
+    use crate::rules::RuleId;
+
+    fn regressed() -> Finding {
+        Finding::new(
+            RuleId::Regressed,
+            Subject::case("support", "refund"),
+            "case `refund` passed at baseline and fails now",
+        )
+        .at(Location::line("evals/support.jsonl", 3))
+        .detail("-Sorry, I need your order id.\n+Sure, refunded!\n")
+    }
+
+    #[test]
+    fn a_body_names_the_rule_shows_the_diff_the_fix_and_the_marker() {
+        let finding = regressed();
+        let anchor = Anchor::Lines {
+            path: "proj/evals/support.jsonl".into(),
+            start_line: 3,
+            line: 3,
+        };
+        let body = comment_body(&finding, &anchor, "proj");
+        assert!(
+            body.starts_with("**EL501 regressed** (error)\n\ncase `refund` passed"),
+            "{body}"
+        );
+        assert!(
+            body.contains("```diff\n-Sorry, I need your order id.\n+Sure, refunded!\n```\n"),
+            "{body}"
+        );
+        assert!(body.contains("**Fix:** read the diff with `evalock review`"));
+        assert_eq!(
+            marker_fingerprint(&body),
+            Some(finding.fingerprint.as_str())
+        );
+        assert!(
+            !body.contains("Shown on this change"),
+            "anchored on its own line: no note"
+        );
+    }
+
+    #[test]
+    fn a_body_anchored_elsewhere_says_why() {
+        let anchor = Anchor::Lines {
+            path: "prompts/support.txt".into(),
+            start_line: 2,
+            line: 4,
+        };
+        let body = comment_body(&regressed(), &anchor, "");
+        assert!(
+            body.contains(
+                "case `refund` of suite `support` (`evals/support.jsonl:3`) did not change"
+            ),
+            "{body}"
+        );
+        let file_anchor = Anchor::File {
+            path: "evals/support.jsonl".into(),
+        };
+        assert!(comment_body(&regressed(), &file_anchor, "")
+            .contains("At `evals/support.jsonl:3`, outside the lines"));
+    }
+
+    #[test]
+    fn long_diffs_are_cut_at_a_line_and_fences_survive_backticks() {
+        let detail: String = (0..500)
+            .map(|index| format!("+line {index} ```` ticks\n"))
+            .collect();
+        let block = diff_block(&detail);
+        assert!(block.starts_with("`````diff\n+line 0"), "{}", &block[..40]);
+        assert!(block.contains("+line 119 "));
+        assert!(!block.contains("+line 120 "));
+        assert!(block.contains("380 more lines not shown: run `evalock review`"));
+    }
+
+    #[test]
+    fn every_body_stays_under_the_limit_with_its_marker() {
+        let huge_message = "é".repeat(100_000);
+        let finding = Finding::new(RuleId::Failing, Subject::case("s", "c"), huge_message)
+            .detail("x".repeat(200_000));
+        let body = comment_body(&finding, &Anchor::Summary, "");
+        assert!(body.chars().count() < MAX_BODY_CHARS);
+        assert_eq!(
+            marker_fingerprint(&body),
+            Some(finding.fingerprint.as_str())
+        );
+        let one_long_line = "y".repeat(50_000);
+        let (shown, omitted) = truncate_lines(&one_long_line, 10, 100);
+        assert_eq!((shown.len(), omitted), (100, 0));
+    }
+
+    #[test]
+    fn markers_are_read_back_only_when_well_formed() {
+        assert_eq!(
+            marker_fingerprint("a\n<!-- evalock:fp=abc123 -->\n"),
+            Some("abc123")
+        );
+        assert_eq!(marker_fingerprint("<!-- evalock:fp=a b -->"), None);
+        assert_eq!(marker_fingerprint("<!-- evalock:fp=abc"), None);
+        assert_eq!(marker_fingerprint("plain reply"), None);
+    }
+}

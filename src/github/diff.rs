@@ -1,0 +1,431 @@
+//! Unified diffs as GitHub (`application/vnd.github.v3.diff`) and `git diff` print them,
+//! reduced to what a review comment needs: which lines of each file's new version (the
+//! RIGHT side) are inside a hunk, and which of those were added.
+
+use std::collections::BTreeMap;
+
+/// One `@@ -a,b +c,d @@` hunk, on the new file's side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    /// First line of the new file the hunk shows (1-based).
+    pub new_start: u32,
+    /// How many lines of the new file the hunk shows (context and added).
+    pub new_count: u32,
+    /// New-file lines the change added, ascending.
+    pub added: Vec<u32>,
+}
+
+impl Hunk {
+    /// The last new-file line the hunk shows; `None` for a hunk that only deletes.
+    pub fn last_line(&self) -> Option<u32> {
+        (self.new_count > 0).then(|| self.new_start + self.new_count - 1)
+    }
+
+    /// Whether a RIGHT-side comment may point at `line`: every line the hunk shows may.
+    pub fn contains(&self, line: u32) -> bool {
+        self.last_line()
+            .is_some_and(|last| line >= self.new_start && line <= last)
+    }
+}
+
+/// One file of a diff.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileDiff {
+    /// Repository-relative path in the new version (the old one for a deleted file).
+    pub path: String,
+    pub deleted: bool,
+    pub hunks: Vec<Hunk>,
+}
+
+impl FileDiff {
+    /// The hunk that shows `line` on the RIGHT side.
+    pub fn hunk_at(&self, line: u32) -> Option<&Hunk> {
+        self.hunks.iter().find(|hunk| hunk.contains(line))
+    }
+}
+
+/// The files a pull request changes, by repository-relative path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PullDiff {
+    files: BTreeMap<String, FileDiff>,
+}
+
+impl PullDiff {
+    /// Parses a unified diff. Never fails: what it cannot read it leaves out, and a file
+    /// left out only means its findings are anchored less precisely.
+    pub fn parse(text: &str) -> PullDiff {
+        let mut parser = Parser::default();
+        for line in text.lines() {
+            parser.line(line);
+        }
+        parser.finish()
+    }
+
+    pub fn file(&self, path: &str) -> Option<&FileDiff> {
+        self.files.get(path)
+    }
+
+    /// A file that still exists after the change, so comments can be made on it.
+    pub fn changed_file(&self, path: &str) -> Option<&FileDiff> {
+        self.files.get(path).filter(|file| !file.deleted)
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = &FileDiff> {
+        self.files.values()
+    }
+
+    /// Whether `start_line..=line` of `path` may carry one RIGHT-side review comment:
+    /// the file survives and both ends lie in the same hunk. One bad anchor makes GitHub
+    /// reject a whole review, so every anchor is checked here before posting.
+    pub fn accepts_range(&self, path: &str, start_line: u32, line: u32) -> bool {
+        let Some(file) = self.changed_file(path) else {
+            return false;
+        };
+        start_line <= line
+            && file
+                .hunk_at(line)
+                .is_some_and(|hunk| hunk.contains(start_line))
+    }
+}
+
+#[derive(Default)]
+struct Parser {
+    files: BTreeMap<String, FileDiff>,
+    current: Option<FileDiff>,
+    /// New-side and old-side lines still expected in the current hunk.
+    remaining_new: u32,
+    remaining_old: u32,
+    next_new_line: u32,
+}
+
+impl Parser {
+    fn line(&mut self, line: &str) {
+        let in_hunk = self.remaining_new > 0 || self.remaining_old > 0;
+        // Hunk content starts with ' ', '+', '-' or '\\'; anything else means the hunk was
+        // shorter than its header said, so the line is read as a header again.
+        if in_hunk && (line.is_empty() || matches!(line.as_bytes()[0], b' ' | b'+' | b'-' | b'\\'))
+        {
+            self.hunk_line(line);
+            return;
+        }
+        self.remaining_new = 0;
+        self.remaining_old = 0;
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            self.start_file(path_from_git_header(rest));
+        } else if let Some(rest) = line.strip_prefix("+++ ") {
+            if let (Some(file), Some(path)) = (self.current.as_mut(), strip_side_prefix(rest, "b/"))
+            {
+                file.path = path;
+            }
+        } else if let Some(rest) = line.strip_prefix("--- ") {
+            // The old name only matters when the new side is /dev/null (a deleted file).
+            if let (Some(file), Some(path)) = (self.current.as_mut(), strip_side_prefix(rest, "a/"))
+            {
+                if file.path.is_empty() {
+                    file.path = path;
+                }
+            }
+        } else if line.starts_with("deleted file mode") {
+            if let Some(file) = self.current.as_mut() {
+                file.deleted = true;
+            }
+        } else if let Some(rest) = line.strip_prefix("rename to ") {
+            if let Some(file) = self.current.as_mut() {
+                file.path = unquote(rest);
+            }
+        } else if line.starts_with("@@ ") {
+            self.start_hunk(line);
+        }
+    }
+
+    fn start_file(&mut self, path: Option<String>) {
+        self.flush();
+        self.current = Some(FileDiff {
+            path: path.unwrap_or_default(),
+            ..FileDiff::default()
+        });
+    }
+
+    fn start_hunk(&mut self, header: &str) {
+        let Some((old_count, new_start, new_count)) = parse_hunk_header(header) else {
+            return;
+        };
+        let Some(file) = self.current.as_mut() else {
+            return;
+        };
+        file.hunks.push(Hunk {
+            new_start,
+            new_count,
+            added: Vec::new(),
+        });
+        self.remaining_old = old_count;
+        self.remaining_new = new_count;
+        self.next_new_line = new_start;
+    }
+
+    fn hunk_line(&mut self, line: &str) {
+        let Some(hunk) = self.current.as_mut().and_then(|file| file.hunks.last_mut()) else {
+            return;
+        };
+        match line.as_bytes().first() {
+            Some(b'+') => {
+                hunk.added.push(self.next_new_line);
+                self.next_new_line += 1;
+                self.remaining_new = self.remaining_new.saturating_sub(1);
+            }
+            Some(b'-') => self.remaining_old = self.remaining_old.saturating_sub(1),
+            Some(b'\\') => {}
+            // A context line; an empty line is a context line whose leading space was trimmed.
+            _ => {
+                self.next_new_line += 1;
+                self.remaining_new = self.remaining_new.saturating_sub(1);
+                self.remaining_old = self.remaining_old.saturating_sub(1);
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(file) = self.current.take() {
+            if !file.path.is_empty() {
+                self.files.insert(file.path.clone(), file);
+            }
+        }
+    }
+
+    fn finish(mut self) -> PullDiff {
+        self.flush();
+        PullDiff { files: self.files }
+    }
+}
+
+/// `@@ -12,3 +12,4 @@ context` -> (old count, new start, new count). A missing count is 1.
+fn parse_hunk_header(header: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = header.split(' ');
+    parts.next()?; // "@@"
+    let old = parts.next()?.strip_prefix('-')?;
+    let new = parts.next()?.strip_prefix('+')?;
+    let count = |range: &str| -> Option<(u32, u32)> {
+        match range.split_once(',') {
+            Some((start, count)) => Some((start.parse().ok()?, count.parse().ok()?)),
+            None => Some((range.parse().ok()?, 1)),
+        }
+    };
+    let (_, old_count) = count(old)?;
+    let (new_start, new_count) = count(new)?;
+    Some((old_count, new_start, new_count))
+}
+
+/// `a/x b/x` -> `x`; the `+++`/`rename to` lines, when present, correct it later.
+fn path_from_git_header(rest: &str) -> Option<String> {
+    if rest.starts_with('"') {
+        let (_, new) = rest.rsplit_once(" \"")?;
+        return strip_side_prefix(&format!("\"{new}"), "b/");
+    }
+    let (_, new) = rest.rsplit_once(" b/")?;
+    Some(new.to_owned())
+}
+
+/// `b/path` (possibly quoted, possibly followed by a tab) -> `path`; `/dev/null` -> None.
+fn strip_side_prefix(text: &str, side: &str) -> Option<String> {
+    let text = text.split('\t').next().unwrap_or(text);
+    let path = unquote(text);
+    if path == "/dev/null" {
+        return None;
+    }
+    Some(path.strip_prefix(side).unwrap_or(&path).to_owned())
+}
+
+/// Undoes git's C-style quoting of unusual paths (`"a\tb"`, octal UTF-8 bytes).
+fn unquote(text: &str) -> String {
+    let Some(inner) = text
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+    else {
+        return text.to_owned();
+    };
+    let mut bytes = Vec::with_capacity(inner.len());
+    let mut chars = inner.bytes().peekable();
+    while let Some(byte) = chars.next() {
+        if byte != b'\\' {
+            bytes.push(byte);
+            continue;
+        }
+        match chars.next() {
+            Some(b'n') => bytes.push(b'\n'),
+            Some(b't') => bytes.push(b'\t'),
+            Some(digit @ b'0'..=b'7') => {
+                let mut value = u32::from(digit - b'0');
+                for _ in 0..2 {
+                    if let Some(next @ b'0'..=b'7') = chars.peek().copied() {
+                        value = value * 8 + u32::from(next - b'0');
+                        chars.next();
+                    }
+                }
+                bytes.push(u8::try_from(value).unwrap_or(b'?'));
+            }
+            Some(other) => bytes.push(other),
+            None => {}
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DIFF: &str = "\
+diff --git a/evals/support.jsonl b/evals/support.jsonl
+index 1111111..2222222 100644
+--- a/evals/support.jsonl
++++ b/evals/support.jsonl
+@@ -1,4 +1,4 @@
+ {\"id\": \"a\"}
+-{\"id\": \"b\", \"input\": \"old\"}
++{\"id\": \"b\", \"input\": \"new\"}
+ {\"id\": \"c\"}
+
+@@ -10,2 +10,4 @@ tail
+ {\"id\": \"j\"}
++{\"id\": \"k\"}
++{\"id\": \"l\"}
+ {\"id\": \"m\"}
+diff --git a/skills/x/run.sh b/skills/x/run.sh
+new file mode 100755
+index 0000000..3333333
+--- /dev/null
++++ b/skills/x/run.sh
+@@ -0,0 +1,2 @@
++#!/bin/sh
++curl https://example.com/install | sh
+diff --git a/old.txt b/old.txt
+deleted file mode 100644
+index 4444444..0000000
+--- a/old.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-gone
+\\ No newline at end of file
+diff --git a/prompts/a.txt b/prompts/b.txt
+similarity index 90%
+rename from prompts/a.txt
+rename to prompts/b.txt
+index 5555555..6666666 100644
+--- a/prompts/a.txt
++++ b/prompts/b.txt
+@@ -1 +1 @@
+-You are terse.
++You are terse and kind.
+diff --git a/logo.png b/logo.png
+index 7777777..8888888 100644
+Binary files a/logo.png and b/logo.png differ
+";
+
+    #[test]
+    fn parses_added_lines_and_hunk_spans() {
+        let diff = PullDiff::parse(DIFF);
+        let cases = diff.changed_file("evals/support.jsonl").expect("file");
+        assert_eq!(cases.hunks.len(), 2);
+        assert_eq!(
+            cases.hunks[0],
+            Hunk {
+                new_start: 1,
+                new_count: 4,
+                added: vec![2]
+            }
+        );
+        assert_eq!(
+            cases.hunks[1],
+            Hunk {
+                new_start: 10,
+                new_count: 4,
+                added: vec![11, 12]
+            }
+        );
+        assert!(cases.hunks[0].contains(4) && !cases.hunks[0].contains(5));
+    }
+
+    #[test]
+    fn new_deleted_renamed_and_binary_files() {
+        let diff = PullDiff::parse(DIFF);
+        assert_eq!(
+            diff.changed_file("skills/x/run.sh")
+                .expect("new file")
+                .hunks[0]
+                .added,
+            vec![1, 2]
+        );
+        assert!(diff.file("old.txt").expect("deleted file").deleted);
+        assert!(diff.changed_file("old.txt").is_none());
+        assert_eq!(
+            diff.changed_file("prompts/b.txt").expect("renamed").hunks[0].added,
+            vec![1]
+        );
+        assert!(diff.file("prompts/a.txt").is_none());
+        assert!(diff
+            .changed_file("logo.png")
+            .expect("binary")
+            .hunks
+            .is_empty());
+    }
+
+    #[test]
+    fn a_range_is_accepted_only_inside_one_hunk_of_a_surviving_file() {
+        let diff = PullDiff::parse(DIFF);
+        assert!(diff.accepts_range("evals/support.jsonl", 2, 2));
+        assert!(diff.accepts_range("evals/support.jsonl", 1, 4));
+        assert!(diff.accepts_range("evals/support.jsonl", 10, 13));
+        assert!(
+            !diff.accepts_range("evals/support.jsonl", 4, 10),
+            "spans two hunks"
+        );
+        assert!(
+            !diff.accepts_range("evals/support.jsonl", 6, 6),
+            "between hunks"
+        );
+        assert!(!diff.accepts_range("evals/support.jsonl", 3, 2), "reversed");
+        assert!(!diff.accepts_range("old.txt", 1, 1), "deleted file");
+        assert!(!diff.accepts_range("missing.txt", 1, 1));
+    }
+
+    #[test]
+    fn a_hunk_line_that_looks_like_a_header_is_content() {
+        let text = "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n x\n+diff --git a/y b/y\n-+++ b/z\n+@@ -1 +1 @@\n y\n";
+        let diff = PullDiff::parse(text);
+        let file = diff.changed_file("f").expect("file");
+        assert_eq!(
+            file.hunks,
+            vec![Hunk {
+                new_start: 1,
+                new_count: 3,
+                added: vec![2, 3]
+            }]
+        );
+        assert!(diff.file("y").is_none() && diff.file("z").is_none());
+    }
+
+    #[test]
+    fn quoted_paths_and_headers_without_counts() {
+        let text = "diff --git \"a/sp ace\\303\\251.txt\" \"b/sp ace\\303\\251.txt\"\n--- \"a/sp ace\\303\\251.txt\"\n+++ \"b/sp ace\\303\\251.txt\"\n@@ -3 +3 @@\n-a\n+b\n";
+        let diff = PullDiff::parse(text);
+        assert_eq!(
+            diff.changed_file("sp aceé.txt").expect("file").hunks[0].added,
+            vec![3]
+        );
+        assert_eq!(parse_hunk_header("@@ -0,0 +1 @@"), Some((0, 1, 1)));
+        assert_eq!(parse_hunk_header("@@ garbage"), None);
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        for text in [
+            "",
+            "@@ -1 +1 @@\n+x",
+            "diff --git\n+++ \n@@ -a +b @@",
+            "\u{0}\u{1}",
+            "diff --git a/x b/x\n@@ -1,9999 +1,9999 @@\n",
+        ] {
+            let _ = PullDiff::parse(text);
+        }
+    }
+}

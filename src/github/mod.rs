@@ -1,0 +1,425 @@
+//! GitHub: the only module that talks to GitHub. `evalock github` hands it a report;
+//! it anchors each finding on the pull request's diff, posts one review (at most 30 new
+//! comments) and one sticky summary comment, cleans up comments whose finding is gone,
+//! and, when it cannot post (read-only token, 403, no pull request, GitHub down),
+//! returns workflow commands and writes the step summary instead.
+//!
+//! Nothing here changes the gate's exit code: failures come back as text to report.
+
+mod anchor;
+mod api;
+mod body;
+mod client;
+pub mod diff;
+mod event;
+mod head;
+mod plan;
+mod summary;
+
+pub use anchor::{Anchor, AnchorContext};
+pub use body::{comment_body, marker_fingerprint, MAX_BODY_CHARS};
+pub use client::redact;
+pub use diff::PullDiff;
+pub use event::{graphql_url_for, pull_request_from_payload, Environment, PullRequest};
+pub use plan::{Anchored, Cleanup, Plan, MAX_INLINE_COMMENTS};
+
+use crate::report::Report;
+use crate::source::{ContentSource, GitRepo};
+use api::{Api, DiffAnswer, NewReviewComment};
+use client::{ApiError, Client, ClientConfig};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What `evalock github` posts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Inline review comments plus the sticky summary.
+    Review,
+    /// Only the sticky summary comment.
+    Summary,
+    /// No API calls: workflow commands and the step summary.
+    Annotations,
+}
+
+pub struct PublishOptions {
+    pub project_root: PathBuf,
+    pub mode: Mode,
+    pub environment: Environment,
+    /// The variable the token came from, for messages (never the token).
+    pub token_env: String,
+}
+
+/// What happened to the summary comment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SummaryAction {
+    #[default]
+    None,
+    Created,
+    Updated,
+    Unchanged,
+}
+
+/// What one run did on the pull request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Posted {
+    pub inline: usize,
+    pub file_level: usize,
+    pub already_posted: usize,
+    pub in_summary: usize,
+    pub resolved: usize,
+    pub deleted: usize,
+    pub kept_for_humans: usize,
+    pub summary: SummaryAction,
+}
+
+/// Everything the binary prints afterwards.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub posted: Option<Posted>,
+    /// Workflow commands for standard output when nothing could be posted.
+    pub workflow_commands: Option<String>,
+    /// Why the run fell back to workflow commands.
+    pub fallback_reason: Option<String>,
+    pub step_summary_written: bool,
+    /// Failures, for standard error. They never change the exit code.
+    pub problems: Vec<String>,
+    /// Things worth knowing (a diff taken from git because GitHub's was too large).
+    pub notes: Vec<String>,
+}
+
+/// Posts a report to the pull request this run is about, or falls back.
+pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
+    let mut outcome = Outcome::default();
+    let repo = GitRepo::discover(&options.project_root).ok();
+    let prefix = repo
+        .as_ref()
+        .map(|repo| repo.prefix().to_owned())
+        .unwrap_or_default();
+    let environment = &options.environment;
+    let head_sha = environment.pull_request().ok().map(|pull| pull.head_sha);
+    let head = head::head_source(repo.as_ref(), head_sha.as_deref(), &options.project_root);
+    let report = &head::project_relative(report.clone(), &prefix, head.as_ref());
+    let reason = match (options.mode, environment.pull_request(), &environment.token) {
+        (Mode::Annotations, _, _) => Some("annotations mode: nothing is posted".to_owned()),
+        (_, Err(reason), _) => Some(reason),
+        (_, Ok(_), None) => Some(format!(
+            "no token in ${}: nothing can be posted",
+            options.token_env
+        )),
+        (_, Ok(pull), Some(token)) => {
+            let client = Client::new(ClientConfig {
+                api_url: environment.api_url.clone(),
+                graphql_url: environment.graphql_url.clone(),
+                token: token.clone(),
+                backoff_unit: Duration::from_millis(environment.backoff_ms),
+            });
+            let api = Api {
+                client: &client,
+                pull: &pull,
+            };
+            let target = Target {
+                api: &api,
+                repo: repo.as_ref(),
+                prefix: &prefix,
+                head: head.as_ref(),
+            };
+            match post(report, &target, options.mode, &mut outcome.notes) {
+                Ok(posted) => {
+                    outcome.posted = Some(posted);
+                    None
+                }
+                Err(error) => {
+                    let reason = if error.is_forbidden() {
+                        format!("the token may not write to this pull request (a fork's pull request gets a read-only token): {error}")
+                    } else {
+                        error.to_string()
+                    };
+                    outcome
+                        .problems
+                        .push(format!("could not post to the pull request: {reason}"));
+                    Some(reason)
+                }
+            }
+        }
+    };
+    if let Some(reason) = reason {
+        fall_back(report, &prefix, environment, reason, &mut outcome);
+    }
+    outcome
+}
+
+/// Where posting goes and what anchoring needs.
+struct Target<'a> {
+    api: &'a Api<'a>,
+    repo: Option<&'a GitRepo>,
+    prefix: &'a str,
+    /// The project at the pull request's head.
+    head: &'a dyn ContentSource,
+}
+
+fn post(
+    report: &Report,
+    target: &Target<'_>,
+    mode: Mode,
+    notes: &mut Vec<String>,
+) -> Result<Posted, ApiError> {
+    let api = target.api;
+    let anchored = if mode == Mode::Review {
+        let diff = pull_diff(target, notes)?;
+        let prompt_files = head::prompt_files(target.head);
+        let context = AnchorContext {
+            diff: &diff,
+            prefix: target.prefix,
+            prompt_files: &prompt_files,
+        };
+        report
+            .findings
+            .iter()
+            .map(|finding| Anchored {
+                finding: finding.clone(),
+                anchor: context.anchor(finding),
+            })
+            .collect()
+    } else {
+        report
+            .findings
+            .iter()
+            .map(|finding| Anchored {
+                finding: finding.clone(),
+                anchor: Anchor::Summary,
+            })
+            .collect()
+    };
+    let (plan, mut posted) = if mode == Mode::Review {
+        let comments = api.review_comments()?;
+        let threads = match api.review_threads() {
+            Ok(threads) => Some(threads),
+            Err(error) => {
+                notes.push(format!("review threads are unavailable, so outdated comments are deleted instead of resolved: {error}"));
+                None
+            }
+        };
+        let existing = plan::Existing {
+            comments: &comments,
+            threads: threads.as_deref(),
+            prefix: target.prefix,
+        };
+        let mut plan = plan::plan(anchored, &existing, MAX_INLINE_COMMENTS);
+        let posted = post_comments(report, &mut plan, target, notes)?;
+        (plan, posted)
+    } else {
+        (
+            plan::plan(
+                anchored,
+                &plan::Existing {
+                    comments: &[],
+                    threads: None,
+                    prefix: target.prefix,
+                },
+                0,
+            ),
+            Posted::default(),
+        )
+    };
+    let listed: Vec<&Anchored> = plan.summary_findings().collect();
+    posted.in_summary = listed.len();
+    posted.already_posted = plan.already_posted.len();
+    let context = summary::SummaryContext {
+        prefix: target.prefix,
+        head_sha: Some(&api.pull.head_sha),
+        commented: posted.inline + posted.file_level + posted.already_posted,
+    };
+    let body = summary::render(report, &listed, &context);
+    posted.summary = upsert_summary(api, target.prefix, &body)?;
+    Ok(posted)
+}
+
+/// Posts the review, the file-level comments and the cleanups. A review GitHub rejects
+/// (422) moves its findings to the summary instead of failing the run.
+fn post_comments(
+    report: &Report,
+    plan: &mut Plan,
+    target: &Target<'_>,
+    notes: &mut Vec<String>,
+) -> Result<Posted, ApiError> {
+    let api = target.api;
+    let mut posted = Posted::default();
+    if !plan.inline.is_empty() {
+        let comments: Vec<NewReviewComment> = plan
+            .inline
+            .iter()
+            .filter_map(|item| new_review_comment(item, target.prefix))
+            .collect();
+        let review_body = format!(
+            "evalock: **{}**. {} new finding{} on the changed lines below; the summary comment has the rest.",
+            report.verdict().as_str(),
+            comments.len(),
+            if comments.len() == 1 { "" } else { "s" }
+        );
+        match api.create_review(&review_body, &comments) {
+            Ok(()) => posted.inline = comments.len(),
+            Err(error)
+                if !error.is_forbidden()
+                    && matches!(error, ApiError::Status { status: 422, .. }) =>
+            {
+                notes.push(format!("GitHub rejected the review, so its findings are in the summary instead: {error}"));
+                plan.overflow.append(&mut plan.inline);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    let mut rejected = Vec::new();
+    for item in std::mem::take(&mut plan.file_level) {
+        let Anchor::File { path } = &item.anchor else {
+            continue;
+        };
+        match api.create_file_comment(
+            path,
+            &comment_body(&item.finding, &item.anchor, target.prefix),
+        ) {
+            Ok(()) => {
+                posted.file_level += 1;
+                plan.file_level.push(item);
+            }
+            Err(error @ ApiError::Status { status: 422, .. }) => {
+                notes.push(format!(
+                    "GitHub rejected a file comment on {path}, so it is in the summary: {error}"
+                ));
+                rejected.push(item);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    plan.overflow.extend(rejected);
+    // A comment that cannot be cleaned up is worth a note, not the summary: only a
+    // refused token stops the run.
+    for cleanup in &plan.cleanups {
+        let result = match cleanup {
+            Cleanup::Resolve { thread_id, .. } => {
+                api.resolve_thread(thread_id).map(|()| posted.resolved += 1)
+            }
+            Cleanup::Delete { comment_id } => api
+                .delete_review_comment(*comment_id)
+                .map(|()| posted.deleted += 1),
+            Cleanup::KeepForHuman { .. } => {
+                posted.kept_for_humans += 1;
+                Ok(())
+            }
+        };
+        match result {
+            Err(error) if error.is_forbidden() => return Err(error),
+            Err(error) => notes.push(format!("an outdated comment stays: {error}")),
+            Ok(()) => {}
+        }
+    }
+    Ok(posted)
+}
+
+fn new_review_comment(item: &Anchored, prefix: &str) -> Option<NewReviewComment> {
+    let Anchor::Lines {
+        path,
+        start_line,
+        line,
+    } = &item.anchor
+    else {
+        return None;
+    };
+    let spans = start_line < line;
+    Some(NewReviewComment {
+        path: path.clone(),
+        body: comment_body(&item.finding, &item.anchor, prefix),
+        line: *line,
+        side: "RIGHT",
+        start_line: spans.then_some(*start_line),
+        start_side: spans.then_some("RIGHT"),
+    })
+}
+
+/// Finds this project's sticky summary (any page) and edits it, or creates it.
+fn upsert_summary(api: &Api<'_>, prefix: &str, body: &str) -> Result<SummaryAction, ApiError> {
+    let marker = summary::summary_marker(prefix);
+    let existing = api
+        .issue_comments()?
+        .into_iter()
+        .find(|comment| comment.body.contains(&marker));
+    match existing {
+        Some(comment) if comment.body == body => Ok(SummaryAction::Unchanged),
+        Some(comment) => api
+            .update_issue_comment(comment.id, body)
+            .map(|()| SummaryAction::Updated),
+        None => api
+            .create_issue_comment(body)
+            .map(|()| SummaryAction::Created),
+    }
+}
+
+/// The pull request's diff from GitHub, or from local git when GitHub answers 406
+/// (too large). Without either, every finding goes to the summary.
+fn pull_diff(target: &Target<'_>, notes: &mut Vec<String>) -> Result<PullDiff, ApiError> {
+    let pull = target.api.pull;
+    match target.api.pull_diff()? {
+        DiffAnswer::Diff(text) => Ok(PullDiff::parse(&text)),
+        DiffAnswer::TooLarge => {
+            let local = target
+                .repo
+                .ok_or_else(|| crate::Error::git("not in a git repository"))
+                .and_then(|repo| {
+                    let base = repo.resolve_commit(&pull.base_sha)?;
+                    let head = repo.resolve_commit(&pull.head_sha)?;
+                    let merge_base = repo.merge_base(base, head)?.unwrap_or(base);
+                    repo.unified_diff(merge_base, head)
+                });
+            match local {
+                Ok(text) => {
+                    notes.push("GitHub's diff was too large (HTTP 406): anchored on `git diff <merge base>..<head>` instead".to_owned());
+                    Ok(PullDiff::parse(&text))
+                }
+                Err(error) => {
+                    notes.push(format!(
+                        "GitHub's diff was too large (HTTP 406) and the local one is unavailable ({error}; check out with `fetch-depth: 0`): every finding is in the summary"
+                    ));
+                    Ok(PullDiff::default())
+                }
+            }
+        }
+    }
+}
+
+/// Workflow commands and the job summary (`report::github`, `report::markdown`) with
+/// repository-relative paths.
+fn fall_back(
+    report: &Report,
+    prefix: &str,
+    environment: &Environment,
+    reason: String,
+    outcome: &mut Outcome,
+) {
+    let in_repository = report.clone().with_path_prefix(prefix);
+    outcome.workflow_commands = Some(crate::report::github::render(&in_repository));
+    if let Some(path) = &environment.step_summary {
+        // The action writes this same job summary before posting; it is not repeated.
+        let markdown = crate::report::markdown::render(&in_repository);
+        let already_there =
+            std::fs::read_to_string(path).is_ok_and(|text| text.contains(&markdown));
+        let mut text = if already_there {
+            String::new()
+        } else {
+            markdown
+        };
+        text.push_str(&format!(
+            "\n_evalock did not post to the pull request: {}._\n",
+            one_line(&reason)
+        ));
+        match event::append_step_summary(path, &text) {
+            Ok(()) => outcome.step_summary_written = true,
+            Err(error) => outcome
+                .problems
+                .push(format!("could not write the step summary: {error}")),
+        }
+    }
+    outcome.fallback_reason = Some(reason);
+}
+
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
+}

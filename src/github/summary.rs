@@ -1,0 +1,326 @@
+//! The sticky summary comment (and the step summary when nothing can be posted):
+//! verdict, counts by severity and by rule, one table per suite, and the findings that
+//! are not inline comments.
+
+use super::anchor::Anchor;
+use super::body::MAX_BODY_CHARS;
+use super::plan::Anchored;
+use crate::finding::Verdict;
+use crate::report::Report;
+use crate::rules::{RuleId, Severity};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// What the summary says about this run besides the findings.
+pub struct SummaryContext<'a> {
+    /// The project root within the repository (`""` at the top).
+    pub prefix: &'a str,
+    pub head_sha: Option<&'a str>,
+    /// Findings that are review comments on the pull request (new or from earlier runs).
+    /// No per-run counts: a re-run with nothing new must leave the comment as it is.
+    pub commented: usize,
+}
+
+/// The hidden marker that finds this project's sticky comment again.
+pub fn summary_marker(prefix: &str) -> String {
+    format!(
+        "<!-- evalock:summary project={} -->",
+        if prefix.is_empty() { "." } else { prefix }
+    )
+}
+
+/// Renders the summary. `listed` are the findings the summary must show one by one.
+pub fn render(report: &Report, listed: &[&Anchored], context: &SummaryContext<'_>) -> String {
+    let mut text = String::new();
+    let verdict = report.verdict();
+    let icon = match verdict {
+        Verdict::Pass => "✅",
+        Verdict::Warn => "⚠️",
+        Verdict::Block => "❌",
+    };
+    let _ = writeln!(
+        text,
+        "{}\n## {icon} evalock: {}\n",
+        summary_marker(context.prefix),
+        verdict.as_str()
+    );
+    let mut facts = vec![format!("`{}` on {}", report.command, report.source)];
+    if let Some(base) = &report.base {
+        facts.push(format!("against {base}"));
+    }
+    if let Some(sha) = context.head_sha {
+        facts.push(format!("head `{}`", &sha[..sha.len().min(12)]));
+    }
+    if !context.prefix.is_empty() {
+        facts.push(format!("project `{}`", context.prefix));
+    }
+    let _ = writeln!(text, "{}\n", facts.join(" · "));
+    if report.findings.is_empty() {
+        text.push_str("No findings: everything is locked and nothing regressed.\n");
+        return text;
+    }
+    counts_table(&mut text, report);
+    rules_table(&mut text, report);
+    suites_table(&mut text, report);
+    let _ = writeln!(
+        text,
+        "{} finding{} commented on the changed lines; {} listed below.\n",
+        context.commented,
+        if context.commented == 1 {
+            " is"
+        } else {
+            "s are"
+        },
+        listed.len()
+    );
+    listed_findings(&mut text, listed, context.prefix);
+    text
+}
+
+fn counts_table(text: &mut String, report: &Report) {
+    let counts = report.counts();
+    text.push_str("| severity | findings |\n| --- | ---: |\n");
+    for (severity, count) in [
+        (Severity::Refuse, counts.refuse),
+        (Severity::Error, counts.error),
+        (Severity::Warn, counts.warn),
+        (Severity::Note, counts.note),
+    ] {
+        if count > 0 {
+            let _ = writeln!(text, "| {severity} | {count} |");
+        }
+    }
+    text.push('\n');
+}
+
+fn rules_table(text: &mut String, report: &Report) {
+    let mut by_rule: BTreeMap<RuleId, usize> = BTreeMap::new();
+    for finding in &report.findings {
+        *by_rule.entry(finding.rule).or_default() += 1;
+    }
+    text.push_str("| rule | name | findings |\n| --- | --- | ---: |\n");
+    for (rule, count) in by_rule {
+        let _ = writeln!(text, "| {} | {} | {count} |", rule.id(), rule.name());
+    }
+    text.push('\n');
+}
+
+/// One row per suite: findings by severity and the cases they name.
+fn suites_table(text: &mut String, report: &Report) {
+    #[derive(Default)]
+    struct Row<'a> {
+        counts: [usize; 4],
+        /// Each case with the rules it broke, in report order.
+        cases: Vec<(&'a str, Vec<&'static str>)>,
+    }
+    let mut rows: BTreeMap<&str, Row> = BTreeMap::new();
+    for finding in &report.findings {
+        let Some(suite) = finding.subject.suite.as_deref() else {
+            continue;
+        };
+        let row = rows.entry(suite).or_default();
+        row.counts[3 - finding.severity as usize] += 1;
+        if let Some(case) = finding.subject.case.as_deref() {
+            match row.cases.iter_mut().find(|(name, _)| *name == case) {
+                Some((_, rules)) if !rules.contains(&finding.rule.id()) => {
+                    rules.push(finding.rule.id())
+                }
+                Some(_) => {}
+                None => row.cases.push((case, vec![finding.rule.id()])),
+            }
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    text.push_str("### Per suite\n\n| suite | refuse | error | warn | note | cases |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
+    for (suite, row) in rows {
+        let mut cases = row
+            .cases
+            .iter()
+            .take(10)
+            .map(|(case, rules)| format!("`{}` ({})", escape_cell(case), rules.join(", ")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if row.cases.len() > 10 {
+            let _ = write!(cases, ", … {} more", row.cases.len() - 10);
+        }
+        let [refuse, error, warn, note] = row.counts;
+        let _ = writeln!(
+            text,
+            "| {} | {refuse} | {error} | {warn} | {note} | {cases} |",
+            escape_cell(suite)
+        );
+    }
+    text.push('\n');
+}
+
+/// The findings that are not inline comments, until the body would get too long.
+fn listed_findings(text: &mut String, listed: &[&Anchored], prefix: &str) {
+    if listed.is_empty() {
+        return;
+    }
+    let _ = writeln!(text, "### Not shown inline ({})\n", listed.len());
+    let budget = MAX_BODY_CHARS - 2_000;
+    let mut length = text.chars().count();
+    for (index, item) in listed.iter().enumerate() {
+        let finding = &item.finding;
+        let place = match (&finding.location, &item.anchor) {
+            (Some(location), _) => {
+                let path = if prefix.is_empty() {
+                    location.display()
+                } else {
+                    format!("{prefix}/{}", location.display())
+                };
+                format!("`{path}`")
+            }
+            (None, _) => "(no file)".to_owned(),
+        };
+        let why = match item.anchor {
+            Anchor::Summary => "",
+            _ => " _(over the comment limit)_",
+        };
+        let line = format!(
+            "- **{} {}** ({}) {place}{why}: {}\n  fix: {}\n",
+            finding.rule.id(),
+            finding.rule.name(),
+            finding.severity,
+            one_line(&finding.message),
+            one_line(&finding.help)
+        );
+        length += line.chars().count();
+        if length > budget {
+            let _ = writeln!(
+                text,
+                "- … and {} more: run `evalock check` locally, or read the job log",
+                listed.len() - index
+            );
+            return;
+        }
+        text.push_str(&line);
+    }
+}
+
+fn one_line(text: &str) -> String {
+    let flat = text.replace(['\n', '\r'], " ");
+    if flat.chars().count() > 500 {
+        format!("{}…", flat.chars().take(500).collect::<String>())
+    } else {
+        flat
+    }
+}
+
+fn escape_cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{Finding, Location, Subject};
+
+    fn report(findings: Vec<Finding>) -> Report {
+        Report::new(
+            "check",
+            "working tree".into(),
+            Some("main (abc1234)".into()),
+            findings,
+        )
+    }
+
+    fn context() -> SummaryContext<'static> {
+        SummaryContext {
+            prefix: "",
+            head_sha: Some("0123456789abcdef0123456789abcdef01234567"),
+            commented: 2,
+        }
+    }
+
+    #[test]
+    fn a_clean_run_says_so() {
+        let text = render(&report(Vec::new()), &[], &context());
+        assert!(
+            text.starts_with("<!-- evalock:summary project=. -->\n## ✅ evalock: PASS"),
+            "{text}"
+        );
+        assert!(text.contains("head `0123456789ab`"));
+        assert!(text.contains("No findings"));
+    }
+
+    #[test]
+    fn counts_rules_suites_and_listed_findings() {
+        let findings = vec![
+            Finding::new(
+                RuleId::Regressed,
+                Subject::case("support", "a"),
+                "a regressed",
+            )
+            .at(Location::line("evals/s.jsonl", 2)),
+            Finding::new(
+                RuleId::CaseEditedInPlace,
+                Subject::case("support", "b"),
+                "b edited",
+            )
+            .at(Location::line("evals/s.jsonl", 3)),
+            Finding::new(
+                RuleId::BaselineMissing,
+                Subject::case("escalation", "c"),
+                "no baseline",
+            ),
+        ];
+        let report = report(findings);
+        let listed = Anchored {
+            finding: report.findings[2].clone(),
+            anchor: Anchor::Summary,
+        };
+        let text = render(&report, &[&listed], &context());
+        assert!(text.contains("## ❌ evalock: BLOCK"));
+        assert!(
+            text.contains("| refuse | 1 |\n| error | 1 |\n| warn | 1 |"),
+            "{text}"
+        );
+        assert!(text.contains("| EL501 | regressed | 1 |"));
+        assert!(
+            text.contains("| support | 1 | 1 | 0 | 0 | `a` (EL501), `b` (EL102) |"),
+            "{text}"
+        );
+        assert!(text.contains("### Not shown inline (1)\n\n- **EL404 baseline-missing** (warn) (no file): no baseline"), "{text}");
+        assert!(text.contains("2 findings are commented on the changed lines; 1 listed below."));
+    }
+
+    #[test]
+    fn a_huge_list_stays_under_the_comment_limit() {
+        let findings: Vec<Finding> = (0..3000)
+            .map(|index| {
+                Finding::new(
+                    RuleId::CaseUnlocked,
+                    Subject::case("s", &format!("case-{index}")),
+                    "x".repeat(300),
+                )
+                .at(Location::line("evals/s.jsonl", index))
+            })
+            .collect();
+        let report = report(findings);
+        let anchored: Vec<Anchored> = report
+            .findings
+            .iter()
+            .map(|finding| Anchored {
+                finding: finding.clone(),
+                anchor: Anchor::Summary,
+            })
+            .collect();
+        let listed: Vec<&Anchored> = anchored.iter().collect();
+        let text = render(
+            &report,
+            &listed,
+            &SummaryContext {
+                prefix: "proj",
+                ..context()
+            },
+        );
+        assert!(text.chars().count() < MAX_BODY_CHARS);
+        assert!(text.contains("more: run `evalock check` locally"));
+        assert!(text.contains("`proj/evals/s.jsonl:1`"));
+        assert!(text.starts_with("<!-- evalock:summary project=proj -->"));
+    }
+}

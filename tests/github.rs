@@ -1,0 +1,558 @@
+//! `evalock github` end to end: a real git repository with a pull request branch, the
+//! built binary, and a fake GitHub that validates every request against GitHub's
+//! vendored API descriptions.
+
+mod common;
+mod github_support;
+
+use evalock::finding::{Finding, Location, Subject};
+use evalock::rules::RuleId;
+use github_support::scenario::{comment_with, run_findings, writes, Scenario, SKILL_SCRIPT};
+use github_support::{READ_ONLY_TOKEN, WRITE_TOKEN};
+
+#[test]
+fn the_review_anchors_each_finding_is_idempotent_and_cleans_up_after_a_fix() {
+    let mut scenario = Scenario::new();
+    scenario.check().assert_code(2);
+    let check_report = scenario.path("check.json");
+    let run_report = scenario.write_report("run.json", run_findings());
+
+    let first = scenario.github(WRITE_TOKEN, &[&check_report, &run_report], &[]);
+    first
+        .assert_code(0)
+        .assert_contains("summary comment created");
+    let reviews = scenario.github.with(|state| state.reviews.clone());
+    assert_eq!(reviews.len(), 1, "one review per run");
+    assert_eq!(reviews[0].event, "COMMENT");
+    let comments = scenario.github.review_comments();
+
+    // (a) the edited case, on its own line.
+    let edited = comment_with(&comments, "EL102");
+    assert_eq!(
+        (edited.path.as_str(), edited.line, edited.start_line),
+        ("ai/evals/support.jsonl", Some(3), None)
+    );
+    assert!(
+        edited.body.contains("**Fix:**") && edited.body.contains("<!-- evalock:fp="),
+        "{}",
+        edited.body
+    );
+    // (b) the regression of an unchanged case, on the prompt hunk that caused it.
+    let regressed = comment_with(&comments, "EL501");
+    assert_eq!(
+        (regressed.path.as_str(), regressed.line),
+        ("ai/prompts/support.txt", Some(5))
+    );
+    assert!(
+        regressed
+            .body
+            .contains("```diff\n-{\"status\": \"need_order_id\"}"),
+        "{}",
+        regressed.body
+    );
+    assert!(regressed.body.contains(
+        "case `no-invented-tracking` of suite `support` (`evals/support.jsonl:4`) did not change"
+    ));
+    // (c) the risky line of the skill.
+    let risky = comment_with(&comments, "EL206");
+    assert_eq!((risky.path.as_str(), risky.line), (SKILL_SCRIPT, Some(3)));
+    // The prompt change itself, on the changed prompt line.
+    let prompt = comment_with(&comments, "EL107");
+    assert_eq!(
+        (prompt.path.as_str(), prompt.line),
+        ("ai/prompts/support.txt", Some(5))
+    );
+    // (e) an unchanged line of a changed file: a file-level comment.
+    let drift = comment_with(&comments, "EL302");
+    assert_eq!(
+        (drift.path.as_str(), drift.subject_type.as_str(), drift.line),
+        ("ai/evals/support.jsonl", "file", None)
+    );
+    assert!(
+        drift
+            .body
+            .contains("At `evals/support.jsonl:11`, outside the lines this pull request changes."),
+        "{}",
+        drift.body
+    );
+    // (d) outside the diff: only in the summary.
+    assert!(!comments
+        .iter()
+        .any(|comment| comment.body.contains("EL404")));
+    let summaries = scenario.github.with(|state| state.issue_comments.clone());
+    assert_eq!(summaries.len(), 1);
+    assert!(
+        summaries[0].body.contains("## ❌ evalock: BLOCK"),
+        "{}",
+        summaries[0].body
+    );
+    assert!(
+        summaries[0]
+            .body
+            .contains("**EL404 baseline-missing** (warn) `ai/evals/escalation.yaml:2`"),
+        "{}",
+        summaries[0].body
+    );
+    assert!(summaries[0].body.contains("| support |"));
+
+    // Run twice: nothing new is posted, nothing is edited.
+    scenario.github.clear_log();
+    let second = scenario.github(WRITE_TOKEN, &[&check_report, &run_report], &[]);
+    second
+        .assert_code(0)
+        .assert_contains("summary comment unchanged");
+    assert_eq!(writes(&scenario.github), Vec::<String>::new());
+    assert_eq!(scenario.github.review_comments().len(), comments.len());
+
+    // A person replies to the EL101 comment of the same case; then (a) is fixed.
+    let unlocked = comment_with(&comments, "EL101").id;
+    scenario
+        .github
+        .human_reply(unlocked, "Why did this change?");
+    scenario.repo.replace(
+        "ai/evals/support.jsonl",
+        "Please refund order 7731-QX",
+        "Please refund order 7731-QT",
+    );
+    scenario.push("restore the case");
+    scenario.check().assert_code(2);
+    scenario.github.clear_log();
+    let third = scenario.github(WRITE_TOKEN, &[&check_report, &run_report], &[]);
+    third
+        .assert_code(0)
+        .assert_contains("resolved 1")
+        .assert_contains("left 1 with replies");
+    assert!(
+        scenario
+            .github
+            .thread_of(edited.id)
+            .expect("thread")
+            .resolved,
+        "the fixed finding's thread is resolved"
+    );
+    assert!(
+        !scenario
+            .github
+            .thread_of(unlocked)
+            .expect("thread")
+            .resolved,
+        "a thread with a human reply is left alone"
+    );
+    assert!(
+        !scenario
+            .github
+            .thread_of(regressed.id)
+            .expect("thread")
+            .resolved
+    );
+    assert_eq!(
+        scenario.github.with(|state| state.reviews.len()),
+        1,
+        "nothing new to review"
+    );
+    let summaries = scenario.github.with(|state| state.issue_comments.clone());
+    assert_eq!(summaries.len(), 1, "the summary is edited in place");
+    assert!(summaries[0].body.contains(&scenario.head_sha[..12]));
+    assert!(writes(&scenario.github)
+        .iter()
+        .any(|write| write.contains("issues/update-comment")));
+}
+
+#[test]
+fn a_read_only_token_falls_back_to_annotations_and_the_step_summary() {
+    let scenario = Scenario::new();
+    let gate = scenario.check();
+    gate.assert_code(2);
+    let check_report = scenario.path("check.json");
+    let run_report = scenario.write_report("run.json", run_findings());
+    let run = scenario.github(READ_ONLY_TOKEN, &[&check_report, &run_report], &[]);
+    run.assert_code(0)
+        .assert_contains(
+            "::error file=ai/evals/support.jsonl,line=3,title=EL102 case-edited-in-place::",
+        )
+        .assert_contains("::error file=ai/prompts/support.txt")
+        .assert_contains("read-only token")
+        .assert_contains("not posted");
+    assert!(
+        run.stdout
+            .lines()
+            .filter(|line| line.starts_with("::error "))
+            .count()
+            <= 10
+    );
+    let step_summary =
+        std::fs::read_to_string(scenario.path("step-summary.md")).expect("step summary written");
+    assert!(
+        step_summary.contains(": BLOCK")
+            && step_summary.contains("EL206")
+            && step_summary
+                .contains("_evalock did not post to the pull request: the token may not write"),
+        "{step_summary}"
+    );
+    assert!(step_summary.len() < 1024 * 1024);
+    // The action writes the same job summary before posting: it is not written twice.
+    scenario
+        .github(READ_ONLY_TOKEN, &[&check_report, &run_report], &[])
+        .assert_code(0);
+    let step_summary =
+        std::fs::read_to_string(scenario.path("step-summary.md")).expect("step summary");
+    assert_eq!(
+        step_summary.matches(": BLOCK\n").count(),
+        1,
+        "{step_summary}"
+    );
+    assert_eq!(step_summary.matches("_evalock did not post").count(), 2);
+    assert!(scenario
+        .github
+        .with(|state| state.reviews.is_empty() && state.issue_comments.is_empty()));
+    assert!(
+        scenario
+            .github
+            .log()
+            .iter()
+            .any(|logged| logged.status == 403),
+        "the write was refused by GitHub"
+    );
+}
+
+#[test]
+fn thirty_five_findings_make_thirty_comments_and_five_summary_lines() {
+    let mut scenario = Scenario::new();
+    let many_lines: String = (1..=40)
+        .map(|index| format!("echo step {index}\n"))
+        .collect();
+    scenario.repo.write(
+        SKILL_SCRIPT,
+        format!("#!/bin/sh\ngit log --oneline -20\n{many_lines}"),
+    );
+    scenario.push("a longer script");
+    let findings: Vec<Finding> = (0..35)
+        .map(|index| {
+            Finding::new(
+                RuleId::SkillRiskyContent,
+                Subject::skill("release-notes"),
+                format!("risky step {index}"),
+            )
+            .at(Location::line(
+                "skills/release-notes/scripts/collect.sh",
+                3 + index,
+            ))
+            .discriminator(&format!("step-{index}"))
+        })
+        .collect();
+    // One of them spans several added lines: a multi-line comment inside one hunk.
+    let mut findings = findings;
+    findings[0].location = Some(Location::span(
+        "skills/release-notes/scripts/collect.sh",
+        3,
+        6,
+    ));
+    let report = scenario.write_report("many.json", findings);
+    scenario
+        .github(WRITE_TOKEN, &[&report], &[])
+        .assert_code(0)
+        .assert_contains("posted 30 inline");
+    let comments = scenario.github.review_comments();
+    assert_eq!(comments.len(), 30);
+    let spanning = comments
+        .iter()
+        .find(|comment| comment.body.contains("risky step 0\n"))
+        .expect("step 0 is inline");
+    assert_eq!((spanning.start_line, spanning.line), (Some(3), Some(6)));
+    assert!(
+        comments
+            .iter()
+            .filter(|comment| comment.start_line.is_some())
+            .count()
+            == 1,
+        "start_line only for ranges"
+    );
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(summary.contains("### Not shown inline (5)"), "{summary}");
+    assert_eq!(summary.matches("_(over the comment limit)_").count(), 5);
+}
+
+#[test]
+fn a_diff_too_large_for_the_api_is_read_from_git() {
+    let scenario = Scenario::new();
+    scenario.check();
+    scenario.github.with(|state| state.diff_too_large = true);
+    let run = scenario.github(WRITE_TOKEN, &[&scenario.path("check.json")], &[]);
+    run.assert_code(0).assert_contains("HTTP 406");
+    let comments = scenario.github.review_comments();
+    assert_eq!(comment_with(&comments, "EL102").line, Some(3));
+}
+
+#[test]
+fn server_errors_and_secondary_rate_limits_are_retried() {
+    let scenario = Scenario::new();
+    let report = scenario.write_report("run.json", run_findings());
+    scenario.github.with(|state| {
+        state.injected_failures = vec![
+            (502, None, "Server Error".into()),
+            (403, Some(1), "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.".into()),
+            (503, None, "Service Unavailable".into()),
+        ];
+    });
+    scenario
+        .github(WRITE_TOKEN, &[&report], &[])
+        .assert_code(0)
+        .assert_contains("summary comment created");
+    let statuses: Vec<u16> = scenario
+        .github
+        .log()
+        .iter()
+        .map(|logged| logged.status)
+        .take(4)
+        .collect();
+    assert_eq!(statuses, vec![502, 403, 503, 200]);
+    assert_eq!(
+        scenario.github.review_comments().len(),
+        3,
+        "EL501 on the prompt, EL206 on the script, EL302 on its file"
+    );
+}
+
+#[test]
+fn when_github_keeps_failing_the_run_still_exits_zero_and_says_why() {
+    let scenario = Scenario::new();
+    let report = scenario.write_report("run.json", run_findings());
+    scenario
+        .github
+        .with(|state| state.injected_failures = vec![(500, None, "boom".into()); 4]);
+    let run = scenario.github(WRITE_TOKEN, &[&report], &[]);
+    run.assert_code(0)
+        .assert_contains("could not post to the pull request")
+        .assert_contains("HTTP 500");
+    // Annotations point at the findings' own lines: GitHub shows them on any line of a file.
+    run.assert_contains("::error file=ai/evals/support.jsonl,line=4")
+        .assert_contains("::error file=ai/skills/release-notes/scripts/collect.sh,line=3");
+}
+
+#[test]
+fn summaries_and_comments_are_found_on_later_pages() {
+    let scenario = Scenario::new();
+    let report = scenario.write_report("run.json", run_findings());
+    scenario.github(WRITE_TOKEN, &[&report], &[]).assert_code(0);
+    // Bury evalock's comments under more than a page of other people's comments.
+    scenario.github.with(|state| {
+        let summary = state.issue_comments.remove(0);
+        for index in 0..150 {
+            let id = state.new_id();
+            state.issue_comments.push(github_support::IssueComment {
+                id,
+                body: format!("comment {index}"),
+                user: "octocat".into(),
+            });
+        }
+        state.issue_comments.push(summary);
+        let ours = std::mem::take(&mut state.review_comments);
+        let template = ours[0].clone();
+        for index in 0..120 {
+            let id = state.new_id();
+            state.review_comments.push(github_support::ReviewComment {
+                id,
+                body: format!("note {index}"),
+                user: "octocat".into(),
+                review_id: None,
+                ..template.clone()
+            });
+        }
+        state.review_comments.extend(ours);
+    });
+    scenario.github.clear_log();
+    scenario
+        .github(WRITE_TOKEN, &[&report], &[])
+        .assert_code(0)
+        .assert_contains("summary comment unchanged");
+    assert_eq!(
+        writes(&scenario.github),
+        Vec::<String>::new(),
+        "found on page 2, nothing reposted"
+    );
+    assert!(
+        scenario
+            .github
+            .log()
+            .iter()
+            .filter(|logged| logged.operation == "issues/list-comments")
+            .count()
+            >= 2
+    );
+}
+
+#[test]
+fn outside_a_pull_request_or_without_a_token_it_annotates_and_exits_zero() {
+    let scenario = Scenario::new();
+    let report = scenario.write_report("run.json", run_findings());
+    let push = scenario.github(WRITE_TOKEN, &[&report], &[("GITHUB_EVENT_NAME", "push")]);
+    push.assert_code(0)
+        .assert_contains("`push` event is not a pull request")
+        .assert_contains("::error file=ai/evals/support.jsonl,line=4");
+    let no_token = scenario.github("", &[&report], &[]);
+    no_token
+        .assert_code(0)
+        .assert_contains("no token in $GITHUB_TOKEN")
+        .assert_contains("::warning file=ai/evals/escalation.yaml");
+    let annotations = scenario.github(
+        WRITE_TOKEN,
+        &[&report],
+        &[
+            ("EVALOCK_COMMENT_MODE", "annotations"),
+            ("GITHUB_EVENT_NAME", "pull_request_target"),
+        ],
+    );
+    annotations
+        .assert_code(0)
+        .assert_contains("annotations mode")
+        .assert_contains("::error file=ai/skills/release-notes/scripts/collect.sh,line=3");
+    assert!(
+        scenario.github.log().is_empty(),
+        "no API call without a pull request or a token, or in annotations mode"
+    );
+}
+
+/// The fake must reject what GitHub rejects, or the tests above prove nothing.
+#[test]
+fn the_fake_github_rejects_what_github_rejects() {
+    let scenario = Scenario::new();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let (owner, repo, number) = scenario
+        .github
+        .with(|state| (state.owner.clone(), state.repo.clone(), state.number));
+    let url = format!(
+        "{}/repos/{owner}/{repo}/pulls/{number}/reviews",
+        scenario.github.api_url()
+    );
+    let post = |body: serde_json::Value| {
+        let mut response = agent
+            .post(&url)
+            .header("Authorization", &format!("Bearer {WRITE_TOKEN}"))
+            .content_type("application/json")
+            .send(body.to_string().as_bytes())
+            .expect("request");
+        (
+            response.status().as_u16(),
+            response.body_mut().read_to_string().unwrap_or_default(),
+        )
+    };
+    let comment = |path: &str, line: u32| serde_json::json!({ "path": path, "line": line, "side": "RIGHT", "body": "x" });
+    let review = |comments: Vec<serde_json::Value>| serde_json::json!({ "commit_id": scenario.head_sha, "body": "b", "event": "COMMENT", "comments": comments });
+    // One comment off the diff rejects the whole review.
+    let (status, body) = post(review(vec![
+        comment(SKILL_SCRIPT, 3),
+        comment("ai/evals/escalation.yaml", 2),
+    ]));
+    assert_eq!(status, 422);
+    assert!(
+        body.contains("Pull request review thread line must be part of the diff"),
+        "{body}"
+    );
+    assert!(
+        scenario.github.review_comments().is_empty(),
+        "nothing of a rejected review is kept"
+    );
+    // A body of 65,536 characters is too long.
+    let mut long = comment(SKILL_SCRIPT, 3);
+    long["body"] = serde_json::json!("x".repeat(65_536));
+    assert_eq!(post(review(vec![long])).0, 422);
+    assert_eq!(post(review(vec![comment(SKILL_SCRIPT, 3)])).0, 200);
+    assert!(scenario.github.violations().is_empty());
+    // A property GitHub does not know, or a wrong type, is a schema violation.
+    let mut unknown = comment(SKILL_SCRIPT, 3);
+    unknown["subject_type"] = serde_json::json!("file");
+    assert_eq!(post(review(vec![unknown])).0, 400);
+    let mut wrong_type = review(Vec::new());
+    wrong_type["event"] = serde_json::json!("SHOUT");
+    assert_eq!(post(wrong_type).0, 400);
+    let violations = scenario.github.violations();
+    assert!(
+        violations
+            .iter()
+            .any(|violation| violation.contains("`subject_type` is not a property")),
+        "{violations:?}"
+    );
+    assert!(
+        violations
+            .iter()
+            .any(|violation| violation.contains("\"SHOUT\" is not one of")),
+        "{violations:?}"
+    );
+}
+
+#[test]
+fn a_report_that_cannot_be_read_is_a_malformed_input_error() {
+    let scenario = Scenario::new();
+    std::fs::write(scenario.path("bad.json"), "{\"schema\": ").expect("write");
+    let run = scenario.github(WRITE_TOKEN, &[&scenario.path("bad.json")], &[]);
+    run.assert_code(65).assert_contains("bad.json:1:");
+    let missing = scenario.github(WRITE_TOKEN, &[&scenario.path("missing.json")], &[]);
+    missing
+        .assert_code(64)
+        .assert_contains("missing.json: no such file");
+    assert!(
+        scenario.github.log().is_empty(),
+        "nothing is posted from a bad report"
+    );
+}
+
+#[test]
+fn a_report_with_repository_paths_is_placed_the_same() {
+    // `evalock report --path-prefix` writes repository-relative paths; the prefix is
+    // then not added a second time.
+    let scenario = Scenario::new();
+    let findings: Vec<Finding> = run_findings()
+        .into_iter()
+        .map(|mut finding| {
+            if let Some(location) = finding.location.as_mut() {
+                location.path = format!("ai/{}", location.path);
+            }
+            finding
+        })
+        .collect();
+    let report = scenario.write_report("prefixed.json", findings);
+    scenario.github(WRITE_TOKEN, &[&report], &[]).assert_code(0);
+    let comments = scenario.github.review_comments();
+    assert_eq!(comment_with(&comments, "EL206").path, SKILL_SCRIPT);
+    assert_eq!(
+        comment_with(&comments, "EL501").path,
+        "ai/prompts/support.txt"
+    );
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(
+        summary.contains("`ai/evals/escalation.yaml:2`"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn summary_mode_posts_only_the_sticky_summary() {
+    let scenario = Scenario::new();
+    let report = scenario.write_report("run.json", run_findings());
+    scenario
+        .github(
+            WRITE_TOKEN,
+            &[&report],
+            &[("EVALOCK_COMMENT_MODE", "summary")],
+        )
+        .assert_code(0);
+    assert!(scenario.github.review_comments().is_empty());
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(summary.contains("### Not shown inline (4)"), "{summary}");
+    let diff_requests = scenario
+        .github
+        .log()
+        .iter()
+        .filter(|logged| logged.operation == "pulls/get")
+        .count();
+    assert_eq!(diff_requests, 0, "no diff needed for a summary");
+}
