@@ -15,11 +15,13 @@ pub mod error;
 pub mod finding;
 pub mod fs_util;
 pub mod github;
+pub mod grade;
 pub mod hash;
 pub mod model;
 pub mod report;
 pub mod rules;
 pub mod skills;
+pub mod run;
 pub mod source;
 pub mod text;
 

@@ -21,6 +21,9 @@ pub struct Lock {
     pub recipes: Recipes,
     #[serde(default, rename = "suite")]
     pub suites: BTreeMap<String, SuiteLock>,
+    /// Graders by id: version and the digest of their sources.
+    #[serde(default, rename = "grader")]
+    pub graders: BTreeMap<String, GraderLock>,
     /// Cases by suite, then by id.
     #[serde(default, rename = "case")]
     pub cases: BTreeMap<String, BTreeMap<String, CaseLock>>,
@@ -62,6 +65,17 @@ pub struct SuiteLock {
     pub prompts: BTreeMap<String, Digest>,
 }
 
+/// A grader's version pinned with the `tree-v1` digest of its sources.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraderLock {
+    pub version: String,
+    pub digest: Digest,
+    /// Per source file, so drift names the file.
+    #[serde(default)]
+    pub files: BTreeMap<String, Digest>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CaseLock {
@@ -78,6 +92,7 @@ impl Lock {
             lock_version: LOCK_VERSION,
             recipes: Recipes::default(),
             suites: BTreeMap::new(),
+            graders: BTreeMap::new(),
             cases: BTreeMap::new(),
             skills: BTreeMap::new(),
         }
@@ -126,6 +141,12 @@ impl Lock {
                 })?;
             }
         }
+        for grader in lock.graders.values() {
+            for file in grader.files.keys() {
+                crate::hash::validate_relative_path(file)
+                    .map_err(|error| Error::malformed(path.to_owned(), format!("grader source entry: {error}")))?;
+            }
+        }
         for suite in lock.suites.values() {
             for prompt in suite.prompts.keys() {
                 crate::hash::validate_relative_path(prompt).map_err(|error| {
@@ -156,6 +177,17 @@ impl Lock {
             if !suite.prompts.is_empty() {
                 let _ = writeln!(out, "\n[suite.{}.prompts]", toml_key(name));
                 for (path, digest) in &suite.prompts {
+                    let _ = writeln!(out, "{} = {}", toml_key(path), toml_string(digest.as_str()));
+                }
+            }
+        }
+        for (id, grader) in &self.graders {
+            let _ = writeln!(out, "\n[grader.{}]", toml_key(id));
+            let _ = writeln!(out, "version = {}", toml_string(&grader.version));
+            let _ = writeln!(out, "digest = {}", toml_string(grader.digest.as_str()));
+            if !grader.files.is_empty() {
+                let _ = writeln!(out, "\n[grader.{}.files]", toml_key(id));
+                for (path, digest) in &grader.files {
                     let _ = writeln!(out, "{} = {}", toml_key(path), toml_string(digest.as_str()));
                 }
             }
@@ -238,6 +270,14 @@ mod tests {
                 digest: bytes_digest(b"suite"),
                 prompt: Some(bytes_digest(b"prompt")),
                 prompts: [("prompts/support.txt".to_owned(), bytes_digest(b"prompt"))].into(),
+            },
+        );
+        lock.graders.insert(
+            "strict".into(),
+            GraderLock {
+                version: "struct-3".into(),
+                digest: bytes_digest(b"tree"),
+                files: [("graders/strict.py".to_owned(), bytes_digest(b"py"))].into(),
             },
         );
         let cases = lock.cases.entry("support".into()).or_default();

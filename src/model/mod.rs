@@ -1,7 +1,9 @@
 //! The model: what evalock reads from a snapshot of a project.
 
+pub mod baseline;
 pub mod cases;
 pub mod config;
+pub mod graders;
 pub mod lock;
 pub mod project;
 pub mod skill_lock;
@@ -9,7 +11,9 @@ mod strict_json;
 
 pub use cases::{parse_case_file, Case, CaseProblem, ParsedCaseFile};
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
-pub use lock::{CaseLock, Lock, SuiteLock, LOCK_FILE};
+pub use baseline::{BaselineContext, BaselineEntry, BaselineFile, BaselineState, SuiteBaseline};
+pub use graders::GraderModel;
+pub use lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
 pub use project::{suite_digest, Project, PromptFile, SuiteModel};
 pub use skill_lock::{FileLock, SkillLock, SourceKind, SourceLock};
 pub use strict_json::StrictValue;

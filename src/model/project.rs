@@ -3,13 +3,16 @@
 
 use super::cases::{parse_case_file, Case, CaseProblem};
 use super::config::{Config, CONFIG_FILE};
-use super::lock::{CaseLock, Lock, SuiteLock, LOCK_FILE};
+use super::baseline::{load_baseline, SuiteBaseline};
+use super::graders::{load_graders, GraderModel};
+use super::lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
 use crate::error::{Error, Result};
 use crate::finding::Subject;
 use crate::hash::{bytes_digest, tree_digest, Digest, EntryKind, TreeEntry};
 use crate::source::{glob_files, ContentSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// One prompt file of a suite; `digest` is `None` when the file is missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +101,15 @@ pub struct Project {
     pub skills: crate::skills::SkillSet,
     /// `working tree`, `index`, `main (1a2b3c4)`.
     pub source: String,
+    /// Configured graders with the digests of their sources.
+    pub graders: Vec<GraderModel>,
+    /// Baselines of the suites that configure one, by suite name.
+    pub baselines: BTreeMap<String, SuiteBaseline>,
+    /// Where command graders run (the project root); without it they are not probed.
+    pub workdir: Option<PathBuf>,
+    /// `Rebaseline-Reason:` trailers of the commits between the base and the judged
+    /// content (filled by `check --base`).
+    pub rebaseline_reasons: Vec<String>,
 }
 
 impl Project {
@@ -146,12 +158,23 @@ impl Project {
             Some(skills_config) => crate::skills::load_skills(source, skills_config)?,
             None => crate::skills::SkillSet::default(),
         };
+        let graders = load_graders(source, &config)?;
+        let mut baselines = BTreeMap::new();
+        for suite in &config.suites {
+            if let Some(path) = &suite.baseline {
+                baselines.insert(suite.name().to_owned(), load_baseline(source, suite.name(), path)?);
+            }
+        }
         Ok(Some(Project {
             config,
             lock,
             suites,
             skills,
             source: source.describe(),
+            graders,
+            baselines,
+            workdir: None,
+            rebaseline_reasons: Vec::new(),
         }))
     }
 
@@ -174,6 +197,26 @@ impl Project {
 
     pub fn suite(&self, name: &str) -> Option<&SuiteModel> {
         self.suites.iter().find(|suite| suite.name == name)
+    }
+
+    /// Sets the directory command graders and completers run in.
+    pub fn with_workdir(mut self, workdir: PathBuf) -> Project {
+        self.workdir = Some(workdir);
+        self
+    }
+
+    pub fn grader_model(&self, id: &str) -> Option<&GraderModel> {
+        self.graders.iter().find(|grader| grader.id == id)
+    }
+
+    /// The grader a suite uses: its `grader`, or the built-in one.
+    pub fn grader_for(&self, suite: &str) -> crate::grade::Grader {
+        self.config
+            .suite(suite)
+            .and_then(|config| config.grader.as_deref())
+            .and_then(|id| self.grader_model(id))
+            .map(GraderModel::grader)
+            .unwrap_or_else(crate::grade::Grader::builtin)
     }
 
     /// The lock this project would write. Case entries of suites are rebuilt from the
@@ -202,6 +245,16 @@ impl Project {
         for skill in &self.skills.skills {
             lock.skills
                 .insert(skill.path.clone(), skill.lock_entry(&skills_config));
+        }
+        for grader in &self.graders {
+            lock.graders.insert(
+                grader.id.clone(),
+                GraderLock {
+                    version: grader.version.clone(),
+                    digest: grader.digest.clone(),
+                    files: grader.files.iter().map(|file| (file.path.clone(), file.digest.clone())).collect(),
+                },
+            );
         }
         lock
     }

@@ -1,0 +1,350 @@
+//! The built-in deterministic grader: a case's `expect` assertions over one completion.
+//! It never calls a model and it fails closed: an assertion it cannot evaluate, an
+//! unknown assertion, or a case with no assertions is a failure, never a pass.
+//! Every failure is a grep-friendly reason code such as `missing_key:status`.
+
+use super::envelope::Completion;
+use super::Grade;
+use regex::{Regex, RegexBuilder};
+use serde_json::{Map, Value};
+
+/// The assertions `expect` may hold.
+pub const ASSERTIONS: &[&str] = &[
+    "json",
+    "required_keys",
+    "allowed_keys",
+    "status_in",
+    "equals",
+    "must_include",
+    "forbidden",
+    "forbid_patterns",
+    "regex",
+    "max_chars",
+    "must_call",
+    "must_not_call",
+    "args",
+    "require_clarification",
+];
+
+/// Assertions that read the completion as a JSON object.
+const JSON_ASSERTIONS: &[&str] = &["json", "required_keys", "allowed_keys", "status_in", "equals"];
+
+/// Grades `raw` against the case's `expect` (absent: no assertions, which fails).
+pub fn grade(expect: Option<&Value>, raw: &str) -> Grade {
+    let mut reasons = Reasons::default();
+    if raw.trim().is_empty() {
+        reasons.push("empty_completion".into());
+    }
+    match expect {
+        None | Some(Value::Null) => reasons.push("no_assertions".into()),
+        Some(Value::Object(expect)) if expect.is_empty() => reasons.push("no_assertions".into()),
+        Some(Value::Object(expect)) => check_all(expect, &Completion::read(raw), &mut reasons),
+        Some(_) => reasons.push("invalid_expect".into()),
+    }
+    Grade::from_reasons(reasons.0)
+}
+
+/// Failure reasons in the order found, without repeats.
+#[derive(Default)]
+struct Reasons(Vec<String>);
+
+impl Reasons {
+    fn push(&mut self, reason: String) {
+        if !self.0.contains(&reason) {
+            self.0.push(reason);
+        }
+    }
+}
+
+fn check_all(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: &mut Reasons) {
+    for key in expect.keys().filter(|key| !ASSERTIONS.contains(&key.as_str())) {
+        reasons.push(format!("unknown_assertion:{key}"));
+    }
+    let wants_json =
+        expect.iter().any(|(key, value)| JSON_ASSERTIONS.contains(&key.as_str()) && *value != Value::Bool(false));
+    if wants_json {
+        match (&completion.json, completion.object()) {
+            (None, _) => reasons.push("parse_fail".into()),
+            (Some(_), None) => reasons.push("not_object".into()),
+            (Some(_), Some(object)) => check_json(expect, object, reasons),
+        }
+    }
+    check_text(expect, completion, reasons);
+    check_tools(expect, completion, reasons);
+}
+
+fn strings<'a>(expect: &'a Map<String, Value>, key: &str, reasons: &mut Reasons) -> Vec<&'a str> {
+    match expect.get(key) {
+        None => Vec::new(),
+        Some(Value::String(one)) => vec![one.as_str()],
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+            items.iter().filter_map(Value::as_str).collect()
+        }
+        Some(_) => {
+            reasons.push(format!("invalid_assertion:{key}"));
+            Vec::new()
+        }
+    }
+}
+
+fn check_json(expect: &Map<String, Value>, object: &Map<String, Value>, reasons: &mut Reasons) {
+    if !matches!(expect.get("json"), None | Some(Value::Bool(_))) {
+        reasons.push("invalid_assertion:json".into());
+    }
+    for key in strings(expect, "required_keys", reasons) {
+        if !object.contains_key(key) {
+            reasons.push(format!("missing_key:{key}"));
+        }
+    }
+    if expect.contains_key("allowed_keys") {
+        let allowed = strings(expect, "allowed_keys", reasons);
+        for key in object.keys().filter(|key| !allowed.contains(&key.as_str())) {
+            reasons.push(format!("unexpected_key:{key}"));
+        }
+    }
+    if let Some(allowed) = expect.get("status_in") {
+        match (allowed, object.get("status")) {
+            (Value::Array(allowed), Some(status)) if allowed.contains(status) => {}
+            (Value::Array(_), Some(Value::String(status))) => reasons.push(format!("status_not_in:{status}")),
+            (Value::Array(_), Some(other)) => reasons.push(format!("status_not_in:{other}")),
+            (Value::Array(_), None) => reasons.push("missing_key:status".into()),
+            _ => reasons.push("invalid_assertion:status_in".into()),
+        }
+    }
+    match expect.get("equals") {
+        None => {}
+        Some(Value::Object(pairs)) => {
+            let document = Value::Object(object.clone());
+            for (path, expected) in pairs {
+                match lookup(&document, path) {
+                    None => reasons.push(format!("missing_path:{path}")),
+                    Some(actual) if actual == expected => {}
+                    Some(_) => reasons.push(format!("not_equal:{path}")),
+                }
+            }
+        }
+        Some(_) => reasons.push("invalid_assertion:equals".into()),
+    }
+}
+
+/// A value inside a JSON document by path: a JSON pointer (`/a/0/b`), or dotted
+/// (`a.0.b`, optionally starting with `$.`) where a number indexes an array.
+pub fn lookup<'v>(document: &'v Value, path: &str) -> Option<&'v Value> {
+    if path.starts_with('/') {
+        return document.pointer(path);
+    }
+    let dotted = path.strip_prefix("$.").unwrap_or(path);
+    dotted.split('.').try_fold(document, |value, segment| match value {
+        Value::Object(map) => map.get(segment),
+        Value::Array(items) => items.get(segment.parse::<usize>().ok()?),
+        _ => None,
+    })
+}
+
+fn check_text(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: &mut Reasons) {
+    let lowered = completion.raw.to_lowercase();
+    for needle in strings(expect, "must_include", reasons) {
+        if !lowered.contains(&needle.to_lowercase()) {
+            reasons.push(format!("missing:{needle}"));
+        }
+    }
+    for phrase in strings(expect, "forbidden", reasons) {
+        if lowered.contains(&phrase.to_lowercase()) {
+            reasons.push(format!("forbidden:{phrase}"));
+        }
+    }
+    for pattern in strings(expect, "forbid_patterns", reasons) {
+        match compile(pattern, true) {
+            Some(regex) if regex.is_match(completion.raw) => reasons.push(format!("forbid_pattern:{pattern}")),
+            Some(_) => {}
+            None => reasons.push(format!("invalid_regex:{pattern}")),
+        }
+    }
+    for pattern in strings(expect, "regex", reasons) {
+        match compile(pattern, false) {
+            Some(regex) if regex.is_match(completion.raw) => {}
+            Some(_) => reasons.push(format!("regex_mismatch:{pattern}")),
+            None => reasons.push(format!("invalid_regex:{pattern}")),
+        }
+    }
+    match expect.get("max_chars") {
+        None => {}
+        Some(Value::Number(number)) if number.as_u64().is_some() => {
+            let limit = number.as_u64().unwrap_or(0);
+            let count = completion.raw.chars().count() as u64;
+            if count > limit {
+                reasons.push(format!("too_long:{count}>{limit}"));
+            }
+        }
+        Some(_) => reasons.push("invalid_assertion:max_chars".into()),
+    }
+}
+
+/// `forbid_patterns` match case-insensitively (as the seeds' graders do); `regex` is
+/// taken as written (`(?i)` makes it case-insensitive).
+fn compile(pattern: &str, case_insensitive: bool) -> Option<Regex> {
+    RegexBuilder::new(pattern).case_insensitive(case_insensitive).size_limit(1 << 20).build().ok()
+}
+
+fn check_tools(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: &mut Reasons) {
+    for name in strings(expect, "must_call", reasons) {
+        if completion.calls_named(name).next().is_none() {
+            reasons.push(format!("missing_tool:{name}"));
+        }
+    }
+    for name in strings(expect, "must_not_call", reasons) {
+        if completion.calls_named(name).next().is_some() {
+            reasons.push(format!("forbidden_tool:{name}"));
+        }
+    }
+    match expect.get("args") {
+        None => {}
+        Some(Value::Object(tools)) => {
+            for (tool, spec) in tools {
+                check_arguments(tool, spec, completion, reasons);
+            }
+        }
+        Some(_) => reasons.push("invalid_assertion:args".into()),
+    }
+    match expect.get("require_clarification") {
+        None | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => check_clarification(completion, &[], reasons),
+        Some(Value::Array(_)) => {
+            let patterns = strings(expect, "require_clarification", reasons);
+            check_clarification(completion, &patterns, reasons);
+        }
+        Some(_) => reasons.push("invalid_assertion:require_clarification".into()),
+    }
+}
+
+/// Every expected argument must equal what the first call to `tool` passed; a plain value
+/// or `{"eq": value}`.
+fn check_arguments(tool: &str, spec: &Value, completion: &Completion<'_>, reasons: &mut Reasons) {
+    let Value::Object(expected) = spec else {
+        reasons.push(format!("invalid_assertion:args.{tool}"));
+        return;
+    };
+    let Some(call) = completion.calls_named(tool).next() else {
+        reasons.push(format!("missing_tool:{tool}"));
+        return;
+    };
+    for (key, rule) in expected {
+        let wanted = match rule {
+            Value::Object(rule) if rule.len() == 1 && rule.contains_key("eq") => &rule["eq"],
+            other => other,
+        };
+        if call.arguments.get(key) != Some(wanted) {
+            reasons.push(format!("arg_mismatch:{tool}.{key}"));
+        }
+    }
+}
+
+/// Underspecified input: completing is the failure. Any tool call fails, and the reply
+/// must ask: contain a `?`, or match one of the given patterns (case-insensitive).
+fn check_clarification(completion: &Completion<'_>, patterns: &[&str], reasons: &mut Reasons) {
+    for call in &completion.tool_calls {
+        reasons.push(format!("completed_without_clarification:{}", call.name));
+    }
+    let reply = completion.reply_text();
+    let asked = if patterns.is_empty() {
+        reply.contains('?')
+    } else {
+        patterns.iter().any(|pattern| compile(pattern, true).is_some_and(|regex| regex.is_match(reply)))
+    };
+    if !asked {
+        reasons.push("no_clarifying_question".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn reasons(expect: Value, completion: &str) -> Vec<String> {
+        grade(Some(&expect), completion).reasons
+    }
+
+    #[test]
+    fn seed_status_case_passes_and_fails_with_reason_codes() {
+        let expect = json!({"json": true, "required_keys": ["status", "order_id"], "forbidden": ["as an AI", "I think"], "status_in": ["paid", "pending", "failed"]});
+        assert!(grade(Some(&expect), r#"{"status":"paid","order_id":"ord_1042"}"#).pass);
+        assert_eq!(reasons(expect.clone(), "not json"), vec!["parse_fail"]);
+        assert_eq!(reasons(expect.clone(), r#"{"order_id":"x"}"#), vec!["missing_key:status"]);
+        assert_eq!(
+            reasons(expect.clone(), r#"{"status":"lost","order_id":"x","note":"As an AI I think"}"#),
+            vec!["status_not_in:lost", "forbidden:as an AI", "forbidden:I think"]
+        );
+        assert_eq!(reasons(expect, "[1]"), vec!["not_object"]);
+    }
+
+    #[test]
+    fn allowed_keys_and_equals_on_paths() {
+        let expect = json!({"allowed_keys": ["error", "detail"], "equals": {"error": "missing_order_id", "/detail/0": 1, "detail.1": 2}});
+        assert!(grade(Some(&expect), r#"{"error":"missing_order_id","detail":[1,2]}"#).pass);
+        assert_eq!(
+            reasons(expect, r#"{"error":"other","extra":true,"detail":[1]}"#),
+            vec!["unexpected_key:extra", "not_equal:error", "missing_path:detail.1"]
+        );
+    }
+
+    #[test]
+    fn text_assertions() {
+        let expect = json!({"must_include": ["2 Years"], "forbid_patterns": ["tracking number I made up"], "regex": ["^\\S"], "max_chars": 20});
+        assert!(grade(Some(&expect), "Warranty: 2 years.").pass);
+        assert_eq!(
+            reasons(expect, " TRACKING NUMBER I MADE UP is long"),
+            vec![
+                "missing:2 Years",
+                "forbid_pattern:tracking number I made up",
+                "regex_mismatch:^\\S",
+                "too_long:34>20"
+            ]
+        );
+        assert_eq!(reasons(json!({"regex": "("}), "x"), vec!["invalid_regex:("]);
+    }
+
+    #[test]
+    fn tool_call_assertions() {
+        let expect = json!({"must_call": ["get_order"], "must_not_call": ["create_refund"], "args": {"get_order": {"order_id": {"eq": "1842-AX"}}}});
+        let good = r#"{"tool_calls":[{"name":"get_order","arguments":{"order_id":"1842-AX"}}]}"#;
+        assert!(grade(Some(&expect), good).pass);
+        let bad = r#"{"tool_calls":[{"name":"get_order","arguments":{"order_id":"1"}},{"name":"create_refund","arguments":{}}]}"#;
+        assert_eq!(
+            reasons(expect.clone(), bad),
+            vec!["forbidden_tool:create_refund", "arg_mismatch:get_order.order_id"]
+        );
+        assert_eq!(reasons(expect, "I looked it up."), vec!["missing_tool:get_order"]);
+    }
+
+    #[test]
+    fn require_clarification_makes_completing_the_failure() {
+        let expect = json!({"require_clarification": true, "must_not_call": ["create_refund"]});
+        assert!(grade(Some(&expect), "Which order id should I refund?").pass);
+        assert!(grade(Some(&expect), r#"{"reply":"Which order?","tool_calls":[]}"#).pass);
+        assert_eq!(
+            reasons(
+                expect,
+                r#"{"reply":"Refund issued.","tool_calls":[{"name":"create_refund","arguments":{"order_id":"guess"}}]}"#
+            ),
+            vec![
+                "forbidden_tool:create_refund",
+                "completed_without_clarification:create_refund",
+                "no_clarifying_question"
+            ]
+        );
+        let patterns = json!({"require_clarification": ["order (id|number)", "which order"]});
+        assert!(grade(Some(&patterns), "Please send the order number.").pass);
+        assert_eq!(reasons(patterns, "Done?"), vec!["no_clarifying_question"]);
+    }
+
+    #[test]
+    fn fails_closed() {
+        assert_eq!(grade(None, "anything").reasons, vec!["no_assertions"]);
+        assert_eq!(reasons(json!({}), "anything"), vec!["no_assertions"]);
+        assert_eq!(reasons(json!({"error_equals": "x"}), "anything"), vec!["unknown_assertion:error_equals"]);
+        assert_eq!(reasons(json!({"max_chars": "ten"}), "x"), vec!["invalid_assertion:max_chars"]);
+        assert_eq!(reasons(json!({"forbidden": ["x"]}), "  "), vec!["empty_completion"]);
+        assert_eq!(reasons(json!("nope"), "x"), vec!["invalid_expect"]);
+    }
+}

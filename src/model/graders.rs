@@ -1,0 +1,70 @@
+//! Graders as the model sees them: each `[grader.<id>]` with its version and the
+//! `tree-v1` digest of its `sources`, read from one content source.
+
+use super::config::{Config, GraderKind};
+use crate::error::{Error, Result};
+use crate::grade::{Grader, GraderProgram};
+use crate::hash::{bytes_digest, tree_digest, Digest, TreeEntry};
+use crate::source::{glob_files, ContentSource};
+
+/// One configured grader and the sources pinned with its version.
+#[derive(Debug, Clone)]
+pub struct GraderModel {
+    pub id: String,
+    pub version: String,
+    pub kind: GraderKind,
+    pub command: Option<Vec<String>>,
+    /// The files its `sources` globs match, with their digests.
+    pub files: Vec<TreeEntry>,
+    /// `tree-v1` over `files`.
+    pub digest: Digest,
+    /// `sources` globs that match no file.
+    pub unmatched_sources: Vec<String>,
+}
+
+impl GraderModel {
+    /// The runnable grader.
+    pub fn grader(&self) -> Grader {
+        let program = match (&self.kind, &self.command) {
+            (GraderKind::Command, Some(argv)) => GraderProgram::Command(argv.clone()),
+            _ => GraderProgram::Builtin,
+        };
+        Grader { id: self.id.clone(), version: self.version.clone(), program }
+    }
+}
+
+pub fn load_graders(source: &dyn ContentSource, config: &Config) -> Result<Vec<GraderModel>> {
+    config
+        .graders
+        .iter()
+        .map(|(id, grader)| {
+            let mut files = Vec::new();
+            let mut unmatched_sources = Vec::new();
+            for pattern in &grader.sources {
+                let matched = glob_files(source, std::slice::from_ref(pattern))?;
+                if matched.is_empty() {
+                    unmatched_sources.push(pattern.clone());
+                }
+                for file in matched {
+                    if files.iter().any(|entry: &TreeEntry| entry.path == file.path) {
+                        continue;
+                    }
+                    let bytes = source.read(&file.path)?.unwrap_or_default();
+                    files.push(TreeEntry { path: file.path, kind: file.kind, digest: bytes_digest(&bytes) });
+                }
+            }
+            files.sort();
+            let digest = tree_digest(&files)
+                .map_err(|error| Error::malformed("evalock.toml", format!("grader `{id}`: {error}")))?;
+            Ok(GraderModel {
+                id: id.clone(),
+                version: grader.version.0.clone(),
+                kind: grader.kind,
+                command: grader.command.clone(),
+                files,
+                digest,
+                unmatched_sources,
+            })
+        })
+        .collect()
+}
