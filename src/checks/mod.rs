@@ -7,6 +7,8 @@ pub mod cases;
 pub mod skills;
 
 // [run] modules go here.
+pub mod baselines;
+pub mod graders;
 
 use crate::finding::{sort_findings, Finding};
 use crate::model::Project;
@@ -22,6 +24,10 @@ pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> 
     findings.extend(skills::check(project, base));
 
     // [run] grader and baseline checks go here.
+    let all_suites = project.suites.iter().map(|suite| suite.name.clone()).collect();
+    findings.extend(graders::check(project, base, &all_suites));
+    findings.extend(baselines::check(project, base, &all_suites, true));
+    graders::drop_outranked(&mut findings);
     drop_superseded(&mut findings);
     sort_findings(&mut findings);
     findings

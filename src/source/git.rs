@@ -65,6 +65,19 @@ impl GitRepo {
         Ok(base.map(|id| id.detach()))
     }
 
+    /// The full messages of the commits in `base..head` (reachable from `head`, not from
+    /// `base`), newest first.
+    pub fn commit_messages(&self, base: ObjectId, head: ObjectId) -> Result<Vec<String>> {
+        let repo = self.local();
+        let walk = repo.rev_walk([head]).with_hidden([base]).all().map_err(Error::git)?;
+        let mut messages = Vec::new();
+        for info in walk {
+            let commit = info.map_err(Error::git)?.object().map_err(Error::git)?;
+            messages.push(commit.message_raw_sloppy().to_string());
+        }
+        Ok(messages)
+    }
+
     /// The staged content: the index (honouring `GIT_INDEX_FILE`).
     pub fn index_source(&self) -> Result<GitSnapshot> {
         let repo = self.local();
@@ -191,6 +204,18 @@ impl GitRepo {
             .strip_prefix('/')
             .map(str::to_owned)
     }
+}
+
+/// The values of `<key>:` trailer lines in a commit message (the key matched without
+/// regard to case, as git does), trimmed and non-empty.
+pub fn trailer_values(message: &str, key: &str) -> Vec<String> {
+    message
+        .lines()
+        .filter_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            (name.trim().eq_ignore_ascii_case(key) && !value.trim().is_empty()).then(|| value.trim().to_owned())
+        })
+        .collect()
 }
 
 /// `GIT_INDEX_FILE` when set (relative to the current directory, as git resolves it),

@@ -1,0 +1,275 @@
+//! EL4xx: baselines. Entries recorded against another context are drifted (EL401) and
+//! never compared; entries whose digest does not match their own completion are
+//! tampered (EL402); cases without entries (EL404), entries without cases (EL405), and
+//! against the base: re-recordings without a reason (EL406) or mixed with contract
+//! changes (EL407).
+
+use super::graders::active_cases;
+use crate::finding::{Finding, Location, Subject};
+use crate::grade::{completion_digest, Normalizer};
+use crate::model::{BaselineContext, BaselineEntry, BaselineState, Case, Project, SuiteBaseline, SuiteModel};
+use crate::rules::RuleId;
+use std::collections::BTreeSet;
+
+/// What the baselines of `suites` say without running anything. `full` adds EL405.
+pub fn check(project: &Project, base: Option<&Project>, suites: &BTreeSet<String>, full: bool) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for suite in project.suites.iter().filter(|suite| suites.contains(&suite.name)) {
+        let Some(baseline) = project.baselines.get(&suite.name) else { continue };
+        findings.extend(tampered(suite, baseline));
+        findings.extend(drifted(project, suite, baseline));
+        findings.extend(missing(suite, baseline));
+        if full {
+            findings.extend(orphans(suite, baseline));
+        }
+        if let Some(base) = base {
+            findings.extend(rebaselined_without_reason(project, base, suite, baseline));
+            findings.extend(mixed_change(base, suite, baseline));
+        }
+    }
+    findings
+}
+
+fn entry_location(baseline: &SuiteBaseline, case_id: &str) -> Location {
+    match baseline.line_of(case_id) {
+        Some(line) => Location::line(&baseline.path, line),
+        None => Location::file(&baseline.path),
+    }
+}
+
+fn rerecord_help(suite: &str) -> String {
+    format!("run `evalock run --suite {suite}`, read the diff, then `evalock accept --suite {suite} --reason \"…\"`")
+}
+
+/// The context a case's completion is recorded against now.
+pub fn current_context(project: &Project, suite: &SuiteModel, case: &Case) -> BaselineContext {
+    let config = project.config.suite(&suite.name);
+    BaselineContext {
+        case: case.digest.clone(),
+        prompt: suite.prompt_digest(),
+        grader: project.grader_for(&suite.name).reference(),
+        normalizer: config.map(|config| config.normalizer.clone()).unwrap_or_else(|| "exact".into()),
+        model: config.and_then(|config| config.model.clone()),
+    }
+}
+
+/// Which parts of a recorded context moved, in words: `prompt (sha256:1 -> sha256:2)`.
+pub fn context_changes(recorded: &BaselineContext, current: &BaselineContext) -> Vec<String> {
+    let short =
+        |digest: &Option<crate::hash::Digest>| digest.as_ref().map(|d| d.short().to_owned()).unwrap_or("none".into());
+    let mut changes = Vec::new();
+    if recorded.case != current.case {
+        changes.push(format!("case ({} -> {})", recorded.case.short(), current.case.short()));
+    }
+    if recorded.prompt != current.prompt {
+        changes.push(format!("prompt ({} -> {})", short(&recorded.prompt), short(&current.prompt)));
+    }
+    if recorded.grader != current.grader {
+        changes.push(format!("grader ({} -> {})", recorded.grader, current.grader));
+    }
+    if recorded.normalizer != current.normalizer {
+        changes.push(format!("normalizer ({} -> {})", recorded.normalizer, current.normalizer));
+    }
+    if recorded.model != current.model {
+        let name = |model: &Option<String>| model.clone().unwrap_or_else(|| "none".into());
+        changes.push(format!("model ({} -> {})", name(&recorded.model), name(&current.model)));
+    }
+    changes
+}
+
+/// Whether an entry's stored completion still hashes to its digest, in its normal form.
+pub fn entry_is_intact(entry: &BaselineEntry) -> bool {
+    Normalizer::parse(&entry.context.normalizer)
+        .is_some_and(|normalizer| normalizer.normalize(&entry.completion) == entry.completion)
+        && completion_digest(&entry.completion) == entry.digest
+}
+
+/// EL402: a malformed file, or an entry whose digest is not its completion's.
+pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
+    let help =
+        "baselines are written only by `evalock accept`: restore the file (`git checkout -- <file>`) or re-record it";
+    match &baseline.state {
+        BaselineState::Absent => Vec::new(),
+        BaselineState::Malformed { line, column, message } => vec![Finding::new(
+            RuleId::BaselineTampered,
+            Subject::suite(&suite.name),
+            format!("baseline {} of suite `{}` cannot be read: {message}", baseline.path, suite.name),
+        )
+        .at(Location::line(&baseline.path, *line).with_column(*column))
+        .help(help)],
+        BaselineState::Parsed { file, .. } => file
+            .entries
+            .iter()
+            .filter(|(_, entry)| !entry_is_intact(entry))
+            .map(|(id, entry)| {
+                Finding::new(
+                    RuleId::BaselineTampered,
+                    Subject::case(&suite.name, id),
+                    format!(
+                        "baseline entry `{id}` in {} says {}, but its stored completion hashes to {} under {}",
+                        baseline.path,
+                        entry.digest.short(),
+                        completion_digest(&entry.completion).short(),
+                        entry.context.normalizer
+                    ),
+                )
+                .at(entry_location(baseline, id))
+                .help(help)
+            })
+            .collect(),
+    }
+}
+
+/// EL401: entries recorded against another case, prompt, grader, normalizer or model.
+pub fn drifted(project: &Project, suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for case in active_cases(suite) {
+        let Some(entry) = baseline.entry(&case.id) else { continue };
+        let changes = context_changes(&entry.context, &current_context(project, suite, case));
+        if changes.is_empty() {
+            continue;
+        }
+        findings.push(
+            Finding::new(
+                RuleId::BaselineDrifted,
+                Subject::case(&suite.name, &case.id),
+                format!(
+                    "baseline of case `{}` ({}) was recorded against another {}: refusing to compare",
+                    case.id,
+                    entry_location(baseline, &case.id).display(),
+                    changes.join(", ")
+                ),
+            )
+            .at(Location::span(&case.file, case.line, case.end_line))
+            .help(rerecord_help(&suite.name)),
+        );
+    }
+    findings
+}
+
+/// EL404: active cases without a baseline entry.
+pub fn missing(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
+    if matches!(baseline.state, BaselineState::Malformed { .. }) {
+        return Vec::new();
+    }
+    active_cases(suite)
+        .filter(|case| baseline.entry(&case.id).is_none())
+        .map(|case| {
+            Finding::new(
+                RuleId::BaselineMissing,
+                Subject::case(&suite.name, &case.id),
+                format!("case `{}` ({}:{}) has no baseline in {} yet", case.id, case.file, case.line, baseline.path),
+            )
+            .at(Location::span(&case.file, case.line, case.end_line))
+            .help(rerecord_help(&suite.name))
+        })
+        .collect()
+}
+
+/// EL405: entries for cases that are gone or retired.
+pub fn orphans(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
+    let active: BTreeSet<&str> = active_cases(suite).map(|case| case.id.as_str()).collect();
+    let Some(entries) = baseline.entries() else { return Vec::new() };
+    entries
+        .keys()
+        .filter(|id| !active.contains(id.as_str()))
+        .map(|id| {
+            let why = if suite.case(id).is_some() { "is retired" } else { "no longer exists" };
+            Finding::new(
+                RuleId::BaselineOrphan,
+                Subject::case(&suite.name, id),
+                format!("baseline entry `{id}` in {}: the case {why} in suite `{}`", baseline.path, suite.name),
+            )
+            .at(entry_location(baseline, id))
+            .help(format!("drop it by re-recording the suite: `evalock run --suite {0}` then `evalock accept --suite {0} --reason \"…\"`", suite.name))
+        })
+        .collect()
+}
+
+/// Whether two entries record a different completion or context (reason and commit aside).
+fn entry_changed(current: &BaselineEntry, base: Option<&BaselineEntry>) -> bool {
+    base.is_none_or(|base| {
+        base.digest != current.digest
+            || base.completion != current.completion
+            || base.context != current.context
+            || base.passed != current.passed
+    })
+}
+
+/// EL406: compared with the base, entries changed without a new `reason` and without a
+/// `Rebaseline-Reason:` trailer on a commit since the base.
+pub fn rebaselined_without_reason(
+    project: &Project,
+    base: &Project,
+    suite: &SuiteModel,
+    baseline: &SuiteBaseline,
+) -> Vec<Finding> {
+    if !project.rebaseline_reasons.is_empty() {
+        return Vec::new();
+    }
+    let Some(entries) = baseline.entries() else { return Vec::new() };
+    let base_baseline = base.baselines.get(&suite.name);
+    entries
+        .iter()
+        .filter_map(|(id, entry)| {
+            let base_entry = base_baseline.and_then(|baseline| baseline.entry(id));
+            if !entry_changed(entry, base_entry) {
+                return None;
+            }
+            let has_new_reason =
+                !entry.reason.trim().is_empty() && base_entry.is_none_or(|base| base.reason != entry.reason);
+            (!has_new_reason).then(|| {
+                Finding::new(
+                    RuleId::RebaselineWithoutReason,
+                    Subject::case(&suite.name, id),
+                    format!(
+                        "baseline entry `{id}` in {} changed since {} with no new reason recorded",
+                        baseline.path, base.source
+                    ),
+                )
+                .at(entry_location(baseline, id))
+            })
+        })
+        .collect()
+}
+
+/// EL407: one change both edits the suite's contracts or prompt and re-records baselines
+/// that existed before.
+pub fn mixed_change(base: &Project, suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
+    let (Some(base_suite), Some(entries)) = (base.suite(&suite.name), baseline.entries()) else { return Vec::new() };
+    let Some(base_entries) = base.baselines.get(&suite.name).and_then(SuiteBaseline::entries) else {
+        return Vec::new();
+    };
+    let rerecorded: Vec<&String> = entries
+        .iter()
+        .filter(|(id, entry)| base_entries.get(*id).is_some_and(|base_entry| entry_changed(entry, Some(base_entry))))
+        .map(|(id, _)| id)
+        .collect();
+    if rerecorded.is_empty() {
+        return Vec::new();
+    }
+    let mut contract_changes: Vec<String> = Vec::new();
+    if suite.prompt_digest() != base_suite.prompt_digest() {
+        contract_changes.push("its prompt".into());
+    }
+    for case in &suite.cases {
+        if base_suite.case(&case.id).is_some_and(|base_case| base_case.contract_digest() != case.contract_digest()) {
+            contract_changes.push(format!("case `{}`", case.id));
+        }
+    }
+    if contract_changes.is_empty() {
+        return Vec::new();
+    }
+    vec![Finding::new(
+        RuleId::MixedChange,
+        Subject::suite(&suite.name),
+        format!(
+            "suite `{}`: this change edits {} and re-records {} existing baseline entr{}",
+            suite.name,
+            contract_changes.join(", "),
+            rerecorded.len(),
+            if rerecorded.len() == 1 { "y" } else { "ies" }
+        ),
+    )
+    .at(Location::file(&baseline.path))]
+}

@@ -1,0 +1,316 @@
+//! EL3xx: graders as code. Sources pinned with their version (EL301), cases pinned to
+//! the current version (EL302), graders that cannot fail (EL303) and negative controls
+//! that pass (EL304).
+
+use crate::finding::{Finding, Location, Subject};
+use crate::grade::{Grader, GraderProgram, EMPTY_PROBE, REFUSAL_PROBE};
+use crate::model::{Case, GraderModel, Project, SuiteModel, CONFIG_FILE, LOCK_FILE};
+use crate::rules::{RuleId, Severity};
+use rayon::prelude::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Every grader check for the suites in `suites` (EL301 looks at all graders).
+pub fn check(project: &Project, base: Option<&Project>, suites: &BTreeSet<String>) -> Vec<Finding> {
+    let mut findings = graders_unversioned(project, base);
+    let selected: Vec<&SuiteModel> = project.suites.iter().filter(|suite| suites.contains(&suite.name)).collect();
+    for suite in &selected {
+        findings.extend(grader_version_drift(project, suite));
+    }
+    findings.extend(graders_that_cannot_fail(project, &selected));
+    findings
+}
+
+fn case_location(case: &Case) -> Location {
+    Location::span(&case.file, case.line, case.end_line)
+}
+
+/// Cases that are run: not retired.
+pub fn active_cases(suite: &SuiteModel) -> impl Iterator<Item = &Case> {
+    let mut seen = BTreeSet::new();
+    suite.cases.iter().filter(move |case| !case.retired && seen.insert(case.id.as_str()))
+}
+
+/// EL301 as `evalock lock` enforces it: re-pinning changed sources under the same version
+/// would launder the change, so the lock is not written.
+pub fn changed_without_version_bump(project: &Project, lock: &crate::model::Lock) -> Vec<Finding> {
+    project
+        .graders
+        .iter()
+        .filter_map(|grader| {
+            let locked = lock.graders.get(&grader.id)?;
+            (locked.version == grader.version && locked.digest != grader.digest)
+                .then(|| unversioned_change(grader, &locked.files, LOCK_FILE))
+        })
+        .collect()
+}
+
+/// EL301: a grader's sources moved but its version did not (against the lock and the base).
+pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let Some(lock) = &project.lock else { return findings };
+    for grader in &project.graders {
+        let subject = Subject::grader(&grader.id);
+        for pattern in &grader.unmatched_sources {
+            findings.push(
+                Finding::new(
+                    RuleId::GraderChangedUnversioned,
+                    subject.clone(),
+                    format!(
+                        "grader `{}`: `sources` pattern `{pattern}` matches no file, so nothing of it is pinned",
+                        grader.id
+                    ),
+                )
+                .severity(Severity::Warn)
+                .at(Location::file(CONFIG_FILE))
+                .help("fix the glob in `[grader.…] sources`, then run `evalock lock`")
+                .discriminator(pattern),
+            );
+        }
+        let message = match lock.graders.get(&grader.id) {
+            None => format!("grader `{}` (version {}) is not pinned in {LOCK_FILE}", grader.id, grader.version),
+            Some(locked) if locked.version == grader.version && locked.digest != grader.digest => {
+                findings.push(unversioned_change(grader, &locked.files, LOCK_FILE));
+                continue;
+            }
+            Some(locked) if locked.version != grader.version || locked.digest != grader.digest => format!(
+                "grader `{}` is version {} now but {LOCK_FILE} pins version {}",
+                grader.id, grader.version, locked.version
+            ),
+            Some(_) => {
+                if let Some(base_grader) = base.and_then(|base| base.grader_model(&grader.id)) {
+                    if base_grader.version == grader.version && base_grader.digest != grader.digest {
+                        let base_files =
+                            base_grader.files.iter().map(|file| (file.path.clone(), file.digest.clone())).collect();
+                        findings.push(unversioned_change(
+                            grader,
+                            &base_files,
+                            &base.map(|b| b.source.clone()).unwrap_or_default(),
+                        ));
+                    }
+                }
+                continue;
+            }
+        };
+        findings.push(
+            Finding::new(RuleId::GraderChangedUnversioned, subject, message)
+                .at(Location::file(CONFIG_FILE))
+                .help("run `evalock lock` to pin the grader's version with its sources"),
+        );
+    }
+    for id in lock.graders.keys().filter(|id| project.grader_model(id).is_none()) {
+        findings.push(
+            Finding::new(
+                RuleId::GraderChangedUnversioned,
+                Subject::grader(id),
+                format!("grader `{id}` is pinned in {LOCK_FILE} but no longer configured in {CONFIG_FILE}"),
+            )
+            .at(Location::file(CONFIG_FILE))
+            .help("restore `[grader.…]`, or run `evalock lock` if removing it is intended"),
+        );
+    }
+    findings
+}
+
+fn unversioned_change(
+    grader: &GraderModel,
+    pinned: &std::collections::BTreeMap<String, crate::hash::Digest>,
+    against: &str,
+) -> Finding {
+    let current: std::collections::BTreeMap<&str, &crate::hash::Digest> =
+        grader.files.iter().map(|file| (file.path.as_str(), &file.digest)).collect();
+    let mut moved: Vec<String> = Vec::new();
+    for (path, digest) in &current {
+        match pinned.get(*path) {
+            None => moved.push(format!("{path} (added)")),
+            Some(old) if old != *digest => moved.push(format!("{path} (changed)")),
+            Some(_) => {}
+        }
+    }
+    for path in pinned.keys().filter(|path| !current.contains_key(path.as_str())) {
+        moved.push(format!("{path} (removed)"));
+    }
+    if moved.is_empty() {
+        moved.push("file modes".into());
+    }
+    let first_file =
+        grader.files.iter().find(|file| pinned.get(&file.path) != Some(&file.digest)).map(|file| file.path.clone());
+    Finding::new(
+        RuleId::GraderChangedUnversioned,
+        Subject::grader(&grader.id),
+        format!(
+            "grader `{}` changed ({}) but is still version {} as in {against}",
+            grader.id,
+            moved.join(", "),
+            grader.version
+        ),
+    )
+    .at(Location::file(first_file.unwrap_or_else(|| CONFIG_FILE.to_owned())))
+    .help(format!(
+        "bump `[grader.{}] version` in {CONFIG_FILE}, run `evalock lock`, then re-record baselines with `evalock run` and `evalock accept --reason \"…\"`",
+        grader.id
+    ))
+    .discriminator(against)
+}
+
+/// EL302: a case pins a grader version that is not the suite grader's current one.
+pub fn grader_version_drift(project: &Project, suite: &SuiteModel) -> Vec<Finding> {
+    let grader = project.grader_for(&suite.name);
+    active_cases(suite)
+        .filter_map(|case| {
+            let pinned = case.grader_version.as_deref()?;
+            (pinned != grader.version).then(|| {
+                Finding::new(
+                    RuleId::GraderVersionDrift,
+                    Subject::case(&suite.name, &case.id),
+                    format!(
+                        "case `{}` ({}:{}) pins grader version {pinned}, but grader `{}` is version {}",
+                        case.id, case.file, case.line, grader.id, grader.version
+                    ),
+                )
+                .at(case_location(case))
+                .help(format!(
+                    "review the case against grader {}: set `grader_version` to {:?} and bump the case `version` to {}, then run `evalock lock`",
+                    grader.reference(),
+                    grader.version,
+                    case.version + 1
+                ))
+            })
+        })
+        .collect()
+}
+
+/// What one probe or control checks: a completion that must fail its case's grader.
+struct MustFail<'a> {
+    suite: &'a SuiteModel,
+    case: &'a Case,
+    grader: Grader,
+    completion: String,
+    kind: MustFailKind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MustFailKind {
+    EmptyProbe,
+    RefusalProbe,
+    Control(usize),
+}
+
+/// EL303 and EL304: every probe and negative control must fail its grader. Command
+/// graders run only when the project knows its work directory.
+pub fn graders_that_cannot_fail(project: &Project, suites: &[&SuiteModel]) -> Vec<Finding> {
+    let mut tasks = Vec::new();
+    let mut findings = Vec::new();
+    for suite in suites {
+        let grader = project.grader_for(&suite.name);
+        if matches!(grader.program, GraderProgram::Command(_)) && project.workdir.is_none() {
+            continue;
+        }
+        for case in active_cases(suite) {
+            if case.grader_version.as_deref().is_some_and(|pinned| pinned != grader.version) {
+                continue;
+            }
+            let mut push = |completion: String, kind| {
+                tasks.push(MustFail { suite, case, grader: grader.clone(), completion, kind });
+            };
+            push(EMPTY_PROBE.to_owned(), MustFailKind::EmptyProbe);
+            if case.value.get("expects_refusal") != Some(&Value::Bool(true)) {
+                push(REFUSAL_PROBE.to_owned(), MustFailKind::RefusalProbe);
+            }
+            match negative_controls(case) {
+                Ok(controls) => {
+                    for (index, control) in controls.into_iter().enumerate() {
+                        push(control, MustFailKind::Control(index));
+                    }
+                }
+                Err(problem) => findings.push(
+                    Finding::new(RuleId::ControlPassed, Subject::case(&suite.name, &case.id), problem)
+                        .at(case_location(case))
+                        .help("write `mutate` as {\"completion\": …} or a list of them")
+                        .discriminator("malformed"),
+                ),
+            }
+        }
+    }
+    let passed: Vec<Option<Finding>> = tasks.par_iter().map(|task| must_fail_finding(project, task)).collect();
+    findings.extend(passed.into_iter().flatten());
+    findings
+}
+
+fn must_fail_finding(project: &Project, task: &MustFail<'_>) -> Option<Finding> {
+    let policy = crate::run::process_policy(
+        project,
+        &task.suite.name,
+        project.workdir.as_deref().unwrap_or(std::path::Path::new(".")),
+    );
+    let grade = task.grader.grade(&task.case.value, &task.completion, &policy).ok()?;
+    if !grade.pass {
+        return None;
+    }
+    let case = task.case;
+    let subject = Subject::case(&task.suite.name, &case.id);
+    let grader = task.grader.reference();
+    let finding = match task.kind {
+        MustFailKind::EmptyProbe => Finding::new(
+            RuleId::GraderCannotFail,
+            subject,
+            format!("grader {grader} passes an empty completion for case `{}` ({}:{})", case.id, case.file, case.line),
+        )
+        .discriminator("empty"),
+        MustFailKind::RefusalProbe => Finding::new(
+            RuleId::GraderCannotFail,
+            subject,
+            format!(
+                "grader {grader} passes the plain refusal {REFUSAL_PROBE:?} for case `{}` ({}:{})",
+                case.id, case.file, case.line
+            ),
+        )
+        .help("add an assertion a refusal fails (`json`, `must_include`, `must_call`), or mark the case `\"expects_refusal\": true` if refusing is the right answer")
+        .discriminator("refusal"),
+        MustFailKind::Control(index) => Finding::new(
+            RuleId::ControlPassed,
+            subject,
+            format!(
+                "the negative control `mutate[{index}]` of case `{}` ({}:{}) passes grader {grader}",
+                case.id, case.file, case.line
+            ),
+        )
+        .discriminator(&format!("mutate-{index}")),
+    };
+    Some(finding.at(case_location(case)))
+}
+
+/// The completions of a case's `mutate`: `{"completion": …}` or a list of them. A JSON
+/// completion is graded as its JSON text.
+pub fn negative_controls(case: &Case) -> Result<Vec<String>, String> {
+    let completion_of = |control: &Value| match control.get("completion") {
+        Some(Value::String(text)) => Ok(text.clone()),
+        Some(Value::Null) | None => {
+            Err(format!("case `{}`: cannot read `mutate`: each control needs a `completion`", case.id))
+        }
+        Some(value) => Ok(serde_json::to_string(value).unwrap_or_default()),
+    };
+    match case.value.get("mutate") {
+        None => Ok(Vec::new()),
+        Some(Value::Array(controls)) => controls.iter().map(completion_of).collect(),
+        Some(control @ Value::Object(_)) => Ok(vec![completion_of(control)?]),
+        Some(_) => {
+            Err(format!("case `{}`: cannot read `mutate`: expected {{\"completion\": …}} or a list of them", case.id))
+        }
+    }
+}
+
+/// EL302 outranks everything else said about the same case: the case is scored
+/// against a retired contract, so its other findings are noise.
+pub fn drop_outranked(findings: &mut Vec<Finding>) {
+    let drifted: BTreeSet<(Option<String>, Option<String>)> = findings
+        .iter()
+        .filter(|finding| finding.rule == RuleId::GraderVersionDrift)
+        .map(|finding| (finding.subject.suite.clone(), finding.subject.case.clone()))
+        .collect();
+    findings.retain(|finding| {
+        finding.rule == RuleId::GraderVersionDrift
+            || finding.subject.case.is_none()
+            || !drifted.contains(&(finding.subject.suite.clone(), finding.subject.case.clone()))
+    });
+}
