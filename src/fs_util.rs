@@ -35,6 +35,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Writes several files so that a failure before the last rename leaves every one of them
+/// untouched: all temporary files are written and synced first, then renamed in order.
+pub fn write_all_atomic(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<()> {
+    let mut staged = Vec::new();
+    for (path, bytes) in files {
+        let display = path.display().to_string();
+        let directory = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(directory).map_err(|error| Error::io(directory.display().to_string(), error))?;
+        let mut temporary = tempfile::Builder::new()
+            .prefix(".evalock-tmp-")
+            .tempfile_in(directory)
+            .map_err(|error| Error::io(directory.display().to_string(), error))?;
+        temporary.write_all(bytes).map_err(|error| Error::io(display.clone(), error))?;
+        temporary.as_file().sync_all().map_err(|error| Error::io(display.clone(), error))?;
+        staged.push((temporary, path, display));
+    }
+    for (temporary, path, display) in staged {
+        temporary.persist(path).map_err(|error| Error::io(display, error.error))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

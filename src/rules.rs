@@ -3,11 +3,11 @@
 //! `--help`, SARIF rule metadata, the README's rule reference and review comments all
 //! read this table; nothing restates a rule by hand.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How bad a finding is. Ordered: `Refuse` is the most severe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Note,
@@ -187,6 +187,13 @@ impl RuleId {
 impl fmt::Display for RuleId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())
+    }
+}
+
+impl<'de> Deserialize<'de> for RuleId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        RuleId::parse(&text).ok_or_else(|| serde::de::Error::custom(format!("unknown rule `{text}`")))
     }
 }
 

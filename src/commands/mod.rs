@@ -1,12 +1,18 @@
 //! What each CLI command does, as library calls that return data. The binary parses
 //! arguments, calls these, prints and exits.
 
+pub mod accept;
 pub mod check;
 pub mod init;
 pub mod lock;
+pub mod review;
+pub mod run;
 pub mod skills_audit;
 
+pub use accept::{accept, AcceptOptions, AcceptOutcome, AcceptedSuite};
 pub use check::{check, CheckOptions};
 pub use init::{init, InitOutcome};
 pub use lock::{lock, LockOutcome};
+pub use review::{review, ReviewItem};
+pub use run::{run, Progress, RunOptions, RunOutcome};
 pub use skills_audit::{audit as skills_audit, AuditOutcome, AuditStatus};

@@ -1,7 +1,11 @@
 //! Running suites: the completer seam, grading, and comparison with baselines. I/O lives
 //! here, at the edge; the logic it applies is in [`crate::grade`] and [`crate::checks`].
 
+pub mod assess;
+pub mod completer;
+pub mod diff;
 pub mod process;
+pub mod results;
 
 use crate::model::Project;
 use process::ProcessPolicy;

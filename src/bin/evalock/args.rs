@@ -57,6 +57,13 @@ pub enum Command {
     Skills(SkillsCommand),
 
     // [run] subcommands (run, accept, review) go here.
+    /// Run suites: each case (and sample) through the suite's completer, graded, compared
+    /// with its last-good baseline. Writes a results file; exits 1 on failures, 2 on drift.
+    Run(RunArgs),
+    /// Record the last run's passing cases as last-good baselines, atomically. Refused when CI is set.
+    Accept(AcceptArgs),
+    /// Print unified diffs of the last run's moved, regressed and improved completions against their baselines.
+    Review(ReviewArgs),
 
     // [hook] subcommands go here.
 
@@ -130,6 +137,75 @@ pub struct CheckArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Run only this suite (repeatable). Without it every suite runs and orphaned
+    /// baseline entries are reported (EL405).
+    #[arg(long = "suite", value_name = "SUITE")]
+    pub suites: Vec<String>,
+
+    /// Grade completions produced elsewhere instead of running completers: JSONL lines
+    /// `{"case_id", "completion", "suite"?}`; several lines for one case are its samples.
+    #[arg(long, value_name = "FILE")]
+    pub completions: Option<PathBuf>,
+
+    /// How many completers run at once; results keep the same order whatever N is.
+    #[arg(long, short = 'j', value_name = "N", default_value_t = default_jobs())]
+    pub jobs: usize,
+
+    /// Samples per case when the case sets no `n` (else the suite's `samples`, else 1).
+    /// Agreement across samples below `agreement_min` is EL505.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub samples: Option<u32>,
+
+    /// Where to write the results file (relative to the project root).
+    #[arg(long, value_name = "FILE", default_value = evalock::run::results::DEFAULT_RESULTS_PATH)]
+    pub out: PathBuf,
+
+    /// Exit 3 when completions moved but every case still passes (also `policy.fail_on_diff`).
+    #[arg(long)]
+    pub fail_on_diff: bool,
+
+    /// Output format of the findings.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map(usize::from).unwrap_or(2)
+}
+
+#[derive(Debug, Args)]
+pub struct AcceptArgs {
+    /// Why these completions are the new last-good ones; recorded in every entry written.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+
+    /// Accept only this suite (repeatable).
+    #[arg(long = "suite", value_name = "SUITE")]
+    pub suites: Vec<String>,
+
+    /// Accept only this case (repeatable); it must pass in the results.
+    #[arg(long = "case", value_name = "ID")]
+    pub cases: Vec<String>,
+
+    /// The results file to accept from (relative to the project root).
+    #[arg(long, value_name = "FILE", default_value = evalock::run::results::DEFAULT_RESULTS_PATH)]
+    pub from: PathBuf,
+
+    /// Also record failing cases, as known failures (`"passed": false`), so a later pass
+    /// shows as IMPROVED and a later failure as FAIL rather than new.
+    #[arg(long)]
+    pub include_failing: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// The results file to review (relative to the project root).
+    #[arg(long, value_name = "FILE", default_value = evalock::run::results::DEFAULT_RESULTS_PATH)]
+    pub from: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -97,6 +97,49 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
         }
 
         // [run] dispatch goes here.
+        Command::Run(run_args) => {
+            let options = commands::RunOptions {
+                project_root: root,
+                suites: run_args.suites.clone(),
+                completions: run_args.completions.clone(),
+                jobs: run_args.jobs,
+                samples: run_args.samples,
+                out: run_args.out.clone(),
+                fail_on_diff: run_args.fail_on_diff,
+            };
+            let progress = printer.progress_bar();
+            let outcome = commands::run(&options, &|step| progress.update(step.done, step.total, step.label));
+            progress.finish();
+            let outcome = outcome?;
+            printer.report(&outcome.report, run_args.format, None)?;
+            if run_args.format == args::Format::Human {
+                printer.run_summary(&outcome);
+            }
+            Ok(outcome.report.exit_code())
+        }
+        Command::Accept(accept_args) => {
+            let options = commands::AcceptOptions {
+                project_root: root,
+                reason: accept_args.reason.clone(),
+                suites: accept_args.suites.clone(),
+                cases: accept_args.cases.clone(),
+                from: accept_args.from.clone(),
+                include_failing: accept_args.include_failing,
+                ci: evalock::is_ci(),
+            };
+            let outcome = commands::accept(&options)?;
+            if outcome.report.findings.is_empty() {
+                printer.accept_summary(&outcome);
+            } else {
+                printer.report(&outcome.report, args::Format::Human, None)?;
+            }
+            Ok(outcome.report.exit_code())
+        }
+        Command::Review(review_args) => {
+            let items = commands::review(&root, &review_args.from)?;
+            printer.review(&items, &review_args.from);
+            Ok(exit_code::CLEAN)
+        }
 
         // [hook] dispatch goes here.
 

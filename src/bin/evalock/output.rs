@@ -4,7 +4,9 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use crate::args::{ColorChoice, Format};
-use evalock::commands::{AuditOutcome, AuditStatus, InitOutcome, LockOutcome};
+use evalock::commands::{
+    AcceptOutcome, AuditOutcome, AuditStatus, InitOutcome, LockOutcome, ReviewItem, RunOutcome,
+};
 use evalock::report::{self, Report};
 use evalock::rules::{RuleId, RULES};
 use std::io::IsTerminal;
@@ -173,6 +175,73 @@ impl Printer {
         }
     }
 
+    /// A one-line progress bar on standard error when it is a terminal; nothing otherwise.
+    pub fn progress_bar(&self) -> ProgressBar {
+        ProgressBar { enabled: std::io::stderr().is_terminal() }
+    }
+
+    pub fn run_summary(&self, outcome: &RunOutcome) {
+        let counts: Vec<String> =
+            outcome.results.counts.iter().map(|(status, count)| format!("{count} {status}")).collect();
+        let tally = if counts.is_empty() { "no cases ran".to_owned() } else { counts.join(", ") };
+        eprintln!("{} cases: {tally}; results in {}", outcome.results.cases.len(), outcome.results_path.display());
+        let reviewable = outcome.results.cases.iter().any(|case| {
+            matches!(case.status, evalock::run::results::Status::Moved | evalock::run::results::Status::Regressed)
+        });
+        if reviewable {
+            eprintln!("next: `evalock review` shows every moved completion; `evalock accept --reason \"…\"` records passing ones");
+        }
+    }
+
+    pub fn accept_summary(&self, outcome: &AcceptOutcome) {
+        for suite in &outcome.suites {
+            if suite.recorded.is_empty() && suite.dropped.is_empty() {
+                eprintln!("{}: {} unchanged, nothing to write", suite.path, suite.unchanged);
+                continue;
+            }
+            eprintln!(
+                "wrote {}: {} recorded, {} unchanged, {} dropped",
+                suite.path,
+                suite.recorded.len(),
+                suite.unchanged,
+                suite.dropped.len()
+            );
+            for id in &suite.recorded {
+                eprintln!("  recorded {}/{id}", suite.suite);
+            }
+            for id in &suite.dropped {
+                eprintln!("  dropped {}/{id} (no such active case)", suite.suite);
+            }
+        }
+        for skipped in &outcome.skipped {
+            eprintln!("  skipped {skipped}: only passing cases are accepted");
+        }
+        if outcome.suites.is_empty() {
+            eprintln!("nothing to accept: no suite in the results has a `baseline` file");
+        }
+    }
+
+    pub fn review(&self, items: &[ReviewItem], from: &Path) {
+        if items.is_empty() {
+            println!("nothing moved, regressed or improved in {}", from.display());
+            return;
+        }
+        for item in items {
+            println!("{} {}/{} ({})", item.status, item.suite, item.case_id, item.at);
+            if !item.reasons.is_empty() {
+                println!("  reasons: {}", item.reasons.join(", "));
+            }
+            if let Some(note) = &item.note {
+                println!("  note: {note}");
+            }
+            match &item.diff {
+                Some(diff) => print!("{diff}"),
+                None => println!("  (no diff)"),
+            }
+            println!();
+        }
+    }
+
     pub fn rules(&self, rule: Option<&str>, markdown: bool) -> evalock::Result<()> {
         if let Some(text) = rule {
             let rule_id = RuleId::parse(text).ok_or_else(|| {
@@ -217,5 +286,29 @@ fn print_audit_finding(finding: &evalock::Finding) {
     println!("        fix: {}", finding.help);
     for line in finding.detail.iter().flat_map(|detail| detail.lines()) {
         println!("          {line}");
+    }
+}
+
+/// A single status line, redrawn in place; only on a terminal.
+pub struct ProgressBar {
+    enabled: bool,
+}
+
+impl ProgressBar {
+    pub fn update(&self, done: usize, total: usize, label: &str) {
+        if !self.enabled || total == 0 {
+            return;
+        }
+        const WIDTH: usize = 24;
+        let filled = done * WIDTH / total;
+        let bar = format!("{}{}", "#".repeat(filled), "-".repeat(WIDTH - filled));
+        let label: String = label.chars().take(48).collect();
+        eprint!("\r\x1b[2K[{bar}] {done}/{total} {label}");
+    }
+
+    pub fn finish(&self) {
+        if self.enabled {
+            eprint!("\r\x1b[2K");
+        }
     }
 }

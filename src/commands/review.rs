@@ -1,0 +1,62 @@
+//! `evalock review`: the completion diffs of the last run's moved and regressed cases
+//! against their baselines, for a person to read before `accept`.
+
+use crate::error::Result;
+use crate::model::Project;
+use crate::run::diff::completion_diff;
+use crate::run::results::{Results, Status};
+use crate::source::WorktreeSource;
+use std::path::Path;
+
+/// One case to look at.
+#[derive(Debug, Clone)]
+pub struct ReviewItem {
+    pub suite: String,
+    pub case_id: String,
+    pub status: Status,
+    /// `path:line` of the case.
+    pub at: String,
+    pub reasons: Vec<String>,
+    pub diff: Option<String>,
+    /// Why there is no diff, or why it may not be what the run compared with.
+    pub note: Option<String>,
+}
+
+pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
+    let display = from.display().to_string();
+    let results = Results::read(&project_root.join(from), &display)?;
+    let project = Project::load(&WorktreeSource::new(project_root))?;
+    let mut items = Vec::new();
+    for result in
+        results.cases.iter().filter(|case| matches!(case.status, Status::Moved | Status::Regressed | Status::Improved))
+    {
+        let entry = project.baselines.get(&result.suite).and_then(|baseline| baseline.entry(&result.case_id));
+        let current = result.completion.as_deref().unwrap_or_default();
+        let current_short = result.digest.as_ref().map(|digest| digest.short().to_owned()).unwrap_or_default();
+        let (diff, note) = match entry {
+            None => (None, Some("its baseline entry is gone".to_owned())),
+            Some(entry) => {
+                let diff = completion_diff(
+                    &entry.completion,
+                    current,
+                    &format!("baseline ({})", entry.digest.short()),
+                    &format!("current ({current_short})"),
+                );
+                let note = (result.baseline_digest.as_ref() != Some(&entry.digest)).then(|| {
+                    "the baseline changed since this run: the diff is against the baseline as it is now".to_owned()
+                });
+                (diff, note)
+            }
+        };
+        items.push(ReviewItem {
+            suite: result.suite.clone(),
+            case_id: result.case_id.clone(),
+            status: result.status,
+            at: format!("{}:{}", result.file, result.line),
+            reasons: result.reasons.clone(),
+            diff,
+            note,
+        });
+    }
+    Ok(items)
+}

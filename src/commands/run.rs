@@ -1,0 +1,329 @@
+//! `evalock run`: every selected case (and sample) through the suite's completer, graded,
+//! compared with its baseline; a results file and a report of findings.
+
+use crate::checks::baselines;
+use crate::checks::graders::{self, active_cases};
+use crate::error::{Error, Result};
+use crate::finding::{sort_findings, Finding};
+use crate::fs_util::write_atomic;
+use crate::grade::{Grader, Normalizer};
+use crate::model::{Case, Project, SuiteModel};
+use crate::report::Report;
+use crate::run::assess::{assess, baseline_ref, CaseRun, SampleOutcome};
+use crate::run::completer::{self, CompletionsFile, SuiteContext};
+use crate::run::process::ProcessPolicy;
+use crate::run::process_policy;
+use crate::run::results::{CaseResult, Results, Status, RESULTS_SCHEMA};
+use crate::source::{ContentSource, GitRepo, WorktreeSource};
+use rayon::prelude::*;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub project_root: PathBuf,
+    /// Suites to run; empty runs all of them.
+    pub suites: Vec<String>,
+    /// Grade completions from this JSONL file instead of running completers.
+    pub completions: Option<PathBuf>,
+    pub jobs: usize,
+    /// Samples per case when the case sets no `n` (else the suite's `samples`, else 1).
+    pub samples: Option<u32>,
+    /// Where the results file goes.
+    pub out: PathBuf,
+    pub fail_on_diff: bool,
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub report: Report,
+    pub results: Results,
+    pub results_path: PathBuf,
+}
+
+/// Progress of a run, for a progress bar.
+#[derive(Debug, Clone)]
+pub struct Progress<'a> {
+    pub done: usize,
+    pub total: usize,
+    pub label: &'a str,
+}
+
+/// One completion to obtain and grade.
+struct Job<'a> {
+    suite: &'a PlannedSuite<'a>,
+    case: &'a Case,
+    sample: u32,
+    label: String,
+}
+
+struct PlannedSuite<'a> {
+    model: &'a SuiteModel,
+    context: SuiteContext,
+    grader: Grader,
+    normalizer: Normalizer,
+    policy: ProcessPolicy,
+    completer: Option<Vec<String>>,
+}
+
+pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Result<RunOutcome> {
+    let source = WorktreeSource::new(&options.project_root);
+    let project = Project::load(&source)?.with_workdir(options.project_root.clone());
+    let selected = select_suites(&project, &options.suites)?;
+    let full = options.suites.is_empty();
+    let completions = match &options.completions {
+        Some(path) => {
+            let display = path.display().to_string();
+            let bytes = std::fs::read(path).map_err(|error| Error::io(&display, error))?;
+            Some(CompletionsFile::parse(&display, &bytes)?)
+        }
+        None => None,
+    };
+    let planned = plan_suites(&project, &source, &selected, completions.is_some(), &options.project_root)?;
+    let commit = head_commit(&options.project_root);
+
+    let jobs = plan_jobs(&project, &planned, options.samples, completions.as_ref());
+    let done = AtomicUsize::new(0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs.max(1))
+        .build()
+        .map_err(|error| Error::Internal(format!("cannot start {} workers: {error}", options.jobs)))?;
+    let outcomes: Vec<SampleOutcome> = pool.install(|| {
+        jobs.par_iter()
+            .map(|job| {
+                let outcome = run_job(job, completions.as_ref());
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(Progress { done: finished, total: jobs.len(), label: &job.label });
+                outcome
+            })
+            .collect()
+    });
+
+    let (cases, mut findings) = assemble(&project, &planned, &jobs, outcomes);
+    findings.extend(static_findings(&project, &selected, full));
+    graders::drop_outranked(&mut findings);
+    sort_findings(&mut findings);
+    let fail_on_diff = options.fail_on_diff || project.config.policy.fail_on_diff;
+    let results = Results {
+        schema: RESULTS_SCHEMA.into(),
+        evalock_version: env!("CARGO_PKG_VERSION").into(),
+        source: project.source.clone(),
+        commit,
+        full,
+        fail_on_diff,
+        suites: selected.iter().cloned().collect(),
+        counts: Results::count(&cases),
+        cases,
+        findings: findings.clone(),
+    };
+    let results_path = options.project_root.join(&options.out);
+    write_atomic(&results_path, results.render().as_bytes())?;
+    let mut report = Report::new("run", project.source.clone(), None, findings);
+    report.fail_on_diff = fail_on_diff;
+    Ok(RunOutcome { report, results, results_path })
+}
+
+fn select_suites(project: &Project, names: &[String]) -> Result<BTreeSet<String>> {
+    let known: BTreeSet<String> = project.suites.iter().map(|suite| suite.name.clone()).collect();
+    if names.is_empty() {
+        if known.is_empty() {
+            return Err(Error::Usage("evalock.toml defines no [[suite]] to run".into()));
+        }
+        return Ok(known);
+    }
+    for name in names {
+        if !known.contains(name) {
+            let list: Vec<&str> = known.iter().map(String::as_str).collect();
+            return Err(Error::Usage(format!("no suite `{name}` in evalock.toml (suites: {})", list.join(", "))));
+        }
+    }
+    Ok(names.iter().cloned().collect())
+}
+
+fn plan_suites<'p>(
+    project: &'p Project,
+    source: &dyn ContentSource,
+    selected: &BTreeSet<String>,
+    have_completions: bool,
+    workdir: &std::path::Path,
+) -> Result<Vec<PlannedSuite<'p>>> {
+    let mut planned = Vec::new();
+    for model in project.suites.iter().filter(|suite| selected.contains(&suite.name)) {
+        let Some(config) = project.config.suite(&model.name) else { continue };
+        if config.completer.is_none() && !have_completions {
+            return Err(Error::Usage(format!(
+                "suite `{}` has no `completer`: set `completer = [\"python3\", \"…\"]` in its [[suite]] table, or pass --completions FILE",
+                model.name
+            )));
+        }
+        let mut prompt_texts = Vec::new();
+        for prompt in &model.prompts {
+            if let Some(bytes) = source.read(&prompt.path)? {
+                prompt_texts.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        let context = SuiteContext {
+            suite: model.name.clone(),
+            prompt: (!prompt_texts.is_empty()).then(|| prompt_texts.join("\n")),
+            prompt_digest: model.prompt_digest().map(|digest| digest.to_string()),
+            model: config.model.clone(),
+        };
+        planned.push(PlannedSuite {
+            model,
+            context,
+            grader: project.grader_for(&model.name),
+            normalizer: Normalizer::parse(&config.normalizer).unwrap_or(Normalizer::Exact),
+            policy: process_policy(project, &model.name, workdir),
+            completer: config.completer.clone(),
+        });
+    }
+    Ok(planned)
+}
+
+/// Cases whose grader pin is stale (EL302) are not run: they would be scored against a
+/// retired contract.
+fn runnable(grader: &Grader, case: &Case) -> bool {
+    case.grader_version.as_deref().is_none_or(|pinned| pinned == grader.version)
+}
+
+fn sample_count(project: &Project, suite: &PlannedSuite<'_>, case: &Case, samples: Option<u32>) -> u32 {
+    let configured = project.config.suite(&suite.model.name).and_then(|config| config.samples);
+    case.value.get("n").and_then(|n| n.as_u64()).map(|n| n as u32).or(samples).or(configured).unwrap_or(1).max(1)
+}
+
+fn plan_jobs<'a>(
+    project: &Project,
+    planned: &'a [PlannedSuite<'a>],
+    samples: Option<u32>,
+    completions: Option<&CompletionsFile>,
+) -> Vec<Job<'a>> {
+    let mut jobs = Vec::new();
+    for suite in planned {
+        for case in active_cases(suite.model).filter(|case| runnable(&suite.grader, case)) {
+            let count = match completions {
+                Some(file) => (file.completions(&suite.model.name, &case.id).len() as u32).max(1),
+                None => sample_count(project, suite, case, samples),
+            };
+            for sample in 0..count {
+                let label = if count > 1 {
+                    format!("{}/{} #{sample}", suite.model.name, case.id)
+                } else {
+                    format!("{}/{}", suite.model.name, case.id)
+                };
+                jobs.push(Job { suite, case, sample, label });
+            }
+        }
+    }
+    jobs
+}
+
+fn run_job(job: &Job<'_>, completions: Option<&CompletionsFile>) -> SampleOutcome {
+    let started = Instant::now();
+    let suite = job.suite;
+    let completion = match completions {
+        Some(file) => file
+            .completions(&suite.model.name, &job.case.id)
+            .get(job.sample as usize)
+            .cloned()
+            .ok_or_else(|| format!("no completion for case `{}` in {}", job.case.id, file.display)),
+        None => match &suite.completer {
+            Some(argv) => {
+                completer::complete(argv, &completer::request(&suite.context, job.case, job.sample), &suite.policy)
+            }
+            None => Err("the suite has no completer".into()),
+        },
+    };
+    let outcome = completion.and_then(|completion| {
+        let grade = suite.grader.grade(&job.case.value, &completion, &suite.policy)?;
+        Ok((grade, suite.normalizer.normalize(&completion)))
+    });
+    SampleOutcome { sample: job.sample, outcome, duration: started.elapsed() }
+}
+
+/// Groups sample outcomes by case (jobs are in case order) and judges each case.
+fn assemble(
+    project: &Project,
+    planned: &[PlannedSuite<'_>],
+    jobs: &[Job<'_>],
+    outcomes: Vec<SampleOutcome>,
+) -> (Vec<CaseResult>, Vec<Finding>) {
+    let mut cases = Vec::new();
+    let mut findings = Vec::new();
+    let mut outcomes = outcomes.into_iter().zip(jobs.iter()).peekable();
+    for suite in planned {
+        for case in active_cases(suite.model) {
+            let context = baselines::current_context(project, suite.model, case);
+            if !runnable(&suite.grader, case) {
+                cases.push(not_run(suite, case, context));
+                continue;
+            }
+            let mut samples = Vec::new();
+            while let Some((outcome, _)) = outcomes.next_if(|(_, job)| std::ptr::eq(job.case, case)) {
+                samples.push(outcome);
+            }
+            let agreement_min = case
+                .value
+                .get("agreement_min")
+                .and_then(serde_json::Value::as_f64)
+                .filter(|min| (0.0..=1.0).contains(min))
+                .unwrap_or(project.config.policy.agreement_min);
+            let (result, case_findings) = assess(CaseRun {
+                suite: &suite.model.name,
+                case,
+                context,
+                samples,
+                baseline: baseline_ref(project, suite.model, case),
+                agreement_min,
+            });
+            cases.push(result);
+            findings.extend(case_findings);
+        }
+    }
+    cases.sort_by(|left, right| (&left.suite, &left.case_id).cmp(&(&right.suite, &right.case_id)));
+    (cases, findings)
+}
+
+fn not_run(suite: &PlannedSuite<'_>, case: &Case, context: crate::model::BaselineContext) -> CaseResult {
+    CaseResult {
+        suite: suite.model.name.clone(),
+        case_id: case.id.clone(),
+        case_version: case.version,
+        file: case.file.clone(),
+        line: case.line,
+        end_line: case.end_line,
+        status: Status::Error,
+        reasons: vec![format!(
+            "grader_version_drift:{}!={}",
+            case.grader_version.as_deref().unwrap_or_default(),
+            suite.grader.version
+        )],
+        digest: None,
+        completion: None,
+        baseline: crate::run::results::BaselineUse::None,
+        baseline_digest: None,
+        context,
+        agreement: 0.0,
+        duration_ms: 0,
+        samples: Vec::new(),
+    }
+}
+
+/// What holds without running: the selected suites' cases and prompts against the lock,
+/// their graders, and their baselines.
+fn static_findings(project: &Project, selected: &BTreeSet<String>, full: bool) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = crate::checks::cases::check(project, None)
+        .into_iter()
+        .filter(|finding| finding.subject.suite.as_ref().is_none_or(|suite| selected.contains(suite)))
+        .collect();
+    findings.extend(graders::check(project, None, selected));
+    findings.extend(baselines::check(project, None, selected, full));
+    findings
+}
+
+fn head_commit(root: &std::path::Path) -> Option<String> {
+    let repo = GitRepo::discover(root).ok()?;
+    repo.resolve_commit("HEAD").ok().map(|id| id.to_string())
+}

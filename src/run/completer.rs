@@ -1,0 +1,131 @@
+//! The completer seam: what a completer reads on stdin for one case and sample, how its
+//! stdout becomes a completion, and completions produced elsewhere (`--completions FILE`).
+
+use super::process::{run_process, ProcessPolicy};
+use crate::error::{Error, Result};
+use crate::model::Case;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// What every completer invocation is told about the suite.
+#[derive(Debug, Clone)]
+pub struct SuiteContext {
+    pub suite: String,
+    /// The prompt files' text, joined by newlines, when the suite has prompts.
+    pub prompt: Option<String>,
+    pub prompt_digest: Option<String>,
+    pub model: Option<String>,
+}
+
+/// The JSON object written to the completer's stdin for one case and sample.
+pub fn request(context: &SuiteContext, case: &Case, sample: u32) -> Vec<u8> {
+    let mut request = json!({
+        "suite": context.suite,
+        "case_id": case.id,
+        "case_version": case.version,
+        "sample": sample,
+        "input": case.value.get("input").cloned().unwrap_or(Value::Null),
+        "prompt": context.prompt,
+        "prompt_digest": context.prompt_digest,
+    });
+    if let (Some(model), Value::Object(map)) = (&context.model, &mut request) {
+        map.insert("model".into(), Value::String(model.clone()));
+    }
+    let mut bytes = serde_json::to_vec(&request).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Runs the completer for one case and sample. `Err` is an EL504 message.
+pub fn complete(argv: &[String], input: &[u8], policy: &ProcessPolicy) -> std::result::Result<String, String> {
+    let output = run_process(argv, input, policy).map_err(|failure| format!("completer {failure}"))?;
+    completion_text(output.stdout)
+}
+
+/// A completer's stdout as a completion: UTF-8 and not empty.
+pub fn completion_text(stdout: Vec<u8>) -> std::result::Result<String, String> {
+    let text = String::from_utf8(stdout).map_err(|_| "completer output is not UTF-8".to_owned())?;
+    if text.trim().is_empty() {
+        return Err("completer printed an empty completion".into());
+    }
+    Ok(text)
+}
+
+/// Completions produced elsewhere, by (suite or "", case id), in file order.
+#[derive(Debug, Default)]
+pub struct CompletionsFile {
+    by_case: BTreeMap<(String, String), Vec<String>>,
+    pub display: String,
+}
+
+impl CompletionsFile {
+    /// Parses JSONL lines `{"case_id", "completion", "suite"?}`; a JSON (non-string)
+    /// completion is taken as its JSON text. Several lines for one case are its samples.
+    pub fn parse(display: &str, bytes: &[u8]) -> Result<CompletionsFile> {
+        let text = crate::text::require_clean_text(bytes)
+            .map_err(|(line, column, message)| Error::malformed(format!("{display}:{line}:{column}"), message))?;
+        let mut file = CompletionsFile { by_case: BTreeMap::new(), display: display.to_owned() };
+        for (index, line) in text.split('\n').enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = format!("{display}:{}", index + 1);
+            let value: Value = serde_json::from_str(line).map_err(|error| Error::malformed(&at, error.to_string()))?;
+            let field = |name: &str| value.get(name);
+            let Some(Value::String(case_id)) = field("case_id") else {
+                return Err(Error::malformed(at, "each line needs a string `case_id`"));
+            };
+            let suite = match field("suite") {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(suite)) => suite.clone(),
+                Some(_) => return Err(Error::malformed(at, "`suite` must be a string")),
+            };
+            let completion = match field("completion") {
+                Some(Value::String(text)) => text.clone(),
+                None | Some(Value::Null) => return Err(Error::malformed(at, "each line needs a `completion`")),
+                Some(other) => serde_json::to_string(other).unwrap_or_default(),
+            };
+            file.by_case.entry((suite, case_id.clone())).or_default().push(completion);
+        }
+        Ok(file)
+    }
+
+    /// The completions of a case: lines naming its suite, else lines naming no suite.
+    pub fn completions(&self, suite: &str, case_id: &str) -> &[String] {
+        self.by_case
+            .get(&(suite.to_owned(), case_id.to_owned()))
+            .or_else(|| self.by_case.get(&(String::new(), case_id.to_owned())))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completions_file_groups_samples_and_prefers_the_suite() {
+        let text = "{\"case_id\":\"a\",\"completion\":\"one\"}\n\n{\"case_id\":\"a\",\"completion\":{\"k\":1}}\n{\"suite\":\"s\",\"case_id\":\"a\",\"completion\":\"s-one\"}\n";
+        let file = CompletionsFile::parse("c.jsonl", text.as_bytes()).unwrap();
+        assert_eq!(file.completions("other", "a"), ["one", "{\"k\":1}"]);
+        assert_eq!(file.completions("s", "a"), ["s-one"]);
+        assert!(file.completions("s", "b").is_empty());
+    }
+
+    #[test]
+    fn completions_file_errors_carry_the_line() {
+        let error =
+            CompletionsFile::parse("c.jsonl", b"{\"case_id\":\"a\",\"completion\":\"x\"}\n{\"completion\":\"x\"}\n")
+                .unwrap_err();
+        assert!(error.to_string().starts_with("c.jsonl:2: "), "{error}");
+        assert_eq!(error.exit_code(), 65);
+    }
+
+    #[test]
+    fn empty_and_binary_output_are_errors() {
+        assert!(completion_text(b" \n".to_vec()).is_err());
+        assert!(completion_text(vec![0xff, 0xfe]).is_err());
+        assert_eq!(completion_text(b"ok\n".to_vec()).unwrap(), "ok\n");
+    }
+}

@@ -1,0 +1,177 @@
+//! The results file a run writes (`.evalock/results.json` by default): every case's status,
+//! reasons, normalized completion, digests, timing and samples, and the run's findings.
+//! `accept` records baselines from it, `review` diffs it, reporters render its findings.
+//! Cases are sorted by suite then case id, so shard results merge by concatenation.
+
+use crate::error::{Error, Result};
+use crate::finding::Finding;
+use crate::hash::Digest;
+use crate::model::BaselineContext;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+pub const RESULTS_SCHEMA: &str = "evalock.results/v1";
+/// Where `run` writes and `accept`/`review` read by default, relative to the project root.
+pub const DEFAULT_RESULTS_PATH: &str = ".evalock/results.json";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Results {
+    pub schema: String,
+    pub evalock_version: String,
+    /// The content that was run: `working tree`.
+    pub source: String,
+    /// HEAD when the run started, if the project is in a git repository.
+    pub commit: Option<String>,
+    /// Every suite ran (no `--suite` filter): orphaned baseline entries were judged.
+    pub full: bool,
+    /// `--fail-on-diff` (or `policy.fail_on_diff`): moved completions exit 3.
+    pub fail_on_diff: bool,
+    /// Suites that ran, by name.
+    pub suites: Vec<String>,
+    /// Status -> number of cases.
+    pub counts: BTreeMap<Status, usize>,
+    /// Sorted by suite, then case id.
+    pub cases: Vec<CaseResult>,
+    /// Everything the run found, in report order.
+    pub findings: Vec<Finding>,
+}
+
+/// A case's outcome, compared with its baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Status {
+    /// Passes, and matches its baseline (or has none to match).
+    Pass,
+    /// Passes, but the normalized completion moved from the baseline.
+    Moved,
+    /// Fails (and failed at baseline, or has no baseline).
+    Fail,
+    /// Passed at baseline, fails now.
+    Regressed,
+    /// Failed at baseline, passes now.
+    Improved,
+    /// No score: the completer or grader failed, or the case cannot be judged.
+    Error,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Moved => "MOVED",
+            Status::Fail => "FAIL",
+            Status::Regressed => "REGRESSED",
+            Status::Improved => "IMPROVED",
+            Status::Error => "ERROR",
+        }
+    }
+
+    /// Whether `accept` may record the case as last-good.
+    pub fn is_passing(self) -> bool {
+        matches!(self, Status::Pass | Status::Moved | Status::Improved)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the case's baseline entry allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BaselineUse {
+    /// The suite configures no `baseline`.
+    None,
+    /// No entry for the case yet (EL404).
+    Missing,
+    /// Recorded against another context: not compared (EL401).
+    Drifted,
+    /// The entry or file fails its own digest: not compared (EL402).
+    Tampered,
+    /// Compared.
+    Compared,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseResult {
+    pub suite: String,
+    pub case_id: String,
+    pub case_version: u64,
+    pub file: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub status: Status,
+    /// Reason codes of failing samples (deduplicated), or what went wrong.
+    pub reasons: Vec<String>,
+    /// Digest of `completion`: the most common normalized completion across samples.
+    pub digest: Option<Digest>,
+    pub completion: Option<String>,
+    pub baseline: BaselineUse,
+    pub baseline_digest: Option<Digest>,
+    /// The context the completion was produced against (what `accept` records).
+    pub context: BaselineContext,
+    /// Share of samples whose normalized completion equals `completion`.
+    pub agreement: f64,
+    pub duration_ms: u64,
+    pub samples: Vec<SampleResult>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SampleResult {
+    pub sample: u32,
+    /// PASS, FAIL or ERROR.
+    pub status: Status,
+    pub digest: Option<Digest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    pub reasons: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub duration_ms: u64,
+}
+
+impl Results {
+    pub fn render(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Reads a results file; `display` names it in messages.
+    pub fn read(path: &Path, display: &str) -> Result<Results> {
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::Usage(format!(
+                    "no results at {display}: run `evalock run` first (or pass --from FILE)"
+                )))
+            }
+            Err(error) => return Err(Error::io(display, error)),
+        };
+        let results: Results = serde_json::from_slice(&bytes).map_err(|error| {
+            Error::malformed(format!("{display}:{}:{}", error.line(), error.column()), error.to_string())
+        })?;
+        if results.schema != RESULTS_SCHEMA {
+            return Err(Error::malformed(
+                format!("{display}:1"),
+                format!("schema `{}` is not `{RESULTS_SCHEMA}`", results.schema),
+            ));
+        }
+        Ok(results)
+    }
+
+    pub fn count(cases: &[CaseResult]) -> BTreeMap<Status, usize> {
+        let mut counts = BTreeMap::new();
+        for case in cases {
+            *counts.entry(case.status).or_insert(0) += 1;
+        }
+        counts
+    }
+}
