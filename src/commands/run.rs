@@ -318,7 +318,11 @@ fn static_findings(project: &Project, selected: &BTreeSet<String>, full: bool) -
         .into_iter()
         .filter(|finding| finding.subject.suite.as_ref().is_none_or(|suite| selected.contains(suite)))
         .collect();
-    findings.extend(graders::check(project, None, selected));
+    // Probes and negative controls (EL303/EL304) belong to `check`; a run judges completions.
+    findings.extend(graders::graders_unversioned(project, None));
+    for suite in project.suites.iter().filter(|suite| selected.contains(&suite.name)) {
+        findings.extend(graders::grader_version_drift(project, suite));
+    }
     findings.extend(baselines::check(project, None, selected, full));
     findings
 }
