@@ -189,7 +189,7 @@ fn render(
          # After editing, run `evalock lock` and commit evalock.toml with evalock.lock.\n\
          version = 1\n\n\
          [policy]\n\
-         # Share of samples that must agree on pass/fail (EL505).\n\
+         # Share of samples whose normalized completions must agree (EL505).\n\
          agreement_min = 1.0\n\
          # Exit 3 when completions moved but still pass.\n\
          fail_on_diff = false\n\

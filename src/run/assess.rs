@@ -264,3 +264,83 @@ fn sample_result(sample: &SampleOutcome) -> SampleResult {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::bytes_digest;
+    use crate::model::parse_case_file;
+
+    fn case() -> Case {
+        parse_case_file("evals/a.jsonl", b"{\"id\": \"a\", \"expect\": {\"must_include\": [\"ok\"]}}\n").cases.remove(0)
+    }
+
+    fn context() -> BaselineContext {
+        BaselineContext {
+            case: bytes_digest(b"case"),
+            prompt: None,
+            grader: "builtin@1".into(),
+            normalizer: "exact".into(),
+            model: None,
+        }
+    }
+
+    fn entry(completion: &str, passed: bool) -> BaselineEntry {
+        BaselineEntry {
+            digest: completion_digest(completion),
+            passed,
+            context: context(),
+            commit: None,
+            reason: "r".into(),
+            completion: completion.into(),
+        }
+    }
+
+    fn sample(index: u32, completion: &str) -> SampleOutcome {
+        let grade = crate::grade::builtin::grade(case().value.get("expect"), completion);
+        SampleOutcome { sample: index, outcome: Ok((grade, completion.to_owned())), duration: Duration::ZERO }
+    }
+
+    fn judge(samples: Vec<SampleOutcome>, baseline: BaselineRef<'_>) -> (Status, Vec<RuleId>) {
+        let case = case();
+        let (result, findings) =
+            assess(CaseRun { suite: "s", case: &case, context: context(), samples, baseline, agreement_min: 1.0 });
+        (result.status, findings.iter().map(|finding| finding.rule).collect())
+    }
+
+    #[test]
+    fn status_follows_the_baseline() {
+        let passed = entry("ok", true);
+        let failed = entry("nope", false);
+        assert_eq!(judge(vec![sample(0, "ok")], BaselineRef::Usable(&passed)), (Status::Pass, vec![]));
+        assert_eq!(judge(vec![sample(0, "ok!")], BaselineRef::Usable(&passed)), (Status::Moved, vec![RuleId::Moved]));
+        assert_eq!(
+            judge(vec![sample(0, "no")], BaselineRef::Usable(&passed)),
+            (Status::Regressed, vec![RuleId::Regressed])
+        );
+        assert_eq!(
+            judge(vec![sample(0, "ok")], BaselineRef::Usable(&failed)),
+            (Status::Improved, vec![RuleId::Improved])
+        );
+        assert_eq!(judge(vec![sample(0, "no")], BaselineRef::Usable(&failed)), (Status::Fail, vec![RuleId::Failing]));
+        assert_eq!(judge(vec![sample(0, "no")], BaselineRef::Missing), (Status::Fail, vec![RuleId::Failing]));
+        // A drifted baseline is never compared: a moved completion is just a pass.
+        assert_eq!(judge(vec![sample(0, "ok!")], BaselineRef::Drifted), (Status::Pass, vec![]));
+    }
+
+    #[test]
+    fn an_error_in_any_sample_is_an_error_never_a_score() {
+        let error = SampleOutcome { sample: 1, outcome: Err("completer timed out".into()), duration: Duration::ZERO };
+        assert_eq!(
+            judge(vec![sample(0, "ok"), error], BaselineRef::Missing),
+            (Status::Error, vec![RuleId::CompleterError])
+        );
+    }
+
+    #[test]
+    fn disagreeing_samples_fail_with_el505_only() {
+        let passed = entry("ok", true);
+        let samples = vec![sample(0, "ok"), sample(1, "ok"), sample(2, "ok then")];
+        assert_eq!(judge(samples, BaselineRef::Usable(&passed)), (Status::Regressed, vec![RuleId::SamplesDisagree]));
+    }
+}
