@@ -45,17 +45,25 @@ pub fn write_all_atomic(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<()> {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
-        std::fs::create_dir_all(directory).map_err(|error| Error::io(directory.display().to_string(), error))?;
+        std::fs::create_dir_all(directory)
+            .map_err(|error| Error::io(directory.display().to_string(), error))?;
         let mut temporary = tempfile::Builder::new()
             .prefix(".evalock-tmp-")
             .tempfile_in(directory)
             .map_err(|error| Error::io(directory.display().to_string(), error))?;
-        temporary.write_all(bytes).map_err(|error| Error::io(display.clone(), error))?;
-        temporary.as_file().sync_all().map_err(|error| Error::io(display.clone(), error))?;
+        temporary
+            .write_all(bytes)
+            .map_err(|error| Error::io(display.clone(), error))?;
+        temporary
+            .as_file()
+            .sync_all()
+            .map_err(|error| Error::io(display.clone(), error))?;
         staged.push((temporary, path, display));
     }
     for (temporary, path, display) in staged {
-        temporary.persist(path).map_err(|error| Error::io(display, error.error))?;
+        temporary
+            .persist(path)
+            .map_err(|error| Error::io(display, error.error))?;
     }
     Ok(())
 }

@@ -193,7 +193,8 @@ impl fmt::Display for RuleId {
 impl<'de> Deserialize<'de> for RuleId {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        RuleId::parse(&text).ok_or_else(|| serde::de::Error::custom(format!("unknown rule `{text}`")))
+        RuleId::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown rule `{text}`")))
     }
 }
 

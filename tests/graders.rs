@@ -7,13 +7,17 @@ mod common;
 use common::TestRepo;
 
 const STRICT_GRADER: &str = "#!/bin/sh\n# Passes only completions that mention a refund.\ninput=$(cat)\ncase \"$input\" in\n  *'\"completion\":\"'*refund*) echo '{\"pass\": true, \"reasons\": []}';;\n  *) echo '{\"pass\": false, \"reasons\": [\"missing:refund\"]}';;\nesac\n";
-const LENIENT_GRADER: &str = "#!/bin/sh\ncat > /dev/null\necho '{\"pass\": true, \"reasons\": []}'\n";
+const LENIENT_GRADER: &str =
+    "#!/bin/sh\ncat > /dev/null\necho '{\"pass\": true, \"reasons\": []}'\n";
 
 /// A project with one suite graded by `graders/check.sh` (a command grader, version 1).
 fn project(grader_script: &str, cases: &str) -> TestRepo {
     let repo = TestRepo::new();
     repo.write("graders/check.sh", grader_script);
-    repo.write("complete.sh", "cat > /dev/null\necho 'your refund is on its way'\n");
+    repo.write(
+        "complete.sh",
+        "cat > /dev/null\necho 'your refund is on its way'\n",
+    );
     repo.write(
         "evalock.toml",
         "version = 1\n\n[policy]\ntimeout_secs = 30\n\n[[suite]]\nname = \"refunds\"\ncases = [\"evals/refunds.jsonl\"]\nbaseline = \"evals/refunds.baseline.json\"\ncompleter = [\"sh\", \"complete.sh\"]\ngrader = \"check\"\n\n[grader.check]\nversion = 1\nkind = \"command\"\ncommand = [\"sh\", \"graders/check.sh\"]\nsources = [\"graders/*.sh\"]\n",
@@ -29,10 +33,17 @@ const CASE: &str = "{\"id\": \"refund\", \"input\": {\"text\": \"refund 7731-QT\
 #[test]
 fn a_strict_command_grader_is_quiet_and_its_verdicts_are_used() {
     let repo = project(STRICT_GRADER, CASE);
-    repo.evalock(&["check"]).assert_code(0).assert_not_contains("EL303");
-    repo.evalock(&["run"]).assert_code(0).assert_contains("1 PASS");
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_not_contains("EL303");
+    repo.evalock(&["run"])
+        .assert_code(0)
+        .assert_contains("1 PASS");
     repo.write("complete.sh", "cat > /dev/null\necho 'no idea'\n");
-    repo.evalock(&["run"]).assert_code(1).assert_contains("EL502").assert_contains("missing:refund");
+    repo.evalock(&["run"])
+        .assert_code(1)
+        .assert_contains("EL502")
+        .assert_contains("missing:refund");
 }
 
 #[test]
@@ -55,45 +66,80 @@ fn the_built_in_grader_is_probed_per_case() {
     );
     repo.evalock(&["lock"]).assert_code(0);
     let check = repo.evalock(&["check"]);
-    check.assert_code(1).assert_contains("passes the plain refusal").assert_contains("for case `weak`");
-    assert_eq!(check.stdout.matches("EL303").count(), 1, "only `weak` can pass a refusal or an empty completion\n{}", check.stdout);
+    check
+        .assert_code(1)
+        .assert_contains("passes the plain refusal")
+        .assert_contains("for case `weak`");
+    assert_eq!(
+        check.stdout.matches("EL303").count(),
+        1,
+        "only `weak` can pass a refusal or an empty completion\n{}",
+        check.stdout
+    );
 }
 
 #[test]
 fn a_negative_control_that_passes_is_reported() {
     let passing_control = "{\"id\": \"refund\", \"input\": {}, \"mutate\": {\"completion\": \"refund issued to a guessed order\"}}\n";
     let repo = project(STRICT_GRADER, passing_control);
-    repo.evalock(&["check"]).assert_code(1).assert_contains("EL304 control-passed (error): the negative control `mutate[0]` of case `refund`");
+    repo.evalock(&["check"]).assert_code(1).assert_contains(
+        "EL304 control-passed (error): the negative control `mutate[0]` of case `refund`",
+    );
     let failing_control = "{\"id\": \"refund\", \"input\": {}, \"mutate\": [{\"completion\": \"no idea\"}, {\"completion\": {\"reply\": \"shrug\"}}]}\n";
     repo.write("evals/refunds.jsonl", failing_control);
     repo.evalock(&["lock"]).assert_code(0);
-    repo.evalock(&["check"]).assert_code(0).assert_not_contains("EL304");
-    repo.write("evals/refunds.jsonl", "{\"id\": \"refund\", \"input\": {}, \"mutate\": {\"text\": \"no completion key\"}}\n");
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_not_contains("EL304");
+    repo.write(
+        "evals/refunds.jsonl",
+        "{\"id\": \"refund\", \"input\": {}, \"mutate\": {\"text\": \"no completion key\"}}\n",
+    );
     repo.evalock(&["lock"]).assert_code(0);
-    repo.evalock(&["check"]).assert_code(1).assert_contains("cannot read `mutate`");
+    repo.evalock(&["check"])
+        .assert_code(1)
+        .assert_contains("cannot read `mutate`");
 }
 
 #[test]
 fn editing_grader_sources_without_a_version_bump_is_refused() {
     let repo = project(STRICT_GRADER, CASE);
     repo.evalock(&["run"]).assert_code(0);
-    repo.evalock(&["accept", "--reason", "first"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first"])
+        .assert_code(0);
     repo.commit_all("baselines");
-    repo.write("graders/check.sh", STRICT_GRADER.replace("refund*)", "refund*|*credit*)"));
+    repo.write(
+        "graders/check.sh",
+        STRICT_GRADER.replace("refund*)", "refund*|*credit*)"),
+    );
     let check = repo.evalock(&["check"]);
     check
         .assert_code(2)
         .assert_contains("graders/check.sh: EL301 grader-changed-unversioned (refuse): grader `check` changed (graders/check.sh (changed)) but is still version 1")
         .assert_contains("bump `[grader.check] version`");
     let lock_before = repo.read_bytes("evalock.lock");
-    repo.evalock(&["lock"]).assert_code(2).assert_contains("EL301");
-    assert_eq!(repo.read_bytes("evalock.lock"), lock_before, "lock must not re-pin the unversioned change");
+    repo.evalock(&["lock"])
+        .assert_code(2)
+        .assert_contains("EL301");
+    assert_eq!(
+        repo.read_bytes("evalock.lock"),
+        lock_before,
+        "lock must not re-pin the unversioned change"
+    );
     // Bumping the version lets the lock move, and the baselines recorded with 1 drift.
-    repo.replace("evalock.toml", "[grader.check]\nversion = 1", "[grader.check]\nversion = 2");
+    repo.replace(
+        "evalock.toml",
+        "[grader.check]\nversion = 1",
+        "[grader.check]\nversion = 2",
+    );
     repo.evalock(&["lock"]).assert_code(0);
-    repo.evalock(&["check"]).assert_code(2).assert_contains("EL401").assert_contains("grader (check@1 -> check@2)");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("EL401")
+        .assert_contains("grader (check@1 -> check@2)");
     repo.evalock(&["run"]).assert_code(2);
-    repo.evalock(&["accept", "--reason", "grader accepts credits"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "grader accepts credits"])
+        .assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
 
@@ -109,7 +155,10 @@ fn a_lock_hand_edited_to_hide_a_grader_change_is_caught_against_the_base() {
     assert_ne!(repo.read("evalock.lock"), lock);
     repo.commit_all("tweak grader");
     repo.evalock(&["check"]).assert_code(0);
-    repo.evalock(&["check", "--base", "main"]).assert_code(2).assert_contains("EL301").assert_contains("as in main");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("EL301")
+        .assert_contains("as in main");
 }
 
 #[test]
@@ -121,22 +170,35 @@ fn a_case_pinned_to_another_grader_version_outranks_its_other_findings() {
         .assert_code(2)
         .assert_contains("EL302 grader-version-drift (refuse): case `refund` (evals/refunds.jsonl:1) pins grader version 0, but grader `check` is version 1");
     // Its missing baseline (EL404) is noise next to EL302; the other case's is not.
-    check.assert_contains("case `current`").assert_not_contains("EL404 baseline-missing (warn): case `refund`");
+    check
+        .assert_contains("case `current`")
+        .assert_not_contains("EL404 baseline-missing (warn): case `refund`");
     let run = repo.evalock(&["run"]);
     run.assert_code(2).assert_contains("EL302");
-    let results: serde_json::Value = serde_json::from_str(&repo.read(".evalock/results.json")).unwrap();
+    let results: serde_json::Value =
+        serde_json::from_str(&repo.read(".evalock/results.json")).unwrap();
     assert_eq!(results["cases"][0]["case_id"], "current");
     assert_eq!(results["cases"][1]["status"], "ERROR");
-    assert_eq!(results["cases"][1]["reasons"][0], "grader_version_drift:0!=1");
+    assert_eq!(
+        results["cases"][1]["reasons"][0],
+        "grader_version_drift:0!=1"
+    );
 }
 
 #[test]
 fn a_grader_that_prints_anything_but_a_verdict_is_an_error() {
-    for script in ["cat > /dev/null\necho 'PASS'\n", "cat > /dev/null\necho '{\"pass\": \"yes\", \"reasons\": []}'\n", "exit 3\n"] {
+    for script in [
+        "cat > /dev/null\necho 'PASS'\n",
+        "cat > /dev/null\necho '{\"pass\": \"yes\", \"reasons\": []}'\n",
+        "exit 3\n",
+    ] {
         let repo = project(script, CASE);
         let run = repo.evalock(&["run"]);
-        run.assert_code(1).assert_contains("EL504").assert_contains("grader `check`");
-        let results: serde_json::Value = serde_json::from_str(&repo.read(".evalock/results.json")).unwrap();
+        run.assert_code(1)
+            .assert_contains("EL504")
+            .assert_contains("grader `check`");
+        let results: serde_json::Value =
+            serde_json::from_str(&repo.read(".evalock/results.json")).unwrap();
         assert_eq!(results["cases"][0]["status"], "ERROR", "{script}");
     }
 }

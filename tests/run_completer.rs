@@ -11,7 +11,11 @@ use std::time::Duration;
 fn project(policy: &str, script: &str, cases: &[&str]) -> TestRepo {
     let repo = TestRepo::new();
     repo.write("complete.sh", script);
-    let timeout = if policy.contains("timeout_secs") { "" } else { "timeout_secs = 30\n" };
+    let timeout = if policy.contains("timeout_secs") {
+        ""
+    } else {
+        "timeout_secs = 30\n"
+    };
     repo.write(
         "evalock.toml",
         format!(
@@ -33,13 +37,16 @@ fn results(repo: &TestRepo) -> Value {
     serde_json::from_str(&repo.read(".evalock/results.json")).expect("results file is JSON")
 }
 
-const SIMPLE_CASE: &str = r#"{"id": "greet", "input": {"text": "hi"}, "expect": {"must_include": ["hello"]}}"#;
+const SIMPLE_CASE: &str =
+    r#"{"id": "greet", "input": {"text": "hi"}, "expect": {"must_include": ["hello"]}}"#;
 
 /// Whether a process is gone (or a zombie nobody reaped yet: it runs nothing).
 fn process_is_gone(pid: &str) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
-        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
     }
 }
 
@@ -48,11 +55,17 @@ fn a_hanging_completer_is_killed_with_its_whole_process_group() {
     let script = "echo $$ > pids\nsleep 1000 &\necho $! >> pids\nwait\n";
     let repo = project("timeout_secs = 1", script, &[SIMPLE_CASE]);
     let run = repo.evalock(&["run"]);
-    run.assert_code(1).assert_contains("EL504").assert_contains("timed out after 1s");
+    run.assert_code(1)
+        .assert_contains("EL504")
+        .assert_contains("timed out after 1s");
     assert_eq!(results(&repo)["cases"][0]["status"], "ERROR");
     let pids = repo.read("pids");
     let pids: Vec<&str> = pids.split_whitespace().collect();
-    assert_eq!(pids.len(), 2, "the completer and its child wrote their pids: {pids:?}");
+    assert_eq!(
+        pids.len(),
+        2,
+        "the completer and its child wrote their pids: {pids:?}"
+    );
     // The kill was sent before `run` exited; reaping by init can lag a moment.
     for pid in &pids {
         let gone = (0..200).any(|_| {
@@ -71,18 +84,35 @@ fn a_completer_printing_a_gigabyte_is_stopped_at_the_cap() {
     let script = "cat > /dev/null\nhead -c 1073741824 /dev/zero | tr '\\0' 'x'\n";
     let repo = project("max_output_bytes = 65536", script, &[SIMPLE_CASE]);
     let run = repo.evalock(&["run"]);
-    run.assert_code(1).assert_contains("EL504").assert_contains("printed more than 65536 bytes");
+    run.assert_code(1)
+        .assert_contains("EL504")
+        .assert_contains("printed more than 65536 bytes");
     let results = results(&repo);
     assert_eq!(results["cases"][0]["status"], "ERROR");
-    assert!(results["cases"][0]["completion"].is_null(), "an oversized output is never scored");
+    assert!(
+        results["cases"][0]["completion"].is_null(),
+        "an oversized output is never scored"
+    );
 }
 
 #[test]
 fn crashes_and_empty_output_are_errors_never_scores() {
-    let crash = project("", "cat > /dev/null\necho 'model unavailable' >&2\nexit 7\n", &[SIMPLE_CASE]);
-    crash.evalock(&["run"]).assert_code(1).assert_contains("exited with status 7").assert_contains("model unavailable");
+    let crash = project(
+        "",
+        "cat > /dev/null\necho 'model unavailable' >&2\nexit 7\n",
+        &[SIMPLE_CASE],
+    );
+    crash
+        .evalock(&["run"])
+        .assert_code(1)
+        .assert_contains("exited with status 7")
+        .assert_contains("model unavailable");
     let empty = project("", "cat > /dev/null\nprintf '  \\n'\n", &[SIMPLE_CASE]);
-    empty.evalock(&["run"]).assert_code(1).assert_contains("EL504").assert_contains("empty completion");
+    empty
+        .evalock(&["run"])
+        .assert_code(1)
+        .assert_contains("EL504")
+        .assert_contains("empty completion");
 }
 
 #[test]
@@ -91,11 +121,22 @@ fn the_completer_reads_one_request_and_never_sees_tokens_or_secrets() {
     let repo = project("secrets = [\"ACME_API_KEY\"]", script, &[SIMPLE_CASE]);
     let run = repo.evalock_with(
         &["run"],
-        &[("GITHUB_TOKEN", "ghp_s3cret"), ("ACTIONS_RUNTIME_TOKEN", "rt"), ("ACME_API_KEY", "k3y"), ("KEEP_ME", "yes")],
+        &[
+            ("GITHUB_TOKEN", "ghp_s3cret"),
+            ("ACTIONS_RUNTIME_TOKEN", "rt"),
+            ("ACME_API_KEY", "k3y"),
+            ("KEEP_ME", "yes"),
+        ],
     );
     run.assert_code(0).assert_not_contains("ghp_s3cret");
-    let completion = results(&repo)["cases"][0]["completion"].as_str().unwrap_or_default().to_owned();
-    assert_eq!(completion, "hello token=none actions=none key=none kept=yes");
+    let completion = results(&repo)["cases"][0]["completion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(
+        completion,
+        "hello token=none actions=none key=none kept=yes"
+    );
     let request: Value = serde_json::from_str(&repo.read("request.json")).unwrap();
     assert_eq!(request["suite"], "mini");
     assert_eq!(request["case_id"], "greet");
@@ -108,7 +149,11 @@ fn results_keep_their_order_whatever_the_parallelism() {
     // Later cases answer first: completion order must not leak into the results.
     let script = "input=$(cat)\ncase \"$input\" in *'\"c1\"'*) sleep 0.3;; *'\"c2\"'*) sleep 0.2;; esac\necho \"hello $input\" | head -c 40\n";
     let cases: Vec<String> = (1..=6)
-        .map(|index| format!(r#"{{"id": "c{index}", "input": {{}}, "expect": {{"must_include": ["hello"]}}}}"#))
+        .map(|index| {
+            format!(
+                r#"{{"id": "c{index}", "input": {{}}, "expect": {{"must_include": ["hello"]}}}}"#
+            )
+        })
         .collect();
     let case_refs: Vec<&str> = cases.iter().map(String::as_str).collect();
     let repo = project("", script, &case_refs);
@@ -117,16 +162,27 @@ fn results_keep_their_order_whatever_the_parallelism() {
     repo.evalock(&["run", "--jobs", "4"]).assert_code(0);
     let parallel = results(&repo);
     let ids = |results: &Value| -> Vec<String> {
-        results["cases"].as_array().unwrap().iter().map(|case| case["case_id"].as_str().unwrap().to_owned()).collect()
+        results["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|case| case["case_id"].as_str().unwrap().to_owned())
+            .collect()
     };
     assert_eq!(ids(&serial), vec!["c1", "c2", "c3", "c4", "c5", "c6"]);
     assert_eq!(ids(&serial), ids(&parallel));
-    for (one, other) in serial["cases"].as_array().unwrap().iter().zip(parallel["cases"].as_array().unwrap()) {
+    for (one, other) in serial["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(parallel["cases"].as_array().unwrap())
+    {
         assert_eq!(one["digest"], other["digest"]);
     }
 }
 
-const SAMPLED_CASE: &str = r#"{"id": "flaky", "n": 5, "input": {}, "expect": {"must_include": ["answer"]}}"#;
+const SAMPLED_CASE: &str =
+    r#"{"id": "flaky", "n": 5, "input": {}, "expect": {"must_include": ["answer"]}}"#;
 /// Sample 3 of 5 answers differently (both answers pass the assertions).
 const FLAKY_SCRIPT: &str =
     "input=$(cat)\ncase \"$input\" in *'\"sample\":3'*) echo 'answer B';; *) echo 'answer A';; esac\n";
@@ -135,8 +191,11 @@ const FLAKY_SCRIPT: &str =
 fn four_of_five_agreeing_samples_fail_agreement_min_one() {
     let repo = project("agreement_min = 1.0", FLAKY_SCRIPT, &[SAMPLED_CASE]);
     let run = repo.evalock(&["run"]);
-    run.assert_code(1).assert_contains("EL505").assert_contains("4 of 5 samples agree (0.80 < agreement_min 1.00)");
-    run.assert_contains("-answer A").assert_contains("+answer B");
+    run.assert_code(1)
+        .assert_contains("EL505")
+        .assert_contains("4 of 5 samples agree (0.80 < agreement_min 1.00)");
+    run.assert_contains("-answer A")
+        .assert_contains("+answer B");
     let results = results(&repo);
     let case = &results["cases"][0];
     assert_eq!(case["samples"].as_array().unwrap().len(), 5);
@@ -148,31 +207,61 @@ fn four_of_five_agreeing_samples_fail_agreement_min_one() {
 #[test]
 fn agreement_at_the_threshold_passes() {
     let repo = project("agreement_min = 0.8", FLAKY_SCRIPT, &[SAMPLED_CASE]);
-    repo.evalock(&["run"]).assert_code(0).assert_not_contains("EL505");
+    repo.evalock(&["run"])
+        .assert_code(0)
+        .assert_not_contains("EL505");
     // --samples applies to cases without `n`.
     let steady = project("", "cat > /dev/null\necho 'hello'\n", &[SIMPLE_CASE]);
     steady.evalock(&["run", "--samples", "3"]).assert_code(0);
-    assert_eq!(results(&steady)["cases"][0]["samples"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        results(&steady)["cases"][0]["samples"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 #[test]
 fn completions_made_elsewhere_are_graded_from_a_file() {
-    let repo = project("", "exit 9\n", &[SIMPLE_CASE, r#"{"id": "other", "input": {}, "expect": {"must_include": ["x"]}}"#]);
-    repo.write("made-elsewhere.jsonl", "{\"case_id\": \"greet\", \"completion\": \"hello there\"}\n");
+    let repo = project(
+        "",
+        "exit 9\n",
+        &[
+            SIMPLE_CASE,
+            r#"{"id": "other", "input": {}, "expect": {"must_include": ["x"]}}"#,
+        ],
+    );
+    repo.write(
+        "made-elsewhere.jsonl",
+        "{\"case_id\": \"greet\", \"completion\": \"hello there\"}\n",
+    );
     let run = repo.evalock(&["run", "--completions", "made-elsewhere.jsonl"]);
-    run.assert_code(1).assert_contains("no completion for case `other` in made-elsewhere.jsonl");
+    run.assert_code(1)
+        .assert_contains("no completion for case `other` in made-elsewhere.jsonl");
     let results = results(&repo);
     assert_eq!(results["cases"][0]["case_id"], "greet");
     assert_eq!(results["cases"][0]["status"], "PASS");
     assert_eq!(results["cases"][1]["status"], "ERROR");
     repo.write("broken.jsonl", "{\"case_id\": \"greet\"}\n");
-    repo.evalock(&["run", "--completions", "broken.jsonl"]).assert_code(65).assert_contains("broken.jsonl:1");
+    repo.evalock(&["run", "--completions", "broken.jsonl"])
+        .assert_code(65)
+        .assert_contains("broken.jsonl:1");
 }
 
 #[test]
 fn usage_errors_name_what_to_fix() {
     let repo = project("", "cat > /dev/null\necho hello\n", &[SIMPLE_CASE]);
-    repo.evalock(&["run", "--suite", "nope"]).assert_code(64).assert_contains("no suite `nope`").assert_contains("mini");
-    repo.replace("evalock.toml", "completer = [\"sh\", \"complete.sh\"]\n", "");
-    repo.evalock(&["run"]).assert_code(64).assert_contains("has no `completer`");
+    repo.evalock(&["run", "--suite", "nope"])
+        .assert_code(64)
+        .assert_contains("no suite `nope`")
+        .assert_contains("mini");
+    repo.replace(
+        "evalock.toml",
+        "completer = [\"sh\", \"complete.sh\"]\n",
+        "",
+    );
+    repo.evalock(&["run"])
+        .assert_code(64)
+        .assert_contains("has no `completer`");
 }

@@ -19,11 +19,15 @@ fn use_variant(repo: &TestRepo, variant: &str) {
 #[test]
 fn the_demo_is_clean_and_its_runs_match_the_accepted_baselines() {
     let repo = TestRepo::with_fixture("demo");
-    repo.evalock(&["check"]).assert_code(0).assert_contains("PASS (no findings)");
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_contains("PASS (no findings)");
     let run = repo.evalock(&["run"]);
     run.assert_code(0).assert_contains("14 cases: 14 PASS");
     assert!(repo.join(".evalock/results.json").exists());
-    repo.evalock(&["review"]).assert_code(0).assert_contains("nothing moved, regressed or improved");
+    repo.evalock(&["review"])
+        .assert_code(0)
+        .assert_contains("nothing moved, regressed or improved");
 }
 
 #[test]
@@ -32,21 +36,28 @@ fn a_regressed_completer_fails_with_the_case_and_its_diff() {
     use_variant(&repo, "regressed");
     let run = repo.evalock(&["run", "--suite", "support"]);
     run.assert_code(1)
-        .assert_contains("evals/support.jsonl:2: EL501 regressed (error): case `refund-no-order-id`")
+        .assert_contains(
+            "evals/support.jsonl:2: EL501 regressed (error): case `refund-no-order-id`",
+        )
         .assert_contains("forbidden_tool:create_refund")
         .assert_contains("-  \"reply\": \"Which order id should I refund?\",")
         .assert_contains("+  \"reply\": \"Your refund has been issued for your last order.\",")
         .assert_contains("evals/support.jsonl:8: EL501 regressed (error): case `no-ai-disclaimer`")
         .assert_contains("forbidden:as an AI");
     let review = repo.evalock(&["review"]);
-    review.assert_code(0).assert_contains("REGRESSED support/refund-no-order-id (evals/support.jsonl:2)");
+    review
+        .assert_code(0)
+        .assert_contains("REGRESSED support/refund-no-order-id (evals/support.jsonl:2)");
     review.assert_contains("--- baseline (sha256:");
     // Only passing cases are accepted: the regressions keep their last-good entries.
     let before = repo.read("evals/support.baseline.json");
     let accept = repo.evalock(&["accept", "--reason", "try"]);
-    accept.assert_code(0).assert_contains("skipped support/refund-no-order-id REGRESSED");
+    accept
+        .assert_code(0)
+        .assert_contains("skipped support/refund-no-order-id REGRESSED");
     assert_eq!(repo.read("evals/support.baseline.json"), before);
-    repo.evalock(&["accept", "--reason", "try", "--case", "refund-no-order-id"]).assert_code(64);
+    repo.evalock(&["accept", "--reason", "try", "--case", "refund-no-order-id"])
+        .assert_code(64);
 }
 
 #[test]
@@ -56,27 +67,46 @@ fn a_silent_move_exits_3_only_with_fail_on_diff() {
     let run = repo.evalock(&["run", "--suite", "support", "--fail-on-diff"]);
     run.assert_code(3)
         .assert_contains("EL503 moved (note): case `warranty-question`")
-        .assert_contains("+  \"reply\": \"Good news: the kettle has a 2 years warranty, parts and labour.\",");
+        .assert_contains(
+            "+  \"reply\": \"Good news: the kettle has a 2 years warranty, parts and labour.\",",
+        );
     repo.evalock(&["run", "--suite", "support"]).assert_code(0);
     // Accepting the move makes it the new last-good completion.
-    repo.evalock(&["accept", "--reason", "warmer warranty wording"]).assert_code(0).assert_contains("recorded support/warranty-question");
-    repo.evalock(&["run", "--suite", "support", "--fail-on-diff"]).assert_code(0);
-    assert!(repo.read("evals/support.baseline.json").contains("\"reason\": \"warmer warranty wording\""));
+    repo.evalock(&["accept", "--reason", "warmer warranty wording"])
+        .assert_code(0)
+        .assert_contains("recorded support/warranty-question");
+    repo.evalock(&["run", "--suite", "support", "--fail-on-diff"])
+        .assert_code(0);
+    assert!(repo
+        .read("evals/support.baseline.json")
+        .contains("\"reason\": \"warmer warranty wording\""));
 }
 
 #[test]
 fn a_prompt_edit_is_refused_until_re_recorded() {
     let repo = TestRepo::with_fixture("demo");
-    repo.write("prompts/support.txt", format!("{}- Keep replies under two sentences.\n", repo.read("prompts/support.txt")));
+    repo.write(
+        "prompts/support.txt",
+        format!(
+            "{}- Keep replies under two sentences.\n",
+            repo.read("prompts/support.txt")
+        ),
+    );
     let run = repo.evalock(&["run", "--suite", "support"]);
     run.assert_code(2)
         .assert_contains("EL107 prompt-unlocked")
-        .assert_contains("EL401 baseline-drifted (refuse): baseline of case `order-status-known-id`")
+        .assert_contains(
+            "EL401 baseline-drifted (refuse): baseline of case `order-status-known-id`",
+        )
         .assert_contains("recorded against another prompt (sha256:");
     repo.evalock(&["lock"]).assert_code(0);
-    repo.evalock(&["check"]).assert_code(2).assert_contains("EL401").assert_not_contains("EL107");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("EL401")
+        .assert_not_contains("EL107");
     repo.evalock(&["run", "--suite", "support"]).assert_code(2);
-    repo.evalock(&["accept", "--reason", "prompt asks for shorter replies"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "prompt asks for shorter replies"])
+        .assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
     repo.evalock(&["run", "--suite", "support"]).assert_code(0);
 }
@@ -85,9 +115,16 @@ fn a_prompt_edit_is_refused_until_re_recorded() {
 fn accept_refuses_stale_results() {
     let repo = TestRepo::with_fixture("demo");
     repo.evalock(&["run", "--suite", "support"]).assert_code(0);
-    repo.replace("evals/support.jsonl", "\"max_chars\": 300", "\"max_chars\": 280");
+    repo.replace(
+        "evals/support.jsonl",
+        "\"max_chars\": 300",
+        "\"max_chars\": 280",
+    );
     let accept = repo.evalock(&["accept", "--reason", "x"]);
-    accept.assert_code(2).assert_contains("stale for case `shipping-cost`").assert_contains("case (sha256:");
+    accept
+        .assert_code(2)
+        .assert_contains("stale for case `shipping-cost`")
+        .assert_contains("case (sha256:");
 }
 
 #[test]
@@ -97,16 +134,29 @@ fn accept_in_ci_is_refused_and_writes_nothing() {
     repo.evalock(&["run", "--suite", "support"]).assert_code(0);
     let before = repo.read_bytes("evals/support.baseline.json");
     let accept = repo.evalock_with(&["accept", "--reason", "from CI"], &[("CI", "true")]);
-    accept.assert_code(2).assert_contains("EL403 baseline-written-in-ci").assert_contains("nothing was written");
-    assert_eq!(repo.read_bytes("evals/support.baseline.json"), before, "the baseline must stay byte-identical");
+    accept
+        .assert_code(2)
+        .assert_contains("EL403 baseline-written-in-ci")
+        .assert_contains("nothing was written");
+    assert_eq!(
+        repo.read_bytes("evals/support.baseline.json"),
+        before,
+        "the baseline must stay byte-identical"
+    );
     let leftovers: Vec<_> = std::fs::read_dir(repo.join("evals"))
         .unwrap()
         .filter_map(|entry| entry.ok())
-        .filter(|entry| entry.file_name().to_string_lossy().starts_with(".evalock-tmp"))
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".evalock-tmp")
+        })
         .collect();
     assert!(leftovers.is_empty());
     // CI=false is not CI.
-    repo.evalock_with(&["accept", "--reason", "local"], &[("CI", "false")]).assert_code(0);
+    repo.evalock_with(&["accept", "--reason", "local"], &[("CI", "false")])
+        .assert_code(0);
     assert_ne!(repo.read_bytes("evals/support.baseline.json"), before);
 }
 
@@ -115,18 +165,38 @@ fn a_hand_edited_baseline_digest_is_tampering() {
     let repo = TestRepo::with_fixture("demo");
     let text = repo.read("evals/support.baseline.json");
     let start = text.find("\"digest\": \"sha256:").unwrap() + "\"digest\": \"sha256:".len();
-    let edited = format!("{}{}{}", &text[..start], "0".repeat(64), &text[start + 64..]);
+    let edited = format!(
+        "{}{}{}",
+        &text[..start],
+        "0".repeat(64),
+        &text[start + 64..]
+    );
     repo.write("evals/support.baseline.json", edited);
     let check = repo.evalock(&["check"]);
     check.assert_code(2).assert_contains("evals/support.baseline.json:5: EL402 baseline-tampered (refuse): baseline entry `address-change`");
-    repo.evalock(&["run", "--suite", "support"]).assert_code(2).assert_contains("EL402");
+    repo.evalock(&["run", "--suite", "support"])
+        .assert_code(2)
+        .assert_contains("EL402");
     // A completion edited to match a forged digest is still caught: its digest moves.
-    repo.write("evals/support.baseline.json", text.replacen("12 Rue Oberkampf", "13 Rue Oberkampf", 1));
-    repo.evalock(&["check"]).assert_code(2).assert_contains("EL402");
-    repo.write("evals/support.baseline.json", "{\n  \"schema\": \"evalock.baseline/v1\",\n  \"suite\": \"support\"\n");
-    repo.evalock(&["check"]).assert_code(2).assert_contains("evals/support.baseline.json:4:").assert_contains("EL402");
+    repo.write(
+        "evals/support.baseline.json",
+        text.replacen("12 Rue Oberkampf", "13 Rue Oberkampf", 1),
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("EL402");
+    repo.write(
+        "evals/support.baseline.json",
+        "{\n  \"schema\": \"evalock.baseline/v1\",\n  \"suite\": \"support\"\n",
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/support.baseline.json:4:")
+        .assert_contains("EL402");
     repo.evalock(&["run", "--suite", "support"]).assert_code(2);
-    repo.evalock(&["accept", "--reason", "x"]).assert_code(65).assert_contains("evals/support.baseline.json:4:");
+    repo.evalock(&["accept", "--reason", "x"])
+        .assert_code(65)
+        .assert_contains("evals/support.baseline.json:4:");
 }
 
 #[test]
@@ -140,27 +210,49 @@ fn baselines_changed_against_the_base_need_a_reason() {
     let old_entry_digest = digest_of_entry(&text, "shipping-cost");
     let new_completion = entry_completion(&text, "shipping-cost").replace(old, new);
     let new_digest = format!("sha256:{}", sha256_hex(new_completion.as_bytes()));
-    repo.write("evals/support.baseline.json", text.replacen(old, new, 1).replacen(&old_entry_digest, &new_digest, 1));
+    repo.write(
+        "evals/support.baseline.json",
+        text.replacen(old, new, 1)
+            .replacen(&old_entry_digest, &new_digest, 1),
+    );
     repo.commit_all("tweak shipping answer");
     repo.evalock(&["check"]).assert_code(0);
     let check = repo.evalock(&["check", "--base", "main"]);
-    check.assert_code(2).assert_contains("EL406 rebaseline-without-reason").assert_contains("`shipping-cost`");
+    check
+        .assert_code(2)
+        .assert_contains("EL406 rebaseline-without-reason")
+        .assert_contains("`shipping-cost`");
     // A trailer on a commit since the base is a reason.
-    repo.git(&["commit", "-q", "--allow-empty", "-m", "record why\n\nRebaseline-Reason: shorter shipping answer"]);
-    repo.evalock(&["check", "--base", "main"]).assert_code(0).assert_not_contains("EL406");
+    repo.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "record why\n\nRebaseline-Reason: shorter shipping answer",
+    ]);
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(0)
+        .assert_not_contains("EL406");
 }
 
 #[test]
 fn re_recording_with_a_contract_change_in_one_change_is_a_warning() {
     let repo = TestRepo::with_fixture("demo");
     repo.git(&["checkout", "-q", "-b", "mixed"]);
-    repo.write("prompts/support.txt", format!("{}- Be brief.\n", repo.read("prompts/support.txt")));
+    repo.write(
+        "prompts/support.txt",
+        format!("{}- Be brief.\n", repo.read("prompts/support.txt")),
+    );
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["run", "--suite", "support"]).assert_code(2);
-    repo.evalock(&["accept", "--reason", "prompt asks for brevity"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "prompt asks for brevity"])
+        .assert_code(0);
     repo.commit_all("brevity");
     let check = repo.evalock(&["check", "--base", "main"]);
-    check.assert_code(0).assert_contains("EL407 mixed-change (warn)").assert_contains("edits its prompt");
+    check
+        .assert_code(0)
+        .assert_contains("EL407 mixed-change (warn)")
+        .assert_contains("edits its prompt");
     check.assert_not_contains("EL406");
 }
 
@@ -173,11 +265,21 @@ fn orphaned_entries_are_reported_on_full_runs_and_dropped_by_accept() {
         "{\"id\": \"shipping-cost\", \"version\": 1, \"retired\": true,",
     );
     repo.evalock(&["lock"]).assert_code(0);
-    repo.evalock(&["check"]).assert_code(0).assert_contains("EL405 baseline-orphan (warn): baseline entry `shipping-cost`");
-    repo.evalock(&["run", "--suite", "support"]).assert_code(0).assert_not_contains("EL405");
-    repo.evalock(&["run"]).assert_code(0).assert_contains("EL405");
-    repo.evalock(&["accept", "--reason", "shipping-cost retired"]).assert_code(0).assert_contains("dropped support/shipping-cost");
-    repo.evalock(&["check"]).assert_code(0).assert_not_contains("EL405");
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_contains("EL405 baseline-orphan (warn): baseline entry `shipping-cost`");
+    repo.evalock(&["run", "--suite", "support"])
+        .assert_code(0)
+        .assert_not_contains("EL405");
+    repo.evalock(&["run"])
+        .assert_code(0)
+        .assert_contains("EL405");
+    repo.evalock(&["accept", "--reason", "shipping-cost retired"])
+        .assert_code(0)
+        .assert_contains("dropped support/shipping-cost");
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_not_contains("EL405");
 }
 
 #[test]
@@ -187,13 +289,34 @@ fn a_new_case_has_no_baseline_until_accepted_and_known_failures_can_improve() {
     cases.push_str("{\"id\": \"gift-wrap\", \"input\": {\"messages\": [{\"role\": \"user\", \"content\": \"Do you gift wrap?\"}]}, \"expect\": {\"must_include\": [\"gift\"]}}\n");
     repo.write("evals/support.jsonl", cases);
     repo.evalock(&["lock"]).assert_code(0);
-    repo.evalock(&["check"]).assert_code(0).assert_contains("EL404 baseline-missing (warn): case `gift-wrap`");
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_contains("EL404 baseline-missing (warn): case `gift-wrap`");
     let run = repo.evalock(&["run", "--suite", "support"]);
-    run.assert_code(1).assert_contains("EL502 failing (error): case `gift-wrap`").assert_contains("missing:gift");
-    repo.evalock(&["accept", "--reason", "known gap", "--case", "gift-wrap", "--include-failing"]).assert_code(0);
-    repo.evalock(&["run", "--suite", "support"]).assert_code(1).assert_contains("EL502").assert_not_contains("EL404");
-    repo.replace("completers/stub.py", "\"Welcome to Acme support. How can I help?\"", "\"Welcome to Acme support. We gift wrap for free.\"");
-    repo.evalock(&["run", "--suite", "support"]).assert_code(0).assert_contains("EL506 improved (note): case `gift-wrap`");
+    run.assert_code(1)
+        .assert_contains("EL502 failing (error): case `gift-wrap`")
+        .assert_contains("missing:gift");
+    repo.evalock(&[
+        "accept",
+        "--reason",
+        "known gap",
+        "--case",
+        "gift-wrap",
+        "--include-failing",
+    ])
+    .assert_code(0);
+    repo.evalock(&["run", "--suite", "support"])
+        .assert_code(1)
+        .assert_contains("EL502")
+        .assert_not_contains("EL404");
+    repo.replace(
+        "completers/stub.py",
+        "\"Welcome to Acme support. How can I help?\"",
+        "\"Welcome to Acme support. We gift wrap for free.\"",
+    );
+    repo.evalock(&["run", "--suite", "support"])
+        .assert_code(0)
+        .assert_contains("EL506 improved (note): case `gift-wrap`");
 }
 
 /// The `"digest"` of a baseline entry, found by its key.
@@ -206,7 +329,10 @@ fn digest_of_entry(text: &str, id: &str) -> String {
 /// The `"completion"` of a baseline entry, unescaped.
 fn entry_completion(text: &str, id: &str) -> String {
     let value: serde_json::Value = serde_json::from_str(text).unwrap();
-    value["entries"][id]["completion"].as_str().unwrap().to_owned()
+    value["entries"][id]["completion"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

@@ -7,15 +7,28 @@
 use super::graders::active_cases;
 use crate::finding::{Finding, Location, Subject};
 use crate::grade::{completion_digest, Normalizer};
-use crate::model::{BaselineContext, BaselineEntry, BaselineState, Case, Project, SuiteBaseline, SuiteModel};
+use crate::model::{
+    BaselineContext, BaselineEntry, BaselineState, Case, Project, SuiteBaseline, SuiteModel,
+};
 use crate::rules::RuleId;
 use std::collections::BTreeSet;
 
 /// What the baselines of `suites` say without running anything. `full` adds EL405.
-pub fn check(project: &Project, base: Option<&Project>, suites: &BTreeSet<String>, full: bool) -> Vec<Finding> {
+pub fn check(
+    project: &Project,
+    base: Option<&Project>,
+    suites: &BTreeSet<String>,
+    full: bool,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for suite in project.suites.iter().filter(|suite| suites.contains(&suite.name)) {
-        let Some(baseline) = project.baselines.get(&suite.name) else { continue };
+    for suite in project
+        .suites
+        .iter()
+        .filter(|suite| suites.contains(&suite.name))
+    {
+        let Some(baseline) = project.baselines.get(&suite.name) else {
+            continue;
+        };
         findings.extend(tampered(suite, baseline));
         findings.extend(drifted(project, suite, baseline));
         findings.extend(missing(suite, baseline));
@@ -48,31 +61,55 @@ pub fn current_context(project: &Project, suite: &SuiteModel, case: &Case) -> Ba
         case: case.digest.clone(),
         prompt: suite.prompt_digest(),
         grader: project.grader_for(&suite.name).reference(),
-        normalizer: config.map(|config| config.normalizer.clone()).unwrap_or_else(|| "exact".into()),
+        normalizer: config
+            .map(|config| config.normalizer.clone())
+            .unwrap_or_else(|| "exact".into()),
         model: config.and_then(|config| config.model.clone()),
     }
 }
 
 /// Which parts of a recorded context moved, in words: `prompt (sha256:1 -> sha256:2)`.
 pub fn context_changes(recorded: &BaselineContext, current: &BaselineContext) -> Vec<String> {
-    let short =
-        |digest: &Option<crate::hash::Digest>| digest.as_ref().map(|d| d.short().to_owned()).unwrap_or("none".into());
+    let short = |digest: &Option<crate::hash::Digest>| {
+        digest
+            .as_ref()
+            .map(|d| d.short().to_owned())
+            .unwrap_or("none".into())
+    };
     let mut changes = Vec::new();
     if recorded.case != current.case {
-        changes.push(format!("case ({} -> {})", recorded.case.short(), current.case.short()));
+        changes.push(format!(
+            "case ({} -> {})",
+            recorded.case.short(),
+            current.case.short()
+        ));
     }
     if recorded.prompt != current.prompt {
-        changes.push(format!("prompt ({} -> {})", short(&recorded.prompt), short(&current.prompt)));
+        changes.push(format!(
+            "prompt ({} -> {})",
+            short(&recorded.prompt),
+            short(&current.prompt)
+        ));
     }
     if recorded.grader != current.grader {
-        changes.push(format!("grader ({} -> {})", recorded.grader, current.grader));
+        changes.push(format!(
+            "grader ({} -> {})",
+            recorded.grader, current.grader
+        ));
     }
     if recorded.normalizer != current.normalizer {
-        changes.push(format!("normalizer ({} -> {})", recorded.normalizer, current.normalizer));
+        changes.push(format!(
+            "normalizer ({} -> {})",
+            recorded.normalizer, current.normalizer
+        ));
     }
     if recorded.model != current.model {
         let name = |model: &Option<String>| model.clone().unwrap_or_else(|| "none".into());
-        changes.push(format!("model ({} -> {})", name(&recorded.model), name(&current.model)));
+        changes.push(format!(
+            "model ({} -> {})",
+            name(&recorded.model),
+            name(&current.model)
+        ));
     }
     changes
 }
@@ -124,7 +161,9 @@ pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
 pub fn drifted(project: &Project, suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
     let mut findings = Vec::new();
     for case in active_cases(suite) {
-        let Some(entry) = baseline.entry(&case.id) else { continue };
+        let Some(entry) = baseline.entry(&case.id) else {
+            continue;
+        };
         let changes = context_changes(&entry.context, &current_context(project, suite, case));
         if changes.is_empty() {
             continue;
@@ -158,7 +197,10 @@ pub fn missing(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
             Finding::new(
                 RuleId::BaselineMissing,
                 Subject::case(&suite.name, &case.id),
-                format!("case `{}` ({}:{}) has no baseline in {} yet", case.id, case.file, case.line, baseline.path),
+                format!(
+                    "case `{}` ({}:{}) has no baseline in {} yet",
+                    case.id, case.file, case.line, baseline.path
+                ),
             )
             .at(Location::span(&case.file, case.line, case.end_line))
             .help(rerecord_help(&suite.name))
@@ -169,7 +211,9 @@ pub fn missing(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
 /// EL405: entries for cases that are gone or retired.
 pub fn orphans(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
     let active: BTreeSet<&str> = active_cases(suite).map(|case| case.id.as_str()).collect();
-    let Some(entries) = baseline.entries() else { return Vec::new() };
+    let Some(entries) = baseline.entries() else {
+        return Vec::new();
+    };
     entries
         .keys()
         .filter(|id| !active.contains(id.as_str()))
@@ -207,7 +251,9 @@ pub fn rebaselined_without_reason(
     if !project.rebaseline_reasons.is_empty() {
         return Vec::new();
     }
-    let Some(entries) = baseline.entries() else { return Vec::new() };
+    let Some(entries) = baseline.entries() else {
+        return Vec::new();
+    };
     let base_baseline = base.baselines.get(&suite.name);
     entries
         .iter()
@@ -216,8 +262,8 @@ pub fn rebaselined_without_reason(
             if !entry_changed(entry, base_entry) {
                 return None;
             }
-            let has_new_reason =
-                !entry.reason.trim().is_empty() && base_entry.is_none_or(|base| base.reason != entry.reason);
+            let has_new_reason = !entry.reason.trim().is_empty()
+                && base_entry.is_none_or(|base| base.reason != entry.reason);
             (!has_new_reason).then(|| {
                 Finding::new(
                     RuleId::RebaselineWithoutReason,
@@ -236,13 +282,23 @@ pub fn rebaselined_without_reason(
 /// EL407: one change both edits the suite's contracts or prompt and re-records baselines
 /// that existed before.
 pub fn mixed_change(base: &Project, suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
-    let (Some(base_suite), Some(entries)) = (base.suite(&suite.name), baseline.entries()) else { return Vec::new() };
-    let Some(base_entries) = base.baselines.get(&suite.name).and_then(SuiteBaseline::entries) else {
+    let (Some(base_suite), Some(entries)) = (base.suite(&suite.name), baseline.entries()) else {
+        return Vec::new();
+    };
+    let Some(base_entries) = base
+        .baselines
+        .get(&suite.name)
+        .and_then(SuiteBaseline::entries)
+    else {
         return Vec::new();
     };
     let rerecorded: Vec<&String> = entries
         .iter()
-        .filter(|(id, entry)| base_entries.get(*id).is_some_and(|base_entry| entry_changed(entry, Some(base_entry))))
+        .filter(|(id, entry)| {
+            base_entries
+                .get(*id)
+                .is_some_and(|base_entry| entry_changed(entry, Some(base_entry)))
+        })
         .map(|(id, _)| id)
         .collect();
     if rerecorded.is_empty() {
@@ -253,7 +309,10 @@ pub fn mixed_change(base: &Project, suite: &SuiteModel, baseline: &SuiteBaseline
         contract_changes.push("its prompt".into());
     }
     for case in &suite.cases {
-        if base_suite.case(&case.id).is_some_and(|base_case| base_case.contract_digest() != case.contract_digest()) {
+        if base_suite
+            .case(&case.id)
+            .is_some_and(|base_case| base_case.contract_digest() != case.contract_digest())
+        {
             contract_changes.push(format!("case `{}`", case.id));
         }
     }

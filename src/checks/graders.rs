@@ -13,7 +13,11 @@ use std::collections::BTreeSet;
 /// Every grader check for the suites in `suites` (EL301 looks at all graders).
 pub fn check(project: &Project, base: Option<&Project>, suites: &BTreeSet<String>) -> Vec<Finding> {
     let mut findings = graders_unversioned(project, base);
-    let selected: Vec<&SuiteModel> = project.suites.iter().filter(|suite| suites.contains(&suite.name)).collect();
+    let selected: Vec<&SuiteModel> = project
+        .suites
+        .iter()
+        .filter(|suite| suites.contains(&suite.name))
+        .collect();
     for suite in &selected {
         findings.extend(grader_version_drift(project, suite));
     }
@@ -28,7 +32,10 @@ fn case_location(case: &Case) -> Location {
 /// Cases that are run: not retired.
 pub fn active_cases(suite: &SuiteModel) -> impl Iterator<Item = &Case> {
     let mut seen = BTreeSet::new();
-    suite.cases.iter().filter(move |case| !case.retired && seen.insert(case.id.as_str()))
+    suite
+        .cases
+        .iter()
+        .filter(move |case| !case.retired && seen.insert(case.id.as_str()))
 }
 
 /// EL301 as `evalock lock` enforces it: re-pinning changed sources under the same version
@@ -48,7 +55,9 @@ pub fn changed_without_version_bump(project: &Project, lock: &crate::model::Lock
 /// EL301: a grader's sources moved but its version did not (against the lock and the base).
 pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let Some(lock) = &project.lock else { return findings };
+    let Some(lock) = &project.lock else {
+        return findings;
+    };
     for grader in &project.graders {
         let subject = Subject::grader(&grader.id);
         for pattern in &grader.unmatched_sources {
@@ -68,20 +77,29 @@ pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Fin
             );
         }
         let message = match lock.graders.get(&grader.id) {
-            None => format!("grader `{}` (version {}) is not pinned in {LOCK_FILE}", grader.id, grader.version),
+            None => format!(
+                "grader `{}` (version {}) is not pinned in {LOCK_FILE}",
+                grader.id, grader.version
+            ),
             Some(locked) if locked.version == grader.version && locked.digest != grader.digest => {
                 findings.push(unversioned_change(grader, &locked.files, LOCK_FILE));
                 continue;
             }
-            Some(locked) if locked.version != grader.version || locked.digest != grader.digest => format!(
-                "grader `{}` is version {} now but {LOCK_FILE} pins version {}",
-                grader.id, grader.version, locked.version
-            ),
+            Some(locked) if locked.version != grader.version || locked.digest != grader.digest => {
+                format!(
+                    "grader `{}` is version {} now but {LOCK_FILE} pins version {}",
+                    grader.id, grader.version, locked.version
+                )
+            }
             Some(_) => {
                 if let Some(base_grader) = base.and_then(|base| base.grader_model(&grader.id)) {
-                    if base_grader.version == grader.version && base_grader.digest != grader.digest {
-                        let base_files =
-                            base_grader.files.iter().map(|file| (file.path.clone(), file.digest.clone())).collect();
+                    if base_grader.version == grader.version && base_grader.digest != grader.digest
+                    {
+                        let base_files = base_grader
+                            .files
+                            .iter()
+                            .map(|file| (file.path.clone(), file.digest.clone()))
+                            .collect();
                         findings.push(unversioned_change(
                             grader,
                             &base_files,
@@ -98,7 +116,11 @@ pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Fin
                 .help("run `evalock lock` to pin the grader's version with its sources"),
         );
     }
-    for id in lock.graders.keys().filter(|id| project.grader_model(id).is_none()) {
+    for id in lock
+        .graders
+        .keys()
+        .filter(|id| project.grader_model(id).is_none())
+    {
         findings.push(
             Finding::new(
                 RuleId::GraderChangedUnversioned,
@@ -117,8 +139,11 @@ fn unversioned_change(
     pinned: &std::collections::BTreeMap<String, crate::hash::Digest>,
     against: &str,
 ) -> Finding {
-    let current: std::collections::BTreeMap<&str, &crate::hash::Digest> =
-        grader.files.iter().map(|file| (file.path.as_str(), &file.digest)).collect();
+    let current: std::collections::BTreeMap<&str, &crate::hash::Digest> = grader
+        .files
+        .iter()
+        .map(|file| (file.path.as_str(), &file.digest))
+        .collect();
     let mut moved: Vec<String> = Vec::new();
     for (path, digest) in &current {
         match pinned.get(*path) {
@@ -127,14 +152,20 @@ fn unversioned_change(
             Some(_) => {}
         }
     }
-    for path in pinned.keys().filter(|path| !current.contains_key(path.as_str())) {
+    for path in pinned
+        .keys()
+        .filter(|path| !current.contains_key(path.as_str()))
+    {
         moved.push(format!("{path} (removed)"));
     }
     if moved.is_empty() {
         moved.push("file modes".into());
     }
-    let first_file =
-        grader.files.iter().find(|file| pinned.get(&file.path) != Some(&file.digest)).map(|file| file.path.clone());
+    let first_file = grader
+        .files
+        .iter()
+        .find(|file| pinned.get(&file.path) != Some(&file.digest))
+        .map(|file| file.path.clone());
     Finding::new(
         RuleId::GraderChangedUnversioned,
         Subject::grader(&grader.id),
@@ -207,11 +238,21 @@ pub fn graders_that_cannot_fail(project: &Project, suites: &[&SuiteModel]) -> Ve
             continue;
         }
         for case in active_cases(suite) {
-            if case.grader_version.as_deref().is_some_and(|pinned| pinned != grader.version) {
+            if case
+                .grader_version
+                .as_deref()
+                .is_some_and(|pinned| pinned != grader.version)
+            {
                 continue;
             }
             let mut push = |completion: String, kind| {
-                tasks.push(MustFail { suite, case, grader: grader.clone(), completion, kind });
+                tasks.push(MustFail {
+                    suite,
+                    case,
+                    grader: grader.clone(),
+                    completion,
+                    kind,
+                });
             };
             push(EMPTY_PROBE.to_owned(), MustFailKind::EmptyProbe);
             if case.value.get("expects_refusal") != Some(&Value::Bool(true)) {
@@ -224,15 +265,22 @@ pub fn graders_that_cannot_fail(project: &Project, suites: &[&SuiteModel]) -> Ve
                     }
                 }
                 Err(problem) => findings.push(
-                    Finding::new(RuleId::ControlPassed, Subject::case(&suite.name, &case.id), problem)
-                        .at(case_location(case))
-                        .help("write `mutate` as {\"completion\": …} or a list of them")
-                        .discriminator("malformed"),
+                    Finding::new(
+                        RuleId::ControlPassed,
+                        Subject::case(&suite.name, &case.id),
+                        problem,
+                    )
+                    .at(case_location(case))
+                    .help("write `mutate` as {\"completion\": …} or a list of them")
+                    .discriminator("malformed"),
                 ),
             }
         }
     }
-    let passed: Vec<Option<Finding>> = tasks.par_iter().map(|task| must_fail_finding(project, task)).collect();
+    let passed: Vec<Option<Finding>> = tasks
+        .par_iter()
+        .map(|task| must_fail_finding(project, task))
+        .collect();
     findings.extend(passed.into_iter().flatten());
     findings
 }
@@ -241,9 +289,15 @@ fn must_fail_finding(project: &Project, task: &MustFail<'_>) -> Option<Finding> 
     let policy = crate::run::process_policy(
         project,
         &task.suite.name,
-        project.workdir.as_deref().unwrap_or(std::path::Path::new(".")),
+        project
+            .workdir
+            .as_deref()
+            .unwrap_or(std::path::Path::new(".")),
     );
-    let grade = task.grader.grade(&task.case.value, &task.completion, &policy).ok()?;
+    let grade = task
+        .grader
+        .grade(&task.case.value, &task.completion, &policy)
+        .ok()?;
     if !grade.pass {
         return None;
     }
@@ -285,18 +339,20 @@ fn must_fail_finding(project: &Project, task: &MustFail<'_>) -> Option<Finding> 
 pub fn negative_controls(case: &Case) -> Result<Vec<String>, String> {
     let completion_of = |control: &Value| match control.get("completion") {
         Some(Value::String(text)) => Ok(text.clone()),
-        Some(Value::Null) | None => {
-            Err(format!("case `{}`: cannot read `mutate`: each control needs a `completion`", case.id))
-        }
+        Some(Value::Null) | None => Err(format!(
+            "case `{}`: cannot read `mutate`: each control needs a `completion`",
+            case.id
+        )),
         Some(value) => Ok(serde_json::to_string(value).unwrap_or_default()),
     };
     match case.value.get("mutate") {
         None => Ok(Vec::new()),
         Some(Value::Array(controls)) => controls.iter().map(completion_of).collect(),
         Some(control @ Value::Object(_)) => Ok(vec![completion_of(control)?]),
-        Some(_) => {
-            Err(format!("case `{}`: cannot read `mutate`: expected {{\"completion\": …}} or a list of them", case.id))
-        }
+        Some(_) => Err(format!(
+            "case `{}`: cannot read `mutate`: expected {{\"completion\": …}} or a list of them",
+            case.id
+        )),
     }
 }
 

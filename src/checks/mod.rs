@@ -24,7 +24,11 @@ pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> 
     findings.extend(skills::check(project, base));
 
     // [run] grader and baseline checks go here.
-    let all_suites = project.suites.iter().map(|suite| suite.name.clone()).collect();
+    let all_suites = project
+        .suites
+        .iter()
+        .map(|suite| suite.name.clone())
+        .collect();
     findings.extend(graders::check(project, base, &all_suites));
     findings.extend(baselines::check(project, base, &all_suites, true));
     graders::drop_outranked(&mut findings);

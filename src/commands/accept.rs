@@ -55,23 +55,35 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
         return Ok(refused_in_ci(&project, &options.suites));
     }
     if options.reason.trim().is_empty() {
-        return Err(Error::Usage("--reason must say why these completions are the new last-good ones".into()));
+        return Err(Error::Usage(
+            "--reason must say why these completions are the new last-good ones".into(),
+        ));
     }
     let display = options.from.display().to_string();
     let results = Results::read(&options.project_root.join(&options.from), &display)?;
     let suites = selected_suites(&project, &results, &options.suites)?;
     for case_id in &options.cases {
-        if !results.cases.iter().any(|case| &case.case_id == case_id && suites.contains(&case.suite)) {
-            return Err(Error::Usage(format!("case `{case_id}` is not in {display} for the selected suites")));
+        if !results
+            .cases
+            .iter()
+            .any(|case| &case.case_id == case_id && suites.contains(&case.suite))
+        {
+            return Err(Error::Usage(format!(
+                "case `{case_id}` is not in {display} for the selected suites"
+            )));
         }
     }
     let mut writes = Vec::new();
     let mut accepted = Vec::new();
     let mut skipped = Vec::new();
     for suite in &suites {
-        let (file, summary) = accept_suite(&project, &results, suite, options, &display, &mut skipped)?;
+        let (file, summary) =
+            accept_suite(&project, &results, suite, options, &display, &mut skipped)?;
         if !summary.recorded.is_empty() || !summary.dropped.is_empty() {
-            writes.push((options.project_root.join(&summary.path), file.render().into_bytes()));
+            writes.push((
+                options.project_root.join(&summary.path),
+                file.render().into_bytes(),
+            ));
         }
         accepted.push(summary);
     }
@@ -90,7 +102,10 @@ fn refused_in_ci(project: &Project, suites: &[String]) -> AcceptOutcome {
         .filter(|(suite, _)| suites.is_empty() || suites.contains(suite))
         .map(|(_, baseline)| baseline.path.clone())
         .collect();
-    let location = paths.first().cloned().unwrap_or_else(|| CONFIG_FILE.to_owned());
+    let location = paths
+        .first()
+        .cloned()
+        .unwrap_or_else(|| CONFIG_FILE.to_owned());
     let finding = Finding::new(
         RuleId::BaselineWrittenInCi,
         Subject::default(),
@@ -113,7 +128,12 @@ fn refused_in_ci(project: &Project, suites: &[String]) -> AcceptOutcome {
 /// The suites to accept: those named, else every suite of the results with a baseline.
 fn selected_suites(project: &Project, results: &Results, names: &[String]) -> Result<Vec<String>> {
     if names.is_empty() {
-        return Ok(results.suites.iter().filter(|suite| project.baselines.contains_key(*suite)).cloned().collect());
+        return Ok(results
+            .suites
+            .iter()
+            .filter(|suite| project.baselines.contains_key(*suite))
+            .cloned()
+            .collect());
     }
     let mut selected = Vec::new();
     for name in names {
@@ -144,16 +164,22 @@ fn accept_suite(
     skipped: &mut Vec<String>,
 ) -> Result<(BaselineFile, AcceptedSuite)> {
     let baseline = &project.baselines[suite_name];
-    let mut file = match &baseline.state {
-        BaselineState::Parsed { file, .. } => file.clone(),
-        BaselineState::Absent => BaselineFile::new(suite_name),
-        BaselineState::Malformed { line, column, message } => {
-            return Err(Error::malformed(
+    let mut file =
+        match &baseline.state {
+            BaselineState::Parsed { file, .. } => file.clone(),
+            BaselineState::Absent => BaselineFile::new(suite_name),
+            BaselineState::Malformed {
+                line,
+                column,
+                message,
+            } => return Err(Error::malformed(
                 format!("{}:{line}:{column}", baseline.path),
-                format!("{message}; restore it (`git checkout -- {}`) or delete it, then accept again", baseline.path),
-            ))
-        }
-    };
+                format!(
+                    "{message}; restore it (`git checkout -- {}`) or delete it, then accept again",
+                    baseline.path
+                ),
+            )),
+        };
     let mut summary = AcceptedSuite {
         suite: suite_name.to_owned(),
         path: baseline.path.clone(),
@@ -165,7 +191,8 @@ fn accept_suite(
         if !options.cases.is_empty() && !options.cases.contains(&result.case_id) {
             continue;
         }
-        let known_failure = options.include_failing && matches!(result.status, Status::Fail | Status::Regressed);
+        let known_failure =
+            options.include_failing && matches!(result.status, Status::Fail | Status::Regressed);
         if !result.status.is_passing() && !known_failure {
             if !options.cases.is_empty() {
                 return Err(Error::Usage(format!(
@@ -176,9 +203,18 @@ fn accept_suite(
             skipped.push(format!("{suite_name}/{} {}", result.case_id, result.status));
             continue;
         }
-        let entry = entry_from_result(project, suite_name, result, &results.commit, &options.reason, display)?;
+        let entry = entry_from_result(
+            project,
+            suite_name,
+            result,
+            &results.commit,
+            &options.reason,
+            display,
+        )?;
         let unchanged = file.entries.get(&result.case_id).is_some_and(|existing| {
-            existing.digest == entry.digest && existing.context == entry.context && existing.passed == entry.passed
+            existing.digest == entry.digest
+                && existing.context == entry.context
+                && existing.passed == entry.passed
         });
         if unchanged {
             summary.unchanged += 1;
@@ -189,9 +225,15 @@ fn accept_suite(
     }
     if options.cases.is_empty() {
         let suite = project.suite(suite_name);
-        let active: BTreeSet<&str> =
-            suite.map(|suite| active_cases(suite).map(|case| case.id.as_str()).collect()).unwrap_or_default();
-        let orphans: Vec<String> = file.entries.keys().filter(|id| !active.contains(id.as_str())).cloned().collect();
+        let active: BTreeSet<&str> = suite
+            .map(|suite| active_cases(suite).map(|case| case.id.as_str()).collect())
+            .unwrap_or_default();
+        let orphans: Vec<String> = file
+            .entries
+            .keys()
+            .filter(|id| !active.contains(id.as_str()))
+            .cloned()
+            .collect();
         for id in orphans {
             file.entries.remove(&id);
             summary.dropped.push(id);
@@ -216,7 +258,9 @@ fn entry_from_result(
             result.case_id
         ))
     };
-    let suite = project.suite(suite_name).ok_or_else(|| stale("its suite is gone".into()))?;
+    let suite = project
+        .suite(suite_name)
+        .ok_or_else(|| stale("its suite is gone".into()))?;
     let case = active_cases(suite)
         .find(|case| case.id == result.case_id)
         .ok_or_else(|| stale("the case is gone or retired".into()))?;
@@ -225,12 +269,18 @@ fn entry_from_result(
         return Err(stale(format!("{} moved since the run", changes.join(", "))));
     }
     let (Some(completion), Some(digest)) = (&result.completion, &result.digest) else {
-        return Err(Error::malformed(display, format!("case `{}` has no completion to record", result.case_id)));
+        return Err(Error::malformed(
+            display,
+            format!("case `{}` has no completion to record", result.case_id),
+        ));
     };
     if completion_digest(completion) != *digest {
         return Err(Error::malformed(
             display,
-            format!("case `{}`: the completion does not match its digest; run `evalock run` again", result.case_id),
+            format!(
+                "case `{}`: the completion does not match its digest; run `evalock run` again",
+                result.case_id
+            ),
         ));
     }
     Ok(BaselineEntry {

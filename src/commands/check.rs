@@ -67,5 +67,6 @@ fn load_base(options: &CheckOptions, base: &str) -> Result<Option<(Project, Stri
         format!("merge base of {base} ({short})")
     };
     let snapshot = repo.commit_source(merge_base, description.clone())?;
-    Ok(Project::load_if_configured(&snapshot)?.map(|project| (project, description, rebaseline_reasons)))
+    Ok(Project::load_if_configured(&snapshot)?
+        .map(|project| (project, description, rebaseline_reasons)))
 }

@@ -39,8 +39,13 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         Project::load_without_lock(&source)?
     };
     let mut blocking = blocking_findings(&project);
-    if let Some(pinned) = existing.as_deref().and_then(|bytes| Lock::parse(LOCK_FILE, bytes).ok()) {
-        blocking.extend(crate::checks::graders::changed_without_version_bump(&project, &pinned));
+    if let Some(pinned) = existing
+        .as_deref()
+        .and_then(|bytes| Lock::parse(LOCK_FILE, bytes).ok())
+    {
+        blocking.extend(crate::checks::graders::changed_without_version_bump(
+            &project, &pinned,
+        ));
     }
     let rendered = project.to_lock().render();
     let changed = existing.as_deref() != Some(rendered.as_bytes());

@@ -27,12 +27,22 @@ pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
     let results = Results::read(&project_root.join(from), &display)?;
     let project = Project::load(&WorktreeSource::new(project_root))?;
     let mut items = Vec::new();
-    for result in
-        results.cases.iter().filter(|case| matches!(case.status, Status::Moved | Status::Regressed | Status::Improved))
-    {
-        let entry = project.baselines.get(&result.suite).and_then(|baseline| baseline.entry(&result.case_id));
+    for result in results.cases.iter().filter(|case| {
+        matches!(
+            case.status,
+            Status::Moved | Status::Regressed | Status::Improved
+        )
+    }) {
+        let entry = project
+            .baselines
+            .get(&result.suite)
+            .and_then(|baseline| baseline.entry(&result.case_id));
         let current = result.completion.as_deref().unwrap_or_default();
-        let current_short = result.digest.as_ref().map(|digest| digest.short().to_owned()).unwrap_or_default();
+        let current_short = result
+            .digest
+            .as_ref()
+            .map(|digest| digest.short().to_owned())
+            .unwrap_or_default();
         let (diff, note) = match entry {
             None => (None, Some("its baseline entry is gone".to_owned())),
             Some(entry) => {

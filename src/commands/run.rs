@@ -82,7 +82,13 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         }
         None => None,
     };
-    let planned = plan_suites(&project, &source, &selected, completions.is_some(), &options.project_root)?;
+    let planned = plan_suites(
+        &project,
+        &source,
+        &selected,
+        completions.is_some(),
+        &options.project_root,
+    )?;
     let commit = head_commit(&options.project_root);
 
     let jobs = plan_jobs(&project, &planned, options.samples, completions.as_ref());
@@ -90,13 +96,19 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.max(1))
         .build()
-        .map_err(|error| Error::Internal(format!("cannot start {} workers: {error}", options.jobs)))?;
+        .map_err(|error| {
+            Error::Internal(format!("cannot start {} workers: {error}", options.jobs))
+        })?;
     let outcomes: Vec<SampleOutcome> = pool.install(|| {
         jobs.par_iter()
             .map(|job| {
                 let outcome = run_job(job, completions.as_ref());
                 let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                progress(Progress { done: finished, total: jobs.len(), label: &job.label });
+                progress(Progress {
+                    done: finished,
+                    total: jobs.len(),
+                    label: &job.label,
+                });
                 outcome
             })
             .collect()
@@ -123,21 +135,34 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     write_atomic(&results_path, results.render().as_bytes())?;
     let mut report = Report::new("run", project.source.clone(), None, findings);
     report.fail_on_diff = fail_on_diff;
-    Ok(RunOutcome { report, results, results_path })
+    Ok(RunOutcome {
+        report,
+        results,
+        results_path,
+    })
 }
 
 fn select_suites(project: &Project, names: &[String]) -> Result<BTreeSet<String>> {
-    let known: BTreeSet<String> = project.suites.iter().map(|suite| suite.name.clone()).collect();
+    let known: BTreeSet<String> = project
+        .suites
+        .iter()
+        .map(|suite| suite.name.clone())
+        .collect();
     if names.is_empty() {
         if known.is_empty() {
-            return Err(Error::Usage("evalock.toml defines no [[suite]] to run".into()));
+            return Err(Error::Usage(
+                "evalock.toml defines no [[suite]] to run".into(),
+            ));
         }
         return Ok(known);
     }
     for name in names {
         if !known.contains(name) {
             let list: Vec<&str> = known.iter().map(String::as_str).collect();
-            return Err(Error::Usage(format!("no suite `{name}` in evalock.toml (suites: {})", list.join(", "))));
+            return Err(Error::Usage(format!(
+                "no suite `{name}` in evalock.toml (suites: {})",
+                list.join(", ")
+            )));
         }
     }
     Ok(names.iter().cloned().collect())
@@ -151,8 +176,14 @@ fn plan_suites<'p>(
     workdir: &std::path::Path,
 ) -> Result<Vec<PlannedSuite<'p>>> {
     let mut planned = Vec::new();
-    for model in project.suites.iter().filter(|suite| selected.contains(&suite.name)) {
-        let Some(config) = project.config.suite(&model.name) else { continue };
+    for model in project
+        .suites
+        .iter()
+        .filter(|suite| selected.contains(&suite.name))
+    {
+        let Some(config) = project.config.suite(&model.name) else {
+            continue;
+        };
         if config.completer.is_none() && !have_completions {
             return Err(Error::Usage(format!(
                 "suite `{}` has no `completer`: set `completer = [\"python3\", \"…\"]` in its [[suite]] table, or pass --completions FILE",
@@ -186,12 +217,29 @@ fn plan_suites<'p>(
 /// Cases whose grader pin is stale (EL302) are not run: they would be scored against a
 /// retired contract.
 fn runnable(grader: &Grader, case: &Case) -> bool {
-    case.grader_version.as_deref().is_none_or(|pinned| pinned == grader.version)
+    case.grader_version
+        .as_deref()
+        .is_none_or(|pinned| pinned == grader.version)
 }
 
-fn sample_count(project: &Project, suite: &PlannedSuite<'_>, case: &Case, samples: Option<u32>) -> u32 {
-    let configured = project.config.suite(&suite.model.name).and_then(|config| config.samples);
-    case.value.get("n").and_then(|n| n.as_u64()).map(|n| n as u32).or(samples).or(configured).unwrap_or(1).max(1)
+fn sample_count(
+    project: &Project,
+    suite: &PlannedSuite<'_>,
+    case: &Case,
+    samples: Option<u32>,
+) -> u32 {
+    let configured = project
+        .config
+        .suite(&suite.model.name)
+        .and_then(|config| config.samples);
+    case.value
+        .get("n")
+        .and_then(|n| n.as_u64())
+        .map(|n| n as u32)
+        .or(samples)
+        .or(configured)
+        .unwrap_or(1)
+        .max(1)
 }
 
 fn plan_jobs<'a>(
@@ -213,7 +261,12 @@ fn plan_jobs<'a>(
                 } else {
                     format!("{}/{}", suite.model.name, case.id)
                 };
-                jobs.push(Job { suite, case, sample, label });
+                jobs.push(Job {
+                    suite,
+                    case,
+                    sample,
+                    label,
+                });
             }
         }
     }
@@ -228,19 +281,32 @@ fn run_job(job: &Job<'_>, completions: Option<&CompletionsFile>) -> SampleOutcom
             .completions(&suite.model.name, &job.case.id)
             .get(job.sample as usize)
             .cloned()
-            .ok_or_else(|| format!("no completion for case `{}` in {}", job.case.id, file.display)),
+            .ok_or_else(|| {
+                format!(
+                    "no completion for case `{}` in {}",
+                    job.case.id, file.display
+                )
+            }),
         None => match &suite.completer {
-            Some(argv) => {
-                completer::complete(argv, &completer::request(&suite.context, job.case, job.sample), &suite.policy)
-            }
+            Some(argv) => completer::complete(
+                argv,
+                &completer::request(&suite.context, job.case, job.sample),
+                &suite.policy,
+            ),
             None => Err("the suite has no completer".into()),
         },
     };
     let outcome = completion.and_then(|completion| {
-        let grade = suite.grader.grade(&job.case.value, &completion, &suite.policy)?;
+        let grade = suite
+            .grader
+            .grade(&job.case.value, &completion, &suite.policy)?;
         Ok((grade, suite.normalizer.normalize(&completion)))
     });
-    SampleOutcome { sample: job.sample, outcome, duration: started.elapsed() }
+    SampleOutcome {
+        sample: job.sample,
+        outcome,
+        duration: started.elapsed(),
+    }
 }
 
 /// Groups sample outcomes by case (jobs are in case order) and judges each case.
@@ -261,7 +327,8 @@ fn assemble(
                 continue;
             }
             let mut samples = Vec::new();
-            while let Some((outcome, _)) = outcomes.next_if(|(_, job)| std::ptr::eq(job.case, case)) {
+            while let Some((outcome, _)) = outcomes.next_if(|(_, job)| std::ptr::eq(job.case, case))
+            {
                 samples.push(outcome);
             }
             let agreement_min = case
@@ -286,7 +353,11 @@ fn assemble(
     (cases, findings)
 }
 
-fn not_run(suite: &PlannedSuite<'_>, case: &Case, context: crate::model::BaselineContext) -> CaseResult {
+fn not_run(
+    suite: &PlannedSuite<'_>,
+    case: &Case,
+    context: crate::model::BaselineContext,
+) -> CaseResult {
     CaseResult {
         suite: suite.model.name.clone(),
         case_id: case.id.clone(),
@@ -316,11 +387,21 @@ fn not_run(suite: &PlannedSuite<'_>, case: &Case, context: crate::model::Baselin
 fn static_findings(project: &Project, selected: &BTreeSet<String>, full: bool) -> Vec<Finding> {
     let mut findings: Vec<Finding> = crate::checks::cases::check(project, None)
         .into_iter()
-        .filter(|finding| finding.subject.suite.as_ref().is_none_or(|suite| selected.contains(suite)))
+        .filter(|finding| {
+            finding
+                .subject
+                .suite
+                .as_ref()
+                .is_none_or(|suite| selected.contains(suite))
+        })
         .collect();
     // Probes and negative controls (EL303/EL304) belong to `check`; a run judges completions.
     findings.extend(graders::graders_unversioned(project, None));
-    for suite in project.suites.iter().filter(|suite| selected.contains(&suite.name)) {
+    for suite in project
+        .suites
+        .iter()
+        .filter(|suite| selected.contains(&suite.name))
+    {
         findings.extend(graders::grader_version_drift(project, suite));
     }
     findings.extend(baselines::check(project, None, selected, full));

@@ -27,7 +27,13 @@ pub const ASSERTIONS: &[&str] = &[
 ];
 
 /// Assertions that read the completion as a JSON object.
-const JSON_ASSERTIONS: &[&str] = &["json", "required_keys", "allowed_keys", "status_in", "equals"];
+const JSON_ASSERTIONS: &[&str] = &[
+    "json",
+    "required_keys",
+    "allowed_keys",
+    "status_in",
+    "equals",
+];
 
 /// Grades `raw` against the case's `expect` (absent: no assertions, which fails).
 pub fn grade(expect: Option<&Value>, raw: &str) -> Grade {
@@ -57,11 +63,15 @@ impl Reasons {
 }
 
 fn check_all(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: &mut Reasons) {
-    for key in expect.keys().filter(|key| !ASSERTIONS.contains(&key.as_str())) {
+    for key in expect
+        .keys()
+        .filter(|key| !ASSERTIONS.contains(&key.as_str()))
+    {
         reasons.push(format!("unknown_assertion:{key}"));
     }
-    let wants_json =
-        expect.iter().any(|(key, value)| JSON_ASSERTIONS.contains(&key.as_str()) && *value != Value::Bool(false));
+    let wants_json = expect.iter().any(|(key, value)| {
+        JSON_ASSERTIONS.contains(&key.as_str()) && *value != Value::Bool(false)
+    });
     if wants_json {
         match (&completion.json, completion.object()) {
             (None, _) => reasons.push("parse_fail".into()),
@@ -105,7 +115,9 @@ fn check_json(expect: &Map<String, Value>, object: &Map<String, Value>, reasons:
     if let Some(allowed) = expect.get("status_in") {
         match (allowed, object.get("status")) {
             (Value::Array(allowed), Some(status)) if allowed.contains(status) => {}
-            (Value::Array(_), Some(Value::String(status))) => reasons.push(format!("status_not_in:{status}")),
+            (Value::Array(_), Some(Value::String(status))) => {
+                reasons.push(format!("status_not_in:{status}"))
+            }
             (Value::Array(_), Some(other)) => reasons.push(format!("status_not_in:{other}")),
             (Value::Array(_), None) => reasons.push("missing_key:status".into()),
             _ => reasons.push("invalid_assertion:status_in".into()),
@@ -134,11 +146,13 @@ pub fn lookup<'v>(document: &'v Value, path: &str) -> Option<&'v Value> {
         return document.pointer(path);
     }
     let dotted = path.strip_prefix("$.").unwrap_or(path);
-    dotted.split('.').try_fold(document, |value, segment| match value {
-        Value::Object(map) => map.get(segment),
-        Value::Array(items) => items.get(segment.parse::<usize>().ok()?),
-        _ => None,
-    })
+    dotted
+        .split('.')
+        .try_fold(document, |value, segment| match value {
+            Value::Object(map) => map.get(segment),
+            Value::Array(items) => items.get(segment.parse::<usize>().ok()?),
+            _ => None,
+        })
 }
 
 fn check_text(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: &mut Reasons) {
@@ -155,7 +169,9 @@ fn check_text(expect: &Map<String, Value>, completion: &Completion<'_>, reasons:
     }
     for pattern in strings(expect, "forbid_patterns", reasons) {
         match compile(pattern, true) {
-            Some(regex) if regex.is_match(completion.raw) => reasons.push(format!("forbid_pattern:{pattern}")),
+            Some(regex) if regex.is_match(completion.raw) => {
+                reasons.push(format!("forbid_pattern:{pattern}"))
+            }
             Some(_) => {}
             None => reasons.push(format!("invalid_regex:{pattern}")),
         }
@@ -183,7 +199,11 @@ fn check_text(expect: &Map<String, Value>, completion: &Completion<'_>, reasons:
 /// `forbid_patterns` match case-insensitively (as the seeds' graders do); `regex` is
 /// taken as written (`(?i)` makes it case-insensitive).
 fn compile(pattern: &str, case_insensitive: bool) -> Option<Regex> {
-    RegexBuilder::new(pattern).case_insensitive(case_insensitive).size_limit(1 << 20).build().ok()
+    RegexBuilder::new(pattern)
+        .case_insensitive(case_insensitive)
+        .size_limit(1 << 20)
+        .build()
+        .ok()
 }
 
 fn check_tools(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: &mut Reasons) {
@@ -249,7 +269,9 @@ fn check_clarification(completion: &Completion<'_>, patterns: &[&str], reasons: 
     let asked = if patterns.is_empty() {
         reply.contains('?')
     } else {
-        patterns.iter().any(|pattern| compile(pattern, true).is_some_and(|regex| regex.is_match(reply)))
+        patterns
+            .iter()
+            .any(|pattern| compile(pattern, true).is_some_and(|regex| regex.is_match(reply)))
     };
     if !asked {
         reasons.push("no_clarifying_question".into());
@@ -270,10 +292,20 @@ mod tests {
         let expect = json!({"json": true, "required_keys": ["status", "order_id"], "forbidden": ["as an AI", "I think"], "status_in": ["paid", "pending", "failed"]});
         assert!(grade(Some(&expect), r#"{"status":"paid","order_id":"ord_1042"}"#).pass);
         assert_eq!(reasons(expect.clone(), "not json"), vec!["parse_fail"]);
-        assert_eq!(reasons(expect.clone(), r#"{"order_id":"x"}"#), vec!["missing_key:status"]);
         assert_eq!(
-            reasons(expect.clone(), r#"{"status":"lost","order_id":"x","note":"As an AI I think"}"#),
-            vec!["status_not_in:lost", "forbidden:as an AI", "forbidden:I think"]
+            reasons(expect.clone(), r#"{"order_id":"x"}"#),
+            vec!["missing_key:status"]
+        );
+        assert_eq!(
+            reasons(
+                expect.clone(),
+                r#"{"status":"lost","order_id":"x","note":"As an AI I think"}"#
+            ),
+            vec![
+                "status_not_in:lost",
+                "forbidden:as an AI",
+                "forbidden:I think"
+            ]
         );
         assert_eq!(reasons(expect, "[1]"), vec!["not_object"]);
     }
@@ -281,10 +313,20 @@ mod tests {
     #[test]
     fn allowed_keys_and_equals_on_paths() {
         let expect = json!({"allowed_keys": ["error", "detail"], "equals": {"error": "missing_order_id", "/detail/0": 1, "detail.1": 2}});
-        assert!(grade(Some(&expect), r#"{"error":"missing_order_id","detail":[1,2]}"#).pass);
+        assert!(
+            grade(
+                Some(&expect),
+                r#"{"error":"missing_order_id","detail":[1,2]}"#
+            )
+            .pass
+        );
         assert_eq!(
             reasons(expect, r#"{"error":"other","extra":true,"detail":[1]}"#),
-            vec!["unexpected_key:extra", "not_equal:error", "missing_path:detail.1"]
+            vec![
+                "unexpected_key:extra",
+                "not_equal:error",
+                "missing_path:detail.1"
+            ]
         );
     }
 
@@ -312,9 +354,15 @@ mod tests {
         let bad = r#"{"tool_calls":[{"name":"get_order","arguments":{"order_id":"1"}},{"name":"create_refund","arguments":{}}]}"#;
         assert_eq!(
             reasons(expect.clone(), bad),
-            vec!["forbidden_tool:create_refund", "arg_mismatch:get_order.order_id"]
+            vec![
+                "forbidden_tool:create_refund",
+                "arg_mismatch:get_order.order_id"
+            ]
         );
-        assert_eq!(reasons(expect, "I looked it up."), vec!["missing_tool:get_order"]);
+        assert_eq!(
+            reasons(expect, "I looked it up."),
+            vec!["missing_tool:get_order"]
+        );
     }
 
     #[test]
@@ -342,9 +390,18 @@ mod tests {
     fn fails_closed() {
         assert_eq!(grade(None, "anything").reasons, vec!["no_assertions"]);
         assert_eq!(reasons(json!({}), "anything"), vec!["no_assertions"]);
-        assert_eq!(reasons(json!({"error_equals": "x"}), "anything"), vec!["unknown_assertion:error_equals"]);
-        assert_eq!(reasons(json!({"max_chars": "ten"}), "x"), vec!["invalid_assertion:max_chars"]);
-        assert_eq!(reasons(json!({"forbidden": ["x"]}), "  "), vec!["empty_completion"]);
+        assert_eq!(
+            reasons(json!({"error_equals": "x"}), "anything"),
+            vec!["unknown_assertion:error_equals"]
+        );
+        assert_eq!(
+            reasons(json!({"max_chars": "ten"}), "x"),
+            vec!["invalid_assertion:max_chars"]
+        );
+        assert_eq!(
+            reasons(json!({"forbidden": ["x"]}), "  "),
+            vec!["empty_completion"]
+        );
         assert_eq!(reasons(json!("nope"), "x"), vec!["invalid_expect"]);
     }
 }

@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 
 /// The request a command grader reads on stdin: the whole case and the raw completion.
 pub fn request(case: &Value, completion: &str) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec(&json!({ "case": case, "completion": completion })).unwrap_or_default();
+    let mut bytes =
+        serde_json::to_vec(&json!({ "case": case, "completion": completion })).unwrap_or_default();
     bytes.push(b'\n');
     bytes
 }
@@ -27,7 +28,9 @@ struct Verdict {
 pub fn parse_verdict(stdout: &[u8]) -> Result<Grade, String> {
     let text = std::str::from_utf8(stdout).map_err(|_| "its output is not UTF-8".to_owned())?;
     if text.trim().is_empty() {
-        return Err("it printed nothing; expected {\"pass\": true|false, \"reasons\": [...]}".into());
+        return Err(
+            "it printed nothing; expected {\"pass\": true|false, \"reasons\": [...]}".into(),
+        );
     }
     let verdict: Verdict = serde_json::from_str(text.trim()).map_err(|error| {
         format!("its output is not {{\"pass\": bool, \"score\"?: number, \"reasons\": [string]}}: {error}")
@@ -39,7 +42,11 @@ pub fn parse_verdict(stdout: &[u8]) -> Result<Grade, String> {
     if !verdict.pass && reasons.is_empty() {
         reasons.push("grader_failed".into());
     }
-    Ok(Grade { pass: verdict.pass, score: verdict.score, reasons })
+    Ok(Grade {
+        pass: verdict.pass,
+        score: verdict.score,
+        reasons,
+    })
 }
 
 #[cfg(test)]
@@ -48,12 +55,23 @@ mod tests {
 
     #[test]
     fn accepts_the_documented_shape() {
-        let grade = parse_verdict(br#"{"pass": false, "score": 0.25, "reasons": ["missing:refund"]}"#).unwrap();
+        let grade =
+            parse_verdict(br#"{"pass": false, "score": 0.25, "reasons": ["missing:refund"]}"#)
+                .unwrap();
         assert!(!grade.pass);
         assert_eq!(grade.score, Some(0.25));
         assert_eq!(grade.reasons, vec!["missing:refund"]);
-        assert!(parse_verdict(b"{\"pass\": true, \"reasons\": []}\n").unwrap().pass);
-        assert_eq!(parse_verdict(br#"{"pass": false, "reasons": []}"#).unwrap().reasons, vec!["grader_failed"]);
+        assert!(
+            parse_verdict(b"{\"pass\": true, \"reasons\": []}\n")
+                .unwrap()
+                .pass
+        );
+        assert_eq!(
+            parse_verdict(br#"{"pass": false, "reasons": []}"#)
+                .unwrap()
+                .reasons,
+            vec!["grader_failed"]
+        );
     }
 
     #[test]
@@ -69,7 +87,11 @@ mod tests {
             br#"{"pass": true, "reasons": [1]}"#,
             b"\xff",
         ] {
-            assert!(parse_verdict(output).is_err(), "{:?}", String::from_utf8_lossy(output));
+            assert!(
+                parse_verdict(output).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(output)
+            );
         }
     }
 

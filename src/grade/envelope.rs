@@ -36,7 +36,11 @@ impl<'a> Completion<'a> {
             Some(Value::Object(map)) => tool_calls_of(map),
             _ => Vec::new(),
         };
-        Completion { raw, json, tool_calls }
+        Completion {
+            raw,
+            json,
+            tool_calls,
+        }
     }
 
     pub fn object(&self) -> Option<&Map<String, Value>> {
@@ -64,10 +68,17 @@ impl<'a> Completion<'a> {
 fn tool_calls_of(map: &Map<String, Value>) -> Vec<ToolCall> {
     let mut calls = Vec::new();
     if let Some(Value::Array(items)) = map.get("tool_calls") {
-        calls.extend(items.iter().filter_map(|item| item.as_object().and_then(call_of)));
+        calls.extend(
+            items
+                .iter()
+                .filter_map(|item| item.as_object().and_then(call_of)),
+        );
     }
     if let Some(Value::String(name)) = map.get("tool_name") {
-        calls.push(ToolCall { name: name.clone(), arguments: arguments_of(map) });
+        calls.push(ToolCall {
+            name: name.clone(),
+            arguments: arguments_of(map),
+        });
     }
     if let Some(Value::Object(tool)) = map.get("tool") {
         calls.extend(call_of(tool));
@@ -78,15 +89,25 @@ fn tool_calls_of(map: &Map<String, Value>) -> Vec<ToolCall> {
 fn call_of(item: &Map<String, Value>) -> Option<ToolCall> {
     if let Some(Value::Object(function)) = item.get("function") {
         let name = function.get("name")?.as_str()?.to_owned();
-        return Some(ToolCall { name, arguments: arguments_of(function) });
+        return Some(ToolCall {
+            name,
+            arguments: arguments_of(function),
+        });
     }
     let name = item.get("name")?.as_str()?.to_owned();
-    Some(ToolCall { name, arguments: arguments_of(item) })
+    Some(ToolCall {
+        name,
+        arguments: arguments_of(item),
+    })
 }
 
 /// `arguments` or `args`; chat APIs send arguments as JSON text, which is decoded.
 fn arguments_of(map: &Map<String, Value>) -> Value {
-    let arguments = map.get("arguments").or_else(|| map.get("args")).cloned().unwrap_or(Value::Null);
+    let arguments = map
+        .get("arguments")
+        .or_else(|| map.get("args"))
+        .cloned()
+        .unwrap_or(Value::Null);
     match arguments {
         Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
         other => other,
@@ -100,15 +121,25 @@ mod tests {
 
     #[test]
     fn reads_every_envelope_shape() {
-        let list =
-            Completion::read(r#"{"reply":"ok","tool_calls":[{"name":"get_order","arguments":{"order_id":"1"}}]}"#);
-        assert_eq!(list.tool_calls, vec![ToolCall { name: "get_order".into(), arguments: json!({"order_id": "1"}) }]);
+        let list = Completion::read(
+            r#"{"reply":"ok","tool_calls":[{"name":"get_order","arguments":{"order_id":"1"}}]}"#,
+        );
+        assert_eq!(
+            list.tool_calls,
+            vec![ToolCall {
+                name: "get_order".into(),
+                arguments: json!({"order_id": "1"})
+            }]
+        );
         assert_eq!(list.reply_text(), "ok");
 
-        let openai = Completion::read(r#"{"tool_calls":[{"function":{"name":"f","arguments":"{\"a\":1}"}}]}"#);
+        let openai = Completion::read(
+            r#"{"tool_calls":[{"function":{"name":"f","arguments":"{\"a\":1}"}}]}"#,
+        );
         assert_eq!(openai.tool_calls[0].arguments, json!({"a": 1}));
 
-        let single = Completion::read(r#"{"tool_name":"lookup_order","arguments":{"x":1},"content":"hi"}"#);
+        let single =
+            Completion::read(r#"{"tool_name":"lookup_order","arguments":{"x":1},"content":"hi"}"#);
         assert_eq!(single.tool_calls[0].name, "lookup_order");
         assert_eq!(single.reply_text(), "hi");
 

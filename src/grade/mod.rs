@@ -33,7 +33,11 @@ pub struct Grade {
 
 impl Grade {
     pub fn from_reasons(reasons: Vec<String>) -> Grade {
-        Grade { pass: reasons.is_empty(), score: None, reasons }
+        Grade {
+            pass: reasons.is_empty(),
+            score: None,
+            reasons,
+        }
     }
 }
 
@@ -56,7 +60,11 @@ pub struct Grader {
 impl Grader {
     /// The grader of suites that name none.
     pub fn builtin() -> Grader {
-        Grader { id: BUILTIN_GRADER_ID.into(), version: BUILTIN_GRADER_VERSION.into(), program: GraderProgram::Builtin }
+        Grader {
+            id: BUILTIN_GRADER_ID.into(),
+            version: BUILTIN_GRADER_VERSION.into(),
+            program: GraderProgram::Builtin,
+        }
     }
 
     /// `id@version`, as baselines record it.
@@ -65,13 +73,19 @@ impl Grader {
     }
 
     /// Grades one completion of `case`. `Err` is a grader error (an ERROR, never a score).
-    pub fn grade(&self, case: &Value, completion: &str, policy: &ProcessPolicy) -> Result<Grade, String> {
+    pub fn grade(
+        &self,
+        case: &Value,
+        completion: &str,
+        policy: &ProcessPolicy,
+    ) -> Result<Grade, String> {
         match &self.program {
             GraderProgram::Builtin => Ok(builtin::grade(case.get("expect"), completion)),
             GraderProgram::Command(argv) => {
                 let output = run_process(argv, &command::request(case, completion), policy)
                     .map_err(|failure| format!("grader `{}` {failure}", self.id))?;
-                command::parse_verdict(&output.stdout).map_err(|problem| format!("grader `{}`: {problem}", self.id))
+                command::parse_verdict(&output.stdout)
+                    .map_err(|problem| format!("grader `{}`: {problem}", self.id))
             }
         }
     }

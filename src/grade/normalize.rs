@@ -42,7 +42,9 @@ impl Normalizer {
         match self {
             Normalizer::Exact => completion.to_owned(),
             Normalizer::WhitespaceV1 => collapse_whitespace(completion),
-            Normalizer::JsonV1 => canonical_json_text(completion).unwrap_or_else(|| completion.to_owned()),
+            Normalizer::JsonV1 => {
+                canonical_json_text(completion).unwrap_or_else(|| completion.to_owned())
+            }
         }
     }
 }
@@ -97,29 +99,45 @@ mod tests {
         /// kind, JSON punctuation, escapes, non-ASCII.
         fn text(&mut self) -> String {
             const FRAGMENTS: &[&str] = &[
-                " ", "  ", "\t", "\n", "\r\n", "\u{a0}", "\u{2003}", "a", "Zz", "é", "日本", "😀", "{", "}", "[", "]",
-                ":", ",", "\"", "\\", "\\n", "\\u00e9", "1", "-0", "1e3", "0.10", "true", "null", "\"k\"", "\"v\\t\"",
+                " ", "  ", "\t", "\n", "\r\n", "\u{a0}", "\u{2003}", "a", "Zz", "é", "日本", "😀",
+                "{", "}", "[", "]", ":", ",", "\"", "\\", "\\n", "\\u00e9", "1", "-0", "1e3",
+                "0.10", "true", "null", "\"k\"", "\"v\\t\"",
             ];
             (0..self.below(24)).map(|_| self.pick(FRAGMENTS)).collect()
         }
 
         /// A JSON value, written with random insignificant whitespace and key order.
         fn json(&mut self, depth: u32) -> String {
-            let space = |generator: &mut Generator| generator.pick(&["", " ", "\n  ", "\t"]).to_owned();
-            match if depth > 2 { self.below(4) } else { self.below(6) } {
-                0 => self.pick(&["0", "-1", "3.50", "1E2", "12345678901234567890", "2e-3"]).to_owned(),
+            let space =
+                |generator: &mut Generator| generator.pick(&["", " ", "\n  ", "\t"]).to_owned();
+            match if depth > 2 {
+                self.below(4)
+            } else {
+                self.below(6)
+            } {
+                0 => self
+                    .pick(&["0", "-1", "3.50", "1E2", "12345678901234567890", "2e-3"])
+                    .to_owned(),
                 1 => self.pick(&["true", "false", "null"]).to_owned(),
                 2 | 3 => serde_json::to_string(&self.text()).unwrap_or_default(),
                 4 => {
-                    let items: Vec<String> = (0..self.below(4)).map(|_| self.json(depth + 1)).collect();
-                    format!("[{}{}]", space(self), items.join(&format!(",{}", space(self))))
+                    let items: Vec<String> =
+                        (0..self.below(4)).map(|_| self.json(depth + 1)).collect();
+                    format!(
+                        "[{}{}]",
+                        space(self),
+                        items.join(&format!(",{}", space(self)))
+                    )
                 }
                 _ => {
-                    let mut keys: Vec<String> =
-                        (0..self.below(4)).map(|index| format!("k{index}{}", self.pick(&["", "é", "A"]))).collect();
+                    let mut keys: Vec<String> = (0..self.below(4))
+                        .map(|index| format!("k{index}{}", self.pick(&["", "é", "A"])))
+                        .collect();
                     keys.dedup();
-                    let members: Vec<String> =
-                        keys.iter().map(|key| format!("\"{key}\"{}:{}", space(self), self.json(depth + 1))).collect();
+                    let members: Vec<String> = keys
+                        .iter()
+                        .map(|key| format!("\"{key}\"{}:{}", space(self), self.json(depth + 1)))
+                        .collect();
                     format!("{{{}{}}}", space(self), members.join(","))
                 }
             }
@@ -130,8 +148,16 @@ mod tests {
     fn every_normalizer_is_idempotent_on_generated_text() {
         let mut generator = Generator(0x9E37_79B9_7F4A_7C15);
         for round in 0..4000 {
-            let text = if round % 2 == 0 { generator.text() } else { generator.json(0) };
-            for normalizer in [Normalizer::Exact, Normalizer::WhitespaceV1, Normalizer::JsonV1] {
+            let text = if round % 2 == 0 {
+                generator.text()
+            } else {
+                generator.json(0)
+            };
+            for normalizer in [
+                Normalizer::Exact,
+                Normalizer::WhitespaceV1,
+                Normalizer::JsonV1,
+            ] {
                 let once = normalizer.normalize(&text);
                 assert_eq!(
                     normalizer.normalize(&once),
@@ -152,21 +178,36 @@ mod tests {
             let pretty = serde_json::to_string_pretty(&value).unwrap();
             let normalized = Normalizer::JsonV1.normalize(&document);
             assert_eq!(normalized, Normalizer::JsonV1.normalize(&compact));
-            assert_eq!(normalized, Normalizer::JsonV1.normalize(&format!("\n{pretty}\n")));
+            assert_eq!(
+                normalized,
+                Normalizer::JsonV1.normalize(&format!("\n{pretty}\n"))
+            );
         }
-        assert_eq!(Normalizer::JsonV1.normalize("{ \"b\": 1,\n \"a\": [1.0, 2] }"), r#"{"a":[1,2],"b":1}"#);
+        assert_eq!(
+            Normalizer::JsonV1.normalize("{ \"b\": 1,\n \"a\": [1.0, 2] }"),
+            r#"{"a":[1,2],"b":1}"#
+        );
     }
 
     #[test]
     fn json_v1_keeps_text_that_is_not_json() {
-        assert_eq!(Normalizer::JsonV1.normalize("Sure!  {\"a\":1}"), "Sure!  {\"a\":1}");
+        assert_eq!(
+            Normalizer::JsonV1.normalize("Sure!  {\"a\":1}"),
+            "Sure!  {\"a\":1}"
+        );
         // Duplicate keys are not JSON that case-v1 would hash either.
-        assert_eq!(Normalizer::JsonV1.normalize("{\"a\":1,\"a\":2}"), "{\"a\":1,\"a\":2}");
+        assert_eq!(
+            Normalizer::JsonV1.normalize("{\"a\":1,\"a\":2}"),
+            "{\"a\":1,\"a\":2}"
+        );
     }
 
     #[test]
     fn ws_v1_collapses_all_unicode_whitespace() {
-        assert_eq!(Normalizer::WhitespaceV1.normalize("  a\t\tb\n\u{a0}c  "), "a b c");
+        assert_eq!(
+            Normalizer::WhitespaceV1.normalize("  a\t\tb\n\u{a0}c  "),
+            "a b c"
+        );
         assert_eq!(Normalizer::Exact.normalize(" a\n"), " a\n");
     }
 

@@ -58,7 +58,11 @@ pub struct BaselineContext {
 
 impl BaselineFile {
     pub fn new(suite: &str) -> BaselineFile {
-        BaselineFile { schema: BASELINE_SCHEMA.into(), suite: suite.into(), entries: BTreeMap::new() }
+        BaselineFile {
+            schema: BASELINE_SCHEMA.into(),
+            suite: suite.into(),
+            entries: BTreeMap::new(),
+        }
     }
 
     /// The exact text `evalock accept` writes: sorted, two-space indented, one key per line.
@@ -69,19 +73,26 @@ impl BaselineFile {
     }
 
     /// Parses a baseline file; problems come back as (line, column, message).
-    pub fn parse(suite: &str, bytes: &[u8]) -> std::result::Result<BaselineFile, (u32, u32, String)> {
+    pub fn parse(
+        suite: &str,
+        bytes: &[u8],
+    ) -> std::result::Result<BaselineFile, (u32, u32, String)> {
         let text = require_clean_text(bytes)?;
         if let Some(line) = conflict_marker_line(text) {
             let line = u32::try_from(line).unwrap_or(u32::MAX);
             return Err((
                 line,
                 1,
-                "unresolved merge conflict: run the suite and re-record it with `evalock accept`".into(),
+                "unresolved merge conflict: run the suite and re-record it with `evalock accept`"
+                    .into(),
             ));
         }
         let file: BaselineFile = serde_json::from_str(text).map_err(|error| {
             let message = error.to_string();
-            let message = message.rfind(" at line ").map(|index| message[..index].to_owned()).unwrap_or(message);
+            let message = message
+                .rfind(" at line ")
+                .map(|index| message[..index].to_owned())
+                .unwrap_or(message);
             (
                 u32::try_from(error.line()).unwrap_or(1).max(1),
                 u32::try_from(error.column()).unwrap_or(1).max(1),
@@ -89,10 +100,21 @@ impl BaselineFile {
             )
         })?;
         if file.schema != BASELINE_SCHEMA {
-            return Err((1, 1, format!("schema `{}` is not `{BASELINE_SCHEMA}`", file.schema)));
+            return Err((
+                1,
+                1,
+                format!("schema `{}` is not `{BASELINE_SCHEMA}`", file.schema),
+            ));
         }
         if file.suite != suite {
-            return Err((1, 1, format!("this baseline belongs to suite `{}`, not `{suite}`", file.suite)));
+            return Err((
+                1,
+                1,
+                format!(
+                    "this baseline belongs to suite `{}`, not `{suite}`",
+                    file.suite
+                ),
+            ));
         }
         Ok(file)
     }
@@ -143,8 +165,9 @@ impl SuiteBaseline {
 
 /// Loads the baseline of a suite from `path` (a project-relative path from evalock.toml).
 pub fn load_baseline(source: &dyn ContentSource, suite: &str, path: &str) -> Result<SuiteBaseline> {
-    validate_relative_path(path)
-        .map_err(|error| Error::malformed("evalock.toml", format!("suite `{suite}`: baseline {error}")))?;
+    validate_relative_path(path).map_err(|error| {
+        Error::malformed("evalock.toml", format!("suite `{suite}`: baseline {error}"))
+    })?;
     let state = match source.read(path)? {
         None => BaselineState::Absent,
         Some(bytes) => match BaselineFile::parse(suite, &bytes) {
@@ -152,10 +175,17 @@ pub fn load_baseline(source: &dyn ContentSource, suite: &str, path: &str) -> Res
                 let lines = entry_lines(&bytes, &file);
                 BaselineState::Parsed { file, lines }
             }
-            Err((line, column, message)) => BaselineState::Malformed { line, column, message },
+            Err((line, column, message)) => BaselineState::Malformed {
+                line,
+                column,
+                message,
+            },
         },
     };
-    Ok(SuiteBaseline { path: path.to_owned(), state })
+    Ok(SuiteBaseline {
+        path: path.to_owned(),
+        state,
+    })
 }
 
 /// Finds each entry's key line (`    "<id>": {`) as `render` writes it.
@@ -164,7 +194,10 @@ fn entry_lines(bytes: &[u8], file: &BaselineFile) -> BTreeMap<String, u32> {
     let text = String::from_utf8_lossy(bytes);
     let mut lines = BTreeMap::new();
     for id in file.entries.keys() {
-        let key = format!("\n    {}: {{", serde_json::to_string(id).unwrap_or_default());
+        let key = format!(
+            "\n    {}: {{",
+            serde_json::to_string(id).unwrap_or_default()
+        );
         if let Some(offset) = text.find(&key) {
             lines.insert(id.clone(), index.line_of(offset + 1));
         }
@@ -211,11 +244,15 @@ mod tests {
 
     #[test]
     fn malformed_files_report_a_position() {
-        let (line, _, message) = BaselineFile::parse("support", b"{\n  \"schema\": 1\n}").unwrap_err();
+        let (line, _, message) =
+            BaselineFile::parse("support", b"{\n  \"schema\": 1\n}").unwrap_err();
         assert_eq!(line, 2, "{message}");
         let (line, _, _) = BaselineFile::parse("other", sample().render().as_bytes()).unwrap_err();
         assert_eq!(line, 1);
         let conflicted = format!("<<<<<<< HEAD\n{}", sample().render());
-        assert!(BaselineFile::parse("support", conflicted.as_bytes()).unwrap_err().2.contains("merge conflict"));
+        assert!(BaselineFile::parse("support", conflicted.as_bytes())
+            .unwrap_err()
+            .2
+            .contains("merge conflict"));
     }
 }

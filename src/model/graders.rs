@@ -29,7 +29,11 @@ impl GraderModel {
             (GraderKind::Command, Some(argv)) => GraderProgram::Command(argv.clone()),
             _ => GraderProgram::Builtin,
         };
-        Grader { id: self.id.clone(), version: self.version.clone(), program }
+        Grader {
+            id: self.id.clone(),
+            version: self.version.clone(),
+            program,
+        }
     }
 }
 
@@ -46,16 +50,24 @@ pub fn load_graders(source: &dyn ContentSource, config: &Config) -> Result<Vec<G
                     unmatched_sources.push(pattern.clone());
                 }
                 for file in matched {
-                    if files.iter().any(|entry: &TreeEntry| entry.path == file.path) {
+                    if files
+                        .iter()
+                        .any(|entry: &TreeEntry| entry.path == file.path)
+                    {
                         continue;
                     }
                     let bytes = source.read(&file.path)?.unwrap_or_default();
-                    files.push(TreeEntry { path: file.path, kind: file.kind, digest: bytes_digest(&bytes) });
+                    files.push(TreeEntry {
+                        path: file.path,
+                        kind: file.kind,
+                        digest: bytes_digest(&bytes),
+                    });
                 }
             }
             files.sort();
-            let digest = tree_digest(&files)
-                .map_err(|error| Error::malformed("evalock.toml", format!("grader `{id}`: {error}")))?;
+            let digest = tree_digest(&files).map_err(|error| {
+                Error::malformed("evalock.toml", format!("grader `{id}`: {error}"))
+            })?;
             Ok(GraderModel {
                 id: id.clone(),
                 version: grader.version.0.clone(),

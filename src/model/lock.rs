@@ -143,8 +143,9 @@ impl Lock {
         }
         for grader in lock.graders.values() {
             for file in grader.files.keys() {
-                crate::hash::validate_relative_path(file)
-                    .map_err(|error| Error::malformed(path.to_owned(), format!("grader source entry: {error}")))?;
+                crate::hash::validate_relative_path(file).map_err(|error| {
+                    Error::malformed(path.to_owned(), format!("grader source entry: {error}"))
+                })?;
             }
         }
         for suite in lock.suites.values() {

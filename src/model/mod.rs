@@ -9,9 +9,9 @@ pub mod project;
 pub mod skill_lock;
 mod strict_json;
 
+pub use baseline::{BaselineContext, BaselineEntry, BaselineFile, BaselineState, SuiteBaseline};
 pub use cases::{parse_case_file, Case, CaseProblem, ParsedCaseFile};
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
-pub use baseline::{BaselineContext, BaselineEntry, BaselineFile, BaselineState, SuiteBaseline};
 pub use graders::GraderModel;
 pub use lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
 pub use project::{suite_digest, Project, PromptFile, SuiteModel};

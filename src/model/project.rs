@@ -1,9 +1,9 @@
 //! The loaded project: config, lock and every suite's cases and prompts, read from one
 //! content source. Checks are pure functions over this model.
 
+use super::baseline::{load_baseline, SuiteBaseline};
 use super::cases::{parse_case_file, Case, CaseProblem};
 use super::config::{Config, CONFIG_FILE};
-use super::baseline::{load_baseline, SuiteBaseline};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
 use crate::error::{Error, Result};
@@ -162,7 +162,10 @@ impl Project {
         let mut baselines = BTreeMap::new();
         for suite in &config.suites {
             if let Some(path) = &suite.baseline {
-                baselines.insert(suite.name().to_owned(), load_baseline(source, suite.name(), path)?);
+                baselines.insert(
+                    suite.name().to_owned(),
+                    load_baseline(source, suite.name(), path)?,
+                );
             }
         }
         Ok(Some(Project {
@@ -252,7 +255,11 @@ impl Project {
                 GraderLock {
                     version: grader.version.clone(),
                     digest: grader.digest.clone(),
-                    files: grader.files.iter().map(|file| (file.path.clone(), file.digest.clone())).collect(),
+                    files: grader
+                        .files
+                        .iter()
+                        .map(|file| (file.path.clone(), file.digest.clone()))
+                        .collect(),
                 },
             );
         }

@@ -43,14 +43,19 @@ impl BaselineRef<'_> {
 
 /// The baseline entry of a case, if it may be compared with (EL401/EL402 otherwise).
 pub fn baseline_ref<'p>(project: &'p Project, suite: &SuiteModel, case: &Case) -> BaselineRef<'p> {
-    let Some(baseline) = project.baselines.get(&suite.name) else { return BaselineRef::NotConfigured };
+    let Some(baseline) = project.baselines.get(&suite.name) else {
+        return BaselineRef::NotConfigured;
+    };
     if matches!(baseline.state, BaselineState::Malformed { .. }) {
         return BaselineRef::Tampered;
     }
     match baseline.entry(&case.id) {
         None => BaselineRef::Missing,
         Some(entry) if !entry_is_intact(entry) => BaselineRef::Tampered,
-        Some(entry) if !context_changes(&entry.context, &current_context(project, suite, case)).is_empty() => {
+        Some(entry)
+            if !context_changes(&entry.context, &current_context(project, suite, case))
+                .is_empty() =>
+        {
             BaselineRef::Drifted
         }
         Some(entry) => BaselineRef::Usable(entry),
@@ -102,14 +107,26 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
     };
     let mut findings = Vec::new();
 
-    if let Some((sample, error)) =
-        run.samples.iter().find_map(|sample| sample.outcome.as_ref().err().map(|error| (sample.sample, error)))
-    {
+    if let Some((sample, error)) = run.samples.iter().find_map(|sample| {
+        sample
+            .outcome
+            .as_ref()
+            .err()
+            .map(|error| (sample.sample, error))
+    }) {
         result.reasons = vec![format!("error:{error}")];
-        let which = if run.samples.len() > 1 { format!(" sample {sample}:") } else { String::new() };
+        let which = if run.samples.len() > 1 {
+            format!(" sample {sample}:")
+        } else {
+            String::new()
+        };
         findings.push(
-            Finding::new(RuleId::CompleterError, subject, format!("case `{}` ({at}):{which} {error}", case.id))
-                .at(location),
+            Finding::new(
+                RuleId::CompleterError,
+                subject,
+                format!("case `{}` ({at}):{which} {error}", case.id),
+            )
+            .at(location),
         );
         return (result, findings);
     }
@@ -135,9 +152,16 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
     let samples_pass = graded.iter().all(|(grade, _)| grade.pass);
     let agrees = agreement + 1e-9 >= run.agreement_min;
     if !agrees {
-        reasons.push(format!("samples_disagree:{agreement:.2}<{:.2}", run.agreement_min));
+        reasons.push(format!(
+            "samples_disagree:{agreement:.2}<{:.2}",
+            run.agreement_min
+        ));
         let agreeing = graded.iter().filter(|(_, text)| *text == modal).count();
-        let outlier = graded.iter().map(|(_, text)| *text).find(|text| *text != modal).unwrap_or(modal);
+        let outlier = graded
+            .iter()
+            .map(|(_, text)| *text)
+            .find(|text| *text != modal)
+            .unwrap_or(modal);
         let mut finding = Finding::new(
             RuleId::SamplesDisagree,
             subject.clone(),
@@ -149,7 +173,9 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
             ),
         )
         .at(location.clone());
-        if let Some(diff) = completion_diff(modal, outlier, "most common sample", "disagreeing sample") {
+        if let Some(diff) =
+            completion_diff(modal, outlier, "most common sample", "disagreeing sample")
+        {
             finding = finding.detail(diff);
         }
         findings.push(finding);
@@ -157,9 +183,15 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
     result.reasons = reasons.clone();
     let passes = samples_pass && agrees;
     let digest = completion_digest(modal);
-    let reason_list = if reasons.is_empty() { String::new() } else { format!(": {}", reasons.join(", ")) };
+    let reason_list = if reasons.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", reasons.join(", "))
+    };
     result.status = match (run.baseline, passes) {
-        (BaselineRef::Usable(entry), true) if entry.passed && entry.digest == digest => Status::Pass,
+        (BaselineRef::Usable(entry), true) if entry.passed && entry.digest == digest => {
+            Status::Pass
+        }
         (BaselineRef::Usable(entry), true) if entry.passed => {
             let mut finding = Finding::new(
                 RuleId::Moved,
@@ -183,7 +215,10 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
                 Finding::new(
                     RuleId::Improved,
                     subject.clone(),
-                    format!("case `{}` ({at}) failed at baseline and passes now", case.id),
+                    format!(
+                        "case `{}` ({at}) failed at baseline and passes now",
+                        case.id
+                    ),
                 )
                 .at(location.clone()),
             );
@@ -194,7 +229,10 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
                 let mut finding = Finding::new(
                     RuleId::Regressed,
                     subject.clone(),
-                    format!("case `{}` ({at}) passed at baseline and fails now{reason_list}", case.id),
+                    format!(
+                        "case `{}` ({at}) passed at baseline and fails now{reason_list}",
+                        case.id
+                    ),
                 )
                 .at(location.clone());
                 if let Some(diff) = diff_against(entry, modal, &digest) {
@@ -208,8 +246,12 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
         (_, false) => {
             if !samples_pass {
                 findings.push(
-                    Finding::new(RuleId::Failing, subject, format!("case `{}` ({at}) fails{reason_list}", case.id))
-                        .at(location),
+                    Finding::new(
+                        RuleId::Failing,
+                        subject,
+                        format!("case `{}` ({at}) fails{reason_list}", case.id),
+                    )
+                    .at(location),
                 );
             }
             Status::Fail
@@ -237,7 +279,11 @@ fn modal_completion<'t>(graded: &[(&Grade, &'t str)]) -> (&'t str, f64) {
             best = (text, count);
         }
     }
-    let agreement = if graded.is_empty() { 0.0 } else { best.1 as f64 / graded.len() as f64 };
+    let agreement = if graded.is_empty() {
+        0.0
+    } else {
+        best.1 as f64 / graded.len() as f64
+    };
     (best.0, agreement)
 }
 
@@ -246,7 +292,11 @@ fn sample_result(sample: &SampleOutcome) -> SampleResult {
     match &sample.outcome {
         Ok((grade, normalized)) => SampleResult {
             sample: sample.sample,
-            status: if grade.pass { Status::Pass } else { Status::Fail },
+            status: if grade.pass {
+                Status::Pass
+            } else {
+                Status::Fail
+            },
             digest: Some(completion_digest(normalized)),
             score: grade.score,
             reasons: grade.reasons.clone(),
@@ -272,7 +322,12 @@ mod tests {
     use crate::model::parse_case_file;
 
     fn case() -> Case {
-        parse_case_file("evals/a.jsonl", b"{\"id\": \"a\", \"expect\": {\"must_include\": [\"ok\"]}}\n").cases.remove(0)
+        parse_case_file(
+            "evals/a.jsonl",
+            b"{\"id\": \"a\", \"expect\": {\"must_include\": [\"ok\"]}}\n",
+        )
+        .cases
+        .remove(0)
     }
 
     fn context() -> BaselineContext {
@@ -298,22 +353,41 @@ mod tests {
 
     fn sample(index: u32, completion: &str) -> SampleOutcome {
         let grade = crate::grade::builtin::grade(case().value.get("expect"), completion);
-        SampleOutcome { sample: index, outcome: Ok((grade, completion.to_owned())), duration: Duration::ZERO }
+        SampleOutcome {
+            sample: index,
+            outcome: Ok((grade, completion.to_owned())),
+            duration: Duration::ZERO,
+        }
     }
 
     fn judge(samples: Vec<SampleOutcome>, baseline: BaselineRef<'_>) -> (Status, Vec<RuleId>) {
         let case = case();
-        let (result, findings) =
-            assess(CaseRun { suite: "s", case: &case, context: context(), samples, baseline, agreement_min: 1.0 });
-        (result.status, findings.iter().map(|finding| finding.rule).collect())
+        let (result, findings) = assess(CaseRun {
+            suite: "s",
+            case: &case,
+            context: context(),
+            samples,
+            baseline,
+            agreement_min: 1.0,
+        });
+        (
+            result.status,
+            findings.iter().map(|finding| finding.rule).collect(),
+        )
     }
 
     #[test]
     fn status_follows_the_baseline() {
         let passed = entry("ok", true);
         let failed = entry("nope", false);
-        assert_eq!(judge(vec![sample(0, "ok")], BaselineRef::Usable(&passed)), (Status::Pass, vec![]));
-        assert_eq!(judge(vec![sample(0, "ok!")], BaselineRef::Usable(&passed)), (Status::Moved, vec![RuleId::Moved]));
+        assert_eq!(
+            judge(vec![sample(0, "ok")], BaselineRef::Usable(&passed)),
+            (Status::Pass, vec![])
+        );
+        assert_eq!(
+            judge(vec![sample(0, "ok!")], BaselineRef::Usable(&passed)),
+            (Status::Moved, vec![RuleId::Moved])
+        );
         assert_eq!(
             judge(vec![sample(0, "no")], BaselineRef::Usable(&passed)),
             (Status::Regressed, vec![RuleId::Regressed])
@@ -322,15 +396,28 @@ mod tests {
             judge(vec![sample(0, "ok")], BaselineRef::Usable(&failed)),
             (Status::Improved, vec![RuleId::Improved])
         );
-        assert_eq!(judge(vec![sample(0, "no")], BaselineRef::Usable(&failed)), (Status::Fail, vec![RuleId::Failing]));
-        assert_eq!(judge(vec![sample(0, "no")], BaselineRef::Missing), (Status::Fail, vec![RuleId::Failing]));
+        assert_eq!(
+            judge(vec![sample(0, "no")], BaselineRef::Usable(&failed)),
+            (Status::Fail, vec![RuleId::Failing])
+        );
+        assert_eq!(
+            judge(vec![sample(0, "no")], BaselineRef::Missing),
+            (Status::Fail, vec![RuleId::Failing])
+        );
         // A drifted baseline is never compared: a moved completion is just a pass.
-        assert_eq!(judge(vec![sample(0, "ok!")], BaselineRef::Drifted), (Status::Pass, vec![]));
+        assert_eq!(
+            judge(vec![sample(0, "ok!")], BaselineRef::Drifted),
+            (Status::Pass, vec![])
+        );
     }
 
     #[test]
     fn an_error_in_any_sample_is_an_error_never_a_score() {
-        let error = SampleOutcome { sample: 1, outcome: Err("completer timed out".into()), duration: Duration::ZERO };
+        let error = SampleOutcome {
+            sample: 1,
+            outcome: Err("completer timed out".into()),
+            duration: Duration::ZERO,
+        };
         assert_eq!(
             judge(vec![sample(0, "ok"), error], BaselineRef::Missing),
             (Status::Error, vec![RuleId::CompleterError])
@@ -341,6 +428,9 @@ mod tests {
     fn disagreeing_samples_fail_with_el505_only() {
         let passed = entry("ok", true);
         let samples = vec![sample(0, "ok"), sample(1, "ok"), sample(2, "ok then")];
-        assert_eq!(judge(samples, BaselineRef::Usable(&passed)), (Status::Regressed, vec![RuleId::SamplesDisagree]));
+        assert_eq!(
+            judge(samples, BaselineRef::Usable(&passed)),
+            (Status::Regressed, vec![RuleId::SamplesDisagree])
+        );
     }
 }

@@ -37,8 +37,13 @@ pub fn request(context: &SuiteContext, case: &Case, sample: u32) -> Vec<u8> {
 }
 
 /// Runs the completer for one case and sample. `Err` is an EL504 message.
-pub fn complete(argv: &[String], input: &[u8], policy: &ProcessPolicy) -> std::result::Result<String, String> {
-    let output = run_process(argv, input, policy).map_err(|failure| format!("completer {failure}"))?;
+pub fn complete(
+    argv: &[String],
+    input: &[u8],
+    policy: &ProcessPolicy,
+) -> std::result::Result<String, String> {
+    let output =
+        run_process(argv, input, policy).map_err(|failure| format!("completer {failure}"))?;
     completion_text(output.stdout)
 }
 
@@ -62,15 +67,20 @@ impl CompletionsFile {
     /// Parses JSONL lines `{"case_id", "completion", "suite"?}`; a JSON (non-string)
     /// completion is taken as its JSON text. Several lines for one case are its samples.
     pub fn parse(display: &str, bytes: &[u8]) -> Result<CompletionsFile> {
-        let text = crate::text::require_clean_text(bytes)
-            .map_err(|(line, column, message)| Error::malformed(format!("{display}:{line}:{column}"), message))?;
-        let mut file = CompletionsFile { by_case: BTreeMap::new(), display: display.to_owned() };
+        let text = crate::text::require_clean_text(bytes).map_err(|(line, column, message)| {
+            Error::malformed(format!("{display}:{line}:{column}"), message)
+        })?;
+        let mut file = CompletionsFile {
+            by_case: BTreeMap::new(),
+            display: display.to_owned(),
+        };
         for (index, line) in text.split('\n').enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
             let at = format!("{display}:{}", index + 1);
-            let value: Value = serde_json::from_str(line).map_err(|error| Error::malformed(&at, error.to_string()))?;
+            let value: Value = serde_json::from_str(line)
+                .map_err(|error| Error::malformed(&at, error.to_string()))?;
             let field = |name: &str| value.get(name);
             let Some(Value::String(case_id)) = field("case_id") else {
                 return Err(Error::malformed(at, "each line needs a string `case_id`"));
@@ -82,10 +92,15 @@ impl CompletionsFile {
             };
             let completion = match field("completion") {
                 Some(Value::String(text)) => text.clone(),
-                None | Some(Value::Null) => return Err(Error::malformed(at, "each line needs a `completion`")),
+                None | Some(Value::Null) => {
+                    return Err(Error::malformed(at, "each line needs a `completion`"))
+                }
                 Some(other) => serde_json::to_string(other).unwrap_or_default(),
             };
-            file.by_case.entry((suite, case_id.clone())).or_default().push(completion);
+            file.by_case
+                .entry((suite, case_id.clone()))
+                .or_default()
+                .push(completion);
         }
         Ok(file)
     }
@@ -115,9 +130,11 @@ mod tests {
 
     #[test]
     fn completions_file_errors_carry_the_line() {
-        let error =
-            CompletionsFile::parse("c.jsonl", b"{\"case_id\":\"a\",\"completion\":\"x\"}\n{\"completion\":\"x\"}\n")
-                .unwrap_err();
+        let error = CompletionsFile::parse(
+            "c.jsonl",
+            b"{\"case_id\":\"a\",\"completion\":\"x\"}\n{\"completion\":\"x\"}\n",
+        )
+        .unwrap_err();
         assert!(error.to_string().starts_with("c.jsonl:2: "), "{error}");
         assert_eq!(error.exit_code(), 65);
     }

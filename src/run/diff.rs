@@ -5,20 +5,31 @@
 use similar::TextDiff;
 
 /// A unified diff of `baseline` -> `current`, or `None` when they are equal.
-pub fn completion_diff(baseline: &str, current: &str, baseline_label: &str, current_label: &str) -> Option<String> {
+pub fn completion_diff(
+    baseline: &str,
+    current: &str,
+    baseline_label: &str,
+    current_label: &str,
+) -> Option<String> {
     if baseline == current {
         return None;
     }
     let (old, new) = (display_lines(baseline), display_lines(current));
     let diff = TextDiff::from_lines(&old, &new);
-    let text = diff.unified_diff().context_radius(3).header(baseline_label, current_label).to_string();
+    let text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(baseline_label, current_label)
+        .to_string();
     Some(text)
 }
 
 /// The completion laid out for reading, one unit per line, ending in a newline.
 pub fn display_lines(completion: &str) -> String {
     let mut out = match serde_json::from_str::<serde_json::Value>(completion.trim()) {
-        Ok(value) if value.is_object() || value.is_array() => serde_json::to_string_pretty(&value).unwrap_or_default(),
+        Ok(value) if value.is_object() || value.is_array() => {
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        }
         _ if completion.contains('\n') => completion.to_owned(),
         _ => sentences(completion),
     };
@@ -49,18 +60,36 @@ mod tests {
 
     #[test]
     fn json_is_diffed_key_by_key() {
-        let diff = completion_diff(r#"{"a":1,"b":"x"}"#, r#"{"a":1,"b":"y"}"#, "baseline", "current").unwrap();
+        let diff = completion_diff(
+            r#"{"a":1,"b":"x"}"#,
+            r#"{"a":1,"b":"y"}"#,
+            "baseline",
+            "current",
+        )
+        .unwrap();
         assert!(diff.contains("--- baseline\n+++ current\n"), "{diff}");
-        assert!(diff.contains("-  \"b\": \"x\"\n+  \"b\": \"y\"\n"), "{diff}");
+        assert!(
+            diff.contains("-  \"b\": \"x\"\n+  \"b\": \"y\"\n"),
+            "{diff}"
+        );
         assert!(diff.contains("   \"a\": 1,\n"), "{diff}");
     }
 
     #[test]
     fn prose_is_diffed_sentence_by_sentence() {
-        let diff =
-            completion_diff("Hello. Your order shipped.", "Hello. As an AI, I think your order shipped.", "a", "b")
-                .unwrap();
-        assert!(diff.contains(" Hello.\n-Your order shipped.\n+As an AI, I think your order shipped.\n"), "{diff}");
+        let diff = completion_diff(
+            "Hello. Your order shipped.",
+            "Hello. As an AI, I think your order shipped.",
+            "a",
+            "b",
+        )
+        .unwrap();
+        assert!(
+            diff.contains(
+                " Hello.\n-Your order shipped.\n+As an AI, I think your order shipped.\n"
+            ),
+            "{diff}"
+        );
         assert_eq!(completion_diff("same", "same", "a", "b"), None);
     }
 }

@@ -16,8 +16,11 @@ use std::time::Duration;
 /// timeout (else `policy.timeout_secs`), the output cap and the secrets to scrub.
 pub fn process_policy(project: &Project, suite: &str, workdir: &Path) -> ProcessPolicy {
     let policy = &project.config.policy;
-    let timeout_secs =
-        project.config.suite(suite).and_then(|config| config.timeout_secs).unwrap_or(policy.timeout_secs);
+    let timeout_secs = project
+        .config
+        .suite(suite)
+        .and_then(|config| config.timeout_secs)
+        .unwrap_or(policy.timeout_secs);
     ProcessPolicy {
         workdir: workdir.to_path_buf(),
         timeout: Duration::from_secs(timeout_secs.max(1)),

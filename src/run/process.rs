@@ -53,22 +53,37 @@ impl std::fmt::Display for ProcessFailure {
         match self {
             ProcessFailure::Spawn(message) => write!(f, "cannot start: {message}"),
             ProcessFailure::TimedOut(timeout) => {
-                write!(f, "timed out after {}s; its process group was killed", timeout.as_secs_f64())
+                write!(
+                    f,
+                    "timed out after {}s; its process group was killed",
+                    timeout.as_secs_f64()
+                )
             }
             ProcessFailure::Oversized(cap) => {
                 write!(f, "printed more than {cap} bytes (policy.max_output_bytes); its process group was killed")
             }
-            ProcessFailure::Exited { status, stderr_tail } if stderr_tail.trim().is_empty() => write!(f, "{status}"),
-            ProcessFailure::Exited { status, stderr_tail } => write!(f, "{status}; stderr: {}", stderr_tail.trim()),
+            ProcessFailure::Exited {
+                status,
+                stderr_tail,
+            } if stderr_tail.trim().is_empty() => write!(f, "{status}"),
+            ProcessFailure::Exited {
+                status,
+                stderr_tail,
+            } => write!(f, "{status}; stderr: {}", stderr_tail.trim()),
         }
     }
 }
 
 /// Runs `argv` with `input` on stdin and returns its stdout, or why there is none.
-pub fn run_process(argv: &[String], input: &[u8], policy: &ProcessPolicy) -> Result<ProcessOutput, ProcessFailure> {
+pub fn run_process(
+    argv: &[String],
+    input: &[u8],
+    policy: &ProcessPolicy,
+) -> Result<ProcessOutput, ProcessFailure> {
     let started = Instant::now();
-    let mut child =
-        command(argv, policy)?.spawn().map_err(|error| ProcessFailure::Spawn(format!("{}: {error}", argv[0])))?;
+    let mut child = command(argv, policy)?
+        .spawn()
+        .map_err(|error| ProcessFailure::Spawn(format!("{}: {error}", argv[0])))?;
     let group = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
 
@@ -97,7 +112,10 @@ pub fn run_process(argv: &[String], input: &[u8], policy: &ProcessPolicy) -> Res
     };
     // Descendants left in the group would hold the pipes open and outlive the run.
     kill_group(group);
-    let captured = stdout_result.recv_timeout(PIPE_GRACE).unwrap_or(Captured { bytes: Vec::new(), oversized: false });
+    let captured = stdout_result.recv_timeout(PIPE_GRACE).unwrap_or(Captured {
+        bytes: Vec::new(),
+        oversized: false,
+    });
     let stderr_tail = stderr_result.recv_timeout(PIPE_GRACE).unwrap_or_default();
     if captured.oversized {
         return Err(ProcessFailure::Oversized(cap));
@@ -106,11 +124,19 @@ pub fn run_process(argv: &[String], input: &[u8], policy: &ProcessPolicy) -> Res
         return Err(ProcessFailure::TimedOut(policy.timeout));
     }
     match status {
-        Ok(status) if status.success() => {
-            Ok(ProcessOutput { stdout: captured.bytes, stderr_tail, duration: started.elapsed() })
-        }
-        Ok(status) => Err(ProcessFailure::Exited { status: describe_status(status), stderr_tail }),
-        Err(error) => Err(ProcessFailure::Exited { status: format!("cannot wait for it: {error}"), stderr_tail }),
+        Ok(status) if status.success() => Ok(ProcessOutput {
+            stdout: captured.bytes,
+            stderr_tail,
+            duration: started.elapsed(),
+        }),
+        Ok(status) => Err(ProcessFailure::Exited {
+            status: describe_status(status),
+            stderr_tail,
+        }),
+        Err(error) => Err(ProcessFailure::Exited {
+            status: format!("cannot wait for it: {error}"),
+            stderr_tail,
+        }),
     }
 }
 
@@ -144,7 +170,9 @@ fn command(argv: &[String], policy: &ProcessPolicy) -> Result<Command, ProcessFa
 
 /// Whether an environment variable is withheld from completers and graders.
 pub fn is_scrubbed(name: &str, secrets: &[String]) -> bool {
-    ALWAYS_SCRUBBED.contains(&name) || name.starts_with("ACTIONS_") || secrets.iter().any(|secret| secret == name)
+    ALWAYS_SCRUBBED.contains(&name)
+        || name.starts_with("ACTIONS_")
+        || secrets.iter().any(|secret| secret == name)
 }
 
 fn kill_group(group: Option<Pid>) {
@@ -170,7 +198,10 @@ struct Captured {
 /// Streams stdout into memory up to `cap` bytes; one byte more kills the process group,
 /// so a runaway printer costs at most `cap` bytes of memory.
 fn read_capped(stdout: Option<impl Read>, cap: u64, group: Option<Pid>) -> Captured {
-    let mut captured = Captured { bytes: Vec::new(), oversized: false };
+    let mut captured = Captured {
+        bytes: Vec::new(),
+        oversized: false,
+    };
     let Some(mut stdout) = stdout else {
         return captured;
     };
@@ -244,31 +275,47 @@ mod tests {
 
     #[test]
     fn echoes_stdin_to_stdout() {
-        let output = run_process(&["cat".to_owned()], b"hello", &policy(Duration::from_secs(10), 100)).unwrap();
+        let output = run_process(
+            &["cat".to_owned()],
+            b"hello",
+            &policy(Duration::from_secs(10), 100),
+        )
+        .unwrap();
         assert_eq!(output.stdout, b"hello");
     }
 
     #[test]
     fn non_zero_exit_reports_status_and_stderr() {
-        let failure =
-            run_process(&sh("echo broken >&2; exit 3"), b"", &policy(Duration::from_secs(10), 100)).unwrap_err();
+        let failure = run_process(
+            &sh("echo broken >&2; exit 3"),
+            b"",
+            &policy(Duration::from_secs(10), 100),
+        )
+        .unwrap_err();
         assert_eq!(
             failure,
-            ProcessFailure::Exited { status: "exited with status 3".into(), stderr_tail: "broken\n".into() }
+            ProcessFailure::Exited {
+                status: "exited with status 3".into(),
+                stderr_tail: "broken\n".into()
+            }
         );
     }
 
     #[test]
     fn output_over_the_cap_is_refused() {
-        let failure = run_process(&sh("yes"), b"", &policy(Duration::from_secs(30), 4096)).unwrap_err();
+        let failure =
+            run_process(&sh("yes"), b"", &policy(Duration::from_secs(30), 4096)).unwrap_err();
         assert_eq!(failure, ProcessFailure::Oversized(4096));
     }
 
     #[test]
     fn missing_program_is_a_spawn_failure() {
-        let failure =
-            run_process(&["/nonexistent/evalock-completer".to_owned()], b"", &policy(Duration::from_secs(5), 10))
-                .unwrap_err();
+        let failure = run_process(
+            &["/nonexistent/evalock-completer".to_owned()],
+            b"",
+            &policy(Duration::from_secs(5), 10),
+        )
+        .unwrap_err();
         assert!(matches!(failure, ProcessFailure::Spawn(_)), "{failure:?}");
     }
 

@@ -156,7 +156,10 @@ impl Results {
             Err(error) => return Err(Error::io(display, error)),
         };
         let results: Results = serde_json::from_slice(&bytes).map_err(|error| {
-            Error::malformed(format!("{display}:{}:{}", error.line(), error.column()), error.to_string())
+            Error::malformed(
+                format!("{display}:{}:{}", error.line(), error.column()),
+                error.to_string(),
+            )
         })?;
         if results.schema != RESULTS_SCHEMA {
             return Err(Error::malformed(

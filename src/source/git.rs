@@ -69,7 +69,11 @@ impl GitRepo {
     /// `base`), newest first.
     pub fn commit_messages(&self, base: ObjectId, head: ObjectId) -> Result<Vec<String>> {
         let repo = self.local();
-        let walk = repo.rev_walk([head]).with_hidden([base]).all().map_err(Error::git)?;
+        let walk = repo
+            .rev_walk([head])
+            .with_hidden([base])
+            .all()
+            .map_err(Error::git)?;
         let mut messages = Vec::new();
         for info in walk {
             let commit = info.map_err(Error::git)?.object().map_err(Error::git)?;
@@ -213,7 +217,8 @@ pub fn trailer_values(message: &str, key: &str) -> Vec<String> {
         .lines()
         .filter_map(|line| {
             let (name, value) = line.split_once(':')?;
-            (name.trim().eq_ignore_ascii_case(key) && !value.trim().is_empty()).then(|| value.trim().to_owned())
+            (name.trim().eq_ignore_ascii_case(key) && !value.trim().is_empty())
+                .then(|| value.trim().to_owned())
         })
         .collect()
 }

@@ -64,7 +64,6 @@ pub enum Command {
     Accept(AcceptArgs),
     /// Print unified diffs of the last run's moved, regressed and improved completions against their baselines.
     Review(ReviewArgs),
-
     // [hook] subcommands go here.
 
     // [github] subcommands (report, github) go here.
@@ -174,7 +173,9 @@ pub struct RunArgs {
 }
 
 fn default_jobs() -> usize {
-    std::thread::available_parallelism().map(usize::from).unwrap_or(2)
+    std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(2)
 }
 
 #[derive(Debug, Args)]

@@ -177,16 +177,33 @@ impl Printer {
 
     /// A one-line progress bar on standard error when it is a terminal; nothing otherwise.
     pub fn progress_bar(&self) -> ProgressBar {
-        ProgressBar { enabled: std::io::stderr().is_terminal() }
+        ProgressBar {
+            enabled: std::io::stderr().is_terminal(),
+        }
     }
 
     pub fn run_summary(&self, outcome: &RunOutcome) {
-        let counts: Vec<String> =
-            outcome.results.counts.iter().map(|(status, count)| format!("{count} {status}")).collect();
-        let tally = if counts.is_empty() { "no cases ran".to_owned() } else { counts.join(", ") };
-        eprintln!("{} cases: {tally}; results in {}", outcome.results.cases.len(), outcome.results_path.display());
+        let counts: Vec<String> = outcome
+            .results
+            .counts
+            .iter()
+            .map(|(status, count)| format!("{count} {status}"))
+            .collect();
+        let tally = if counts.is_empty() {
+            "no cases ran".to_owned()
+        } else {
+            counts.join(", ")
+        };
+        eprintln!(
+            "{} cases: {tally}; results in {}",
+            outcome.results.cases.len(),
+            outcome.results_path.display()
+        );
         let reviewable = outcome.results.cases.iter().any(|case| {
-            matches!(case.status, evalock::run::results::Status::Moved | evalock::run::results::Status::Regressed)
+            matches!(
+                case.status,
+                evalock::run::results::Status::Moved | evalock::run::results::Status::Regressed
+            )
         });
         if reviewable {
             eprintln!("next: `evalock review` shows every moved completion; `evalock accept --reason \"…\"` records passing ones");
@@ -196,7 +213,10 @@ impl Printer {
     pub fn accept_summary(&self, outcome: &AcceptOutcome) {
         for suite in &outcome.suites {
             if suite.recorded.is_empty() && suite.dropped.is_empty() {
-                eprintln!("{}: {} unchanged, nothing to write", suite.path, suite.unchanged);
+                eprintln!(
+                    "{}: {} unchanged, nothing to write",
+                    suite.path, suite.unchanged
+                );
                 continue;
             }
             eprintln!(
@@ -227,7 +247,10 @@ impl Printer {
             return;
         }
         for item in items {
-            println!("{} {}/{} ({})", item.status, item.suite, item.case_id, item.at);
+            println!(
+                "{} {}/{} ({})",
+                item.status, item.suite, item.case_id, item.at
+            );
             if !item.reasons.is_empty() {
                 println!("  reasons: {}", item.reasons.join(", "));
             }
