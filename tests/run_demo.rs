@@ -7,6 +7,16 @@ mod common;
 
 use common::TestRepo;
 
+/// The demo after its first recording: baselines accepted and committed on `main`.
+fn accepted_demo() -> TestRepo {
+    let repo = TestRepo::with_fixture("demo");
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0);
+    repo.commit_all("record the stub's completions as last-good");
+    repo
+}
+
 fn use_variant(repo: &TestRepo, variant: &str) {
     let text = repo.read("evalock.toml");
     let text = text.replace(
@@ -22,8 +32,25 @@ fn the_demo_is_clean_and_its_runs_match_the_accepted_baselines() {
     repo.evalock(&["check"])
         .assert_code(0)
         .assert_contains("PASS (no findings)");
+    let first = repo.evalock(&["run"]);
+    first.assert_code(0).assert_contains("14 cases: 14 PASS");
+    assert_eq!(
+        first
+            .stdout
+            .matches("EL404 baseline-missing (warn)")
+            .count(),
+        14
+    );
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0)
+        .assert_contains("wrote evals/support.baseline.json: 11 recorded");
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_contains("PASS (no findings)");
     let run = repo.evalock(&["run"]);
-    run.assert_code(0).assert_contains("14 cases: 14 PASS");
+    run.assert_code(0)
+        .assert_contains("14 cases: 14 PASS")
+        .assert_not_contains("EL404");
     assert!(repo.join(".evalock/results.json").exists());
     repo.evalock(&["review"])
         .assert_code(0)
@@ -32,7 +59,7 @@ fn the_demo_is_clean_and_its_runs_match_the_accepted_baselines() {
 
 #[test]
 fn a_regressed_completer_fails_with_the_case_and_its_diff() {
-    let repo = TestRepo::with_fixture("demo");
+    let repo = accepted_demo();
     use_variant(&repo, "regressed");
     let run = repo.evalock(&["run", "--suite", "support"]);
     run.assert_code(1)
@@ -62,7 +89,7 @@ fn a_regressed_completer_fails_with_the_case_and_its_diff() {
 
 #[test]
 fn a_silent_move_exits_3_only_with_fail_on_diff() {
-    let repo = TestRepo::with_fixture("demo");
+    let repo = accepted_demo();
     use_variant(&repo, "moved");
     let run = repo.evalock(&["run", "--suite", "support", "--fail-on-diff"]);
     run.assert_code(3)
@@ -84,7 +111,7 @@ fn a_silent_move_exits_3_only_with_fail_on_diff() {
 
 #[test]
 fn a_prompt_edit_is_refused_until_re_recorded() {
-    let repo = TestRepo::with_fixture("demo");
+    let repo = accepted_demo();
     repo.write(
         "prompts/support.txt",
         format!(
@@ -129,7 +156,7 @@ fn accept_refuses_stale_results() {
 
 #[test]
 fn accept_in_ci_is_refused_and_writes_nothing() {
-    let repo = TestRepo::with_fixture("demo");
+    let repo = accepted_demo();
     use_variant(&repo, "moved");
     repo.evalock(&["run", "--suite", "support"]).assert_code(0);
     let before = repo.read_bytes("evals/support.baseline.json");
@@ -162,7 +189,7 @@ fn accept_in_ci_is_refused_and_writes_nothing() {
 
 #[test]
 fn a_hand_edited_baseline_digest_is_tampering() {
-    let repo = TestRepo::with_fixture("demo");
+    let repo = accepted_demo();
     let text = repo.read("evals/support.baseline.json");
     let start = text.find("\"digest\": \"sha256:").unwrap() + "\"digest\": \"sha256:".len();
     let edited = format!(
@@ -201,7 +228,7 @@ fn a_hand_edited_baseline_digest_is_tampering() {
 
 #[test]
 fn baselines_changed_against_the_base_need_a_reason() {
-    let repo = TestRepo::with_fixture("demo");
+    let repo = accepted_demo();
     repo.git(&["checkout", "-q", "-b", "rerecord"]);
     // A hand re-recording: consistent digest, but the old reason.
     let text = repo.read("evals/support.baseline.json");
@@ -237,7 +264,7 @@ fn baselines_changed_against_the_base_need_a_reason() {
 
 #[test]
 fn re_recording_with_a_contract_change_in_one_change_is_a_warning() {
-    let repo = TestRepo::with_fixture("demo");
+    let repo = accepted_demo();
     repo.git(&["checkout", "-q", "-b", "mixed"]);
     repo.write(
         "prompts/support.txt",
@@ -258,7 +285,7 @@ fn re_recording_with_a_contract_change_in_one_change_is_a_warning() {
 
 #[test]
 fn orphaned_entries_are_reported_on_full_runs_and_dropped_by_accept() {
-    let repo = TestRepo::with_fixture("demo");
+    let repo = accepted_demo();
     repo.replace(
         "evals/support.jsonl",
         "{\"id\": \"shipping-cost\", \"version\": 1,",
@@ -284,7 +311,7 @@ fn orphaned_entries_are_reported_on_full_runs_and_dropped_by_accept() {
 
 #[test]
 fn a_new_case_has_no_baseline_until_accepted_and_known_failures_can_improve() {
-    let repo = TestRepo::with_fixture("demo");
+    let repo = accepted_demo();
     let mut cases = repo.read("evals/support.jsonl");
     cases.push_str("{\"id\": \"gift-wrap\", \"input\": {\"messages\": [{\"role\": \"user\", \"content\": \"Do you gift wrap?\"}]}, \"expect\": {\"must_include\": [\"gift\"]}}\n");
     repo.write("evals/support.jsonl", cases);

@@ -13,12 +13,23 @@ use crate::model::{
 use crate::rules::RuleId;
 use std::collections::BTreeSet;
 
-/// What the baselines of `suites` say without running anything. `full` adds EL405.
+/// Which baseline findings a caller wants.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope {
+    /// Every suite is judged: entries without an active case are orphans (EL405).
+    pub full: bool,
+    /// A suite that never recorded a baseline file reports each case as missing (EL404).
+    /// `run` does; `check` only reports cases missing from a file that exists, so a suite
+    /// that has not started recording is not nagged on every commit.
+    pub absent_file_is_missing: bool,
+}
+
+/// What the baselines of `suites` say without running anything.
 pub fn check(
     project: &Project,
     base: Option<&Project>,
     suites: &BTreeSet<String>,
-    full: bool,
+    scope: Scope,
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
     for suite in project
@@ -31,8 +42,10 @@ pub fn check(
         };
         findings.extend(tampered(suite, baseline));
         findings.extend(drifted(project, suite, baseline));
-        findings.extend(missing(suite, baseline));
-        if full {
+        if scope.absent_file_is_missing || !matches!(baseline.state, BaselineState::Absent) {
+            findings.extend(missing(suite, baseline));
+        }
+        if scope.full {
             findings.extend(orphans(suite, baseline));
         }
         if let Some(base) = base {

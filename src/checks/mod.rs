@@ -30,7 +30,15 @@ pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> 
         .map(|suite| suite.name.clone())
         .collect();
     findings.extend(graders::check(project, base, &all_suites));
-    findings.extend(baselines::check(project, base, &all_suites, true));
+    findings.extend(baselines::check(
+        project,
+        base,
+        &all_suites,
+        baselines::Scope {
+            full: true,
+            absent_file_is_missing: false,
+        },
+    ));
     graders::drop_outranked(&mut findings);
     drop_superseded(&mut findings);
     sort_findings(&mut findings);

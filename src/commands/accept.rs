@@ -164,22 +164,23 @@ fn accept_suite(
     skipped: &mut Vec<String>,
 ) -> Result<(BaselineFile, AcceptedSuite)> {
     let baseline = &project.baselines[suite_name];
-    let mut file =
-        match &baseline.state {
-            BaselineState::Parsed { file, .. } => file.clone(),
-            BaselineState::Absent => BaselineFile::new(suite_name),
-            BaselineState::Malformed {
-                line,
-                column,
-                message,
-            } => return Err(Error::malformed(
+    let mut file = match &baseline.state {
+        BaselineState::Parsed { file, .. } => file.clone(),
+        BaselineState::Absent => BaselineFile::new(suite_name),
+        BaselineState::Malformed {
+            line,
+            column,
+            message,
+        } => {
+            return Err(Error::malformed(
                 format!("{}:{line}:{column}", baseline.path),
                 format!(
                     "{message}; restore it (`git checkout -- {}`) or delete it, then accept again",
                     baseline.path
                 ),
-            )),
-        };
+            ))
+        }
+    };
     let mut summary = AcceptedSuite {
         suite: suite_name.to_owned(),
         path: baseline.path.clone(),

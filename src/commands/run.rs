@@ -404,7 +404,15 @@ fn static_findings(project: &Project, selected: &BTreeSet<String>, full: bool) -
     {
         findings.extend(graders::grader_version_drift(project, suite));
     }
-    findings.extend(baselines::check(project, None, selected, full));
+    findings.extend(baselines::check(
+        project,
+        None,
+        selected,
+        baselines::Scope {
+            full,
+            absent_file_is_missing: true,
+        },
+    ));
     findings
 }
 
