@@ -169,12 +169,13 @@ fn a_case_pinned_to_another_grader_version_outranks_its_other_findings() {
     check
         .assert_code(2)
         .assert_contains("EL302 grader-version-drift (refuse): case `refund` (evals/refunds.jsonl:1) pins grader version 0, but grader `check` is version 1");
-    // Its missing baseline (EL404) is noise next to EL302; the other case's is not.
-    check
-        .assert_contains("case `current`")
-        .assert_not_contains("EL404 baseline-missing (warn): case `refund`");
+    // The case is not run; its missing baseline (EL404) is noise next to EL302, while the
+    // other case's is not.
     let run = repo.evalock(&["run"]);
-    run.assert_code(2).assert_contains("EL302");
+    run.assert_code(2)
+        .assert_contains("EL302")
+        .assert_contains("EL404 baseline-missing (warn): case `current`")
+        .assert_not_contains("EL404 baseline-missing (warn): case `refund`");
     let results: serde_json::Value =
         serde_json::from_str(&repo.read(".evalock/results.json")).unwrap();
     assert_eq!(results["cases"][0]["case_id"], "current");

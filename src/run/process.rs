@@ -112,17 +112,20 @@ pub fn run_process(
     };
     // Descendants left in the group would hold the pipes open and outlive the run.
     kill_group(group);
-    let captured = stdout_result.recv_timeout(PIPE_GRACE).unwrap_or(Captured {
-        bytes: Vec::new(),
-        oversized: false,
-    });
+    let captured = stdout_result.recv_timeout(PIPE_GRACE).ok();
     let stderr_tail = stderr_result.recv_timeout(PIPE_GRACE).unwrap_or_default();
-    if captured.oversized {
+    if captured.as_ref().is_some_and(|captured| captured.oversized) {
         return Err(ProcessFailure::Oversized(cap));
     }
     if timed_out {
         return Err(ProcessFailure::TimedOut(policy.timeout));
     }
+    let Some(captured) = captured else {
+        return Err(ProcessFailure::Exited {
+            status: "exited, but a process that left its group kept stdout open".into(),
+            stderr_tail,
+        });
+    };
     match status {
         Ok(status) if status.success() => Ok(ProcessOutput {
             stdout: captured.bytes,
