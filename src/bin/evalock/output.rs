@@ -179,6 +179,7 @@ impl Printer {
     pub fn progress_bar(&self) -> ProgressBar {
         ProgressBar {
             enabled: std::io::stderr().is_terminal(),
+            drawn: std::sync::Mutex::new(0),
         }
     }
 
@@ -312,9 +313,11 @@ fn print_audit_finding(finding: &evalock::Finding) {
     }
 }
 
-/// A single status line, redrawn in place; only on a terminal.
+/// A single status line, redrawn in place; only on a terminal. Workers finish out of
+/// order, so only a step beyond the last one drawn is drawn.
 pub struct ProgressBar {
     enabled: bool,
+    drawn: std::sync::Mutex<usize>,
 }
 
 impl ProgressBar {
@@ -322,6 +325,13 @@ impl ProgressBar {
         if !self.enabled || total == 0 {
             return;
         }
+        let Ok(mut drawn) = self.drawn.lock() else {
+            return;
+        };
+        if done <= *drawn {
+            return;
+        }
+        *drawn = done;
         const WIDTH: usize = 24;
         let filled = done * WIDTH / total;
         let bar = format!("{}{}", "#".repeat(filled), "-".repeat(WIDTH - filled));
