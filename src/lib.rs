@@ -20,8 +20,8 @@ pub mod hash;
 pub mod model;
 pub mod report;
 pub mod rules;
-pub mod skills;
 pub mod run;
+pub mod skills;
 pub mod source;
 pub mod text;
 

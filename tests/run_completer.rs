@@ -265,3 +265,35 @@ fn usage_errors_name_what_to_fix() {
         .assert_code(64)
         .assert_contains("has no `completer`");
 }
+
+#[test]
+fn the_results_file_is_a_report_other_formats_can_render() {
+    let repo = project("", "cat > /dev/null\necho 'goodbye'\n", &[SIMPLE_CASE]);
+    repo.evalock(&["run"]).assert_code(1);
+    let json = repo.evalock(&[
+        "report",
+        "--from",
+        ".evalock/results.json",
+        "--format",
+        "json",
+    ]);
+    // Rendering is not gating: `report` exits 0, the report carries the run's exit code.
+    json.assert_code(0);
+    let report: Value = serde_json::from_str(&json.stdout).expect("a findings report");
+    assert_eq!(report["command"], "run");
+    assert_eq!(report["exit_code"], 1);
+    assert!(report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|finding| finding["rule"] == "EL502" && finding["subject"]["case"] == "greet"));
+    repo.evalock(&[
+        "report",
+        "--from",
+        ".evalock/results.json",
+        "--format",
+        "junit",
+    ])
+    .assert_code(0)
+    .assert_contains("<testcase name=\"greet\" classname=\"evalock.mini\"");
+}

@@ -129,12 +129,11 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         suites: selected.iter().cloned().collect(),
         counts: Results::count(&cases),
         cases,
-        findings: findings.clone(),
+        findings,
     };
     let results_path = options.project_root.join(&options.out);
     write_atomic(&results_path, results.render().as_bytes())?;
-    let mut report = Report::new("run", project.source.clone(), None, findings);
-    report.fail_on_diff = fail_on_diff;
+    let report = results.report();
     Ok(RunOutcome {
         report,
         results,

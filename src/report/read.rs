@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use serde::Deserialize;
 
 /// Every schema [`read_report`] understands, for messages.
-pub const READABLE_SCHEMAS: &[&str] = &[json::FINDINGS_SCHEMA];
+pub const READABLE_SCHEMAS: &[&str] = &[json::FINDINGS_SCHEMA, crate::run::results::RESULTS_SCHEMA];
 
 #[derive(Deserialize)]
 struct SchemaOnly {
@@ -25,6 +25,9 @@ pub fn read_report(label: &str, bytes: &[u8]) -> Result<Report> {
     match peek.schema.as_deref() {
         Some(json::FINDINGS_SCHEMA) => json::parse(label, bytes),
         // [run] results files (`evalock run --out`) are read here.
+        Some(crate::run::results::RESULTS_SCHEMA) => {
+            crate::run::results::Results::parse(label, bytes).map(|results| results.report())
+        }
         Some(other) => Err(unreadable(label, &format!("schema `{other}`"))),
         None => Err(unreadable(label, "no `schema` field")),
     }

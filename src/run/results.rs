@@ -4,9 +4,10 @@
 //! Cases are sorted by suite then case id, so shard results merge by concatenation.
 
 use crate::error::{Error, Result};
-use crate::finding::Finding;
+use crate::finding::{Finding, Subject};
 use crate::hash::Digest;
 use crate::model::BaselineContext;
+use crate::report::Report;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -155,19 +156,36 @@ impl Results {
             }
             Err(error) => return Err(Error::io(display, error)),
         };
-        let results: Results = serde_json::from_slice(&bytes).map_err(|error| {
+        Results::parse(display, &bytes)
+    }
+
+    /// Parses a results file's bytes; `label` names it in messages.
+    pub fn parse(label: &str, bytes: &[u8]) -> Result<Results> {
+        let results: Results = serde_json::from_slice(bytes).map_err(|error| {
             Error::malformed(
-                format!("{display}:{}:{}", error.line(), error.column()),
+                format!("{label}:{}:{}", error.line(), error.column()),
                 error.to_string(),
             )
         })?;
         if results.schema != RESULTS_SCHEMA {
             return Err(Error::malformed(
-                format!("{display}:1"),
+                format!("{label}:1"),
                 format!("schema `{}` is not `{RESULTS_SCHEMA}`", results.schema),
             ));
         }
         Ok(results)
+    }
+
+    /// The run as a report: its findings, every case it judged, and its gate setting.
+    pub fn report(&self) -> Report {
+        let subjects = self
+            .cases
+            .iter()
+            .map(|case| Subject::case(&case.suite, &case.case_id));
+        let mut report = Report::new("run", self.source.clone(), None, self.findings.clone())
+            .with_subjects(subjects);
+        report.fail_on_diff = self.fail_on_diff;
+        report
     }
 
     pub fn count(cases: &[CaseResult]) -> BTreeMap<Status, usize> {

@@ -262,7 +262,8 @@ pub enum Format {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A saved report: `evalock check --format json --output FILE`. Repeat to merge several.
+    /// A saved report: `evalock check --format json --output FILE`, or the results file of
+    /// `evalock run` (`.evalock/results.json`). Repeat to merge several.
     #[arg(long, value_name = "FILE", required = true)]
     pub from: Vec<PathBuf>,
 

@@ -108,7 +108,9 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 fail_on_diff: run_args.fail_on_diff,
             };
             let progress = printer.progress_bar();
-            let outcome = commands::run(&options, &|step| progress.update(step.done, step.total, step.label));
+            let outcome = commands::run(&options, &|step| {
+                progress.update(step.done, step.total, step.label)
+            });
             progress.finish();
             let outcome = outcome?;
             printer.report(&outcome.report, run_args.format, None)?;
