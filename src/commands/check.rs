@@ -4,7 +4,8 @@ use crate::checks::check_project;
 use crate::error::Result;
 use crate::model::Project;
 use crate::report::Report;
-use crate::source::{self, GitRepo, SourceSpec};
+use crate::source::{self, ContentSource, GitRepo, SourceSpec};
+use super::staged::{self, StagedTriage};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -16,13 +17,24 @@ pub struct CheckOptions {
 }
 
 pub fn check(options: &CheckOptions) -> Result<Report> {
-    let content = source::open(&options.project_root, &options.source)?;
+    let content: Box<dyn ContentSource> = match (&options.source, &options.base) {
+        // The pre-commit path: a commit that touches nothing evalock tracks is answered
+        // without loading the lock.
+        (SourceSpec::Index, None) => match staged::triage(&options.project_root)? {
+            StagedTriage::Untouched(report) => return Ok(report),
+            StagedTriage::Judge(index) => index,
+        },
+        _ => source::open(&options.project_root, &options.source)?,
+    };
     let project = Project::load(content.as_ref())?;
     let base_project = match &options.base {
         Some(base) => load_base(options, base)?,
         None => None,
     };
-    let findings = check_project(&project, base_project.as_ref().map(|(project, _)| project));
+    let mut findings = check_project(&project, base_project.as_ref().map(|(project, _)| project));
+    if options.source == SourceSpec::Index {
+        staged::add_staging_step(&mut findings);
+    }
     let report = Report::new(
         "check",
         project.source.clone(),

@@ -5,6 +5,7 @@ pub mod check;
 pub mod init;
 pub mod lock;
 pub mod skills_audit;
+pub mod staged;
 
 pub use check::{check, CheckOptions};
 pub use init::{init, InitOutcome};

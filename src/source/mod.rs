@@ -5,7 +5,7 @@
 mod git;
 mod worktree;
 
-pub use git::{GitRepo, GitSnapshot, IndexSource, RevisionSource};
+pub use git::{GitRepo, GitSnapshot, IndexSource, RevisionSource, StagedChanges, StagedIndex};
 pub use worktree::WorktreeSource;
 
 use crate::error::{Error, Result};

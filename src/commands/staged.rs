@@ -1,0 +1,182 @@
+//! `check --staged` as a pre-commit hook runs it: a commit that changes nothing evalock
+//! tracks cannot introduce drift, so it is answered from the index and HEAD alone,
+//! without loading the lock or any case. Everything else gets the full check.
+
+use crate::error::Result;
+use crate::finding::Finding;
+use crate::model::{Config, CONFIG_FILE, LOCK_FILE};
+use crate::report::Report;
+use crate::source::{GitRepo, GitSnapshot, StagedChanges};
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use std::path::Path;
+
+/// How the staged content is to be judged.
+pub enum StagedTriage {
+    /// No staged path is one evalock tracks: the finished (clean) report.
+    Untouched(Report),
+    /// Judge the whole index.
+    Judge(Box<GitSnapshot>),
+}
+
+/// Decides whether the staged change can be skipped. Anything that cannot be decided
+/// exactly (no HEAD yet, no or an unreadable `evalock.toml`, skills listed by marketplace
+/// manifests) is judged in full, never passed.
+pub fn triage(project_root: &Path) -> Result<StagedTriage> {
+    let repo = GitRepo::discover(project_root)?;
+    let staged = repo.staged_index()?;
+    let Some(config_bytes) = staged.read_file(CONFIG_FILE)? else {
+        return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
+    };
+    let Ok(config) = Config::parse(CONFIG_FILE, &config_bytes) else {
+        return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
+    };
+    let StagedChanges::Paths(changed) = staged.changes_since_head()? else {
+        return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
+    };
+    if !changed.is_empty() {
+        let Some(tracked) = tracked_paths(&config) else {
+            return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
+        };
+        if changed.iter().any(|path| tracked.is_match(path)) {
+            return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
+        }
+    }
+    let source = "index: no staged change touches what evalock tracks".to_owned();
+    Ok(StagedTriage::Untouched(Report::new("check", source, None, Vec::new())))
+}
+
+/// Every path evalock may read for this config: `evalock.toml`, `evalock.lock`, and every
+/// string value of the config taken as a path or glob, with everything below it.
+///
+/// Taking every string rather than a list of known fields keeps the fast path exact when
+/// a setting that names files is added: a string that is not a path (a suite name, a
+/// model) at worst costs a full check. `None` when skills are listed inside marketplace
+/// manifests, whose paths only those files know.
+pub fn tracked_paths(config: &Config) -> Option<GlobSet> {
+    if config.skills.as_ref().is_some_and(|skills| !skills.marketplaces.is_empty()) {
+        return None;
+    }
+    let value = serde_json::to_value(config).ok()?;
+    let mut strings = vec![CONFIG_FILE.to_owned(), LOCK_FILE.to_owned()];
+    collect_strings(&value, &mut strings);
+    let mut builder = GlobSetBuilder::new();
+    for text in &strings {
+        let path = text.trim_start_matches("./").trim_end_matches('/');
+        if path.is_empty() {
+            continue;
+        }
+        let literal = globset::escape(path);
+        let mut patterns = vec![literal.clone(), format!("{literal}/**")];
+        if Glob::new(path).is_ok() {
+            patterns.extend([path.to_owned(), format!("{path}/**")]);
+        }
+        for pattern in patterns {
+            builder.add(Glob::new(&pattern).ok()?);
+        }
+    }
+    builder.build().ok()
+}
+
+fn collect_strings(value: &serde_json::Value, strings: &mut Vec<String>) {
+    match value {
+        serde_json::Value::String(text) => strings.push(text.clone()),
+        serde_json::Value::Array(items) => items.iter().for_each(|item| collect_strings(item, strings)),
+        serde_json::Value::Object(fields) => fields.values().for_each(|item| collect_strings(item, strings)),
+        _ => {}
+    }
+}
+
+/// A commit records the index, not the working tree: a fix that ends in `evalock lock`
+/// only reaches the commit once the new lock is staged, so say so.
+pub fn add_staging_step(findings: &mut [Finding]) {
+    for finding in findings {
+        if !finding.help.contains("`evalock lock`") || finding.help.contains("git add") {
+            continue;
+        }
+        if finding.help.ends_with("`evalock lock`") {
+            finding.help.push_str(" and `git add evalock.lock`");
+        } else {
+            finding.help.push_str(" (then `git add evalock.lock`)");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Subject;
+    use crate::rules::RuleId;
+
+    fn config(text: &str) -> Config {
+        Config::parse(CONFIG_FILE, text.as_bytes()).expect("valid config")
+    }
+
+    #[test]
+    fn tracked_paths_cover_config_lock_cases_prompts_baselines_graders_and_skills() {
+        let tracked = tracked_paths(&config(
+            r#"
+[[suite]]
+name = "support"
+cases = ["evals/*.jsonl"]
+prompt = ["prompts/support.txt", "./prompts/shared.txt"]
+baseline = "evals/support.baseline.json"
+grader = "strict"
+
+[grader.strict]
+version = 2
+kind = "command"
+sources = ["graders/strict"]
+command = ["python3", "graders/strict/main.py"]
+
+[skills]
+roots = ["skills/*"]
+"#,
+        ))
+        .expect("decidable");
+        for path in [
+            "evalock.toml",
+            "evalock.lock",
+            "evals/support.jsonl",
+            "evals/deeper/more.jsonl",
+            "prompts/support.txt",
+            "prompts/shared.txt",
+            "evals/support.baseline.json",
+            "graders/strict/main.py",
+            "graders/strict/lib/util.py",
+            "skills/refunds/SKILL.md",
+            "skills/refunds/scripts/run.sh",
+        ] {
+            assert!(tracked.is_match(path), "{path} should be tracked");
+        }
+        for path in ["README.md", "src/main.rs", "evals/notes.md", "prompts/other.txt", "skillsets/x"] {
+            assert!(!tracked.is_match(path), "{path} should not be tracked");
+        }
+    }
+
+    #[test]
+    fn literal_paths_with_glob_characters_are_still_tracked() {
+        let tracked =
+            tracked_paths(&config("[[suite]]\nname = \"s\"\ncases = [\"evals/[draft.jsonl\"]\n")).expect("decidable");
+        assert!(tracked.is_match("evals/[draft.jsonl"));
+    }
+
+    #[test]
+    fn marketplace_skills_are_not_decidable_from_the_config() {
+        let config = config("[skills]\nmarketplaces = [\".claude-plugin/marketplace.json\"]\n");
+        assert!(tracked_paths(&config).is_none());
+    }
+
+    #[test]
+    fn staging_step_follows_every_fix_that_relocks() {
+        let mut findings = vec![
+            Finding::new(RuleId::CaseUnlocked, Subject::case("s", "a"), "m")
+                .help("bump `version`, then run `evalock lock`"),
+            Finding::new(RuleId::CaseUnlocked, Subject::case("s", "b"), "m").help("run `evalock lock` and commit it"),
+            Finding::new(RuleId::DuplicateCaseId, Subject::case("s", "c"), "m").help("give each case a unique `id`"),
+        ];
+        add_staging_step(&mut findings);
+        assert_eq!(findings[0].help, "bump `version`, then run `evalock lock` and `git add evalock.lock`");
+        assert_eq!(findings[1].help, "run `evalock lock` and commit it (then `git add evalock.lock`)");
+        assert_eq!(findings[2].help, "give each case a unique `id`");
+    }
+}
