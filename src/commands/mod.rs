@@ -2,6 +2,7 @@
 //! arguments, calls these, prints and exits.
 
 pub mod check;
+pub mod hook;
 pub mod init;
 pub mod lock;
 pub mod skills_audit;
