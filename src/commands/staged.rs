@@ -37,7 +37,7 @@ pub fn triage(project_root: &Path) -> Result<StagedTriage> {
         let Some(tracked) = tracked_paths(&config) else {
             return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
         };
-        if changed.iter().any(|path| tracked.is_match(path)) {
+        if changed.iter().any(|path| tracked.contains(path)) {
             return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
         }
     }
@@ -52,29 +52,46 @@ pub fn triage(project_root: &Path) -> Result<StagedTriage> {
 /// a setting that names files is added: a string that is not a path (a suite name, a
 /// model) at worst costs a full check. `None` when skills are listed inside marketplace
 /// manifests, whose paths only those files know.
-pub fn tracked_paths(config: &Config) -> Option<GlobSet> {
+pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
     if config.skills.as_ref().is_some_and(|skills| !skills.marketplaces.is_empty()) {
         return None;
     }
     let value = serde_json::to_value(config).ok()?;
     let mut strings = vec![CONFIG_FILE.to_owned(), LOCK_FILE.to_owned()];
     collect_strings(&value, &mut strings);
-    let mut builder = GlobSetBuilder::new();
+    let mut literals = Vec::new();
+    let mut globs = GlobSetBuilder::new();
     for text in &strings {
         let path = text.trim_start_matches("./").trim_end_matches('/');
         if path.is_empty() {
             continue;
         }
-        let literal = globset::escape(path);
-        let mut patterns = vec![literal.clone(), format!("{literal}/**")];
-        if Glob::new(path).is_ok() {
-            patterns.extend([path.to_owned(), format!("{path}/**")]);
-        }
-        for pattern in patterns {
-            builder.add(Glob::new(&pattern).ok()?);
+        // Also taken literally: `evals/[draft].jsonl` may name exactly that file.
+        literals.push(path.to_owned());
+        if path.contains(['*', '?', '[', '{', '\\']) {
+            if let (Ok(glob), Ok(below)) = (Glob::new(path), Glob::new(&format!("{path}/**"))) {
+                globs.add(glob).add(below);
+            }
         }
     }
-    builder.build().ok()
+    Some(TrackedPaths { literals, globs: globs.build().ok()? })
+}
+
+/// The paths a config makes evalock read.
+pub struct TrackedPaths {
+    /// Each names a file, or a folder and everything below it.
+    literals: Vec<String>,
+    /// Wildcard patterns, matched as evalock matches case globs, plus everything below a match.
+    globs: GlobSet,
+}
+
+impl TrackedPaths {
+    pub fn contains(&self, path: &str) -> bool {
+        let below_literal = |literal: &String| {
+            path.strip_prefix(literal.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        self.literals.iter().any(below_literal) || self.globs.is_match(path)
+    }
 }
 
 fn collect_strings(value: &serde_json::Value, strings: &mut Vec<String>) {
@@ -86,17 +103,24 @@ fn collect_strings(value: &serde_json::Value, strings: &mut Vec<String>) {
     }
 }
 
-/// A commit records the index, not the working tree: a fix that ends in `evalock lock`
-/// only reaches the commit once the new lock is staged, so say so.
+/// A commit records the index, not the working tree: a fix that ends in `evalock lock` or
+/// `evalock accept` only reaches the commit once what they wrote is staged, so say so.
 pub fn add_staging_step(findings: &mut [Finding]) {
     for finding in findings {
-        if !finding.help.contains("`evalock lock`") || finding.help.contains("git add") {
+        if finding.help.contains("git add") {
             continue;
         }
-        if finding.help.ends_with("`evalock lock`") {
-            finding.help.push_str(" and `git add evalock.lock`");
+        let staging = if finding.help.contains("`evalock lock`") {
+            "`git add evalock.lock`"
+        } else if finding.help.contains("`evalock accept") {
+            "`git add` the re-recorded baseline file"
         } else {
-            finding.help.push_str(" (then `git add evalock.lock`)");
+            continue;
+        };
+        if finding.help.ends_with('`') {
+            finding.help.push_str(&format!(" and {staging}"));
+        } else {
+            finding.help.push_str(&format!(" (then {staging})"));
         }
     }
 }
@@ -146,10 +170,10 @@ roots = ["skills/*"]
             "skills/refunds/SKILL.md",
             "skills/refunds/scripts/run.sh",
         ] {
-            assert!(tracked.is_match(path), "{path} should be tracked");
+            assert!(tracked.contains(path), "{path} should be tracked");
         }
         for path in ["README.md", "src/main.rs", "evals/notes.md", "prompts/other.txt", "skillsets/x"] {
-            assert!(!tracked.is_match(path), "{path} should not be tracked");
+            assert!(!tracked.contains(path), "{path} should not be tracked");
         }
     }
 
@@ -157,7 +181,8 @@ roots = ["skills/*"]
     fn literal_paths_with_glob_characters_are_still_tracked() {
         let tracked =
             tracked_paths(&config("[[suite]]\nname = \"s\"\ncases = [\"evals/[draft.jsonl\"]\n")).expect("decidable");
-        assert!(tracked.is_match("evals/[draft.jsonl"));
+        assert!(tracked.contains("evals/[draft.jsonl"));
+        assert!(!tracked.contains("evals/d"));
     }
 
     #[test]
@@ -173,10 +198,16 @@ roots = ["skills/*"]
                 .help("bump `version`, then run `evalock lock`"),
             Finding::new(RuleId::CaseUnlocked, Subject::case("s", "b"), "m").help("run `evalock lock` and commit it"),
             Finding::new(RuleId::DuplicateCaseId, Subject::case("s", "c"), "m").help("give each case a unique `id`"),
+            Finding::new(RuleId::BaselineDrifted, Subject::case("s", "d"), "m")
+                .help("run the suite and re-record with `evalock accept --reason \"…\"`"),
         ];
         add_staging_step(&mut findings);
         assert_eq!(findings[0].help, "bump `version`, then run `evalock lock` and `git add evalock.lock`");
         assert_eq!(findings[1].help, "run `evalock lock` and commit it (then `git add evalock.lock`)");
         assert_eq!(findings[2].help, "give each case a unique `id`");
+        assert_eq!(
+            findings[3].help,
+            "run the suite and re-record with `evalock accept --reason \"…\"` and `git add` the re-recorded baseline file"
+        );
     }
 }

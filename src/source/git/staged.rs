@@ -39,7 +39,11 @@ impl StagedIndex {
     pub(super) fn open(git: &GitRepo) -> Result<StagedIndex> {
         let repo = git.local();
         let index_path = super::index_path(&repo);
-        let index = gix::index::File::at_or_default(&index_path, repo.object_hash(), false, Default::default())
+        // The trailing checksum is not recomputed: git verified and wrote this index
+        // moments before running the hook, and hashing it is a third of the read. One
+        // thread: starting more costs more than a pre-commit-sized index takes to decode.
+        let options = gix::index::decode::Options { thread_limit: Some(1), ..Default::default() };
+        let index = gix::index::File::at_or_default(&index_path, repo.object_hash(), true, options)
             .map_err(|error| Error::git(format!("cannot read the index {}: {error}", index_path.display())))?;
         Ok(StagedIndex { repo: git.repo.clone(), index, prefix: git.prefix.clone() })
     }
