@@ -42,7 +42,12 @@ pub fn triage(project_root: &Path) -> Result<StagedTriage> {
         }
     }
     let source = "index: no staged change touches what evalock tracks".to_owned();
-    Ok(StagedTriage::Untouched(Report::new("check", source, None, Vec::new())))
+    Ok(StagedTriage::Untouched(Report::new(
+        "check",
+        source,
+        None,
+        Vec::new(),
+    )))
 }
 
 /// Every path evalock may read for this config: `evalock.toml`, `evalock.lock`, and every
@@ -53,12 +58,16 @@ pub fn triage(project_root: &Path) -> Result<StagedTriage> {
 /// model) at worst costs a full check. `None` when skills are listed inside marketplace
 /// manifests, whose paths only those files know.
 pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
-    if config.skills.as_ref().is_some_and(|skills| !skills.marketplaces.is_empty()) {
+    if config
+        .skills
+        .as_ref()
+        .is_some_and(|skills| !skills.marketplaces.is_empty())
+    {
         return None;
     }
     let value = serde_json::to_value(config).ok()?;
     let mut strings = vec![CONFIG_FILE.to_owned(), LOCK_FILE.to_owned()];
-    collect_strings(&value, &mut strings);
+    collect_strings(&value, &mut Vec::new(), &mut strings);
     let mut literals = Vec::new();
     let mut globs = GlobSetBuilder::new();
     for text in &strings {
@@ -74,7 +83,10 @@ pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
             }
         }
     }
-    Some(TrackedPaths { literals, globs: globs.build().ok()? })
+    Some(TrackedPaths {
+        literals,
+        globs: globs.build().ok()?,
+    })
 }
 
 /// The paths a config makes evalock read.
@@ -88,17 +100,61 @@ pub struct TrackedPaths {
 impl TrackedPaths {
     pub fn contains(&self, path: &str) -> bool {
         let below_literal = |literal: &String| {
-            path.strip_prefix(literal.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            path.strip_prefix(literal.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
         };
         self.literals.iter().any(below_literal) || self.globs.is_match(path)
     }
 }
 
-fn collect_strings(value: &serde_json::Value, strings: &mut Vec<String>) {
+/// Settings that hold names, versions, digests, regular expressions or prose, never a
+/// path (`*` stands for any table key or list position). Everything else is taken as a
+/// possible path, so a new setting that names files is tracked without being listed.
+const NOT_PATHS: &[&[&str]] = &[
+    &["policy", "secrets"],
+    &["suite", "*", "name"],
+    &["suite", "*", "grader"],
+    &["suite", "*", "normalizer"],
+    &["suite", "*", "model"],
+    &["grader", "*", "version"],
+    &["grader", "*", "kind"],
+    &["skills", "allowed_permissions"],
+    &["skills", "risky_patterns"],
+    &["skills", "acknowledge", "*", "rule"],
+    &["skills", "acknowledge", "*", "digest"],
+    &["skills", "acknowledge", "*", "reason"],
+];
+
+fn is_not_a_path(at: &[String]) -> bool {
+    NOT_PATHS.iter().any(|pattern| {
+        pattern.len() <= at.len()
+            && pattern
+                .iter()
+                .zip(at)
+                .all(|(expected, key)| *expected == "*" || expected == key)
+    })
+}
+
+fn collect_strings(value: &serde_json::Value, at: &mut Vec<String>, strings: &mut Vec<String>) {
+    if is_not_a_path(at) {
+        return;
+    }
     match value {
         serde_json::Value::String(text) => strings.push(text.clone()),
-        serde_json::Value::Array(items) => items.iter().for_each(|item| collect_strings(item, strings)),
-        serde_json::Value::Object(fields) => fields.values().for_each(|item| collect_strings(item, strings)),
+        serde_json::Value::Array(items) => {
+            for (position, item) in items.iter().enumerate() {
+                at.push(position.to_string());
+                collect_strings(item, at, strings);
+                at.pop();
+            }
+        }
+        serde_json::Value::Object(fields) => {
+            for (key, item) in fields {
+                at.push(key.clone());
+                collect_strings(item, at, strings);
+                at.pop();
+            }
+        }
         _ => {}
     }
 }
@@ -172,15 +228,62 @@ roots = ["skills/*"]
         ] {
             assert!(tracked.contains(path), "{path} should be tracked");
         }
-        for path in ["README.md", "src/main.rs", "evals/notes.md", "prompts/other.txt", "skillsets/x"] {
+        for path in [
+            "README.md",
+            "src/main.rs",
+            "evals/notes.md",
+            "prompts/other.txt",
+            "skillsets/x",
+        ] {
             assert!(!tracked.contains(path), "{path} should not be tracked");
         }
     }
 
     #[test]
+    fn names_patterns_and_prose_in_the_config_are_not_taken_for_paths() {
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let tracked = tracked_paths(&config(&format!(
+            r#"
+[policy]
+secrets = ["*"]
+
+[[suite]]
+name = "support"
+cases = ["evals/*.jsonl"]
+model = "gpt-*"
+
+[skills]
+roots = ["skills/*"]
+vendored = ["vendor/skills/*"]
+allowed_permissions = ["*"]
+risky_patterns = {{ anything = ".*" }}
+
+[[skills.acknowledge]]
+rule = "EL206"
+file = "tools/reviewed.sh"
+digest = "{digest}"
+reason = "read line by line: *nothing* leaves the machine"
+"#
+        )))
+        .expect("decidable");
+        for path in ["src/app.rs", ".github/workflows/ci.yml", "support", "*"] {
+            assert!(!tracked.contains(path), "{path} should not be tracked");
+        }
+        for path in [
+            "vendor/skills/pdf/SKILL.md",
+            "tools/reviewed.sh",
+            "evals/support.jsonl",
+        ] {
+            assert!(tracked.contains(path), "{path} should be tracked");
+        }
+    }
+
+    #[test]
     fn literal_paths_with_glob_characters_are_still_tracked() {
-        let tracked =
-            tracked_paths(&config("[[suite]]\nname = \"s\"\ncases = [\"evals/[draft.jsonl\"]\n")).expect("decidable");
+        let tracked = tracked_paths(&config(
+            "[[suite]]\nname = \"s\"\ncases = [\"evals/[draft.jsonl\"]\n",
+        ))
+        .expect("decidable");
         assert!(tracked.contains("evals/[draft.jsonl"));
         assert!(!tracked.contains("evals/d"));
     }
@@ -196,14 +299,22 @@ roots = ["skills/*"]
         let mut findings = vec![
             Finding::new(RuleId::CaseUnlocked, Subject::case("s", "a"), "m")
                 .help("bump `version`, then run `evalock lock`"),
-            Finding::new(RuleId::CaseUnlocked, Subject::case("s", "b"), "m").help("run `evalock lock` and commit it"),
-            Finding::new(RuleId::DuplicateCaseId, Subject::case("s", "c"), "m").help("give each case a unique `id`"),
+            Finding::new(RuleId::CaseUnlocked, Subject::case("s", "b"), "m")
+                .help("run `evalock lock` and commit it"),
+            Finding::new(RuleId::DuplicateCaseId, Subject::case("s", "c"), "m")
+                .help("give each case a unique `id`"),
             Finding::new(RuleId::BaselineDrifted, Subject::case("s", "d"), "m")
                 .help("run the suite and re-record with `evalock accept --reason \"…\"`"),
         ];
         add_staging_step(&mut findings);
-        assert_eq!(findings[0].help, "bump `version`, then run `evalock lock` and `git add evalock.lock`");
-        assert_eq!(findings[1].help, "run `evalock lock` and commit it (then `git add evalock.lock`)");
+        assert_eq!(
+            findings[0].help,
+            "bump `version`, then run `evalock lock` and `git add evalock.lock`"
+        );
+        assert_eq!(
+            findings[1].help,
+            "run `evalock lock` and commit it (then `git add evalock.lock`)"
+        );
         assert_eq!(findings[2].help, "give each case a unique `id`");
         assert_eq!(
             findings[3].help,
