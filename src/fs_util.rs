@@ -84,6 +84,9 @@ mod tests {
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("pre-commit");
         write_atomic_executable(&path, b"#!/bin/sh\n").unwrap();
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o755);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
     }
 }

@@ -46,7 +46,17 @@ fn with_framework() -> Sandbox {
     sandbox.repo.write(".pre-commit-config.yaml", config);
     sandbox.git_ok(&["add", ".pre-commit-config.yaml"]);
     sandbox.git_ok(&["commit", "-q", "-m", "pre-commit configuration"]);
-    pre_commit(&sandbox, &["install", "--hook-type", "pre-commit", "--hook-type", "pre-merge-commit"]).assert_code(0);
+    pre_commit(
+        &sandbox,
+        &[
+            "install",
+            "--hook-type",
+            "pre-commit",
+            "--hook-type",
+            "pre-merge-commit",
+        ],
+    )
+    .assert_code(0);
     sandbox
 }
 
@@ -67,7 +77,10 @@ fn the_framework_refuses_an_in_place_edit_and_accepts_bump_and_relock() {
     sandbox.repo.replace(CASE_FILE, CASE_VERSION, CASE_BUMPED);
     sandbox.evalock(&["lock"]).assert_code(0);
     sandbox.git_ok(&["add", CASE_FILE, "evalock.lock"]);
-    sandbox.git(&["commit", "-m", "refund-no-order-id v4"]).assert_code(0).assert_contains("Passed");
+    sandbox
+        .git(&["commit", "-m", "refund-no-order-id v4"])
+        .assert_code(0)
+        .assert_contains("Passed");
     assert_ne!(sandbox.head(), head);
 }
 
@@ -77,8 +90,14 @@ fn the_framework_judges_staged_bytes_not_the_working_tree() {
     sandbox.repo.replace(CASE_FILE, CASE_TEXT, CASE_EDITED);
     sandbox.repo.write("notes.txt", "unrelated\n");
     sandbox.git_ok(&["add", "notes.txt"]);
-    sandbox.git(&["commit", "-m", "notes"]).assert_code(0).assert_contains("Passed");
-    assert!(sandbox.repo.read(CASE_FILE).contains(CASE_EDITED), "the unstaged edit survives the framework's stash");
+    sandbox
+        .git(&["commit", "-m", "notes"])
+        .assert_code(0)
+        .assert_contains("Passed");
+    assert!(
+        sandbox.repo.read(CASE_FILE).contains(CASE_EDITED),
+        "the unstaged edit survives the framework's stash"
+    );
     let all = sandbox.git(&["commit", "-a", "-m", "everything"]);
     assert_ne!(all.code, 0, "{}", all.all());
     all.assert_contains("EL101");
@@ -87,8 +106,11 @@ fn the_framework_judges_staged_bytes_not_the_working_tree() {
 /// This repository's `.pre-commit-hooks.yaml`, as a hook repository of its own.
 fn hook_repository() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("hook repository");
-    std::fs::copy(manifest_dir().join(".pre-commit-hooks.yaml"), dir.path().join(".pre-commit-hooks.yaml"))
-        .expect("copy manifest");
+    std::fs::copy(
+        manifest_dir().join(".pre-commit-hooks.yaml"),
+        dir.path().join(".pre-commit-hooks.yaml"),
+    )
+    .expect("copy manifest");
     let git = |args: &[&str]| {
         let status = Command::new("git")
             .args(args)
@@ -103,7 +125,16 @@ fn hook_repository() -> tempfile::TempDir {
     };
     git(&["init", "-q", "-b", "main"]);
     git(&["add", ".pre-commit-hooks.yaml"]);
-    git(&["-c", "user.name=Test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "hooks"]);
+    git(&[
+        "-c",
+        "user.name=Test",
+        "-c",
+        "user.email=test@example.com",
+        "commit",
+        "-q",
+        "-m",
+        "hooks",
+    ]);
     dir
 }
 
@@ -114,7 +145,9 @@ fn the_published_system_hook_runs_through_try_repo() {
     let hooks_path = hooks.path().to_str().expect("utf-8 path");
     sandbox.repo.write("notes.txt", "unrelated\n");
     sandbox.git_ok(&["add", "notes.txt"]);
-    pre_commit(&sandbox, &["try-repo", hooks_path, "evalock-system"]).assert_code(0).assert_contains("Passed");
+    pre_commit(&sandbox, &["try-repo", hooks_path, "evalock-system"])
+        .assert_code(0)
+        .assert_contains("Passed");
 
     sandbox.repo.replace(CASE_FILE, CASE_TEXT, CASE_EDITED);
     sandbox.git_ok(&["add", CASE_FILE]);
@@ -127,11 +160,18 @@ fn the_published_system_hook_runs_through_try_repo() {
 fn the_hooks_manifest_is_valid_and_declares_both_variants() {
     let sandbox = Sandbox::demo();
     let manifest = manifest_dir().join(".pre-commit-hooks.yaml");
-    pre_commit(&sandbox, &["validate-manifest", manifest.to_str().expect("utf-8 path")]).assert_code(0);
+    pre_commit(
+        &sandbox,
+        &["validate-manifest", manifest.to_str().expect("utf-8 path")],
+    )
+    .assert_code(0);
 
     let text = std::fs::read_to_string(&manifest).expect("manifest");
     let hooks: Vec<serde_json::Value> = serde_saphyr::from_str(&text).expect("YAML list");
-    let ids: Vec<&str> = hooks.iter().filter_map(|hook| hook["id"].as_str()).collect();
+    let ids: Vec<&str> = hooks
+        .iter()
+        .filter_map(|hook| hook["id"].as_str())
+        .collect();
     assert_eq!(ids, ["evalock", "evalock-system"]);
     for (hook, language) in hooks.iter().zip(["rust", "system"]) {
         assert_eq!(hook["language"], language);
@@ -139,6 +179,9 @@ fn the_hooks_manifest_is_valid_and_declares_both_variants() {
         assert_eq!(hook["pass_filenames"], false);
         assert_eq!(hook["always_run"], true);
         assert_eq!(hook["require_serial"], true);
-        assert_eq!(hook["stages"], serde_json::json!(["pre-commit", "pre-merge-commit"]));
+        assert_eq!(
+            hook["stages"],
+            serde_json::json!(["pre-commit", "pre-merge-commit"])
+        );
     }
 }

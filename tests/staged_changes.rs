@@ -9,12 +9,21 @@ use evalock::source::{GitRepo, StagedChanges};
 use std::path::Path;
 
 fn staged_paths(root: &Path) -> StagedChanges {
-    GitRepo::discover(root).expect("repository").staged_index().expect("index").changes_since_head().expect("diff")
+    GitRepo::discover(root)
+        .expect("repository")
+        .staged_index()
+        .expect("index")
+        .changes_since_head()
+        .expect("diff")
 }
 
 fn git_says(repo: &TestRepo) -> Vec<String> {
     let output = repo.git(&["diff", "--cached", "--name-only", "--no-renames", "-z"]);
-    let mut paths: Vec<String> = output.split('\0').filter(|path| !path.is_empty()).map(str::to_owned).collect();
+    let mut paths: Vec<String> = output
+        .split('\0')
+        .filter(|path| !path.is_empty())
+        .map(str::to_owned)
+        .collect();
     paths.sort();
     paths
 }
@@ -76,8 +85,13 @@ fn a_valid_cache_tree_of_another_commit_is_not_taken_for_head() {
     // The index keeps the cache tree written by that commit, which is no longer HEAD's.
     repo.git(&["reset", "-q", "--soft", "HEAD~1"]);
     assert_matches_git(&repo, "after reset --soft");
-    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else { panic!("undecided") };
-    assert_eq!(paths, vec!["a/deep/er/two.txt".to_owned(), "c/one.txt".to_owned()]);
+    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else {
+        panic!("undecided")
+    };
+    assert_eq!(
+        paths,
+        vec!["a/deep/er/two.txt".to_owned(), "c/one.txt".to_owned()]
+    );
 }
 
 #[test]
@@ -99,7 +113,9 @@ fn symlinks_and_intent_to_add_entries_follow_what_the_commit_records() {
     repo.write("b/later.txt", "not staged yet\n");
     repo.git(&["add", "-N", "b/later.txt"]);
     assert_matches_git(&repo, "symlink added, intent-to-add file");
-    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else { panic!("undecided") };
+    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else {
+        panic!("undecided")
+    };
     assert_eq!(paths, vec!["a/link".to_owned()]);
 }
 
@@ -119,10 +135,17 @@ fn an_index_without_a_cache_tree_is_compared_entry_by_entry() {
         .spawn()
         .expect("git update-index");
     use std::io::Write as _;
-    child.stdin.take().expect("stdin").write_all(listing.as_bytes()).expect("write listing");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(listing.as_bytes())
+        .expect("write listing");
     assert!(child.wait().expect("wait").success());
     assert_matches_git(&repo, "no cache tree");
-    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else { panic!("undecided") };
+    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else {
+        panic!("undecided")
+    };
     assert_eq!(paths, vec!["a/deep/two.txt".to_owned()]);
 }
 
@@ -137,7 +160,9 @@ fn unmerged_paths_are_changes() {
     repo.commit_all("main");
     let merge = repo.git_run(&["merge", "topic"]);
     assert_ne!(merge.code, 0, "expected a conflict");
-    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else { panic!("undecided") };
+    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else {
+        panic!("undecided")
+    };
     assert_eq!(paths, vec!["a/one.txt".to_owned()]);
 }
 
@@ -155,7 +180,10 @@ fn a_project_in_a_folder_sees_its_own_paths_only() {
     repo.write("a/deep/one.txt", "changed\n");
     repo.write("b/one.txt", "changed\n");
     repo.git(&["add", "-A"]);
-    assert_eq!(staged_paths(&repo.join("a")), StagedChanges::Paths(vec!["deep/one.txt".to_owned()]));
+    assert_eq!(
+        staged_paths(&repo.join("a")),
+        StagedChanges::Paths(vec!["deep/one.txt".to_owned()])
+    );
 }
 
 /// Many random operations, each followed by a comparison with git. The generator is a
@@ -165,7 +193,9 @@ fn random_index_states_agree_with_git() {
     let repo = tree_repo();
     let mut state: u64 = 0x5eed_0fe7_a10c_4b1d;
     let mut next = |bound: u64| {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (state >> 33) % bound
     };
     let dirs = ["a", "a/deep", "a/deep/er", "b", "c", "c.d", "e/f"];

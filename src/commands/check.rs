@@ -1,11 +1,11 @@
 //! `evalock check`: judge one snapshot against its lock and, optionally, a base revision.
 
+use super::staged::{self, StagedTriage};
 use crate::checks::check_project;
 use crate::error::Result;
 use crate::model::Project;
 use crate::report::Report;
 use crate::source::{self, ContentSource, GitRepo, SourceSpec};
-use super::staged::{self, StagedTriage};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]

@@ -85,11 +85,13 @@ fn existing_hook(path: &Path) -> Result<Existing> {
         Err(error) => Err(Error::io(path.display().to_string(), error)),
         // A symlinked hook points at someone else's script; it is moved aside as it is.
         Ok(metadata) if metadata.file_type().is_symlink() => Ok(Existing::Foreign),
-        Ok(metadata) if metadata.is_dir() => {
-            Err(Error::Usage(format!("{} is a directory, not a hook: move it away first", path.display())))
-        }
+        Ok(metadata) if metadata.is_dir() => Err(Error::Usage(format!(
+            "{} is a directory, not a hook: move it away first",
+            path.display()
+        ))),
         Ok(_) => {
-            let bytes = std::fs::read(path).map_err(|error| Error::io(path.display().to_string(), error))?;
+            let bytes = std::fs::read(path)
+                .map_err(|error| Error::io(path.display().to_string(), error))?;
             if is_evalock_hook(&bytes) {
                 Ok(Existing::Evalock(bytes))
             } else {
@@ -100,7 +102,9 @@ fn existing_hook(path: &Path) -> Result<Existing> {
 }
 
 fn is_evalock_hook(bytes: &[u8]) -> bool {
-    String::from_utf8_lossy(bytes).lines().any(|line| line.starts_with(MARKER))
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .any(|line| line.starts_with(MARKER))
 }
 
 fn path_exists(path: &Path) -> bool {
@@ -115,8 +119,15 @@ fn kept_path(hook: &Path, suffix: &str) -> PathBuf {
 
 /// The script with the project folder and the fallback binary filled in.
 pub fn render_script(project_dir: &str, fallback_binary: Option<&Path>) -> Result<String> {
-    let project_dir = if project_dir.is_empty() { "." } else { project_dir };
-    let fallback = fallback_binary.and_then(Path::to_str).map(shell_quote).unwrap_or_default();
+    let project_dir = if project_dir.is_empty() {
+        "."
+    } else {
+        project_dir
+    };
+    let fallback = fallback_binary
+        .and_then(Path::to_str)
+        .map(shell_quote)
+        .unwrap_or_default();
     let mut script = String::with_capacity(HOOK_SCRIPT.len() + 64);
     let mut filled = 0;
     for line in HOOK_SCRIPT.lines() {
@@ -132,7 +143,9 @@ pub fn render_script(project_dir: &str, fallback_binary: Option<&Path>) -> Resul
         script.push('\n');
     }
     if filled != 2 {
-        return Err(Error::Internal("hooks/pre-commit lost its `project_dir=` or `fallback_evalock=` line".into()));
+        return Err(Error::Internal(
+            "hooks/pre-commit lost its `project_dir=` or `fallback_evalock=` line".into(),
+        ));
     }
     Ok(script)
 }
@@ -148,13 +161,20 @@ pub fn install(options: &InstallOptions) -> Result<HookOutcome> {
     let repo = GitRepo::discover(&options.project_root)?;
     let hooks_dir = repo.hooks_dir()?;
     let script = render_script(repo.prefix(), options.fallback_binary.as_deref())?;
-    let suffix = if options.force { REPLACED_SUFFIX } else { CHAINED_SUFFIX };
+    let suffix = if options.force {
+        REPLACED_SUFFIX
+    } else {
+        CHAINED_SUFFIX
+    };
     let mut plan = Vec::new();
     for name in HOOK_NAMES {
         let path = hooks_dir.join(name);
         let existing = existing_hook(&path)?;
         if matches!(existing, Existing::Foreign) {
-            for taken in [kept_path(&path, CHAINED_SUFFIX), kept_path(&path, REPLACED_SUFFIX)] {
+            for taken in [
+                kept_path(&path, CHAINED_SUFFIX),
+                kept_path(&path, REPLACED_SUFFIX),
+            ] {
                 if path_exists(&taken) {
                     return Err(Error::Usage(format!(
                         "{} is not evalock's hook, and {} already holds an earlier one: move one of them away, then run `evalock hook install` again",
@@ -174,7 +194,8 @@ pub fn install(options: &InstallOptions) -> Result<HookOutcome> {
             Existing::Evalock(_) => HookChange::Updated,
             Existing::Foreign => {
                 let kept = kept_path(&path, suffix);
-                std::fs::rename(&path, &kept).map_err(|error| Error::io(path.display().to_string(), error))?;
+                std::fs::rename(&path, &kept)
+                    .map_err(|error| Error::io(path.display().to_string(), error))?;
                 if options.force {
                     HookChange::Replaced { kept }
                 } else {
@@ -202,7 +223,8 @@ pub fn uninstall(project_root: &Path) -> Result<HookOutcome> {
             Existing::Nothing => HookChange::NotInstalled,
             Existing::Foreign => HookChange::Foreign,
             Existing::Evalock(_) => {
-                std::fs::remove_file(&path).map_err(|error| Error::io(path.display().to_string(), error))?;
+                std::fs::remove_file(&path)
+                    .map_err(|error| Error::io(path.display().to_string(), error))?;
                 restore_earlier_hook(&path)?
             }
         };
@@ -215,7 +237,8 @@ fn restore_earlier_hook(path: &Path) -> Result<HookChange> {
     for suffix in [CHAINED_SUFFIX, REPLACED_SUFFIX] {
         let kept = kept_path(path, suffix);
         if path_exists(&kept) {
-            std::fs::rename(&kept, path).map_err(|error| Error::io(kept.display().to_string(), error))?;
+            std::fs::rename(&kept, path)
+                .map_err(|error| Error::io(kept.display().to_string(), error))?;
             return Ok(HookChange::Restored { from: kept });
         }
     }
@@ -229,9 +252,19 @@ mod tests {
     #[test]
     fn the_script_is_marked_and_fillable() {
         assert!(is_evalock_hook(HOOK_SCRIPT.as_bytes()));
-        let script = render_script("evals dir/it's", Some(Path::new("/opt/evalock/bin/evalock"))).unwrap();
-        assert!(script.contains("\nproject_dir='evals dir/it'\\''s'\n"), "{script}");
-        assert!(script.contains("\nfallback_evalock='/opt/evalock/bin/evalock'\n"), "{script}");
+        let script = render_script(
+            "evals dir/it's",
+            Some(Path::new("/opt/evalock/bin/evalock")),
+        )
+        .unwrap();
+        assert!(
+            script.contains("\nproject_dir='evals dir/it'\\''s'\n"),
+            "{script}"
+        );
+        assert!(
+            script.contains("\nfallback_evalock='/opt/evalock/bin/evalock'\n"),
+            "{script}"
+        );
         assert!(script.starts_with("#!/bin/sh\n"));
     }
 
@@ -245,6 +278,8 @@ mod tests {
     #[test]
     fn foreign_scripts_are_not_ours() {
         assert!(!is_evalock_hook(b"#!/bin/sh\nexec pre-commit run\n"));
-        assert!(!is_evalock_hook(b"#!/bin/sh\n# runs evalock-managed-hook checks? no\n"));
+        assert!(!is_evalock_hook(
+            b"#!/bin/sh\n# runs evalock-managed-hook checks? no\n"
+        ));
     }
 }

@@ -96,7 +96,10 @@ impl GitRepo {
             _ => repo.common_dir().join("hooks"),
         };
         // `./.git/hooks` reads worse than `.git/hooks` in messages and means the same.
-        Ok(hooks_dir.components().filter(|part| *part != std::path::Component::CurDir).collect())
+        Ok(hooks_dir
+            .components()
+            .filter(|part| *part != std::path::Component::CurDir)
+            .collect())
     }
 
     /// The content of a commit's tree.

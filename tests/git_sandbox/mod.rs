@@ -38,7 +38,10 @@ pub struct Sandbox {
 impl Sandbox {
     /// The demo project committed on `main`, evalock's hook not installed yet.
     pub fn demo() -> Sandbox {
-        Sandbox { repo: TestRepo::with_fixture("demo"), home: tempfile::tempdir().expect("temp home") }
+        Sandbox {
+            repo: TestRepo::with_fixture("demo"),
+            home: tempfile::tempdir().expect("temp home"),
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -90,7 +93,11 @@ impl Sandbox {
     #[track_caller]
     pub fn git_ok(&self, args: &[&str]) -> String {
         let run = self.git(args);
-        assert_eq!(run.code, 0, "git {args:?} failed\n--- stdout\n{}\n--- stderr\n{}", run.stdout, run.stderr);
+        assert_eq!(
+            run.code, 0,
+            "git {args:?} failed\n--- stdout\n{}\n--- stderr\n{}",
+            run.stdout, run.stderr
+        );
         run.stdout
     }
 
@@ -120,7 +127,11 @@ impl Sandbox {
         let blob_file = self.home().join("staged-blob");
         std::fs::write(&blob_file, content).expect("write blob");
         let blob = self.git_ok(&["hash-object", "-w", blob_file.to_str().expect("utf-8 path")]);
-        self.git_ok(&["update-index", "--cacheinfo", &format!("100644,{},{path}", blob.trim())]);
+        self.git_ok(&[
+            "update-index",
+            "--cacheinfo",
+            &format!("100644,{},{path}", blob.trim()),
+        ]);
     }
 }
 

@@ -42,10 +42,22 @@ impl StagedIndex {
         // The trailing checksum is not recomputed: git verified and wrote this index
         // moments before running the hook, and hashing it is a third of the read. One
         // thread: starting more costs more than a pre-commit-sized index takes to decode.
-        let options = gix::index::decode::Options { thread_limit: Some(1), ..Default::default() };
+        let options = gix::index::decode::Options {
+            thread_limit: Some(1),
+            ..Default::default()
+        };
         let index = gix::index::File::at_or_default(&index_path, repo.object_hash(), true, options)
-            .map_err(|error| Error::git(format!("cannot read the index {}: {error}", index_path.display())))?;
-        Ok(StagedIndex { repo: git.repo.clone(), index, prefix: git.prefix.clone() })
+            .map_err(|error| {
+                Error::git(format!(
+                    "cannot read the index {}: {error}",
+                    index_path.display()
+                ))
+            })?;
+        Ok(StagedIndex {
+            repo: git.repo.clone(),
+            index,
+            prefix: git.prefix.clone(),
+        })
     }
 
     fn repo_path(&self, project_path: &str) -> String {
@@ -60,11 +72,15 @@ impl StagedIndex {
     /// hold it (absent, only intended to be added, or a symlink, which is never followed).
     pub fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
         let repo_path = self.repo_path(path);
-        let Some(entry) = self.index.entry_by_path_and_stage(repo_path.as_bytes().as_bstr(), Stage::Unconflicted)
+        let Some(entry) = self
+            .index
+            .entry_by_path_and_stage(repo_path.as_bytes().as_bstr(), Stage::Unconflicted)
         else {
             return Ok(None);
         };
-        if entry.flags.contains(Flags::INTENT_TO_ADD) || !matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE) {
+        if entry.flags.contains(Flags::INTENT_TO_ADD)
+            || !matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE)
+        {
             return Ok(None);
         }
         let repo = self.repo.to_thread_local();
@@ -82,9 +98,19 @@ impl StagedIndex {
         let Ok(head_tree) = repo.head_tree_id() else {
             return Ok(StagedChanges::Unknown);
         };
-        let mut diff = TreeDiff { repo: &repo, index: &self.index, changed: BTreeSet::new(), undecidable: false };
+        let mut diff = TreeDiff {
+            repo: &repo,
+            index: &self.index,
+            changed: BTreeSet::new(),
+            undecidable: false,
+        };
         let all_entries = 0..self.index.entries().len();
-        diff.directory(b"", all_entries, Some(head_tree.detach()), self.index.tree())?;
+        diff.directory(
+            b"",
+            all_entries,
+            Some(head_tree.detach()),
+            self.index.tree(),
+        )?;
         if diff.undecidable {
             return Ok(StagedChanges::Unknown);
         }
@@ -128,7 +154,12 @@ impl StagedIndex {
             };
             entries.insert(path, (entry.id, kind));
         }
-        GitSnapshot { repo: self.repo, entries, unmerged, description: "index".into() }
+        GitSnapshot {
+            repo: self.repo,
+            entries,
+            unmerged,
+            description: "index".into(),
+        }
     }
 }
 
@@ -136,7 +167,10 @@ pub(super) fn project_relative(prefix: &str, repo_path: &str) -> Option<String> 
     if prefix.is_empty() {
         return Some(repo_path.to_owned());
     }
-    repo_path.strip_prefix(prefix)?.strip_prefix('/').map(str::to_owned)
+    repo_path
+        .strip_prefix(prefix)?
+        .strip_prefix('/')
+        .map(str::to_owned)
 }
 
 /// One walk over the index against HEAD's trees, collecting changed repository paths.
@@ -193,8 +227,9 @@ impl TreeDiff<'_> {
                     let name = &rest[..slash];
                     let subdirectory = &path[..directory.len() + slash + 1];
                     let end = position
-                        + entries[position..range.end]
-                            .partition_point(|other| other.path(self.index).starts_with(subdirectory));
+                        + entries[position..range.end].partition_point(|other| {
+                            other.path(self.index).starts_with(subdirectory)
+                        });
                     let head_entry = head_entries.remove(name);
                     if entry.mode == Mode::DIR {
                         // A sparse-index directory entry stands for a whole tree.
@@ -206,7 +241,8 @@ impl TreeDiff<'_> {
                             Some((mode, id)) if mode.is_tree() => Some(id),
                             Some(_) => {
                                 // A file in HEAD became a directory.
-                                self.changed.insert(subdirectory[..subdirectory.len() - 1].to_vec());
+                                self.changed
+                                    .insert(subdirectory[..subdirectory.len() - 1].to_vec());
                                 None
                             }
                             None => None,
@@ -231,13 +267,20 @@ impl TreeDiff<'_> {
         Ok(())
     }
 
-    fn compare_file(&mut self, path: &BStr, entry: &gix::index::Entry, head_entry: Option<HeadEntry>) {
+    fn compare_file(
+        &mut self,
+        path: &BStr,
+        entry: &gix::index::Entry,
+        head_entry: Option<HeadEntry>,
+    ) {
         let staged_kind = entry.mode.to_tree_entry_mode().map(|mode| mode.kind());
         let unchanged = entry.stage_raw() == 0
             && !entry.flags.contains(Flags::INTENT_TO_ADD)
-            && head_entry.is_some_and(|(mode, id)| Some(mode.kind()) == staged_kind && id == entry.id);
+            && head_entry
+                .is_some_and(|(mode, id)| Some(mode.kind()) == staged_kind && id == entry.id);
         // An intent-to-add entry is not committed, so it changes nothing.
-        let absent_on_both_sides = entry.flags.contains(Flags::INTENT_TO_ADD) && head_entry.is_none();
+        let absent_on_both_sides =
+            entry.flags.contains(Flags::INTENT_TO_ADD) && head_entry.is_none();
         if !unchanged && !absent_on_both_sides {
             self.changed.insert(path.to_vec());
         }
@@ -259,13 +302,24 @@ impl TreeDiff<'_> {
     }
 
     fn tree_entries(&self, id: ObjectId) -> Result<HashMap<Vec<u8>, HeadEntry>> {
-        let tree =
-            self.repo.find_tree(id).map_err(|error| Error::git(format!("cannot read tree {id} of HEAD: {error}")))?;
-        let decoded = tree.decode().map_err(|error| Error::git(format!("cannot decode tree {id} of HEAD: {error}")))?;
-        Ok(decoded.entries.iter().map(|entry| (entry.filename.to_vec(), (entry.mode, entry.oid.to_owned()))).collect())
+        let tree = self
+            .repo
+            .find_tree(id)
+            .map_err(|error| Error::git(format!("cannot read tree {id} of HEAD: {error}")))?;
+        let decoded = tree
+            .decode()
+            .map_err(|error| Error::git(format!("cannot decode tree {id} of HEAD: {error}")))?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|entry| (entry.filename.to_vec(), (entry.mode, entry.oid.to_owned())))
+            .collect())
     }
 }
 
 fn child_named<'a>(cache: &'a CacheTree, name: &[u8]) -> Option<&'a CacheTree> {
-    cache.children.iter().find(|child| child.name.as_slice() == name)
+    cache
+        .children
+        .iter()
+        .find(|child| child.name.as_slice() == name)
 }
