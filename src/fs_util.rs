@@ -6,6 +6,16 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, bytes, false)
+}
+
+/// Like [`write_atomic`], for scripts such as git hooks: the file is executable (0755)
+/// from the moment it appears, so git never finds it half-installed.
+pub fn write_atomic_executable(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, bytes, true)
+}
+
+fn write_atomic_with(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
     let display = path.display().to_string();
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
@@ -20,6 +30,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     temporary
         .write_all(bytes)
         .map_err(|error| Error::io(display.clone(), error))?;
+    if executable {
+        make_executable(temporary.as_file()).map_err(|error| Error::io(display.clone(), error))?;
+    }
     temporary
         .as_file()
         .sync_all()
@@ -68,6 +81,17 @@ pub fn write_all_atomic(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<()> {
     Ok(())
 }
 
+#[cfg(unix)]
+fn make_executable(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(0o755))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_file: &std::fs::File) -> std::io::Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +108,18 @@ mod tests {
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn executable_writes_are_executable() {
+        use std::os::unix::fs::PermissionsExt;
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("pre-commit");
+        write_atomic_executable(&path, b"#!/bin/sh\n").unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
     }
 }

@@ -314,7 +314,9 @@ fn renaming_to_collide_is_caught_by_el207_only_even_when_relocked() {
 #[test]
 fn the_hook_judges_staged_bytes_only() {
     let repo = fixture();
-    let before = check(&repo, &["--staged"]);
+    // What the index held before the tamper, judged in full: with nothing staged,
+    // `check --staged` takes the pre-commit fast path and reports nothing at all.
+    let before = check(&repo, &["--rev", "HEAD"]);
     flip_a_byte(&repo);
     // Unstaged: the working tree sees it, the index does not.
     assert_eq!(new_findings(&before, &check(&repo, &["--staged"])).len(), 0);

@@ -1,10 +1,11 @@
 //! `evalock check`: judge one snapshot against its lock and, optionally, a base revision.
 
+use super::staged::{self, StagedTriage};
 use crate::checks::check_project;
 use crate::error::Result;
 use crate::model::Project;
 use crate::report::Report;
-use crate::source::{self, trailer_values, GitRepo, SourceSpec};
+use crate::source::{self, trailer_values, ContentSource, GitRepo, SourceSpec};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -16,7 +17,15 @@ pub struct CheckOptions {
 }
 
 pub fn check(options: &CheckOptions) -> Result<Report> {
-    let content = source::open(&options.project_root, &options.source)?;
+    let content: Box<dyn ContentSource> = match (&options.source, &options.base) {
+        // The pre-commit path: a commit that touches nothing evalock tracks is answered
+        // without loading the lock.
+        (SourceSpec::Index, None) => match staged::triage(&options.project_root)? {
+            StagedTriage::Untouched(report) => return Ok(report),
+            StagedTriage::Judge(index) => index,
+        },
+        _ => source::open(&options.project_root, &options.source)?,
+    };
     let mut project = Project::load(content.as_ref())?.with_workdir(options.project_root.clone());
     let base_project = match &options.base {
         Some(base) => load_base(options, base)?,
@@ -26,7 +35,10 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
         project.rebaseline_reasons = reasons.clone();
     }
     let base_project = base_project.map(|(project, description, _)| (project, description));
-    let findings = check_project(&project, base_project.as_ref().map(|(project, _)| project));
+    let mut findings = check_project(&project, base_project.as_ref().map(|(project, _)| project));
+    if options.source == SourceSpec::Index {
+        staged::add_staging_step(&mut findings);
+    }
     let report = Report::new(
         "check",
         project.source.clone(),

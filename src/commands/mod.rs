@@ -3,11 +3,13 @@
 
 pub mod accept;
 pub mod check;
+pub mod hook;
 pub mod init;
 pub mod lock;
 pub mod review;
 pub mod run;
 pub mod skills_audit;
+pub mod staged;
 
 pub use accept::{accept, AcceptOptions, AcceptOutcome, AcceptedSuite};
 pub use check::{check, CheckOptions};

@@ -8,6 +8,10 @@ use gix::ObjectId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod staged;
+
+pub use staged::{StagedChanges, StagedIndex};
+
 /// A discovered repository and where the project sits inside its work tree.
 pub struct GitRepo {
     repo: gix::ThreadSafeRepository,
@@ -84,45 +88,35 @@ impl GitRepo {
 
     /// The staged content: the index (honouring `GIT_INDEX_FILE`).
     pub fn index_source(&self) -> Result<GitSnapshot> {
+        Ok(self.staged_index()?.into_snapshot())
+    }
+
+    /// The index, read once, for the pre-commit fast path and then, if needed, a full check.
+    pub fn staged_index(&self) -> Result<StagedIndex> {
+        StagedIndex::open(self)
+    }
+
+    /// Where git looks for hooks: `core.hooksPath` (relative to the top of the work tree,
+    /// where git runs hooks) or the `hooks` folder of the common git directory, which
+    /// linked work trees share.
+    pub fn hooks_dir(&self) -> Result<PathBuf> {
         let repo = self.local();
-        let index_path = index_path(&repo);
-        let mut entries = BTreeMap::new();
-        let mut unmerged = BTreeSet::new();
-        if index_path.exists() {
-            let index =
-                gix::index::File::at(&index_path, repo.object_hash(), false, Default::default())
-                    .map_err(|error| {
-                        Error::git(format!(
-                            "cannot read the index {}: {error}",
-                            index_path.display()
-                        ))
-                    })?;
-            for entry in index.entries() {
-                let Ok(repo_path) = std::str::from_utf8(entry.path(&index)) else {
-                    continue;
-                };
-                let Some(path) = self.project_relative(repo_path) else {
-                    continue;
-                };
-                if entry.stage_raw() != 0 {
-                    unmerged.insert(path);
-                    continue;
-                }
-                let kind = match entry.mode {
-                    gix::index::entry::Mode::FILE => EntryKind::File,
-                    gix::index::entry::Mode::FILE_EXECUTABLE => EntryKind::Executable,
-                    gix::index::entry::Mode::SYMLINK => EntryKind::Symlink,
-                    _ => continue,
-                };
-                entries.insert(path, (entry.id, kind));
-            }
-        }
-        Ok(GitSnapshot {
-            repo: self.repo.clone(),
-            entries,
-            unmerged,
-            description: "index".into(),
-        })
+        let configured = repo
+            .config_snapshot()
+            .trusted_path("core.hooksPath")
+            .map_err(|error| Error::git(format!("cannot read core.hooksPath: {error}")))?;
+        let hooks_dir = match configured {
+            Some(path) if !path.as_os_str().is_empty() => match repo.workdir() {
+                Some(workdir) if path.is_relative() => workdir.join(path),
+                _ => path,
+            },
+            _ => repo.common_dir().join("hooks"),
+        };
+        // `./.git/hooks` reads worse than `.git/hooks` in messages and means the same.
+        Ok(hooks_dir
+            .components()
+            .filter(|part| *part != std::path::Component::CurDir)
+            .collect())
     }
 
     /// The content of a commit's tree.
@@ -200,13 +194,7 @@ impl GitRepo {
     }
 
     fn project_relative(&self, repo_path: &str) -> Option<String> {
-        if self.prefix.is_empty() {
-            return Some(repo_path.to_owned());
-        }
-        repo_path
-            .strip_prefix(&self.prefix)?
-            .strip_prefix('/')
-            .map(str::to_owned)
+        staged::project_relative(&self.prefix, repo_path)
     }
 }
 

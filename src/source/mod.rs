@@ -5,7 +5,9 @@
 mod git;
 mod worktree;
 
-pub use git::{trailer_values, GitRepo, GitSnapshot, IndexSource, RevisionSource};
+pub use git::{
+    trailer_values, GitRepo, GitSnapshot, IndexSource, RevisionSource, StagedChanges, StagedIndex,
+};
 pub use worktree::WorktreeSource;
 
 use crate::error::{Error, Result};

@@ -65,6 +65,9 @@ pub enum Command {
     /// Print unified diffs of the last run's moved, regressed and improved completions against their baselines.
     Review(ReviewArgs),
     // [hook] subcommands go here.
+    /// Install or remove the git hook that runs `evalock check --staged` on every commit.
+    #[command(subcommand)]
+    Hook(HookCommand),
 
     // [github] subcommands (report, github) go here.
     /// Re-render saved reports (`check --format json --output FILE`) in any format; several
@@ -136,6 +139,23 @@ pub struct CheckArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Install evalock's hook as pre-commit and pre-merge-commit in the repository's hooks
+    /// folder (core.hooksPath when set). A hook already there is kept and runs first.
+    Install(HookInstallArgs),
+    /// Remove evalock's hooks and put back the hooks that were there before.
+    Uninstall,
+}
+
+#[derive(Debug, Args)]
+pub struct HookInstallArgs {
+    /// Move an existing, foreign hook aside without running it (instead of chaining it).
+    /// `evalock hook uninstall` puts it back.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -144,6 +144,19 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
         }
 
         // [hook] dispatch goes here.
+        Command::Hook(args::HookCommand::Install(install_args)) => {
+            let options = commands::hook::InstallOptions {
+                project_root: root,
+                force: install_args.force,
+                fallback_binary: std::env::current_exe().ok(),
+            };
+            printer.hook_outcome(&commands::hook::install(&options)?);
+            Ok(exit_code::CLEAN)
+        }
+        Command::Hook(args::HookCommand::Uninstall) => {
+            printer.hook_outcome(&commands::hook::uninstall(&root)?);
+            Ok(exit_code::CLEAN)
+        }
 
         // [github] dispatch goes here.
         Command::Report(report_args) => {

@@ -4,6 +4,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use crate::args::{ColorChoice, Format};
+use evalock::commands::hook::{HookChange, HookOutcome};
 use evalock::commands::{
     AcceptOutcome, AuditOutcome, AuditStatus, InitOutcome, LockOutcome, ReviewItem, RunOutcome,
 };
@@ -294,6 +295,44 @@ impl Printer {
             }
         }
         Ok(())
+    }
+
+    pub fn hook_outcome(&self, outcome: &HookOutcome) {
+        for hook in &outcome.hooks {
+            let (name, path) = (hook.name, hook.path.display());
+            match &hook.change {
+                HookChange::Installed => println!("installed evalock's {name} hook: {path}"),
+                HookChange::Updated => println!("updated evalock's {name} hook: {path}"),
+                HookChange::Unchanged => println!("evalock's {name} hook is up to date: {path}"),
+                HookChange::Chained { kept } => println!(
+                    "installed evalock's {name} hook: {path}\n  the {name} hook that was there runs first, from {}",
+                    kept.display()
+                ),
+                HookChange::Replaced { kept } => println!(
+                    "installed evalock's {name} hook: {path}\n  the {name} hook that was there no longer runs; it is kept at {} and `evalock hook uninstall` puts it back",
+                    kept.display()
+                ),
+                HookChange::Removed => println!("removed evalock's {name} hook: {path}"),
+                HookChange::Restored { from } => {
+                    println!("removed evalock's {name} hook and put back the one that was there: {path} (from {})", from.display())
+                }
+                HookChange::NotInstalled => println!("no {name} hook to remove: {path}"),
+                HookChange::Foreign => println!("{path} is not evalock's hook: left alone"),
+            }
+        }
+        let installed = outcome.hooks.iter().any(|hook| {
+            matches!(
+                hook.change,
+                HookChange::Installed
+                    | HookChange::Updated
+                    | HookChange::Unchanged
+                    | HookChange::Chained { .. }
+                    | HookChange::Replaced { .. }
+            )
+        });
+        if installed {
+            println!("next: every commit now runs `evalock check --staged`; to skip it once: `git commit --no-verify`");
+        }
     }
 }
 

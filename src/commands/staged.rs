@@ -1,0 +1,324 @@
+//! `check --staged` as a pre-commit hook runs it: a commit that changes nothing evalock
+//! tracks cannot introduce drift, so it is answered from the index and HEAD alone,
+//! without loading the lock or any case. Everything else gets the full check.
+
+use crate::error::Result;
+use crate::finding::Finding;
+use crate::model::{Config, CONFIG_FILE, LOCK_FILE};
+use crate::report::Report;
+use crate::source::{GitRepo, GitSnapshot, StagedChanges};
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use std::path::Path;
+
+/// How the staged content is to be judged.
+pub enum StagedTriage {
+    /// No staged path is one evalock tracks: the finished (clean) report.
+    Untouched(Report),
+    /// Judge the whole index.
+    Judge(Box<GitSnapshot>),
+}
+
+/// Decides whether the staged change can be skipped. Anything that cannot be decided
+/// exactly (no HEAD yet, no or an unreadable `evalock.toml`, skills listed by marketplace
+/// manifests) is judged in full, never passed.
+pub fn triage(project_root: &Path) -> Result<StagedTriage> {
+    let repo = GitRepo::discover(project_root)?;
+    let staged = repo.staged_index()?;
+    let Some(config_bytes) = staged.read_file(CONFIG_FILE)? else {
+        return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
+    };
+    let Ok(config) = Config::parse(CONFIG_FILE, &config_bytes) else {
+        return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
+    };
+    let StagedChanges::Paths(changed) = staged.changes_since_head()? else {
+        return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
+    };
+    if !changed.is_empty() {
+        let Some(tracked) = tracked_paths(&config) else {
+            return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
+        };
+        if changed.iter().any(|path| tracked.contains(path)) {
+            return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
+        }
+    }
+    let source = "index: no staged change touches what evalock tracks".to_owned();
+    Ok(StagedTriage::Untouched(Report::new(
+        "check",
+        source,
+        None,
+        Vec::new(),
+    )))
+}
+
+/// Every path evalock may read for this config: `evalock.toml`, `evalock.lock`, and every
+/// string value of the config taken as a path or glob, with everything below it.
+///
+/// Taking every string rather than a list of known fields keeps the fast path exact when
+/// a setting that names files is added: a string that is not a path (a suite name, a
+/// model) at worst costs a full check. `None` when skills are listed inside marketplace
+/// manifests, whose paths only those files know.
+pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
+    if config
+        .skills
+        .as_ref()
+        .is_some_and(|skills| !skills.marketplaces.is_empty())
+    {
+        return None;
+    }
+    let value = serde_json::to_value(config).ok()?;
+    let mut strings = vec![CONFIG_FILE.to_owned(), LOCK_FILE.to_owned()];
+    collect_strings(&value, &mut Vec::new(), &mut strings);
+    let mut literals = Vec::new();
+    let mut globs = GlobSetBuilder::new();
+    for text in &strings {
+        let path = text.trim_start_matches("./").trim_end_matches('/');
+        if path.is_empty() {
+            continue;
+        }
+        // Also taken literally: `evals/[draft].jsonl` may name exactly that file.
+        literals.push(path.to_owned());
+        if path.contains(['*', '?', '[', '{', '\\']) {
+            if let (Ok(glob), Ok(below)) = (Glob::new(path), Glob::new(&format!("{path}/**"))) {
+                globs.add(glob).add(below);
+            }
+        }
+    }
+    Some(TrackedPaths {
+        literals,
+        globs: globs.build().ok()?,
+    })
+}
+
+/// The paths a config makes evalock read.
+pub struct TrackedPaths {
+    /// Each names a file, or a folder and everything below it.
+    literals: Vec<String>,
+    /// Wildcard patterns, matched as evalock matches case globs, plus everything below a match.
+    globs: GlobSet,
+}
+
+impl TrackedPaths {
+    pub fn contains(&self, path: &str) -> bool {
+        let below_literal = |literal: &String| {
+            path.strip_prefix(literal.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        self.literals.iter().any(below_literal) || self.globs.is_match(path)
+    }
+}
+
+/// Settings that hold names, versions, digests, regular expressions or prose, never a
+/// path (`*` stands for any table key or list position). Everything else is taken as a
+/// possible path, so a new setting that names files is tracked without being listed.
+const NOT_PATHS: &[&[&str]] = &[
+    &["policy", "secrets"],
+    &["suite", "*", "name"],
+    &["suite", "*", "grader"],
+    &["suite", "*", "normalizer"],
+    &["suite", "*", "model"],
+    &["grader", "*", "version"],
+    &["grader", "*", "kind"],
+    &["skills", "allowed_permissions"],
+    &["skills", "risky_patterns"],
+    &["skills", "acknowledge", "*", "rule"],
+    &["skills", "acknowledge", "*", "digest"],
+    &["skills", "acknowledge", "*", "reason"],
+];
+
+fn is_not_a_path(at: &[String]) -> bool {
+    NOT_PATHS.iter().any(|pattern| {
+        pattern.len() <= at.len()
+            && pattern
+                .iter()
+                .zip(at)
+                .all(|(expected, key)| *expected == "*" || expected == key)
+    })
+}
+
+fn collect_strings(value: &serde_json::Value, at: &mut Vec<String>, strings: &mut Vec<String>) {
+    if is_not_a_path(at) {
+        return;
+    }
+    match value {
+        serde_json::Value::String(text) => strings.push(text.clone()),
+        serde_json::Value::Array(items) => {
+            for (position, item) in items.iter().enumerate() {
+                at.push(position.to_string());
+                collect_strings(item, at, strings);
+                at.pop();
+            }
+        }
+        serde_json::Value::Object(fields) => {
+            for (key, item) in fields {
+                at.push(key.clone());
+                collect_strings(item, at, strings);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A commit records the index, not the working tree: a fix that ends in `evalock lock` or
+/// `evalock accept` only reaches the commit once what they wrote is staged, so say so.
+pub fn add_staging_step(findings: &mut [Finding]) {
+    for finding in findings {
+        if finding.help.contains("git add") {
+            continue;
+        }
+        let staging = if finding.help.contains("`evalock lock`") {
+            "`git add evalock.lock`"
+        } else if finding.help.contains("`evalock accept") {
+            "`git add` the re-recorded baseline file"
+        } else {
+            continue;
+        };
+        if finding.help.ends_with('`') {
+            finding.help.push_str(&format!(" and {staging}"));
+        } else {
+            finding.help.push_str(&format!(" (then {staging})"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Subject;
+    use crate::rules::RuleId;
+
+    fn config(text: &str) -> Config {
+        Config::parse(CONFIG_FILE, text.as_bytes()).expect("valid config")
+    }
+
+    #[test]
+    fn tracked_paths_cover_config_lock_cases_prompts_baselines_graders_and_skills() {
+        let tracked = tracked_paths(&config(
+            r#"
+[[suite]]
+name = "support"
+cases = ["evals/*.jsonl"]
+prompt = ["prompts/support.txt", "./prompts/shared.txt"]
+baseline = "evals/support.baseline.json"
+grader = "strict"
+
+[grader.strict]
+version = 2
+kind = "command"
+sources = ["graders/strict"]
+command = ["python3", "graders/strict/main.py"]
+
+[skills]
+roots = ["skills/*"]
+"#,
+        ))
+        .expect("decidable");
+        for path in [
+            "evalock.toml",
+            "evalock.lock",
+            "evals/support.jsonl",
+            "evals/deeper/more.jsonl",
+            "prompts/support.txt",
+            "prompts/shared.txt",
+            "evals/support.baseline.json",
+            "graders/strict/main.py",
+            "graders/strict/lib/util.py",
+            "skills/refunds/SKILL.md",
+            "skills/refunds/scripts/run.sh",
+        ] {
+            assert!(tracked.contains(path), "{path} should be tracked");
+        }
+        for path in [
+            "README.md",
+            "src/main.rs",
+            "evals/notes.md",
+            "prompts/other.txt",
+            "skillsets/x",
+        ] {
+            assert!(!tracked.contains(path), "{path} should not be tracked");
+        }
+    }
+
+    #[test]
+    fn names_patterns_and_prose_in_the_config_are_not_taken_for_paths() {
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let tracked = tracked_paths(&config(&format!(
+            r#"
+[policy]
+secrets = ["*"]
+
+[[suite]]
+name = "support"
+cases = ["evals/*.jsonl"]
+model = "gpt-*"
+
+[skills]
+roots = ["skills/*"]
+vendored = ["vendor/skills/*"]
+allowed_permissions = ["*"]
+risky_patterns = {{ anything = ".*" }}
+
+[[skills.acknowledge]]
+rule = "EL206"
+file = "tools/reviewed.sh"
+digest = "{digest}"
+reason = "read line by line: *nothing* leaves the machine"
+"#
+        )))
+        .expect("decidable");
+        for path in ["src/app.rs", ".github/workflows/ci.yml", "support", "*"] {
+            assert!(!tracked.contains(path), "{path} should not be tracked");
+        }
+        for path in [
+            "vendor/skills/pdf/SKILL.md",
+            "tools/reviewed.sh",
+            "evals/support.jsonl",
+        ] {
+            assert!(tracked.contains(path), "{path} should be tracked");
+        }
+    }
+
+    #[test]
+    fn literal_paths_with_glob_characters_are_still_tracked() {
+        let tracked = tracked_paths(&config(
+            "[[suite]]\nname = \"s\"\ncases = [\"evals/[draft.jsonl\"]\n",
+        ))
+        .expect("decidable");
+        assert!(tracked.contains("evals/[draft.jsonl"));
+        assert!(!tracked.contains("evals/d"));
+    }
+
+    #[test]
+    fn marketplace_skills_are_not_decidable_from_the_config() {
+        let config = config("[skills]\nmarketplaces = [\".claude-plugin/marketplace.json\"]\n");
+        assert!(tracked_paths(&config).is_none());
+    }
+
+    #[test]
+    fn staging_step_follows_every_fix_that_relocks() {
+        let mut findings = vec![
+            Finding::new(RuleId::CaseUnlocked, Subject::case("s", "a"), "m")
+                .help("bump `version`, then run `evalock lock`"),
+            Finding::new(RuleId::CaseUnlocked, Subject::case("s", "b"), "m")
+                .help("run `evalock lock` and commit it"),
+            Finding::new(RuleId::DuplicateCaseId, Subject::case("s", "c"), "m")
+                .help("give each case a unique `id`"),
+            Finding::new(RuleId::BaselineDrifted, Subject::case("s", "d"), "m")
+                .help("run the suite and re-record with `evalock accept --reason \"…\"`"),
+        ];
+        add_staging_step(&mut findings);
+        assert_eq!(
+            findings[0].help,
+            "bump `version`, then run `evalock lock` and `git add evalock.lock`"
+        );
+        assert_eq!(
+            findings[1].help,
+            "run `evalock lock` and commit it (then `git add evalock.lock`)"
+        );
+        assert_eq!(findings[2].help, "give each case a unique `id`");
+        assert_eq!(
+            findings[3].help,
+            "run the suite and re-record with `evalock accept --reason \"…\"` and `git add` the re-recorded baseline file"
+        );
+    }
+}

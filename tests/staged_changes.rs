@@ -1,0 +1,229 @@
+//! The staged-change detection behind the pre-commit fast path, checked against git
+//! itself: for every index state, the paths evalock says the next commit changes are
+//! exactly those `git diff --cached --name-only --no-renames` lists.
+
+mod common;
+
+use common::TestRepo;
+use evalock::source::{GitRepo, StagedChanges};
+use std::path::Path;
+
+fn staged_paths(root: &Path) -> StagedChanges {
+    GitRepo::discover(root)
+        .expect("repository")
+        .staged_index()
+        .expect("index")
+        .changes_since_head()
+        .expect("diff")
+}
+
+fn git_says(repo: &TestRepo) -> Vec<String> {
+    let output = repo.git(&["diff", "--cached", "--name-only", "--no-renames", "-z"]);
+    let mut paths: Vec<String> = output
+        .split('\0')
+        .filter(|path| !path.is_empty())
+        .map(str::to_owned)
+        .collect();
+    paths.sort();
+    paths
+}
+
+#[track_caller]
+fn assert_matches_git(repo: &TestRepo, situation: &str) {
+    let ours = match staged_paths(repo.path()) {
+        StagedChanges::Paths(paths) => paths,
+        StagedChanges::Unknown => panic!("{situation}: undecided, but git knows"),
+    };
+    assert_eq!(ours, git_says(repo), "{situation}");
+}
+
+/// A repository with a few levels of folders, committed.
+fn tree_repo() -> TestRepo {
+    let repo = TestRepo::new();
+    for dir in ["a", "a/deep", "a/deep/er", "b", "c.d", "c"] {
+        for file in ["one.txt", "two.txt"] {
+            repo.write(&format!("{dir}/{file}"), format!("{dir}/{file}\n"));
+        }
+    }
+    repo.write("top.txt", "top\n");
+    repo.write("c-d", "sorts between c and c.d\n");
+    repo.commit_all("tree");
+    repo
+}
+
+#[test]
+fn a_fresh_commit_stages_nothing() {
+    let repo = tree_repo();
+    assert_eq!(staged_paths(repo.path()), StagedChanges::Paths(Vec::new()));
+    assert_matches_git(&repo, "clean");
+}
+
+#[test]
+fn edits_additions_removals_and_mode_changes_are_found_at_any_depth() {
+    let repo = tree_repo();
+    repo.write("a/deep/er/one.txt", "changed\n");
+    repo.write("a/deep/new/file.txt", "new\n");
+    repo.write("new-top.txt", "new\n");
+    repo.git(&["add", "-A"]);
+    assert_matches_git(&repo, "edit and additions");
+    repo.git(&["rm", "-q", "b/two.txt"]);
+    repo.git(&["rm", "-q", "-r", "-f", "a/deep/er"]);
+    assert_matches_git(&repo, "file and folder removed");
+    repo.git(&["update-index", "--chmod=+x", "c/one.txt"]);
+    assert_matches_git(&repo, "mode change only");
+    repo.git(&["commit", "-q", "-m", "next"]);
+    assert_eq!(staged_paths(repo.path()), StagedChanges::Paths(Vec::new()));
+}
+
+#[test]
+fn a_valid_cache_tree_of_another_commit_is_not_taken_for_head() {
+    let repo = tree_repo();
+    repo.write("a/deep/er/two.txt", "changed\n");
+    repo.git(&["rm", "-q", "c/one.txt"]);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "next"]);
+    // The index keeps the cache tree written by that commit, which is no longer HEAD's.
+    repo.git(&["reset", "-q", "--soft", "HEAD~1"]);
+    assert_matches_git(&repo, "after reset --soft");
+    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else {
+        panic!("undecided")
+    };
+    assert_eq!(
+        paths,
+        vec!["a/deep/er/two.txt".to_owned(), "c/one.txt".to_owned()]
+    );
+}
+
+#[test]
+fn a_file_that_becomes_a_folder_and_back_is_found() {
+    let repo = tree_repo();
+    repo.git(&["rm", "-q", "top.txt"]);
+    repo.write("top.txt/inner.txt", "now a folder\n");
+    repo.git(&["rm", "-q", "-r", "b"]);
+    repo.write("b", "now a file\n");
+    repo.git(&["add", "-A"]);
+    assert_matches_git(&repo, "file to folder and folder to file");
+}
+
+#[test]
+fn symlinks_and_intent_to_add_entries_follow_what_the_commit_records() {
+    let repo = tree_repo();
+    std::os::unix::fs::symlink("one.txt", repo.join("a/link")).expect("symlink");
+    repo.git(&["add", "a/link"]);
+    repo.write("b/later.txt", "not staged yet\n");
+    repo.git(&["add", "-N", "b/later.txt"]);
+    assert_matches_git(&repo, "symlink added, intent-to-add file");
+    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else {
+        panic!("undecided")
+    };
+    assert_eq!(paths, vec!["a/link".to_owned()]);
+}
+
+#[test]
+fn an_index_without_a_cache_tree_is_compared_entry_by_entry() {
+    let repo = tree_repo();
+    repo.write("a/deep/two.txt", "changed\n");
+    repo.git(&["add", "a/deep/two.txt"]);
+    // Rebuild the index from its own listing: same entries, no cache-tree extension.
+    let listing = repo.git(&["ls-files", "--stage", "-z"]);
+    std::fs::remove_file(repo.join(".git/index")).expect("remove index");
+    let mut child = std::process::Command::new("git")
+        .args(["update-index", "-z", "--index-info"])
+        .current_dir(repo.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("git update-index");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(listing.as_bytes())
+        .expect("write listing");
+    assert!(child.wait().expect("wait").success());
+    assert_matches_git(&repo, "no cache tree");
+    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else {
+        panic!("undecided")
+    };
+    assert_eq!(paths, vec!["a/deep/two.txt".to_owned()]);
+}
+
+#[test]
+fn unmerged_paths_are_changes() {
+    let repo = tree_repo();
+    repo.git(&["checkout", "-q", "-b", "topic"]);
+    repo.write("a/one.txt", "topic\n");
+    repo.commit_all("topic");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("a/one.txt", "main\n");
+    repo.commit_all("main");
+    let merge = repo.git_run(&["merge", "topic"]);
+    assert_ne!(merge.code, 0, "expected a conflict");
+    let StagedChanges::Paths(paths) = staged_paths(repo.path()) else {
+        panic!("undecided")
+    };
+    assert_eq!(paths, vec!["a/one.txt".to_owned()]);
+}
+
+#[test]
+fn a_first_commit_is_undecided() {
+    let repo = TestRepo::new();
+    repo.write("evalock.toml", "version = 1\n");
+    repo.git(&["add", "evalock.toml"]);
+    assert_eq!(staged_paths(repo.path()), StagedChanges::Unknown);
+}
+
+#[test]
+fn a_project_in_a_folder_sees_its_own_paths_only() {
+    let repo = tree_repo();
+    repo.write("a/deep/one.txt", "changed\n");
+    repo.write("b/one.txt", "changed\n");
+    repo.git(&["add", "-A"]);
+    assert_eq!(
+        staged_paths(&repo.join("a")),
+        StagedChanges::Paths(vec!["deep/one.txt".to_owned()])
+    );
+}
+
+/// Many random operations, each followed by a comparison with git. The generator is a
+/// fixed linear congruential sequence, so a failure reproduces.
+#[test]
+fn random_index_states_agree_with_git() {
+    let repo = tree_repo();
+    let mut state: u64 = 0x5eed_0fe7_a10c_4b1d;
+    let mut next = |bound: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % bound
+    };
+    let dirs = ["a", "a/deep", "a/deep/er", "b", "c", "c.d", "e/f"];
+    for step in 0..40 {
+        let dir = dirs[next(dirs.len() as u64) as usize];
+        let file = format!("{dir}/f{}.txt", next(4));
+        match next(6) {
+            0 | 1 => {
+                repo.write(&file, format!("step {step}\n"));
+                repo.git(&["add", &file]);
+            }
+            2 => {
+                repo.git(&["rm", "-q", "-r", "-f", "--cached", "--ignore-unmatch", dir]);
+            }
+            3 => {
+                repo.write(&file, format!("step {step}\n"));
+                repo.git(&["add", &file]);
+                repo.git(&["update-index", "--chmod=+x", &file]);
+            }
+            4 => {
+                repo.git(&["reset", "-q", "HEAD", "--", dir]);
+            }
+            _ => {
+                if !git_says(&repo).is_empty() {
+                    repo.git(&["commit", "-q", "-m", &format!("step {step}")]);
+                }
+            }
+        }
+        assert_matches_git(&repo, &format!("step {step}"));
+    }
+}
