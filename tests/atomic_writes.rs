@@ -18,12 +18,17 @@ const CASES: usize = 1000;
 const ROUNDS: usize = 6;
 
 fn cases_file(variant: &str) -> String {
-    (0..CASES).map(|index| format!("{{\"id\": \"case-{index}\", \"input\": \"{variant} {index}\"}}\n")).collect()
+    (0..CASES)
+        .map(|index| format!("{{\"id\": \"case-{index}\", \"input\": \"{variant} {index}\"}}\n"))
+        .collect()
 }
 
 fn project() -> TestRepo {
     let repo = TestRepo::new();
-    repo.write("evalock.toml", "[[suite]]\nname = \"big\"\ncases = [\"evals/big.jsonl\"]\n");
+    repo.write(
+        "evalock.toml",
+        "[[suite]]\nname = \"big\"\ncases = [\"evals/big.jsonl\"]\n",
+    );
     repo.write("evals/big.jsonl", cases_file("a"));
     repo.commit_all("big suite");
     repo
@@ -64,9 +69,17 @@ fn two_concurrent_locks_leave_one_whole_lock_and_readers_never_see_half_of_one()
     assert_ne!(lock_a, lock_b);
     let mut outcomes = std::collections::BTreeSet::new();
     for round in 0..ROUNDS {
-        let (first, second) = if round % 2 == 0 { ("a", "b") } else { ("b", "a") };
+        let (first, second) = if round % 2 == 0 {
+            ("a", "b")
+        } else {
+            ("b", "a")
+        };
         // Start from the other lock, so every round really writes.
-        std::fs::write(repo.join("evalock.lock"), if first == "a" { &lock_b } else { &lock_a }).expect("reset lock");
+        std::fs::write(
+            repo.join("evalock.lock"),
+            if first == "a" { &lock_b } else { &lock_a },
+        )
+        .expect("reset lock");
         switch_cases(&repo, first);
         let writers_done = AtomicBool::new(false);
         let torn_reads = std::thread::scope(|scope| {
@@ -87,7 +100,12 @@ fn two_concurrent_locks_leave_one_whole_lock_and_readers_never_see_half_of_one()
             let writer_two = spawn(&repo, &["lock"]);
             for child in [writer_one, writer_two] {
                 let output = child.wait_with_output().expect("wait");
-                assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+                assert_eq!(
+                    output.status.code(),
+                    Some(0),
+                    "{}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
             }
             let checked = checker.wait_with_output().expect("wait");
             // 0 (up to date) or 2 (stale) are both honest; 65 would mean a torn read.
@@ -99,9 +117,15 @@ fn two_concurrent_locks_leave_one_whole_lock_and_readers_never_see_half_of_one()
             writers_done.store(true, Ordering::Relaxed);
             reader.join().expect("reader")
         });
-        assert_eq!(torn_reads, 0, "round {round}: a reader saw a lock that was neither writer's whole output");
+        assert_eq!(
+            torn_reads, 0,
+            "round {round}: a reader saw a lock that was neither writer's whole output"
+        );
         let written = repo.read_bytes("evalock.lock");
-        assert!(written == lock_a || written == lock_b, "round {round}: the lock is neither writer's output");
+        assert!(
+            written == lock_a || written == lock_b,
+            "round {round}: the lock is neither writer's output"
+        );
         evalock::model::Lock::parse("evalock.lock", &written).expect("the lock parses");
         outcomes.insert(written == lock_a);
     }
@@ -111,7 +135,10 @@ fn two_concurrent_locks_leave_one_whole_lock_and_readers_never_see_half_of_one()
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .filter(|name| name.starts_with(".evalock-tmp-"))
         .collect();
-    assert!(leftovers.is_empty(), "temp files left behind: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "temp files left behind: {leftovers:?}"
+    );
 }
 
 #[test]
@@ -120,7 +147,9 @@ fn many_concurrent_atomic_writes_of_different_sizes_never_mix() {
     // one writer's bytes, never a prefix or a mix.
     let directory = tempfile::tempdir().expect("temp dir");
     let path = directory.path().join("evalock.lock");
-    let contents: Vec<Vec<u8>> = (0..6).map(|writer| vec![b'a' + writer as u8; 50_000 + writer * 37_000]).collect();
+    let contents: Vec<Vec<u8>> = (0..6)
+        .map(|writer| vec![b'a' + writer as u8; 50_000 + writer * 37_000])
+        .collect();
     evalock::fs_util::write_atomic(&path, &contents[0]).expect("first write");
     std::thread::scope(|scope| {
         for content in &contents {
@@ -134,10 +163,18 @@ fn many_concurrent_atomic_writes_of_different_sizes_never_mix() {
         scope.spawn(|| {
             for _ in 0..300 {
                 let seen = std::fs::read(&path).expect("read");
-                assert!(contents.contains(&seen), "read {} bytes that no writer wrote whole", seen.len());
+                assert!(
+                    contents.contains(&seen),
+                    "read {} bytes that no writer wrote whole",
+                    seen.len()
+                );
             }
         });
     });
-    let names: Vec<_> = std::fs::read_dir(directory.path()).expect("read dir").flatten().map(|entry| entry.file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(directory.path())
+        .expect("read dir")
+        .flatten()
+        .map(|entry| entry.file_name())
+        .collect();
     assert_eq!(names.len(), 1, "temp files left behind: {names:?}");
 }

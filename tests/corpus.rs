@@ -106,7 +106,9 @@ fn load_manifest() -> Manifest {
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len().max(1)).position(|window| window == needle)
+    haystack
+        .windows(needle.len().max(1))
+        .position(|window| window == needle)
 }
 
 fn apply_edit(repo: &TestRepo, edit: &Edit) -> Result<(), String> {
@@ -116,7 +118,8 @@ fn apply_edit(repo: &TestRepo, edit: &Edit) -> Result<(), String> {
         bytes = content.as_bytes().to_vec();
     }
     if let Some(needle) = &edit.find {
-        let start = find(&bytes, needle.as_bytes()).ok_or_else(|| format!("{:?} not found in {}", needle, edit.file))?;
+        let start = find(&bytes, needle.as_bytes())
+            .ok_or_else(|| format!("{:?} not found in {}", needle, edit.file))?;
         let replacement = match (&edit.replace, &edit.replace_bytes) {
             (Some(text), None) => text.as_bytes().to_vec(),
             (None, Some(raw)) => raw.clone(),
@@ -128,11 +131,14 @@ fn apply_edit(repo: &TestRepo, edit: &Edit) -> Result<(), String> {
         bytes.extend_from_slice(tail.as_bytes());
     }
     if let Some(marker) = &edit.truncate_after {
-        let start = find(&bytes, marker.as_bytes()).ok_or_else(|| format!("{marker:?} not found in {}", edit.file))?;
+        let start = find(&bytes, marker.as_bytes())
+            .ok_or_else(|| format!("{marker:?} not found in {}", edit.file))?;
         bytes.truncate(start + marker.len());
     }
     if edit.crlf {
-        bytes = String::from_utf8_lossy(&bytes).replace('\n', "\r\n").into_bytes();
+        bytes = String::from_utf8_lossy(&bytes)
+            .replace('\n', "\r\n")
+            .into_bytes();
     }
     if edit.bom {
         bytes.splice(0..0, [0xEF, 0xBB, 0xBF]);
@@ -180,7 +186,8 @@ fn set_up(entry: &Entry) -> Result<TestRepo, String> {
         let link_path = repo.join(link);
         let _ = std::fs::remove_file(&link_path);
         std::fs::create_dir_all(link_path.parent().expect("parent")).expect("create dirs");
-        std::os::unix::fs::symlink(target, &link_path).map_err(|error| format!("symlink {link}: {error}"))?;
+        std::os::unix::fs::symlink(target, &link_path)
+            .map_err(|error| format!("symlink {link}: {error}"))?;
     }
     match entry.git.as_deref() {
         None => {}
@@ -197,7 +204,13 @@ fn set_up(entry: &Entry) -> Result<TestRepo, String> {
 fn line_of(repo: &TestRepo, at: &At) -> Result<usize, String> {
     let bytes = repo.read_bytes(&at.file);
     let needle = at.text.as_bytes();
-    let found = if at.last { bytes.windows(needle.len()).rposition(|window| window == needle) } else { find(&bytes, needle) };
+    let found = if at.last {
+        bytes
+            .windows(needle.len())
+            .rposition(|window| window == needle)
+    } else {
+        find(&bytes, needle)
+    };
     let start = found.ok_or_else(|| format!("`at` text {:?} not in {}", at.text, at.file))?;
     Ok(bytes[..start].iter().filter(|byte| **byte == b'\n').count() + 1)
 }
@@ -211,10 +224,14 @@ fn leftover_temp_files(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut pending = vec![root.to_path_buf()];
     while let Some(directory) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&directory) else { continue };
+        let Ok(entries) = std::fs::read_dir(&directory) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(file_type) = entry.file_type() else { continue };
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
             if file_type.is_dir() && name != ".git" {
                 pending.push(entry.path());
             } else if name.starts_with(".evalock-tmp-") {
@@ -252,7 +269,8 @@ fn run_entry(entry: &Entry) -> Vec<String> {
             Ok(line) => {
                 let expected = format!("{}:{line}", at.file);
                 let found = output.match_indices(&expected).any(|(index, _)| {
-                    !output[index + expected.len()..].starts_with(|next: char| next.is_ascii_digit())
+                    !output[index + expected.len()..]
+                        .starts_with(|next: char| next.is_ascii_digit())
                 });
                 if !found {
                     problems.push(format!("output does not name {expected}"));
@@ -265,11 +283,20 @@ fn run_entry(entry: &Entry) -> Vec<String> {
         problems.push("exit 65 without a `path:line`".to_owned());
     }
     if output.len() > MAX_OUTPUT_BYTES {
-        problems.push(format!("{} bytes of output: input echoed back?", output.len()));
+        problems.push(format!(
+            "{} bytes of output: input echoed back?",
+            output.len()
+        ));
     }
-    let is_lock_write = entry.command.first().is_some_and(|command| command == "lock")
+    let is_lock_write = entry
+        .command
+        .first()
+        .is_some_and(|command| command == "lock")
         && !entry.command.iter().any(|arg| arg == "--check");
-    if is_lock_write && run.code != 0 && std::fs::read(repo.join("evalock.lock")).ok() != lock_before {
+    if is_lock_write
+        && run.code != 0
+        && std::fs::read(repo.join("evalock.lock")).ok() != lock_before
+    {
         problems.push("a failed `lock` changed evalock.lock".to_owned());
     }
     if is_lock_write && run.code == 0 {
@@ -294,16 +321,32 @@ fn every_corpus_entry_gives_a_finding_or_a_located_error_and_never_panics() {
     let manifest = load_manifest();
     let mut names = std::collections::BTreeSet::new();
     for entry in &manifest.entry {
-        assert!(names.insert(entry.name.as_str()), "entry `{}` is listed twice", entry.name);
-        assert!(!entry.about.is_empty(), "entry `{}` needs an `about`", entry.name);
+        assert!(
+            names.insert(entry.name.as_str()),
+            "entry `{}` is listed twice",
+            entry.name
+        );
+        assert!(
+            !entry.about.is_empty(),
+            "entry `{}` needs an `about`",
+            entry.name
+        );
     }
-    assert!(manifest.entry.len() >= 40, "the corpus holds {} entries; the issue asks for at least 40", manifest.entry.len());
-    let only: Option<Vec<String>> =
-        std::env::var("CORPUS_ONLY").ok().map(|names| names.split(',').map(str::to_owned).collect());
+    assert!(
+        manifest.entry.len() >= 40,
+        "the corpus holds {} entries; the issue asks for at least 40",
+        manifest.entry.len()
+    );
+    let only: Option<Vec<String>> = std::env::var("CORPUS_ONLY")
+        .ok()
+        .map(|names| names.split(',').map(str::to_owned).collect());
     let selected: Vec<&Entry> = manifest
         .entry
         .iter()
-        .filter(|entry| only.as_ref().is_none_or(|names| names.contains(&entry.name)))
+        .filter(|entry| {
+            only.as_ref()
+                .is_none_or(|names| names.contains(&entry.name))
+        })
         .collect();
     let queue = Mutex::new(selected.into_iter());
     let failures = Mutex::new(Vec::new());
@@ -315,13 +358,23 @@ fn every_corpus_entry_gives_a_finding_or_a_located_error_and_never_panics() {
                 let Some(entry) = next else { break };
                 let problems = run_entry(entry);
                 if !problems.is_empty() {
-                    failures.lock().expect("failures").push(format!("[{}] {}\n  {}", entry.name, entry.about, problems.join("\n  ")));
+                    failures.lock().expect("failures").push(format!(
+                        "[{}] {}\n  {}",
+                        entry.name,
+                        entry.about,
+                        problems.join("\n  ")
+                    ));
                 }
             });
         }
     });
     let failures = failures.into_inner().expect("failures");
-    assert!(failures.is_empty(), "{} corpus entries failed:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} corpus entries failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]
@@ -349,11 +402,21 @@ fn the_corpus_test_catches_a_broken_expectation() {
         command: vec!["check".into()],
         exit: 0,
         contains: vec!["this text is never printed".into()],
-        at: Some(At { file: "evalock.lock".into(), text: "lock_version".into(), last: false }),
+        at: Some(At {
+            file: "evalock.lock".into(),
+            text: "lock_version".into(),
+            last: false,
+        }),
     };
     let problems = run_entry(&entry).join("\n");
     assert!(problems.contains("exit 65 (expected 0)"), "{problems}");
-    assert!(problems.contains("output lacks \"this text is never printed\""), "{problems}");
-    assert!(problems.contains("output does not name evalock.lock:2"), "{problems}");
+    assert!(
+        problems.contains("output lacks \"this text is never printed\""),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("output does not name evalock.lock:2"),
+        "{problems}"
+    );
     assert!(fixture("demo").join("evalock.lock").is_file());
 }

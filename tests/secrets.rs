@@ -11,7 +11,11 @@ const FAKE_ACTIONS_TOKEN: &str = "ACTIONS_FAKE_runtime_token_ZZ9";
 /// The demo's evalock.toml lists ACME_API_KEY under `[policy] secrets`.
 const FAKE_CONFIGURED_SECRET: &str = "acme_FAKE_configured_secret_77";
 
-const SECRETS: [&str; 3] = [FAKE_GITHUB_TOKEN, FAKE_ACTIONS_TOKEN, FAKE_CONFIGURED_SECRET];
+const SECRETS: [&str; 3] = [
+    FAKE_GITHUB_TOKEN,
+    FAKE_ACTIONS_TOKEN,
+    FAKE_CONFIGURED_SECRET,
+];
 
 fn secret_env() -> Vec<(&'static str, &'static str)> {
     vec![
@@ -62,8 +66,15 @@ fn formats(repo: &TestRepo) -> Vec<String> {
 /// A project with findings of several kinds, so every reporter has something to say.
 fn project_with_findings() -> TestRepo {
     let repo = TestRepo::with_fixture("demo");
-    repo.replace("evals/support.jsonl", "I want my money back.", "I want my money back now.");
-    repo.write("evals/support.jsonl", repo.read("evals/support.jsonl") + "{\"id\": \"broken\", \"x\": NaN}\n");
+    repo.replace(
+        "evals/support.jsonl",
+        "I want my money back.",
+        "I want my money back now.",
+    );
+    repo.write(
+        "evals/support.jsonl",
+        repo.read("evals/support.jsonl") + "{\"id\": \"broken\", \"x\": NaN}\n",
+    );
     repo.replace("prompts/support.txt", "Rules:", "Rules (edited):");
     repo
 }
@@ -72,13 +83,24 @@ fn project_with_findings() -> TestRepo {
 fn no_reporter_prints_or_writes_a_secret() {
     let repo = project_with_findings();
     let formats = formats(&repo);
-    assert!(formats.contains(&"human".to_owned()) && formats.contains(&"json".to_owned()), "formats found: {formats:?}");
+    assert!(
+        formats.contains(&"human".to_owned()) && formats.contains(&"json".to_owned()),
+        "formats found: {formats:?}"
+    );
     for format in &formats {
         let run = run_with_secrets(&repo, &["check", "--format", format]);
-        assert_eq!(run.code, 2, "`check --format {format}` should refuse the edits:\n{}", run.all());
+        assert_eq!(
+            run.code,
+            2,
+            "`check --format {format}` should refuse the edits:\n{}",
+            run.all()
+        );
         let out = format!("report.{format}");
         run_with_secrets(&repo, &["check", "--format", format, "--output", &out]);
-        assert_no_secret(&format!("--output of --format {format}"), &String::from_utf8_lossy(&repo.read_bytes(&out)));
+        assert_no_secret(
+            &format!("--output of --format {format}"),
+            &String::from_utf8_lossy(&repo.read_bytes(&out)),
+        );
         run_with_secrets(&repo, &["check", "--base", "HEAD", "--format", format]);
     }
 }
@@ -97,7 +119,11 @@ fn no_command_or_error_message_prints_a_secret() {
     assert_eq!(refused.code, 2, "{}", refused.all());
     assert_no_secret("the CI refusal", &refused.all());
     // A broken config: the error names the file and line, nothing of the environment.
-    repo.replace("evalock.toml", "timeout_secs = 20", "timeout_secs = \"$GITHUB_TOKEN\"");
+    repo.replace(
+        "evalock.toml",
+        "timeout_secs = 20",
+        "timeout_secs = \"$GITHUB_TOKEN\"",
+    );
     let malformed = run_with_secrets(&repo, &["check"]);
     assert_eq!(malformed.code, 65, "{}", malformed.all());
 }
@@ -105,7 +131,11 @@ fn no_command_or_error_message_prints_a_secret() {
 #[test]
 fn files_evalock_writes_hold_no_secret() {
     let repo = project_with_findings();
-    repo.replace("evals/support.jsonl", "{\"id\": \"broken\", \"x\": NaN}\n", "");
+    repo.replace(
+        "evals/support.jsonl",
+        "{\"id\": \"broken\", \"x\": NaN}\n",
+        "",
+    );
     run_with_secrets(&repo, &["lock"]).assert_code(0);
     assert_no_secret("evalock.lock", &repo.read("evalock.lock"));
     repo.remove("evalock.toml");

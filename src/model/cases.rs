@@ -91,7 +91,9 @@ pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
     };
     if let Some(line) = super::lock::conflict_marker_line(text) {
         let message = "unresolved merge conflict: keep one side (or both cases, with distinct ids), delete the markers, then run `evalock lock`";
-        parsed.problems.push(problem(line_u32(line), 1, message.into()));
+        parsed
+            .problems
+            .push(problem(line_u32(line), 1, message.into()));
         return parsed;
     }
     let Some(format) = format_of(path) else {
@@ -297,7 +299,11 @@ fn yaml_error(error: &serde_saphyr::Error) -> Position {
         .unwrap_or((1, 1));
     let message = error.to_string();
     let first_line = message.lines().next().unwrap_or("invalid YAML");
-    (line.max(1), column.max(1), yaml_message_for_people(first_line))
+    (
+        line.max(1),
+        column.max(1),
+        yaml_message_for_people(first_line),
+    )
 }
 
 /// serde-saphyr speaks to programmers ("set DuplicateKeyPolicy in Options"); say instead
@@ -321,7 +327,8 @@ fn yaml_message_for_people(message: &str) -> String {
         return "too many nodes (aliases expand to more values than a case may hold): write the values out instead of repeating aliases".to_owned();
     }
     if message.contains("recursive references") {
-        return "an alias refers to itself (a recursive anchor): a case must be a finite tree".to_owned();
+        return "an alias refers to itself (a recursive anchor): a case must be a finite tree"
+            .to_owned();
     }
     if message.contains("multiple YAML documents") {
         return "more than one YAML document (`---`): keep one list of cases per file".to_owned();
@@ -329,8 +336,10 @@ fn yaml_message_for_people(message: &str) -> String {
     message.to_owned()
 }
 
-const NESTED_TOO_DEEPLY: &str = "value nested too deeply (past the parser's depth limit): flatten it";
-const NON_FINITE_MESSAGE: &str = "NaN and Infinity are not allowed: JSON and case-v1 cannot represent them";
+const NESTED_TOO_DEEPLY: &str =
+    "value nested too deeply (past the parser's depth limit): flatten it";
+const NON_FINITE_MESSAGE: &str =
+    "NaN and Infinity are not allowed: JSON and case-v1 cannot represent them";
 
 fn yaml_elements(text: &str) -> Result<Vec<Element>, Position> {
     let StrictValue(document) =

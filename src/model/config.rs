@@ -276,8 +276,9 @@ pub const NORMALIZERS: &[&str] = &["exact", "ws-v1", "json-v1"];
 impl Config {
     /// Parses and validates `evalock.toml`; `path` is used in messages.
     pub fn parse(path: &str, bytes: &[u8]) -> Result<Config> {
-        let text = require_clean_text(bytes)
-            .map_err(|(line, column, message)| Error::malformed(format!("{path}:{line}:{column}"), message))?;
+        let text = require_clean_text(bytes).map_err(|(line, column, message)| {
+            Error::malformed(format!("{path}:{line}:{column}"), message)
+        })?;
         if let Some(line) = super::lock::conflict_marker_line(text) {
             return Err(Error::malformed(
                 format!("{path}:{line}"),
@@ -296,7 +297,10 @@ impl Config {
 
     fn validate(&self, path: &str, text: &str) -> Result<()> {
         if self.version != 1 {
-            return Err(Error::malformed(format!("{path}:{}", line_of_first(text, &["version"])), format!("unsupported config version {}: only 1 exists", self.version)));
+            return Err(Error::malformed(
+                format!("{path}:{}", line_of_first(text, &["version"])),
+                format!("unsupported config version {}: only 1 exists", self.version),
+            ));
         }
         let mut seen = BTreeMap::new();
         for suite in &self.suites {
@@ -363,8 +367,13 @@ impl Config {
             if !is_valid_name(id) {
                 return Err(Error::malformed(format!("{path}:{}", line_of_first(text, &[id])), format!("grader id `{id}` must be 1-64 characters of letters, digits, `-`, `_` or `.`")));
             }
-            let grader_line = line_of_first(text, &[&format!("[grader.{id}]"), &format!("[grader.\"{id}\"]"), id]);
-            if grader.kind == GraderKind::Command && grader.command.as_ref().is_none_or(Vec::is_empty) {
+            let grader_line = line_of_first(
+                text,
+                &[&format!("[grader.{id}]"), &format!("[grader.\"{id}\"]"), id],
+            );
+            if grader.kind == GraderKind::Command
+                && grader.command.as_ref().is_none_or(Vec::is_empty)
+            {
                 return Err(Error::malformed(
                     format!("{path}:{grader_line}"),
                     format!("grader `{id}` is a command grader but has no `command`: add `command = [\"program\", \"arg\"]`"),
@@ -467,14 +476,23 @@ pub fn is_valid_name(name: &str) -> bool {
 
 /// The location of a string value in the config, for checks made after parsing.
 fn value_location(path: &str, text: &str, value: &str) -> String {
-    format!("{path}:{}", line_of_first(text, &[&format!("\"{value}\""), &format!("'{value}'"), value]))
+    format!(
+        "{path}:{}",
+        line_of_first(
+            text,
+            &[&format!("\"{value}\""), &format!("'{value}'"), value]
+        )
+    )
 }
 
 /// A project-relative path: no `..`, not absolute; evalock never reads or writes outside
 /// the project.
 fn validate_path(path: &str, text: &str, what: &str, value: &str) -> Result<()> {
     crate::hash::validate_relative_path(value).map_err(|error| {
-        Error::malformed(value_location(path, text, value), format!("{what} `{value}`: {error}; use a path inside the project"))
+        Error::malformed(
+            value_location(path, text, value),
+            format!("{what} `{value}`: {error}; use a path inside the project"),
+        )
     })
 }
 
@@ -492,11 +510,17 @@ fn validate_glob(path: &str, text: &str, what: &str, pattern: &str) -> Result<()
     if let Some(reason) = reason {
         return Err(Error::malformed(
             value_location(path, text, pattern),
-            format!("{what} `{}`: {reason}; use a glob relative to the project root", pattern.escape_debug()),
+            format!(
+                "{what} `{}`: {reason}; use a glob relative to the project root",
+                pattern.escape_debug()
+            ),
         ));
     }
     globset::Glob::new(pattern).map(|_| ()).map_err(|error| {
-        Error::malformed(value_location(path, text, pattern), format!("{what}: invalid glob `{pattern}`: {error}"))
+        Error::malformed(
+            value_location(path, text, pattern),
+            format!("{what}: invalid glob `{pattern}`: {error}"),
+        )
     })
 }
 

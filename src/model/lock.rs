@@ -141,7 +141,13 @@ impl Lock {
         let regenerate = "; run `evalock lock` to regenerate the lock from the cases";
         for suite in self.suites.keys().chain(self.cases.keys()) {
             if !crate::model::config::is_valid_name(suite) {
-                let line = line_of_first(text, &[&format!("[suite.{}", toml_key(suite)), &format!("[case.{}", toml_key(suite))]);
+                let line = line_of_first(
+                    text,
+                    &[
+                        &format!("[suite.{}", toml_key(suite)),
+                        &format!("[case.{}", toml_key(suite)),
+                    ],
+                );
                 return Err(Error::malformed(
                     format!("{path}:{line}"),
                     format!("suite name {suite:?} is not a valid suite name{regenerate}"),
@@ -159,8 +165,14 @@ impl Lock {
                     ));
                 }
                 if let Err(error) = crate::hash::validate_relative_path(&case.file) {
-                    let line = line_of_first(text, &[&format!("file = {}", toml_string(&case.file)), &header]);
-                    return Err(Error::malformed(format!("{path}:{line}"), format!("case `{suite}/{id}`: {error}{regenerate}")));
+                    let line = line_of_first(
+                        text,
+                        &[&format!("file = {}", toml_string(&case.file)), &header],
+                    );
+                    return Err(Error::malformed(
+                        format!("{path}:{line}"),
+                        format!("case `{suite}/{id}`: {error}{regenerate}"),
+                    ));
                 }
             }
         }
@@ -179,7 +191,10 @@ impl Lock {
             for prompt in suite.prompts.keys() {
                 if let Err(error) = crate::hash::validate_relative_path(prompt) {
                     let line = line_of_first(text, &[&toml_key(prompt), prompt]);
-                    return Err(Error::malformed(format!("{path}:{line}"), format!("prompt entry: {error}{regenerate}")));
+                    return Err(Error::malformed(
+                        format!("{path}:{line}"),
+                        format!("prompt entry: {error}{regenerate}"),
+                    ));
                 }
             }
         }

@@ -141,7 +141,9 @@ impl Project {
     }
 
     fn load_with(source: &dyn ContentSource, read_lock: bool) -> Result<Option<Project>> {
-        let Some(config_bytes) = read_regular_file(source, CONFIG_FILE)? else { return Ok(None) };
+        let Some(config_bytes) = read_regular_file(source, CONFIG_FILE)? else {
+            return Ok(None);
+        };
         let config = Config::parse(CONFIG_FILE, &config_bytes)?;
         let lock = match read_regular_file(source, LOCK_FILE)? {
             Some(bytes) if read_lock => Some(Lock::parse(LOCK_FILE, &bytes)?),
@@ -285,10 +287,16 @@ fn symlinked_case_file(path: &str) -> ParsedCaseFile {
         column: 1,
         message: format!("{path} is a symlink, and evalock never follows symlinks: replace it with the case file itself"),
     };
-    ParsedCaseFile { cases: Vec::new(), problems: vec![problem] }
+    ParsedCaseFile {
+        cases: Vec::new(),
+        problems: vec![problem],
+    }
 }
 
-fn load_suite(source: &dyn ContentSource, suite: &super::config::SuiteConfig) -> Result<SuiteModel> {
+fn load_suite(
+    source: &dyn ContentSource,
+    suite: &super::config::SuiteConfig,
+) -> Result<SuiteModel> {
     let mut case_files = Vec::new();
     let mut unmatched_globs = Vec::new();
     for pattern in &suite.cases {

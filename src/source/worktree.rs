@@ -28,7 +28,10 @@ impl WorktreeSource {
             return Ok(self.root.clone());
         }
         if path.starts_with('/') || path.split('/').any(|part| part == "..") {
-            return Err(Error::InvalidPath { path: path.escape_debug().to_string(), reason: "it leaves the project".into() });
+            return Err(Error::InvalidPath {
+                path: path.escape_debug().to_string(),
+                reason: "it leaves the project".into(),
+            });
         }
         Ok(self.root.join(path))
     }
