@@ -57,3 +57,40 @@ pub fn lock(data: &[u8]) {
         }
     }
 }
+
+/// SKILL.md front matter: never panics; problems and located values have 1-based lines.
+pub fn skill_front_matter(data: &[u8]) {
+    match evalock::skills::front_matter::parse_front_matter(data) {
+        Ok(front_matter) => {
+            assert!(front_matter.end_line >= 1);
+            for located in [&front_matter.name, &front_matter.description]
+                .into_iter()
+                .flatten()
+            {
+                assert!(located.line >= 1 && located.end_line >= located.line);
+            }
+        }
+        Err(problem) => assert!(
+            problem.line >= 1 && !problem.message.is_empty(),
+            "{problem:?}"
+        ),
+    }
+}
+
+/// skill.json: never panics; problems have 1-based lines.
+pub fn skill_manifest(data: &[u8]) {
+    match evalock::skills::manifest::parse_manifest(data) {
+        Ok((_, problems)) => {
+            for problem in problems {
+                assert!(
+                    problem.line >= 1 && !problem.message.is_empty(),
+                    "{problem:?}"
+                );
+            }
+        }
+        Err(problem) => assert!(
+            problem.line >= 1 && !problem.message.is_empty(),
+            "{problem:?}"
+        ),
+    }
+}

@@ -102,7 +102,8 @@ fn corpus_dir() -> PathBuf {
 
 fn load_manifest() -> Manifest {
     let text = std::fs::read_to_string(corpus_dir().join("manifest.toml")).expect("read manifest");
-    toml::from_str(&text).expect("tests/corpus/manifest.toml parses")
+    toml::from_str(&text)
+        .unwrap_or_else(|error| panic!("tests/corpus/manifest.toml: {}", error.message()))
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -166,6 +167,7 @@ fn generate(repo: &TestRepo, generated: &Generated) {
 fn set_up(entry: &Entry) -> Result<TestRepo, String> {
     let repo = match entry.base.as_str() {
         "demo" => TestRepo::with_fixture("demo"),
+        "skills" => TestRepo::with_fixture("skills"),
         "empty" => TestRepo::new(),
         other => return Err(format!("unknown base `{other}`")),
     };

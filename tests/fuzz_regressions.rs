@@ -59,3 +59,13 @@ fn config_inputs_replay_cleanly() {
 fn lock_inputs_replay_cleanly() {
     replay("lock", checks::lock);
 }
+
+#[test]
+fn skill_front_matter_inputs_replay_cleanly() {
+    replay("skill_front_matter", checks::skill_front_matter);
+}
+
+#[test]
+fn skill_manifest_inputs_replay_cleanly() {
+    replay("skill_manifest", checks::skill_manifest);
+}

@@ -111,7 +111,10 @@ pub fn validate_skill_paths(
         let header = format!("[skill.{}", toml_key(folder));
         validate_relative_path(folder).map_err(|error| {
             let line = crate::text::line_of_first(text, &[&header, folder]);
-            Error::malformed(format!("{lock_path}:{line}"), format!("skill entry: {error}{regenerate}"))
+            Error::malformed(
+                format!("{lock_path}:{line}"),
+                format!("skill entry: {error}{regenerate}"),
+            )
         })?;
         for file in skill.files.keys().chain(&skill.executables) {
             validate_relative_path(file).map_err(|error| {
