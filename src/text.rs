@@ -49,6 +49,17 @@ fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
         .map(|(position, _)| position)
 }
 
+/// The 1-based line of the first of `needles` found in `text` (tried in order), for
+/// errors found after parsing, when the parser's spans are gone. Line 1 when none is found.
+pub fn line_of_first(text: &str, needles: &[&str]) -> u32 {
+    needles
+        .iter()
+        .filter(|needle| !needle.is_empty())
+        .find_map(|needle| text.find(needle))
+        .map(|offset| LineIndex::new(text.as_bytes()).line_of(offset))
+        .unwrap_or(1)
+}
+
 /// Checks what evalock requires of every text input it parses: UTF-8, no BOM, LF line
 /// endings. Returns the text, or (line, column, what to fix).
 pub fn require_clean_text(bytes: &[u8]) -> Result<&str, (u32, u32, String)> {
@@ -91,6 +102,14 @@ mod tests {
         assert_eq!(index.position_of(8), (4, 2));
         assert_eq!(index.line_start(2), Some(3));
         assert_eq!(index.line_start(0), None);
+    }
+
+    #[test]
+    fn line_of_first_tries_needles_in_order() {
+        let text = "a = 1\nfile = \"x\"\n[case.s.b]\n";
+        assert_eq!(line_of_first(text, &["file = \"x\"", "[case"]), 2);
+        assert_eq!(line_of_first(text, &["nope", "[case"]), 3);
+        assert_eq!(line_of_first(text, &["", "nope"]), 1);
     }
 
     #[test]

@@ -89,6 +89,13 @@ pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
             return parsed;
         }
     };
+    if let Some(line) = super::lock::conflict_marker_line(text) {
+        let message = "unresolved merge conflict: keep one side (or both cases, with distinct ids), delete the markers, then run `evalock lock`";
+        parsed
+            .problems
+            .push(problem(line_u32(line), 1, message.into()));
+        return parsed;
+    }
     let Some(format) = format_of(path) else {
         parsed.problems.push(problem(
             1,
@@ -291,9 +298,48 @@ fn yaml_error(error: &serde_saphyr::Error) -> Position {
         })
         .unwrap_or((1, 1));
     let message = error.to_string();
-    let message = message.lines().next().unwrap_or("invalid YAML").to_owned();
-    (line.max(1), column.max(1), message)
+    let first_line = message.lines().next().unwrap_or("invalid YAML");
+    (
+        line.max(1),
+        column.max(1),
+        yaml_message_for_people(first_line),
+    )
 }
+
+/// serde-saphyr speaks to programmers ("set DuplicateKeyPolicy in Options"); say instead
+/// what is wrong in the file and how to fix it. The position is reported separately.
+fn yaml_message_for_people(message: &str) -> String {
+    let message = match message.find(" at line ") {
+        Some(index) => &message[..index],
+        None => message,
+    };
+    if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split(", set ").next().unwrap_or(rest);
+        return format!("duplicate key `{key}`: keep one of them");
+    }
+    if message.contains("non-finite float") {
+        return NON_FINITE_MESSAGE.to_owned();
+    }
+    if message.contains("budget breached: Depth") || message.contains("recursion limit exceeded") {
+        return NESTED_TOO_DEEPLY.to_owned();
+    }
+    if message.contains("budget breached") {
+        return "too many nodes (aliases expand to more values than a case may hold): write the values out instead of repeating aliases".to_owned();
+    }
+    if message.contains("recursive references") {
+        return "an alias refers to itself (a recursive anchor): a case must be a finite tree"
+            .to_owned();
+    }
+    if message.contains("multiple YAML documents") {
+        return "more than one YAML document (`---`): keep one list of cases per file".to_owned();
+    }
+    message.to_owned()
+}
+
+const NESTED_TOO_DEEPLY: &str =
+    "value nested too deeply (past the parser's depth limit): flatten it";
+const NON_FINITE_MESSAGE: &str =
+    "NaN and Infinity are not allowed: JSON and case-v1 cannot represent them";
 
 fn yaml_elements(text: &str) -> Result<Vec<Element>, Position> {
     let StrictValue(document) =
@@ -530,10 +576,14 @@ fn json_error_message_at(error: &serde_json::Error, text: &str) -> String {
 fn json_error_message(error: &serde_json::Error) -> String {
     let message = error.to_string();
     // serde_json appends " at line L column C"; the position is reported separately.
-    match message.rfind(" at line ") {
-        Some(index) => message[..index].to_owned(),
-        None => message,
+    let message = match message.rfind(" at line ") {
+        Some(index) => &message[..index],
+        None => &message,
+    };
+    if message == "recursion limit exceeded" {
+        return NESTED_TOO_DEEPLY.to_owned();
     }
+    message.to_owned()
 }
 
 fn line_u32(line: usize) -> u32 {

@@ -2,7 +2,7 @@
 //! `path:line:col`; `config.schema.json` mirrors these types for editors.
 
 use crate::error::{Error, Result};
-use crate::text::{require_clean_text, LineIndex};
+use crate::text::{line_of_first, require_clean_text, LineIndex};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -279,6 +279,12 @@ impl Config {
         let text = require_clean_text(bytes).map_err(|(line, column, message)| {
             Error::malformed(format!("{path}:{line}:{column}"), message)
         })?;
+        if let Some(line) = super::lock::conflict_marker_line(text) {
+            return Err(Error::malformed(
+                format!("{path}:{line}"),
+                "unresolved merge conflict: keep the side you want, delete the markers, then run `evalock check`",
+            ));
+        }
         let config: Config = toml::from_str(text).map_err(|error| {
             Error::malformed(
                 location_of(path, text, error.span()),
@@ -292,7 +298,7 @@ impl Config {
     fn validate(&self, path: &str, text: &str) -> Result<()> {
         if self.version != 1 {
             return Err(Error::malformed(
-                format!("{path}:1"),
+                format!("{path}:{}", line_of_first(text, &["version"])),
                 format!("unsupported config version {}: only 1 exists", self.version),
             ));
         }
@@ -342,18 +348,39 @@ impl Config {
                     format!("suite `{name}`: `completer` must name a program"),
                 ));
             }
+            for pattern in &suite.cases {
+                validate_glob(path, text, &format!("suite `{name}`: case glob"), pattern)?;
+            }
+            for prompt in suite.prompt_paths() {
+                validate_path(path, text, &format!("suite `{name}`: prompt"), &prompt)?;
+            }
+            if let Some(baseline) = &suite.baseline {
+                validate_path(path, text, &format!("suite `{name}`: baseline"), baseline)?;
+            }
+        }
+        if let Some(skills) = &self.skills {
+            for pattern in skills.roots.iter().chain(&skills.marketplaces) {
+                validate_glob(path, text, "skills", pattern)?;
+            }
         }
         for (id, grader) in &self.graders {
             if !is_valid_name(id) {
-                return Err(Error::malformed(format!("{path}:1"), format!("grader id `{id}` must be 1-64 characters of letters, digits, `-`, `_` or `.`")));
+                return Err(Error::malformed(format!("{path}:{}", line_of_first(text, &[id])), format!("grader id `{id}` must be 1-64 characters of letters, digits, `-`, `_` or `.`")));
             }
+            let grader_line = line_of_first(
+                text,
+                &[&format!("[grader.{id}]"), &format!("[grader.\"{id}\"]"), id],
+            );
             if grader.kind == GraderKind::Command
                 && grader.command.as_ref().is_none_or(Vec::is_empty)
             {
                 return Err(Error::malformed(
-                    format!("{path}:1"),
-                    format!("grader `{id}` is a command grader but has no `command`"),
+                    format!("{path}:{grader_line}"),
+                    format!("grader `{id}` is a command grader but has no `command`: add `command = [\"program\", \"arg\"]`"),
                 ));
+            }
+            for pattern in &grader.sources {
+                validate_glob(path, text, &format!("grader `{id}`: source"), pattern)?;
             }
         }
         if let Some(skills) = &self.skills {
@@ -361,7 +388,7 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&self.policy.agreement_min) {
             return Err(Error::malformed(
-                format!("{path}:1"),
+                format!("{path}:{}", line_of_first(text, &["agreement_min"])),
                 "policy.agreement_min must be between 0.0 and 1.0",
             ));
         }
@@ -445,6 +472,56 @@ pub fn is_valid_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
+}
+
+/// The location of a string value in the config, for checks made after parsing.
+fn value_location(path: &str, text: &str, value: &str) -> String {
+    format!(
+        "{path}:{}",
+        line_of_first(
+            text,
+            &[&format!("\"{value}\""), &format!("'{value}'"), value]
+        )
+    )
+}
+
+/// A project-relative path: no `..`, not absolute; evalock never reads or writes outside
+/// the project.
+fn validate_path(path: &str, text: &str, what: &str, value: &str) -> Result<()> {
+    crate::hash::validate_relative_path(value).map_err(|error| {
+        Error::malformed(
+            value_location(path, text, value),
+            format!("{what} `{value}`: {error}; use a path inside the project"),
+        )
+    })
+}
+
+/// A glob relative to the project root that compiles and cannot match outside it.
+fn validate_glob(path: &str, text: &str, what: &str, pattern: &str) -> Result<()> {
+    let reason = if pattern.starts_with('/') {
+        Some("absolute paths are not allowed")
+    } else if pattern.split('/').any(|part| part == "..") {
+        Some("`..` is not allowed")
+    } else if pattern.contains(['\0', '\n', '\r']) {
+        Some("NUL and newline are not allowed in paths")
+    } else {
+        None
+    };
+    if let Some(reason) = reason {
+        return Err(Error::malformed(
+            value_location(path, text, pattern),
+            format!(
+                "{what} `{}`: {reason}; use a glob relative to the project root",
+                pattern.escape_debug()
+            ),
+        ));
+    }
+    globset::Glob::new(pattern).map(|_| ()).map_err(|error| {
+        Error::malformed(
+            value_location(path, text, pattern),
+            format!("{what}: invalid glob `{pattern}`: {error}"),
+        )
+    })
 }
 
 fn location_of(path: &str, text: &str, span: Option<Range<usize>>) -> String {

@@ -4,7 +4,7 @@
 use super::skill_lock::{render_skills, validate_skill_paths, SkillLock};
 use crate::error::{Error, Result};
 use crate::hash::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
-use crate::text::{require_clean_text, LineIndex};
+use crate::text::{line_of_first, require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -127,36 +127,78 @@ impl Lock {
         })?;
         if lock.lock_version != LOCK_VERSION {
             return Err(Error::malformed(
-                format!("{path}:1"),
-                format!(
-                    "lock_version {} is not supported (this evalock writes {LOCK_VERSION})",
-                    lock.lock_version
-                ),
+                format!("{path}:{}", line_of_first(text, &["lock_version"])),
+                format!("lock_version {} is not supported (this evalock writes {LOCK_VERSION}): upgrade evalock, or run `evalock lock` to rewrite it", lock.lock_version),
             ));
         }
-        for (suite, cases) in &lock.cases {
-            for (id, case) in cases {
-                crate::hash::validate_relative_path(&case.file).map_err(|error| {
-                    Error::malformed(path.to_owned(), format!("case `{suite}/{id}`: {error}"))
-                })?;
-            }
-        }
-        for grader in lock.graders.values() {
-            for file in grader.files.keys() {
-                crate::hash::validate_relative_path(file).map_err(|error| {
-                    Error::malformed(path.to_owned(), format!("grader source entry: {error}"))
-                })?;
-            }
-        }
-        for suite in lock.suites.values() {
-            for prompt in suite.prompts.keys() {
-                crate::hash::validate_relative_path(prompt).map_err(|error| {
-                    Error::malformed(path.to_owned(), format!("prompt entry: {error}"))
-                })?;
-            }
-        }
-        validate_skill_paths(path, &lock.skills)?;
+        lock.validate(path, text)?;
+        validate_skill_paths(path, text, &lock.skills)?;
         Ok(lock)
+    }
+
+    /// What TOML cannot refuse for us: paths that leave the project and ids no case can have.
+    fn validate(&self, path: &str, text: &str) -> Result<()> {
+        let regenerate = "; run `evalock lock` to regenerate the lock from the cases";
+        for suite in self.suites.keys().chain(self.cases.keys()) {
+            if !crate::model::config::is_valid_name(suite) {
+                let line = line_of_first(
+                    text,
+                    &[
+                        &format!("[suite.{}", toml_key(suite)),
+                        &format!("[case.{}", toml_key(suite)),
+                    ],
+                );
+                return Err(Error::malformed(
+                    format!("{path}:{line}"),
+                    format!("suite name {suite:?} is not a valid suite name{regenerate}"),
+                ));
+            }
+        }
+        for (suite, cases) in &self.cases {
+            for (id, case) in cases {
+                let header = format!("[case.{}.{}]", toml_key(suite), toml_key(id));
+                if id.chars().any(char::is_control) {
+                    let line = line_of_first(text, &[&header, &toml_string(id)]);
+                    return Err(Error::malformed(
+                        format!("{path}:{line}"),
+                        format!("case id {id:?} in suite `{suite}` contains control characters (newline, NUL, ...){regenerate}"),
+                    ));
+                }
+                if let Err(error) = crate::hash::validate_relative_path(&case.file) {
+                    let line = line_of_first(
+                        text,
+                        &[&format!("file = {}", toml_string(&case.file)), &header],
+                    );
+                    return Err(Error::malformed(
+                        format!("{path}:{line}"),
+                        format!("case `{suite}/{id}`: {error}{regenerate}"),
+                    ));
+                }
+            }
+        }
+        for grader in self.graders.values() {
+            for file in grader.files.keys() {
+                if let Err(error) = crate::hash::validate_relative_path(file) {
+                    let line = line_of_first(text, &[&toml_key(file), file]);
+                    return Err(Error::malformed(
+                        format!("{path}:{line}"),
+                        format!("grader source entry: {error}{regenerate}"),
+                    ));
+                }
+            }
+        }
+        for suite in self.suites.values() {
+            for prompt in suite.prompts.keys() {
+                if let Err(error) = crate::hash::validate_relative_path(prompt) {
+                    let line = line_of_first(text, &[&toml_key(prompt), prompt]);
+                    return Err(Error::malformed(
+                        format!("{path}:{line}"),
+                        format!("prompt entry: {error}{regenerate}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The lock as the exact text `evalock lock` writes: sorted, commented, no timestamps.

@@ -2,7 +2,7 @@
 //! content source. Checks are pure functions over this model.
 
 use super::baseline::{load_baseline, SuiteBaseline};
-use super::cases::{parse_case_file, Case, CaseProblem};
+use super::cases::{parse_case_file, Case, CaseProblem, ParsedCaseFile};
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
@@ -141,11 +141,11 @@ impl Project {
     }
 
     fn load_with(source: &dyn ContentSource, read_lock: bool) -> Result<Option<Project>> {
-        let Some(config_bytes) = source.read(CONFIG_FILE)? else {
+        let Some(config_bytes) = read_regular_file(source, CONFIG_FILE)? else {
             return Ok(None);
         };
         let config = Config::parse(CONFIG_FILE, &config_bytes)?;
-        let lock = match source.read(LOCK_FILE)? {
+        let lock = match read_regular_file(source, LOCK_FILE)? {
             Some(bytes) if read_lock => Some(Lock::parse(LOCK_FILE, &bytes)?),
             _ => None,
         };
@@ -267,6 +267,32 @@ impl Project {
     }
 }
 
+/// The bytes of evalock's own files; a symlink is refused, since its target string is
+/// not the file and following it could leave the project.
+fn read_regular_file(source: &dyn ContentSource, path: &str) -> Result<Option<Vec<u8>>> {
+    if source.kind_of(path)? == Some(EntryKind::Symlink) {
+        return Err(Error::malformed(
+            format!("{path}:1"),
+            format!("{path} is a symlink, and evalock never follows symlinks: replace it with the file itself"),
+        ));
+    }
+    source.read(path)
+}
+
+/// A symlink's target is not case content, and following it could leave the project.
+fn symlinked_case_file(path: &str) -> ParsedCaseFile {
+    let problem = CaseProblem {
+        file: path.to_owned(),
+        line: 1,
+        column: 1,
+        message: format!("{path} is a symlink, and evalock never follows symlinks: replace it with the case file itself"),
+    };
+    ParsedCaseFile {
+        cases: Vec::new(),
+        problems: vec![problem],
+    }
+}
+
 fn load_suite(
     source: &dyn ContentSource,
     suite: &super::config::SuiteConfig,
@@ -285,6 +311,9 @@ fn load_suite(
     let parsed: Vec<_> = case_files
         .par_iter()
         .map(|path| -> Result<_> {
+            if source.kind_of(path)? == Some(EntryKind::Symlink) {
+                return Ok(symlinked_case_file(path));
+            }
             match source.read(path)? {
                 Some(bytes) => Ok(parse_case_file(path, &bytes)),
                 None => Ok(Default::default()),

@@ -101,13 +101,28 @@ impl From<FileLock> for String {
 }
 
 /// Rejects traversal in skill folder and file paths of a parsed lock.
-pub fn validate_skill_paths(lock_path: &str, skills: &BTreeMap<String, SkillLock>) -> Result<()> {
+pub fn validate_skill_paths(
+    lock_path: &str,
+    text: &str,
+    skills: &BTreeMap<String, SkillLock>,
+) -> Result<()> {
+    let regenerate = "; run `evalock lock` to regenerate the lock";
     for (folder, skill) in skills {
-        validate_relative_path(folder)
-            .map_err(|error| Error::malformed(lock_path, format!("skill entry: {error}")))?;
+        let header = format!("[skill.{}", toml_key(folder));
+        validate_relative_path(folder).map_err(|error| {
+            let line = crate::text::line_of_first(text, &[&header, folder]);
+            Error::malformed(
+                format!("{lock_path}:{line}"),
+                format!("skill entry: {error}{regenerate}"),
+            )
+        })?;
         for file in skill.files.keys().chain(&skill.executables) {
             validate_relative_path(file).map_err(|error| {
-                Error::malformed(lock_path, format!("skill `{folder}`: {error}"))
+                let line = crate::text::line_of_first(text, &[&toml_key(file), file, &header]);
+                Error::malformed(
+                    format!("{lock_path}:{line}"),
+                    format!("skill `{folder}`: {error}{regenerate}"),
+                )
             })?;
         }
     }

@@ -21,16 +21,23 @@ impl WorktreeSource {
         }
     }
 
-    fn absolute(&self, path: &str) -> PathBuf {
+    /// The path on disk; refuses paths that would leave the project (absolute or `..`),
+    /// whatever the caller validated before.
+    fn absolute(&self, path: &str) -> Result<PathBuf> {
         if path.is_empty() {
-            self.root.clone()
-        } else {
-            self.root.join(path)
+            return Ok(self.root.clone());
         }
+        if path.starts_with('/') || path.split('/').any(|part| part == "..") {
+            return Err(Error::InvalidPath {
+                path: path.escape_debug().to_string(),
+                reason: "it leaves the project".into(),
+            });
+        }
+        Ok(self.root.join(path))
     }
 
     fn walk(&self, relative: &str, files: &mut Vec<SourceFile>) -> Result<()> {
-        let directory = self.absolute(relative);
+        let directory = self.absolute(relative)?;
         let entries = match fs::read_dir(&directory) {
             Ok(entries) => entries,
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(()),
@@ -76,7 +83,7 @@ impl ContentSource for WorktreeSource {
     }
 
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
-        let absolute = self.absolute(path);
+        let absolute = self.absolute(path)?;
         match self.kind_of(path)? {
             None => Ok(None),
             Some(EntryKind::Symlink) => {
@@ -90,7 +97,7 @@ impl ContentSource for WorktreeSource {
     }
 
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
-        let metadata = match fs::symlink_metadata(self.absolute(path)) {
+        let metadata = match fs::symlink_metadata(self.absolute(path)?) {
             Ok(metadata) => metadata,
             Err(error)
                 if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
