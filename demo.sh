@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds evalock and runs its main job on the bundled demo project, in a scratch git
-# repository so this checkout is never modified.
+# repository so this checkout is never modified: check the frozen assets, run the suites
+# through the stub completer, accept the first baselines, then show a refused in-place
+# edit and a regression with its completion diff.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cargo build --release --locked --manifest-path "$here/Cargo.toml"
@@ -13,15 +15,24 @@ git init -q -b main
 git -c user.email=demo@example.com -c user.name=demo add -A
 git -c user.email=demo@example.com -c user.name=demo commit -q -m "demo project"
 
-echo "== evalock check (the demo as committed)"
-"$evalock" check
+step() { printf '\n== %s\n' "$*"; }
+expect() { # expect CODE command...: run, show the exit code, fail the demo if it differs
+  local want=$1; shift
+  set +e; "$@"; local got=$?; set -e
+  echo "(exit code $got)"
+  [ "$got" -eq "$want" ] || { echo "demo: expected exit code $want" >&2; exit 1; }
+}
 
-echo
-echo "== a shipped case edited in place, then checked again"
+step "evalock check: cases, prompts and graders match evalock.lock"
+expect 0 "$evalock" check
+step "evalock run: every case through the completer, graded"
+expect 0 "$evalock" run
+step "evalock accept: record the last-good completions"
+expect 0 "$evalock" accept --reason "first recording"
+step "a shipped case edited in place is refused"
 sed -i 's/I want my money back\./I want my money back now./' evals/support.jsonl
-set +e
-"$evalock" check
-status=$?
-set -e
-echo "(exit code $status: refused)"
+expect 2 "$evalock" check
 git checkout -q -- evals/support.jsonl
+step "a regressed completer: which case regressed, and how its completion moved"
+sed -i 's|"completers/stub.py"]|"completers/stub.py", "regressed"]|' evalock.toml
+expect 1 "$evalock" run --suite support

@@ -23,7 +23,7 @@ fn a_removed_case_is_reported_as_removed_only() {
     let mentions: Vec<&str> = run
         .stdout
         .lines()
-        .filter(|line| line.contains("refund-no-order-id"))
+        .filter(|line| line.contains("refund-no-order-id") && line.contains(": EL"))
         .collect();
     assert_eq!(mentions.len(), 1, "reported more than once: {mentions:#?}");
     assert!(mentions[0].contains("EL103"), "{mentions:#?}");
