@@ -424,7 +424,8 @@ fn skills_config_errors_exit_65_with_their_line() {
     repo.write("evalock.toml", "[skills]\nroots = [\"../outside/*\"]\n");
     repo.evalock(&["check"])
         .assert_code(65)
-        .assert_contains("must name folders inside the project");
+        .assert_contains("evalock.toml:2:")
+        .assert_contains("`..` is not allowed");
 }
 
 #[test]

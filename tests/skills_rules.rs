@@ -104,7 +104,8 @@ fn el201_traversal_in_the_lock_is_malformed_input() {
     repo.write("evalock.lock", lock);
     repo.evalock(&["check"])
         .assert_code(65)
-        .assert_contains("evalock.lock: skill `skills/notes`: invalid path `../../etc/passwd`");
+        .assert_contains("evalock.lock:")
+        .assert_contains("skill `skills/notes`: invalid path `../../etc/passwd`");
 }
 
 #[test]
