@@ -16,6 +16,27 @@ pub fn write_atomic_executable(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn write_atomic_with(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
+    let staged = stage_temporary(path, bytes, executable)?;
+    staged
+        .temporary
+        .persist(path)
+        .map_err(|error| Error::io(staged.display, error.error))?;
+    if let Ok(directory_handle) = std::fs::File::open(&staged.directory) {
+        // Makes the rename itself durable; not every platform allows it, and a failure
+        // here cannot leave a half-written file.
+        let _ = directory_handle.sync_all();
+    }
+    Ok(())
+}
+
+/// A fully written and synced temporary file beside its destination, not yet renamed.
+struct StagedFile {
+    temporary: tempfile::NamedTempFile,
+    directory: std::path::PathBuf,
+    display: String,
+}
+
+fn stage_temporary(path: &Path, bytes: &[u8], executable: bool) -> Result<StagedFile> {
     let display = path.display().to_string();
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
@@ -37,46 +58,25 @@ fn write_atomic_with(path: &Path, bytes: &[u8], executable: bool) -> Result<()> 
         .as_file()
         .sync_all()
         .map_err(|error| Error::io(display.clone(), error))?;
-    temporary
-        .persist(path)
-        .map_err(|error| Error::io(display.clone(), error.error))?;
-    if let Ok(directory_handle) = std::fs::File::open(directory) {
-        // Makes the rename itself durable; not every platform allows it, and a failure
-        // here cannot leave a half-written file.
-        let _ = directory_handle.sync_all();
-    }
-    Ok(())
+    Ok(StagedFile {
+        temporary,
+        directory: directory.to_path_buf(),
+        display,
+    })
 }
 
 /// Writes several files so that a failure before the last rename leaves every one of them
 /// untouched: all temporary files are written and synced first, then renamed in order.
 pub fn write_all_atomic(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<()> {
-    let mut staged = Vec::new();
-    for (path, bytes) in files {
-        let display = path.display().to_string();
-        let directory = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
-        std::fs::create_dir_all(directory)
-            .map_err(|error| Error::io(directory.display().to_string(), error))?;
-        let mut temporary = tempfile::Builder::new()
-            .prefix(".evalock-tmp-")
-            .tempfile_in(directory)
-            .map_err(|error| Error::io(directory.display().to_string(), error))?;
-        temporary
-            .write_all(bytes)
-            .map_err(|error| Error::io(display.clone(), error))?;
-        temporary
-            .as_file()
-            .sync_all()
-            .map_err(|error| Error::io(display.clone(), error))?;
-        staged.push((temporary, path, display));
-    }
-    for (temporary, path, display) in staged {
-        temporary
+    let staged = files
+        .iter()
+        .map(|(path, bytes)| Ok((stage_temporary(path, bytes, false)?, path)))
+        .collect::<Result<Vec<_>>>()?;
+    for (staged_file, path) in staged {
+        staged_file
+            .temporary
             .persist(path)
-            .map_err(|error| Error::io(display, error.error))?;
+            .map_err(|error| Error::io(staged_file.display, error.error))?;
     }
     Ok(())
 }
