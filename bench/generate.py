@@ -95,7 +95,9 @@ def write_skills(root, rng, scale):
         (folder / "assets").mkdir(exist_ok=True)
         (folder / "SKILL.md").write_text(
             f"---\nname: {name}\ndescription: Handles {sentence(rng, 6).splitlines()[0]} tasks.\n"
-            f"version: 1.{number % 7}.0\nallowed-tools: [Read, Grep]\n---\n\n# {name}\n\n{sentence(rng, 120)}\n"
+            "allowed-tools: [Read, Grep]\n"
+            f"metadata:\n  version: \"1.{number % 7}.0\"\n  executables: scripts/run.sh\n"
+            f"---\n\n# {name}\n\n{sentence(rng, 120)}\n"
         )
         script = folder / "scripts" / "run.sh"
         script.write_text("#!/bin/sh\nset -eu\necho \"$1\" | tr a-z A-Z\n")
