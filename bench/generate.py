@@ -53,13 +53,13 @@ def make_case(rng, suite, number):
             "schema": {"type": "object", "required": ["answer", "confidence"]},
         },
         "stratum": rng.choice(["easy", "medium", "hard", "adversarial"]),
-        "grader_version": rng.choice(["struct-3", "struct-3", "struct-4"]),
+        "grader_version": "struct-3",
         "tags": sorted({rng.choice(["pii", "billing", "tone", "long", "tool", "multi-turn"]) for _ in range(3)}),
         "score_threshold": round(rng.random(), 6),
         "metadata": {"author": rng.choice(["ana", "bo", "chen", "dee"]), "ticket": rng.randint(1000, 99999)},
     }
     if rng.random() < 0.1:
-        case["mutate"] = {"replace": {"answer": ""}}
+        case["mutate"] = {"completion": "I cannot help with that."}
     if rng.random() < 0.05:
         case["n"] = rng.randint(2, 5)
     return case
@@ -116,11 +116,12 @@ def write_unrelated(root, rng, scale):
 
 def write_config(root, skills_supported):
     suites = "".join(
-        f'\n[[suite]]\nname = "{suite}"\ncases = ["evals/{suite}/*.jsonl"]\nprompt = "prompts/{suite}.txt"\n'
+        f'\n[[suite]]\nname = "{suite}"\ncases = ["evals/{suite}/*.jsonl"]\nprompt = "prompts/{suite}.txt"\ngrader = "struct"\n'
         for suite in SUITES
     )
     skills = '\n[skills]\nroots = ["skills/*"]\nallowed_permissions = ["Read", "Grep"]\n' if skills_supported else ""
-    (root / "evalock.toml").write_text("version = 1\n" + suites + skills)
+    grader = '\n[grader.struct]\nversion = "struct-3"\n'
+    (root / "evalock.toml").write_text("version = 1\n" + suites + skills + grader)
 
 
 def git(root, *args):
