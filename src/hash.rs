@@ -17,7 +17,25 @@ pub struct Digest(String);
 
 impl Digest {
     pub fn of_bytes(bytes: &[u8]) -> Digest {
-        Digest(format!("sha256:{}", sha256_hex(bytes)))
+        Digest::from_sha256_bytes(&Sha256::digest(bytes).into())
+    }
+
+    /// A digest from the 32 bytes of a SHA-256 hash.
+    pub fn from_sha256_bytes(bytes: &[u8; 32]) -> Digest {
+        let mut text = String::with_capacity("sha256:".len() + 64);
+        text.push_str("sha256:");
+        push_hex(&mut text, bytes);
+        Digest(text)
+    }
+
+    /// The 32 bytes of the hash (a compact form for caches).
+    pub fn sha256_bytes(&self) -> [u8; 32] {
+        let mut bytes = [0u8; 32];
+        for (index, pair) in self.hex().as_bytes().chunks_exact(2).enumerate() {
+            let nibble = |digit: u8| char::from(digit).to_digit(16).unwrap_or(0) as u8;
+            bytes[index] = nibble(pair[0]) << 4 | nibble(pair[1]);
+        }
+        bytes
     }
 
     pub fn as_str(&self) -> &str {
@@ -71,13 +89,21 @@ impl fmt::Display for Digest {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let mut hex = String::with_capacity(64);
-    for byte in hash {
-        hex.push(char::from_digit(u32::from(byte >> 4), 16).unwrap_or('0'));
-        hex.push(char::from_digit(u32::from(byte & 0xf), 16).unwrap_or('0'));
-    }
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut hex = String::with_capacity(bytes.len() * 2);
+    push_hex(&mut hex, bytes);
     hex
+}
+
+fn push_hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+    }
 }
 
 /// RFC 8785 (JCS) serialization of a JSON value.
@@ -296,6 +322,13 @@ mod tests {
             }];
             assert!(tree_digest(&entries).is_err(), "{bad:?} must be rejected");
         }
+    }
+
+    #[test]
+    fn digest_round_trips_through_its_bytes() {
+        let digest = bytes_digest(b"abc");
+        assert_eq!(Digest::from_sha256_bytes(&digest.sha256_bytes()), digest);
+        assert_eq!(digest.sha256_bytes()[0], 0xba);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod cache;
 pub mod checks;
 pub mod commands;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod fs_util;
 pub mod github;
 pub mod grade;
 pub mod hash;
+pub mod jcs;
 pub mod model;
 pub mod report;
 pub mod rules;

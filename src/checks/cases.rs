@@ -4,7 +4,7 @@ use crate::finding::{Finding, Location, Subject};
 use crate::model::lock::Recipes;
 use crate::model::{Case, Project, SuiteModel, CONFIG_FILE, LOCK_FILE};
 use crate::rules::RuleId;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -65,7 +65,7 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
 
 /// EL104: ids must be unique within a suite, across all of its files.
 pub fn duplicate_case_ids(suite: &SuiteModel) -> Vec<Finding> {
-    let mut first_seen: BTreeMap<&str, &Case> = BTreeMap::new();
+    let mut first_seen: HashMap<&str, &Case> = HashMap::with_capacity(suite.cases.len());
     let mut findings = Vec::new();
     for case in &suite.cases {
         match first_seen.get(case.id.as_str()) {
@@ -125,16 +125,17 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
     let empty = BTreeMap::new();
     for suite in &project.suites {
         let locked = lock.cases.get(&suite.name).unwrap_or(&empty);
-        let mut seen = BTreeSet::new();
+        let mut seen = HashSet::with_capacity(suite.cases.len());
         for case in &suite.cases {
             if !seen.insert(case.id.as_str()) {
                 continue;
             }
-            let subject = Subject::case(&suite.name, &case.id);
+            // Built only for findings: most cases are clean.
+            let subject = || Subject::case(&suite.name, &case.id);
             let finding = match locked.get(&case.id) {
                 None => Finding::new(
                     RuleId::CaseUnlocked,
-                    subject,
+                    subject(),
                     format!("case `{}` ({}) is new and not in {LOCK_FILE}", case.id, case_at(case)),
                 )
                 .help("review the case, then run `evalock lock`"),
@@ -142,7 +143,7 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
                     if entry.version != case.version || entry.retired != case.retired || entry.file != case.file {
                         Finding::new(
                             RuleId::CaseUnlocked,
-                            subject,
+                            subject(),
                             format!("case `{}` ({}) moved or changed its lock metadata", case.id, case_at(case)),
                         )
                         .help("run `evalock lock`")
@@ -152,7 +153,7 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
                 }
                 Some(entry) if entry.version == case.version && !case.retired => Finding::new(
                     RuleId::CaseUnlocked,
-                    subject,
+                    subject(),
                     format!("case `{}` ({}) changed but is still version {}", case.id, case_at(case), case.version),
                 )
                 .help(format!(
@@ -161,7 +162,7 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
                 )),
                 Some(entry) => Finding::new(
                     RuleId::CaseUnlocked,
-                    subject,
+                    subject(),
                     format!(
                         "case `{}` ({}) changed: version {} in {LOCK_FILE}, {} now",
                         case.id,
@@ -288,14 +289,14 @@ pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> 
             let Some(base_case) = base_suite.case(&case.id) else {
                 continue;
             };
-            let subject = Subject::case(&suite.name, &case.id);
+            let subject = || Subject::case(&suite.name, &case.id);
             if case.version == base_case.version
                 && case.contract_digest() != base_case.contract_digest()
             {
                 findings.push(
                     Finding::new(
                         RuleId::CaseEditedInPlace,
-                        subject,
+                        subject(),
                         format!(
                             "case `{}` ({}) was edited in place: still version {} as in {}",
                             case.id,
@@ -314,7 +315,7 @@ pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> 
                 findings.push(
                     Finding::new(
                         RuleId::CaseEditedInPlace,
-                        subject,
+                        subject(),
                         format!(
                             "case `{}` ({}) went back from version {} to {}",
                             case.id,

@@ -1,11 +1,14 @@
 //! `evalock check`: judge one snapshot against its lock and, optionally, a base revision.
 
 use super::staged::{self, StagedTriage};
+use crate::cache::{CacheContext, CaseFileStore, CheckMemo, MemoKey, RecordingSource};
 use crate::checks::check_project;
 use crate::error::Result;
-use crate::model::Project;
+use crate::grade::GraderProgram;
+use crate::model::{CaseDetail, CaseFileCache, LoadOptions, Project};
 use crate::report::Report;
 use crate::source::{self, trailer_values, ContentSource, GitRepo, SourceSpec};
+use gix::ObjectId;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -14,6 +17,25 @@ pub struct CheckOptions {
     pub source: SourceSpec,
     /// A revision whose merge base with the judged content supplies the base-revision rules.
     pub base: Option<String>,
+    /// Use and update the incremental cache in `.evalock/cache` (same verdict either way).
+    pub cache: bool,
+}
+
+/// The base revision to compare with, resolved to a commit.
+struct Base {
+    repo: GitRepo,
+    commit: ObjectId,
+    description: String,
+    /// `Rebaseline-Reason:` trailers of the commits between the base and HEAD.
+    rebaseline_reasons: Vec<String>,
+}
+
+/// A finished check, and whether its verdict depends on more than the content read.
+struct Judged {
+    report: Report,
+    /// Command graders were probed: their behaviour is not content evalock read, so the
+    /// report is not remembered.
+    ran_commands: bool,
 }
 
 pub fn check(options: &CheckOptions) -> Result<Report> {
@@ -26,32 +48,105 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
         },
         _ => source::open(&options.project_root, &options.source)?,
     };
-    let mut project = Project::load(content.as_ref())?.with_workdir(options.project_root.clone());
-    let base_project = match &options.base {
-        Some(base) => load_base(options, base)?,
+    let base = match &options.base {
+        Some(base) => Some(resolve_base(options, base)?),
         None => None,
     };
-    if let Some((_, _, reasons)) = &base_project {
-        project.rebaseline_reasons = reasons.clone();
+    let cache = options
+        .cache
+        .then(|| CacheContext::open(&options.project_root))
+        .flatten();
+    let Some(cache) = cache else {
+        return Ok(judge(options, content.as_ref(), base.as_ref(), None, None)?.report);
+    };
+    let kind = match options.source {
+        SourceSpec::Worktree => "worktree",
+        SourceSpec::Index | SourceSpec::Revision(_) => "git",
+    };
+    let key = memo_key(options, base.as_ref());
+    let memo = CheckMemo::open(&cache, kind);
+    if let Some(report) = memo.recall(&key, content.as_ref()) {
+        return Ok(report);
     }
-    let base_project = base_project.map(|(project, description, _)| (project, description));
-    let mut findings = check_project(&project, base_project.as_ref().map(|(project, _)| project));
+    let recording = RecordingSource::new(content.as_ref());
+    let store = CaseFileStore::open(&cache, kind);
+    let base_store = (base.is_some() && kind != "git").then(|| CaseFileStore::open(&cache, "git"));
+    let base_cache: &dyn CaseFileCache = base_store.as_ref().unwrap_or(&store);
+    let judged = judge(
+        options,
+        &recording,
+        base.as_ref(),
+        Some(&store),
+        Some(base_cache),
+    )?;
+    store.save();
+    if let Some(base_store) = &base_store {
+        base_store.save();
+    }
+    if !judged.ran_commands {
+        memo.remember(&key, &recording, &judged.report);
+    }
+    Ok(judged.report)
+}
+
+/// Everything besides the content read that the report depends on.
+fn memo_key(options: &CheckOptions, base: Option<&Base>) -> MemoKey {
+    let (commit, reasons) = match base {
+        Some(base) => (
+            base.commit.to_string(),
+            base.rebaseline_reasons.join("\u{1f}"),
+        ),
+        None => (String::new(), String::new()),
+    };
+    MemoKey(format!(
+        "check\nsource={:?}\nbase={commit}\nreasons={reasons}\nci={}",
+        options.source,
+        crate::is_ci()
+    ))
+}
+
+fn judge(
+    options: &CheckOptions,
+    content: &dyn ContentSource,
+    base: Option<&Base>,
+    cache: Option<&dyn CaseFileCache>,
+    base_cache: Option<&dyn CaseFileCache>,
+) -> Result<Judged> {
+    let mut project =
+        Project::load_summary(content, cache)?.with_workdir(options.project_root.clone());
+    let base_project = match base {
+        Some(base) => {
+            project.rebaseline_reasons = base.rebaseline_reasons.clone();
+            load_base(base, base_cache)?
+        }
+        None => None,
+    };
+    let mut findings = check_project(&project, base_project.as_ref());
     if options.source == SourceSpec::Index {
         staged::add_staging_step(&mut findings);
     }
     let report = Report::new(
         "check",
         project.source.clone(),
-        base_project.map(|(_, description)| description),
+        base.map(|base| base.description.clone()),
         findings,
     );
-    Ok(report.with_subjects(project.subjects()))
+    let ran_commands = project.suites.iter().any(|suite| {
+        matches!(
+            project.grader_for(&suite.name).program,
+            GraderProgram::Command(_)
+        )
+    });
+    Ok(Judged {
+        report: report.with_subjects(project.subjects()),
+        ran_commands,
+    })
 }
 
-/// Loads the project at the merge base of `base` and the judged content (HEAD for the
-/// working tree and the index), so commits that landed on the base branch after the
-/// branch point are not blamed on this change.
-fn load_base(options: &CheckOptions, base: &str) -> Result<Option<(Project, String, Vec<String>)>> {
+/// Resolves the merge base of `base` and the judged content (HEAD for the working tree
+/// and the index), so commits that landed on the base branch after the branch point are
+/// not blamed on this change.
+fn resolve_base(options: &CheckOptions, base: &str) -> Result<Base> {
     let repo = GitRepo::discover(&options.project_root)?;
     let base_commit = repo.resolve_commit(base)?;
     let head_revision = match &options.source {
@@ -78,7 +173,23 @@ fn load_base(options: &CheckOptions, base: &str) -> Result<Option<(Project, Stri
     } else {
         format!("merge base of {base} ({short})")
     };
-    let snapshot = repo.commit_source(merge_base, description.clone())?;
-    Ok(Project::load_if_configured(&snapshot)?
-        .map(|project| (project, description, rebaseline_reasons)))
+    Ok(Base {
+        repo,
+        commit: merge_base,
+        description,
+        rebaseline_reasons,
+    })
+}
+
+/// The project at the base commit; `None` when it predates evalock.
+fn load_base(base: &Base, cache: Option<&dyn CaseFileCache>) -> Result<Option<Project>> {
+    let snapshot = base
+        .repo
+        .commit_source(base.commit, base.description.clone())?;
+    let options = LoadOptions {
+        detail: CaseDetail::Summary,
+        case_cache: cache,
+        ..LoadOptions::default()
+    };
+    Project::load_with_options(&snapshot, &options)
 }

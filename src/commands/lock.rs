@@ -4,7 +4,7 @@ use crate::checks::{cases, check_project};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Location, Subject};
 use crate::fs_util::write_atomic;
-use crate::model::{Lock, Project, LOCK_FILE};
+use crate::model::{CaseDetail, LoadOptions, Lock, Project, CONFIG_FILE, LOCK_FILE};
 use crate::report::Report;
 use crate::rules::RuleId;
 use crate::source::WorktreeSource;
@@ -34,9 +34,18 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         Err(error) => return Err(Error::io(LOCK_FILE, error)),
     };
     let project = if check_only {
-        Project::load(&source)?
+        Project::load_summary(&source, None)?
     } else {
-        Project::load_without_lock(&source)?
+        let options = LoadOptions {
+            read_lock: false,
+            detail: CaseDetail::Summary,
+            case_cache: None,
+        };
+        Project::load_with_options(&source, &options)?.ok_or_else(|| {
+            Error::Usage(format!(
+                "no {CONFIG_FILE} in the working tree: run `evalock init` to create one"
+            ))
+        })?
     };
     let mut blocking = blocking_findings(&project);
     if let Some(pinned) = existing

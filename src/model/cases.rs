@@ -1,12 +1,13 @@
 //! Golden cases: loading JSONL, JSON (array, object of objects, or one case) and YAML,
 //! keeping each case's 1-based line span, and hashing it with `case-v1`.
 
+use super::case_lines::parse_json_lines;
 use super::strict_json::StrictValue;
 use crate::hash::{case_digest, Digest};
 use crate::text::{require_clean_text, LineIndex};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fmt;
 
 /// One golden case as loaded from a file.
@@ -15,6 +16,9 @@ pub struct Case {
     pub id: String,
     pub version: u64,
     pub digest: Digest,
+    /// The digest of everything but `retired` (retiring a case is not an edit in place),
+    /// when it differs from `digest`.
+    pub contract: Option<Digest>,
     /// Project-relative path of the file that holds the case.
     pub file: String,
     /// 1-based first and last line of the case in its file.
@@ -22,20 +26,45 @@ pub struct Case {
     pub end_line: u32,
     pub retired: bool,
     pub grader_version: Option<String>,
-    /// The whole case, exactly as hashed.
+    /// The whole case, exactly as hashed ([`CaseDetail::Full`]); with
+    /// [`CaseDetail::Summary`] only the members checks read ([`CHECKED_MEMBERS`]).
     pub value: Value,
 }
 
 impl Case {
     /// The digest of the case's contract: everything but `retired`, so retiring a case
     /// is not an edit in place.
-    pub fn contract_digest(&self) -> Digest {
-        let mut contract = self.value.clone();
-        if let Value::Object(map) = &mut contract {
-            map.remove("retired");
-        }
-        case_digest(&contract).unwrap_or_else(|_| self.digest.clone())
+    pub fn contract_digest(&self) -> &Digest {
+        self.contract.as_ref().unwrap_or(&self.digest)
     }
+}
+
+/// How much of each case a load keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum CaseDetail {
+    /// Every case's full value: running a suite needs its inputs.
+    #[default]
+    Full,
+    /// Ids, versions, digests, spans and the [`CHECKED_MEMBERS`]: all that checks need
+    /// (for suites graded by the built-in grader), in much less memory.
+    Summary,
+}
+
+/// The members of a case that checks read (the built-in grader's `expect`, the refusal
+/// probe's `expects_refusal`, the negative controls' `mutate`): what a summary keeps.
+pub const CHECKED_MEMBERS: &[&str] = &["expect", "expects_refusal", "mutate"];
+
+/// The case reduced to its [`CHECKED_MEMBERS`].
+pub fn checked_members(case: &Value) -> Value {
+    let mut kept = Map::new();
+    if let Value::Object(map) = case {
+        for name in CHECKED_MEMBERS {
+            if let Some(member) = map.get(*name) {
+                kept.insert((*name).to_owned(), member.clone());
+            }
+        }
+    }
+    Value::Object(kept)
 }
 
 /// A place in a case file that cannot become a case.
@@ -48,7 +77,7 @@ pub struct CaseProblem {
 }
 
 /// Everything one case file yielded: its cases and the problems found on the way.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct ParsedCaseFile {
     pub cases: Vec<Case>,
     pub problems: Vec<CaseProblem>,
@@ -73,8 +102,14 @@ fn format_of(path: &str) -> Option<CaseFormat> {
     }
 }
 
-/// Parses one case file. Never fails: every problem is reported with its position.
+/// Parses one case file, keeping every case's value. Never fails: every problem is
+/// reported with its position.
 pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
+    parse_case_file_with(path, bytes, CaseDetail::Full)
+}
+
+/// Parses one case file, keeping as much of each case as `detail` asks for.
+pub fn parse_case_file_with(path: &str, bytes: &[u8], detail: CaseDetail) -> ParsedCaseFile {
     let mut parsed = ParsedCaseFile::default();
     let problem = |line, column, message: String| CaseProblem {
         file: path.to_owned(),
@@ -105,16 +140,14 @@ pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
         return parsed;
     };
     let elements = match format {
-        CaseFormat::JsonLines => json_lines_elements(text, &mut |line, column, message| {
-            parsed.problems.push(problem(line, column, message));
-        }),
+        CaseFormat::JsonLines => return parse_json_lines(path, text, detail),
         CaseFormat::Json => json_elements(text),
         CaseFormat::Yaml => yaml_elements(text),
     };
     match elements {
         Ok(elements) => {
             for element in elements {
-                match case_from_element(path, element) {
+                match case_from_element(path, element, detail) {
                     Ok(case) => parsed.cases.push(case),
                     Err(case_problem) => parsed.problems.push(case_problem),
                 }
@@ -127,41 +160,14 @@ pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
 
 /// A top-level element of a case file: its value, its line span and, for
 /// object-of-objects files, the key it was listed under.
-struct Element {
-    value: Value,
-    line: u32,
-    end_line: u32,
-    key: Option<String>,
+pub(super) struct Element {
+    pub value: Value,
+    pub line: u32,
+    pub end_line: u32,
+    pub key: Option<String>,
 }
 
 type Position = (u32, u32, String);
-
-fn json_lines_elements(
-    text: &str,
-    report: &mut dyn FnMut(u32, u32, String),
-) -> Result<Vec<Element>, Position> {
-    let mut elements = Vec::new();
-    for (index, line_text) in text.split('\n').enumerate() {
-        let line = u32::try_from(index + 1).unwrap_or(u32::MAX);
-        if line_text.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<StrictValue>(line_text) {
-            Ok(StrictValue(value)) => elements.push(Element {
-                value,
-                line,
-                end_line: line,
-                key: None,
-            }),
-            Err(error) => report(
-                line,
-                column_u32(error.column()),
-                json_error_message_at(&error, line_text),
-            ),
-        }
-    }
-    Ok(elements)
-}
 
 fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
     let StrictValue(document) = serde_json::from_str::<StrictValue>(text).map_err(|error| {
@@ -453,7 +459,11 @@ impl<'de> Deserialize<'de> for KeyedEntries {
     }
 }
 
-fn case_from_element(path: &str, element: Element) -> Result<Case, CaseProblem> {
+pub(super) fn case_from_element(
+    path: &str,
+    element: Element,
+    detail: CaseDetail,
+) -> Result<Case, CaseProblem> {
     let problem = |message: String| CaseProblem {
         file: path.to_owned(),
         line: element.line,
@@ -484,78 +494,98 @@ fn case_from_element(path: &str, element: Element) -> Result<Case, CaseProblem> 
             }
         }
     }
+    let fields = case_fields(map).map_err(problem)?;
+    let digest = case_digest(&value).map_err(|error| problem(error.to_string()))?;
+    let contract = match &value {
+        Value::Object(map) if map.contains_key("retired") => {
+            let mut contract = map.clone();
+            contract.remove("retired");
+            Some(
+                case_digest(&Value::Object(contract))
+                    .map_err(|error| problem(error.to_string()))?,
+            )
+        }
+        _ => None,
+    }
+    .filter(|contract| *contract != digest);
+    let value = match detail {
+        CaseDetail::Full => value,
+        CaseDetail::Summary => checked_members(&value),
+    };
+    Ok(Case {
+        id: fields.id,
+        version: fields.version,
+        digest,
+        contract,
+        file: path.to_owned(),
+        line,
+        end_line,
+        retired: fields.retired,
+        grader_version: fields.grader_version,
+        value,
+    })
+}
+
+/// The members of a case that evalock itself interprets.
+pub(super) struct CaseFields {
+    pub id: String,
+    pub version: u64,
+    pub retired: bool,
+    pub grader_version: Option<String>,
+}
+
+/// Validates `id`, `version`, `retired`, `grader_version` and `n`; the error says what to fix.
+pub(super) fn case_fields(map: &Map<String, Value>) -> Result<CaseFields, String> {
     let id = match map.get("id") {
         Some(Value::String(id)) => id.clone(),
-        Some(_) => return Err(problem("`id` must be a string".into())),
-        None => return Err(problem("case has no `id`: add a stable string `id`".into())),
+        Some(_) => return Err("`id` must be a string".into()),
+        None => return Err("case has no `id`: add a stable string `id`".into()),
     };
     if id.trim().is_empty() {
-        return Err(problem("`id` must not be empty".into()));
+        return Err("`id` must not be empty".into());
     }
     if id.chars().any(char::is_control) {
-        return Err(problem(format!(
+        return Err(format!(
             "`id` {id:?} contains control characters (newline, NUL, ...): use a plain identifier"
-        )));
+        ));
     }
     let version = match map.get("version") {
         None => 1,
         Some(Value::Number(number)) => match number.as_u64() {
             Some(version) if version >= 1 => version,
-            _ => {
-                return Err(problem(format!(
-                    "case `{id}`: `version` must be a positive integer"
-                )))
-            }
+            _ => return Err(format!("case `{id}`: `version` must be a positive integer")),
         },
-        Some(_) => {
-            return Err(problem(format!(
-                "case `{id}`: `version` must be a positive integer"
-            )))
-        }
+        Some(_) => return Err(format!("case `{id}`: `version` must be a positive integer")),
     };
     let retired = match map.get("retired") {
         None => false,
         Some(Value::Bool(retired)) => *retired,
-        Some(_) => {
-            return Err(problem(format!(
-                "case `{id}`: `retired` must be true or false"
-            )))
-        }
+        Some(_) => return Err(format!("case `{id}`: `retired` must be true or false")),
     };
     let grader_version = match map.get("grader_version") {
         None => None,
         Some(Value::String(text)) => Some(text.clone()),
         Some(Value::Number(number)) => Some(number.to_string()),
-        Some(_) => {
-            return Err(problem(format!(
-                "case `{id}`: `grader_version` must be a string"
-            )))
-        }
+        Some(_) => return Err(format!("case `{id}`: `grader_version` must be a string")),
     };
     if let Some(samples) = map.get("n") {
         if !samples.as_u64().is_some_and(|n| (1..=1000).contains(&n)) {
-            return Err(problem(format!(
+            return Err(format!(
                 "case `{id}`: `n` must be an integer from 1 to 1000"
-            )));
+            ));
         }
     }
-    let digest = case_digest(&value).map_err(|error| problem(error.to_string()))?;
-    Ok(Case {
+    Ok(CaseFields {
         id,
         version,
-        digest,
-        file: path.to_owned(),
-        line,
-        end_line,
         retired,
         grader_version,
-        value,
     })
 }
 
 /// serde_json's message, without its position suffix, and with a plainer word for the
 /// non-JSON number literals people paste from Python.
-fn json_error_message_at(error: &serde_json::Error, text: &str) -> String {
+pub(super) fn json_error_message_at(error: &serde_json::Error, text: &str) -> String {
     let line_text = text
         .split('\n')
         .nth(error.line().saturating_sub(1))
@@ -573,7 +603,7 @@ fn json_error_message_at(error: &serde_json::Error, text: &str) -> String {
     json_error_message(error)
 }
 
-fn json_error_message(error: &serde_json::Error) -> String {
+pub(super) fn json_error_message(error: &serde_json::Error) -> String {
     let message = error.to_string();
     // serde_json appends " at line L column C"; the position is reported separately.
     let message = match message.rfind(" at line ") {
@@ -590,7 +620,7 @@ fn line_u32(line: usize) -> u32 {
     u32::try_from(line).unwrap_or(u32::MAX).max(1)
 }
 
-fn column_u32(column: usize) -> u32 {
+pub(super) fn column_u32(column: usize) -> u32 {
     u32::try_from(column).unwrap_or(u32::MAX).max(1)
 }
 

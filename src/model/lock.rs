@@ -7,7 +7,7 @@ use crate::hash::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
 use crate::text::{line_of_first, require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::fmt::Write;
 
 pub const LOCK_FILE: &str = "evalock.lock";
 pub const LOCK_VERSION: u32 = 1;
@@ -109,7 +109,11 @@ impl Lock {
                 "unresolved merge conflict: run `evalock lock` to regenerate the lock from the merged cases",
             ));
         }
-        let lock: Lock = toml::from_str(text).map_err(|error| {
+        let parsed = match super::lock_fast::parse_rendered(text) {
+            Some(lock) => Ok(lock),
+            None => toml::from_str::<Lock>(text),
+        };
+        let lock: Lock = parsed.map_err(|error| {
             let location = match error.span() {
                 Some(span) => {
                     let (line, column) = LineIndex::new(text.as_bytes()).position_of(span.start);
@@ -204,23 +208,29 @@ impl Lock {
     /// The lock as the exact text `evalock lock` writes: sorted, commented, no timestamps.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        out.push_str("# evalock.lock: written by `evalock lock`. Review it in pull requests; never edit it by hand.\n");
-        let _ = writeln!(out, "lock_version = {}", self.lock_version);
-        out.push_str("\n[recipes]\n");
-        let _ = writeln!(out, "case = {}", toml_string(&self.recipes.case));
-        let _ = writeln!(out, "prompt = {}", toml_string(&self.recipes.prompt));
-        let _ = writeln!(out, "tree = {}", toml_string(&self.recipes.tree));
-        let _ = writeln!(out, "suite = {}", toml_string(&self.recipes.suite));
+        let _ = self.render_into(&mut out);
+        out
+    }
+
+    /// Writes the rendered lock piece by piece (a comparison can stop at the first difference).
+    pub fn render_into(&self, out: &mut impl Write) -> std::fmt::Result {
+        out.write_str("# evalock.lock: written by `evalock lock`. Review it in pull requests; never edit it by hand.\n")?;
+        writeln!(out, "lock_version = {}", self.lock_version)?;
+        out.write_str("\n[recipes]\n")?;
+        writeln!(out, "case = {}", toml_string(&self.recipes.case))?;
+        writeln!(out, "prompt = {}", toml_string(&self.recipes.prompt))?;
+        writeln!(out, "tree = {}", toml_string(&self.recipes.tree))?;
+        writeln!(out, "suite = {}", toml_string(&self.recipes.suite))?;
         for (name, suite) in &self.suites {
-            let _ = writeln!(out, "\n[suite.{}]", toml_key(name));
-            let _ = writeln!(out, "digest = {}", toml_string(suite.digest.as_str()));
+            writeln!(out, "\n[suite.{}]", toml_key(name))?;
+            writeln!(out, "digest = {}", toml_string(suite.digest.as_str()))?;
             if let Some(prompt) = &suite.prompt {
-                let _ = writeln!(out, "prompt = {}", toml_string(prompt.as_str()));
+                writeln!(out, "prompt = {}", toml_string(prompt.as_str()))?;
             }
             if !suite.prompts.is_empty() {
-                let _ = writeln!(out, "\n[suite.{}.prompts]", toml_key(name));
+                writeln!(out, "\n[suite.{}.prompts]", toml_key(name))?;
                 for (path, digest) in &suite.prompts {
-                    let _ = writeln!(out, "{} = {}", toml_key(path), toml_string(digest.as_str()));
+                    writeln!(out, "{} = {}", toml_key(path), toml_string(digest.as_str()))?;
                 }
             }
         }
@@ -236,18 +246,21 @@ impl Lock {
             }
         }
         for (suite, cases) in &self.cases {
+            let suite_key = toml_key(suite);
             for (id, case) in cases {
-                let _ = writeln!(out, "\n[case.{}.{}]", toml_key(suite), toml_key(id));
-                let _ = writeln!(out, "version = {}", case.version);
-                let _ = writeln!(out, "digest = {}", toml_string(case.digest.as_str()));
-                let _ = writeln!(out, "file = {}", toml_string(&case.file));
+                writeln!(out, "\n[case.{suite_key}.{}]", toml_key(id))?;
+                writeln!(out, "version = {}", case.version)?;
+                writeln!(out, "digest = \"{}\"", case.digest.as_str())?;
+                writeln!(out, "file = {}", toml_string(&case.file))?;
                 if case.retired {
-                    out.push_str("retired = true\n");
+                    out.write_str("retired = true\n")?;
                 }
             }
         }
-        render_skills(&mut out, &self.skills);
-        out
+        let mut skills = String::new();
+        render_skills(&mut skills, &self.skills);
+        out.write_str(&skills)?;
+        Ok(())
     }
 }
 

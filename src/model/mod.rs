@@ -1,19 +1,23 @@
 //! The model: what evalock reads from a snapshot of a project.
 
 pub mod baseline;
+mod case_lines;
 pub mod cases;
 pub mod config;
 pub mod graders;
 pub mod lock;
+mod lock_fast;
 pub mod project;
 pub mod skill_lock;
 mod strict_json;
 
 pub use baseline::{BaselineContext, BaselineEntry, BaselineFile, BaselineState, SuiteBaseline};
-pub use cases::{parse_case_file, Case, CaseProblem, ParsedCaseFile};
+pub use cases::{
+    parse_case_file, parse_case_file_with, Case, CaseDetail, CaseProblem, ParsedCaseFile,
+};
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
 pub use graders::GraderModel;
 pub use lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
-pub use project::{suite_digest, Project, PromptFile, SuiteModel};
+pub use project::{suite_digest, CaseFileCache, LoadOptions, Project, PromptFile, SuiteModel};
 pub use skill_lock::{FileLock, SkillLock, SourceKind, SourceLock};
 pub use strict_json::StrictValue;

@@ -2,14 +2,14 @@
 //! content source. Checks are pure functions over this model.
 
 use super::baseline::{load_baseline, SuiteBaseline};
-use super::cases::{parse_case_file, Case, CaseProblem, ParsedCaseFile};
+use super::cases::{parse_case_file_with, Case, CaseDetail, CaseProblem, ParsedCaseFile};
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
 use crate::error::{Error, Result};
 use crate::finding::Subject;
 use crate::hash::{bytes_digest, tree_digest, Digest, EntryKind, TreeEntry};
-use crate::source::{glob_files, ContentSource};
+use crate::source::{glob_files, ContentIdentity, ContentSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -32,6 +32,9 @@ pub struct SuiteModel {
     /// Case globs that matched no file.
     pub unmatched_globs: Vec<String>,
     pub prompts: Vec<PromptFile>,
+    /// Positions of the cases sorted by id (first occurrence first), so lookups by id
+    /// are a binary search rather than a scan.
+    case_index: Vec<u32>,
 }
 
 impl SuiteModel {
@@ -41,8 +44,13 @@ impl SuiteModel {
         prompt_digest(&self.prompts)
     }
 
+    /// The first case with this id.
     pub fn case(&self, id: &str) -> Option<&Case> {
-        self.cases.iter().find(|case| case.id == id)
+        let first = self
+            .case_index
+            .partition_point(|position| self.cases[*position as usize].id.as_str() < id);
+        let position = *self.case_index.get(first)? as usize;
+        (self.cases[position].id == id).then(|| &self.cases[position])
     }
 
     /// Lock entries for this suite's cases (the first of duplicate ids wins).
@@ -90,6 +98,34 @@ pub fn suite_digest(entries: &BTreeMap<String, CaseLock>) -> Digest {
     bytes_digest(listing.as_bytes())
 }
 
+/// What a load reads and keeps.
+#[derive(Clone, Copy)]
+pub struct LoadOptions<'a> {
+    /// Read and parse `evalock.lock` (`evalock lock` regenerates a corrupt one without).
+    pub read_lock: bool,
+    /// How much of each case to keep: checks need only [`CaseDetail::Summary`].
+    pub detail: CaseDetail,
+    /// Parsed case files from earlier runs, by content identity.
+    pub case_cache: Option<&'a dyn CaseFileCache>,
+}
+
+impl Default for LoadOptions<'_> {
+    fn default() -> Self {
+        LoadOptions {
+            read_lock: true,
+            detail: CaseDetail::Full,
+            case_cache: None,
+        }
+    }
+}
+
+/// Parsed case files remembered across runs. An optimisation only: entries are found by
+/// the file's [`ContentIdentity`], which changes whenever its content may have.
+pub trait CaseFileCache: Sync {
+    fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile>;
+    fn put(&self, path: &str, identity: ContentIdentity, parsed: &ParsedCaseFile);
+}
+
 /// Everything evalock knows about one snapshot of the project.
 #[derive(Debug)]
 pub struct Project {
@@ -115,7 +151,27 @@ pub struct Project {
 impl Project {
     /// Loads the project; a missing `evalock.toml` is a usage error.
     pub fn load(source: &dyn ContentSource) -> Result<Project> {
-        Project::load_if_configured(source)?.ok_or_else(|| {
+        Project::load_required(source, &LoadOptions::default())
+    }
+
+    /// Loads what checks need, case summaries without their values, reusing `case_cache`
+    /// when given; a missing `evalock.toml` is a usage error.
+    pub fn load_summary(
+        source: &dyn ContentSource,
+        case_cache: Option<&dyn CaseFileCache>,
+    ) -> Result<Project> {
+        Project::load_required(
+            source,
+            &LoadOptions {
+                detail: CaseDetail::Summary,
+                case_cache,
+                ..LoadOptions::default()
+            },
+        )
+    }
+
+    fn load_required(source: &dyn ContentSource, options: &LoadOptions<'_>) -> Result<Project> {
+        Project::load_with_options(source, options)?.ok_or_else(|| {
             Error::Usage(format!(
                 "no {CONFIG_FILE} in the {}: run `evalock init` to create one (or pass -C DIR)",
                 source.describe()
@@ -141,23 +197,51 @@ impl Project {
     }
 
     fn load_with(source: &dyn ContentSource, read_lock: bool) -> Result<Option<Project>> {
+        Project::load_with_options(
+            source,
+            &LoadOptions {
+                read_lock,
+                ..LoadOptions::default()
+            },
+        )
+    }
+
+    /// Loads the project as `options` ask; `None` without `evalock.toml`. The lock is
+    /// parsed while the case files are hashed.
+    pub fn load_with_options(
+        source: &dyn ContentSource,
+        options: &LoadOptions<'_>,
+    ) -> Result<Option<Project>> {
         let Some(config_bytes) = read_regular_file(source, CONFIG_FILE)? else {
             return Ok(None);
         };
         let config = Config::parse(CONFIG_FILE, &config_bytes)?;
-        let lock = match read_regular_file(source, LOCK_FILE)? {
-            Some(bytes) if read_lock => Some(Lock::parse(LOCK_FILE, &bytes)?),
-            _ => None,
+        let read_lock = || -> Result<Option<Lock>> {
+            if !options.read_lock {
+                return Ok(None);
+            }
+            match read_regular_file(source, LOCK_FILE)? {
+                Some(bytes) => Ok(Some(Lock::parse(LOCK_FILE, &bytes)?)),
+                None => Ok(None),
+            }
         };
-        let suites = config
-            .suites
-            .iter()
-            .map(|suite| load_suite(source, suite))
-            .collect::<Result<Vec<_>>>()?;
-        let skills = match &config.skills {
-            Some(skills_config) => crate::skills::load_skills(source, skills_config)?,
-            None => crate::skills::SkillSet::default(),
+        let load_suites = || {
+            config
+                .suites
+                .iter()
+                .map(|suite| {
+                    let options = options_for_suite(&config, suite, options);
+                    load_suite(source, suite, &options)
+                })
+                .collect::<Result<Vec<_>>>()
         };
+        let load_skills = || match &config.skills {
+            Some(skills_config) => crate::skills::load_skills(source, skills_config),
+            None => Ok(crate::skills::SkillSet::default()),
+        };
+        // The lock parses while the case files and skills are hashed.
+        let (lock, (suites, skills)) =
+            rayon::join(read_lock, || rayon::join(load_suites, load_skills));
         let graders = load_graders(source, &config)?;
         let mut baselines = BTreeMap::new();
         for suite in &config.suites {
@@ -170,9 +254,9 @@ impl Project {
         }
         Ok(Some(Project {
             config,
-            lock,
-            suites,
-            skills,
+            lock: lock?,
+            suites: suites?,
+            skills: skills?,
             source: source.describe(),
             graders,
             baselines,
@@ -293,9 +377,63 @@ fn symlinked_case_file(path: &str) -> ParsedCaseFile {
     }
 }
 
+/// One case file through the cache when it is usable: only summaries are cached, and only
+/// for files whose content identity the source can vouch for.
+fn load_case_file(
+    source: &dyn ContentSource,
+    path: &str,
+    options: &LoadOptions<'_>,
+) -> Result<ParsedCaseFile> {
+    if source.kind_of(path)? == Some(EntryKind::Symlink) {
+        return Ok(symlinked_case_file(path));
+    }
+    let cache = options
+        .case_cache
+        .filter(|_| options.detail == CaseDetail::Summary);
+    let identity = match cache {
+        Some(_) => source.identity(path)?,
+        None => None,
+    };
+    if let (Some(cache), Some(identity)) = (cache, &identity) {
+        if let Some(parsed) = cache.get(path, identity) {
+            return Ok(parsed);
+        }
+    }
+    let Some(bytes) = source.read(path)? else {
+        return Ok(ParsedCaseFile::default());
+    };
+    let parsed = parse_case_file_with(path, &bytes, options.detail);
+    if let (Some(cache), Some(identity)) = (cache, identity) {
+        cache.put(path, identity, &parsed);
+    }
+    Ok(parsed)
+}
+
+/// A command grader receives the whole case, so its suite is loaded in full even for a
+/// check; the built-in grader reads only what a summary keeps.
+fn options_for_suite<'a>(
+    config: &Config,
+    suite: &super::config::SuiteConfig,
+    options: &LoadOptions<'a>,
+) -> LoadOptions<'a> {
+    let command_graded = suite
+        .grader
+        .as_deref()
+        .and_then(|id| config.graders.get(id))
+        .is_some_and(|grader| grader.kind == super::config::GraderKind::Command);
+    match command_graded {
+        true => LoadOptions {
+            detail: CaseDetail::Full,
+            ..*options
+        },
+        false => *options,
+    }
+}
+
 fn load_suite(
     source: &dyn ContentSource,
     suite: &super::config::SuiteConfig,
+    options: &LoadOptions<'_>,
 ) -> Result<SuiteModel> {
     let mut case_files = Vec::new();
     let mut unmatched_globs = Vec::new();
@@ -310,17 +448,9 @@ fn load_suite(
     case_files.dedup();
     let parsed: Vec<_> = case_files
         .par_iter()
-        .map(|path| -> Result<_> {
-            if source.kind_of(path)? == Some(EntryKind::Symlink) {
-                return Ok(symlinked_case_file(path));
-            }
-            match source.read(path)? {
-                Some(bytes) => Ok(parse_case_file(path, &bytes)),
-                None => Ok(Default::default()),
-            }
-        })
+        .map(|path| load_case_file(source, path, options))
         .collect::<Result<Vec<_>>>()?;
-    let mut cases = Vec::new();
+    let mut cases = Vec::with_capacity(parsed.iter().map(|file| file.cases.len()).sum());
     let mut problems = Vec::new();
     for file in parsed {
         cases.extend(file.cases);
@@ -337,6 +467,9 @@ fn load_suite(
             Ok(PromptFile { path, digest })
         })
         .collect::<Result<Vec<_>>>()?;
+    let mut case_index: Vec<u32> = (0..u32::try_from(cases.len()).unwrap_or(u32::MAX)).collect();
+    // A stable sort keeps the first of duplicate ids first.
+    case_index.sort_by(|left, right| cases[*left as usize].id.cmp(&cases[*right as usize].id));
     Ok(SuiteModel {
         name: suite.name().to_owned(),
         case_files,
@@ -344,5 +477,6 @@ fn load_suite(
         problems,
         unmatched_globs,
         prompts,
+        case_index,
     })
 }

@@ -1,7 +1,7 @@
 //! Git access through gix: the index and commits as content sources, revision
 //! resolution and merge bases. Nothing else in evalock talks to git objects.
 
-use super::{ContentSource, SourceFile};
+use super::{ContentIdentity, ContentSource, SourceFile};
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
 use gix::ObjectId;
@@ -301,6 +301,16 @@ impl ContentSource for GitSnapshot {
             return Err(self.unmerged_error(path));
         }
         Ok(self.entries.get(path).map(|(_, kind)| *kind))
+    }
+
+    fn identity(&self, path: &str) -> Result<Option<ContentIdentity>> {
+        if self.unmerged.contains(path) {
+            return Err(self.unmerged_error(path));
+        }
+        Ok(self
+            .entries
+            .get(path)
+            .map(|(id, _)| ContentIdentity::Object(id.to_string())))
     }
 
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {

@@ -43,6 +43,29 @@ pub trait ContentSource: Send + Sync {
 
     /// Every file below `dir` (`""` for the whole project), recursively, sorted by path.
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>>;
+
+    /// What identifies the content at `path` without reading it, for caches; `None` when
+    /// absent or when this source cannot vouch for its content that way.
+    fn identity(&self, _path: &str) -> Result<Option<ContentIdentity>> {
+        Ok(None)
+    }
+}
+
+/// What identifies a file's content without reading it. Equal identities mean equal
+/// content: git's object id, or the working tree's stat data, which changes whenever the
+/// content may have (the inode change time cannot be set back by hand).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ContentIdentity {
+    /// A git object id (hex), from the index or a commit.
+    Object(String),
+    /// A working-tree file's stat data.
+    Stat {
+        size: u64,
+        modified_ns: i128,
+        changed_ns: i128,
+        inode: u64,
+        device: u64,
+    },
 }
 
 /// Opens the source a command asked for, rooted at the project directory.

@@ -1,6 +1,6 @@
 //! The working tree as a content source: the bytes on disk right now.
 
-use super::{ContentSource, SourceFile};
+use super::{ContentIdentity, ContentSource, SourceFile};
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
 use std::fs;
@@ -120,6 +120,19 @@ impl ContentSource for WorktreeSource {
         })
     }
 
+    fn identity(&self, path: &str) -> Result<Option<ContentIdentity>> {
+        match fs::symlink_metadata(self.absolute(path)?) {
+            Ok(metadata) if metadata.file_type().is_file() => Ok(stat_identity(&metadata)),
+            Ok(_) => Ok(None),
+            Err(error)
+                if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
+            {
+                Ok(None)
+            }
+            Err(error) => Err(Error::io(path, error)),
+        }
+    }
+
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
         let mut files = Vec::new();
         match self.kind_of(dir)? {
@@ -129,6 +142,26 @@ impl ContentSource for WorktreeSource {
         files.sort();
         Ok(files)
     }
+}
+
+#[cfg(unix)]
+fn stat_identity(metadata: &fs::Metadata) -> Option<ContentIdentity> {
+    use std::os::unix::fs::MetadataExt;
+    let nanoseconds =
+        |seconds: i64, nanos: i64| i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+    Some(ContentIdentity::Stat {
+        size: metadata.size(),
+        modified_ns: nanoseconds(metadata.mtime(), metadata.mtime_nsec()),
+        changed_ns: nanoseconds(metadata.ctime(), metadata.ctime_nsec()),
+        inode: metadata.ino(),
+        device: metadata.dev(),
+    })
+}
+
+/// Without an inode change time nothing vouches for unchanged content: no caching.
+#[cfg(not(unix))]
+fn stat_identity(_metadata: &fs::Metadata) -> Option<ContentIdentity> {
+    None
 }
 
 #[cfg(unix)]

@@ -139,6 +139,11 @@ pub struct CheckArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Neither use nor update the incremental cache in .evalock/cache. The verdict is the
+    /// same either way: the cache only skips re-reading content that has not changed.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 #[derive(Debug, Subcommand)]

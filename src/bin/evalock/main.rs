@@ -79,6 +79,7 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 project_root: root,
                 source,
                 base: check_args.base.clone(),
+                cache: !check_args.no_cache,
             };
             let report = commands::check(&options)?;
             printer.report(&report, check_args.format, check_args.output.as_deref())?;

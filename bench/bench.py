@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""evalock benchmark: generates a large project and measures evalock against reference
+tools on the same bytes, in the same run, reporting ratios (the machines are shared and
+noisy; absolute times only explain the ratios).
+
+    cargo build --release
+    python3 bench/bench.py                 # full size: ~200k cases, ~150 MB
+    python3 bench/bench.py --scale 0.1     # quick run
+
+Each timing is the minimum wall time over --repeat runs.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generate import generate  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+# The seeds' case-hash recipe, run by a separate interpreter over the same case files.
+PYTHON_RECIPE = r"""
+import hashlib, json, sys
+count = 0
+for path in sys.argv[1:]:
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                case = json.loads(line)
+                payload = json.dumps(case, sort_keys=True, separators=(",", ":"))
+                hashlib.sha256(payload.encode("utf-8")).hexdigest()
+                count += 1
+print(count)
+"""
+
+# A completer that answers instantly: the cost measured is evalock's, not a model's.
+TRIVIAL_COMPLETER = "#!/bin/sh\ncat >/dev/null\necho ok\n"
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=1.0, help="corpus size relative to 200k cases (default 1.0)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the minimum counts")
+    parser.add_argument("--binary", type=Path, default=REPO / "target" / "release" / "evalock")
+    parser.add_argument("--workdir", type=Path, help="where to generate (default: a temporary directory)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated project")
+    parser.add_argument("--run-cases", type=int, default=2000, help="cases for the run vs xargs comparison")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON to this file")
+    return parser.parse_args()
+
+
+def wall(command, cwd, repeat, env=None, prepare=None, expect=(0,)):
+    """Minimum wall time of `command` over `repeat` runs; `prepare` runs before each one."""
+    best = float("inf")
+    for _ in range(repeat):
+        if prepare:
+            prepare()
+        started = time.perf_counter()
+        result = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        elapsed = time.perf_counter() - started
+        if result.returncode not in expect:
+            sys.exit(f"{' '.join(map(str, command))} exited {result.returncode}: {result.stderr.decode()[-2000:]}")
+        best = min(best, elapsed)
+    return best
+
+
+def ensure_gnu_time():
+    if Path("/usr/bin/time").exists():
+        return True
+    if shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", "-qq", "time"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return Path("/usr/bin/time").exists()
+
+
+def peak_rss_mib(command, cwd):
+    """Peak resident set size of one run, in MiB (GNU time, else getrusage of the child)."""
+    if ensure_gnu_time():
+        result = subprocess.run(["/usr/bin/time", "-v", *command], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        match = re.search(r"Maximum resident set size \(kbytes\): (\d+)", result.stderr)
+        if match:
+            return int(match.group(1)) / 1024
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+
+
+def machine():
+    model = "unknown"
+    flags = ""
+    with open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name") and model == "unknown":
+                model = line.split(":", 1)[1].strip()
+            if line.startswith("flags") and not flags:
+                flags = line
+    memory_kib = 0
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemTotal"):
+                memory_kib = int(line.split()[1])
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": model,
+        "sha_ni": " sha_ni" in flags,
+        "memory_gib": round(memory_kib / 1024 / 1024, 1),
+        "os": f"{platform.system()} {platform.release()}",
+    }
+
+
+def supports_run(binary):
+    result = subprocess.run([str(binary), "run", "--help"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return result.returncode == 0
+
+
+def prepare_project(root, binary, scale):
+    """Generates the corpus and commits its lock; skills are configured only if accepted."""
+    case_files = generate(root, scale, skills_supported=True)
+    locked = subprocess.run([str(binary), "lock"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if locked.returncode != 0 and "skills" in locked.stderr:
+        generate_config_without_skills(root)
+        locked = subprocess.run([str(binary), "lock"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if locked.returncode != 0:
+        sys.exit(f"evalock lock failed: {locked.stderr}")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "lock the golden cases"], cwd=root, check=True)
+    return case_files
+
+
+def generate_config_without_skills(root):
+    config = (root / "evalock.toml").read_text()
+    (root / "evalock.toml").write_text(config.split("\n[skills]")[0])
+
+
+def measure(args, root, case_files):
+    binary = str(args.binary.resolve())
+    repeat = args.repeat
+    cache = root / ".evalock"
+    relative = [str(path.relative_to(root)) for path in case_files]
+    results = {}
+
+    def drop_cache():
+        shutil.rmtree(cache, ignore_errors=True)
+
+    # Read everything once so every contender starts from the same warm page cache.
+    wall(["cat", *relative], root, 1)
+    results["sha256sum"] = wall(["sha256sum", *relative], root, repeat)
+    results["openssl"] = wall(["openssl", "dgst", "-sha256", *relative], root, repeat)
+    results["check_cold"] = wall([binary, "check"], root, repeat, prepare=drop_cache)
+    wall([binary, "check"], root, 1)
+    results["check_warm"] = wall([binary, "check"], root, repeat)
+    results["python_recipe"] = wall([sys.executable, "-c", PYTHON_RECIPE, *relative], root, repeat)
+
+    # The pre-commit hook: an unrelated file is staged; evalock has run once before.
+    unrelated = next((root / "src").rglob("*.py"))
+    with unrelated.open("a") as handle:
+        handle.write("# touched\n")
+    subprocess.run(["git", "add", str(unrelated)], cwd=root, check=True)
+    wall([binary, "check", "--staged"], root, 1)
+    results["git_diff_cached"] = wall(["git", "diff", "--cached", "--name-only"], root, repeat)
+    results["check_staged"] = wall([binary, "check", "--staged"], root, repeat)
+
+    results["rss_cold_mib"] = peak_rss_mib([binary, "check"], root) if drop_cache() is None else 0
+    results["largest_file_mib"] = max(path.stat().st_size for path in case_files) / 1024 / 1024
+    lock_mib = (root / "evalock.lock").stat().st_size / 1024 / 1024
+    results["largest_input_mib"] = max(results["largest_file_mib"], lock_mib)
+    results["case_bytes_mib"] = sum(path.stat().st_size for path in case_files) / 1024 / 1024
+    results["cases"] = int(subprocess.run([sys.executable, "-c", "import sys; print(sum(1 for p in sys.argv[1:] for l in open(p) if l.strip()))", *relative], cwd=root, capture_output=True, text=True).stdout)
+
+    if supports_run(binary):
+        results.update(measure_run(args, root, binary))
+    return results
+
+
+def measure_run(args, root, binary):
+    """`evalock run` with a trivial completer vs `xargs -P N` running it once per case."""
+    run_root = root / "run-bench"
+    run_root.mkdir(exist_ok=True)
+    completer = run_root / "complete.sh"
+    completer.write_text(TRIVIAL_COMPLETER)
+    completer.chmod(0o755)
+    jobs = os.cpu_count() or 2
+    lines = []
+    inputs = run_root / "inputs"
+    inputs.mkdir(exist_ok=True)
+    with (run_root / "evals.jsonl").open("w") as cases:
+        for number in range(args.run_cases):
+            case = {"id": f"case-{number:05d}", "input": f"question {number}", "expect": {"must_include": ["ok"]}}
+            cases.write(json.dumps(case) + "\n")
+            (inputs / f"{number:05d}.json").write_text(json.dumps({"suite": "bench", "case_id": case["id"], "sample": 0, "input": case["input"]}))
+            lines.append(str(inputs / f"{number:05d}.json"))
+    (run_root / "evalock.toml").write_text(
+        f'version = 1\n\n[[suite]]\nname = "bench"\ncases = ["evals.jsonl"]\ncompleter = ["{completer}"]\n'
+    )
+    (run_root / "list.txt").write_text("\n".join(lines) + "\n")
+    subprocess.run([binary, "lock"], cwd=run_root, check=True, stdout=subprocess.DEVNULL)
+    xargs = ["sh", "-c", f"xargs -P {jobs} -I{{}} sh -c '{completer} < {{}} > /dev/null' < list.txt"]
+    result = {"run_cases": args.run_cases, "jobs": jobs}
+    result["xargs"] = wall(xargs, run_root, args.repeat)
+    out = run_root / "results.json"
+    result["run"] = wall([binary, "run", "--jobs", str(jobs), "--out", str(out)], run_root, args.repeat, expect=(0, 1, 2, 3))
+    return result
+
+
+def table(results, info):
+    rows = [
+        ("full cold `check` / `sha256sum` (same bytes)", results["check_cold"] / results["sha256sum"], "<= 0.5"),
+        ("full cold `check` / `openssl dgst -sha256`", results["check_cold"] / results["openssl"], "(reference)"),
+        ("warm re-check / cold check", results["check_warm"] / results["check_cold"], "<= 0.1"),
+        ("`check --staged`, nothing relevant staged / `git diff --cached --name-only`", results["check_staged"] / results["git_diff_cached"], "<= 1.5"),
+        ("cold `check` / seed Python recipe (json.dumps sort_keys + sha256)", results["check_cold"] / results["python_recipe"], "<= 0.1"),
+        ("peak RSS of cold `check` / (64 MiB + largest input file)", results["rss_cold_mib"] / (64 + results["largest_input_mib"]), "<= 1.0"),
+    ]
+    if "run" in results:
+        rows.append((f"`run --jobs {results['jobs']}` / `xargs -P {results['jobs']}` ({results['run_cases']} cases)", results["run"] / results["xargs"], "<= 1.3"))
+    lines = [
+        f"machine: {info['cpus']} CPUs ({info['cpu']}, sha_ni: {'yes' if info['sha_ni'] else 'no'}), {info['memory_gib']} GiB RAM, {info['os']}",
+        f"corpus: {results['cases']} cases, {results['case_bytes_mib']:.0f} MiB of JSONL; largest case file {results['largest_file_mib']:.2f} MiB; "
+        f"evalock.lock {results['largest_input_mib']:.1f} MiB",
+        "",
+        "| measurement | ratio | target |",
+        "| --- | --- | --- |",
+    ]
+    lines += [f"| {name} | {ratio:.3f} | {target} |" for name, ratio, target in rows]
+    lines.append("")
+    lines.append("absolute (s): " + ", ".join(f"{key} {value:.3f}" for key, value in results.items() if isinstance(value, float) and not key.endswith("mib")))
+    lines.append(f"peak RSS cold check: {results['rss_cold_mib']:.1f} MiB")
+    return "\n".join(lines)
+
+
+def main():
+    args = parse_args()
+    if not args.binary.exists():
+        sys.exit(f"{args.binary} not found: run `cargo build --release` first")
+    temporary = None
+    if args.workdir:
+        root = args.workdir
+        if root.exists():
+            shutil.rmtree(root)
+    else:
+        temporary = tempfile.mkdtemp(prefix="evalock-bench-")
+        root = Path(temporary) / "project"
+    try:
+        started = time.perf_counter()
+        case_files = prepare_project(root, args.binary.resolve(), args.scale)
+        print(f"generated {root} in {time.perf_counter() - started:.0f}s", file=sys.stderr)
+        results = measure(args, root, case_files)
+        info = machine()
+        print(table(results, info))
+        if args.json:
+            args.json.write_text(json.dumps({"machine": info, "results": results}, indent=2) + "\n")
+    finally:
+        if temporary and not args.keep:
+            shutil.rmtree(temporary, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+//! Parsed case files (summaries: ids, versions, digests, spans, problems) by path and
+//! content identity, so an unchanged file is never read or hashed again.
+
+use super::codec::{Decoder, Encoder};
+use super::{key_tag, CacheContext};
+use crate::model::{Case, CaseFileCache, CaseProblem, ParsedCaseFile};
+use crate::source::ContentIdentity;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Mutex;
+
+/// Where one entry sits in the store's body.
+#[derive(Debug)]
+struct IndexedEntry {
+    identity: ContentIdentity,
+    /// The whole entry (path, identity, parse result), copied as is when kept.
+    whole: Range<usize>,
+    /// The encoded parse result.
+    parsed: Range<usize>,
+}
+
+/// One cache file of parsed case files, decoded lazily: only the entries a run asks for.
+pub struct CaseFileStore {
+    context: CacheContext,
+    name: String,
+    body: Vec<u8>,
+    entries: HashMap<String, IndexedEntry>,
+    used: Mutex<Vec<String>>,
+    added: Mutex<Vec<Vec<u8>>>,
+}
+
+impl CaseFileStore {
+    /// The store for one kind of source (`worktree` or `git`: their identities differ).
+    pub fn open(context: &CacheContext, kind: &str) -> CaseFileStore {
+        let name = format!("cases-{}.bin", key_tag(kind));
+        let body = context.read(&name).unwrap_or_default();
+        let entries = index_entries(&body).unwrap_or_default();
+        CaseFileStore {
+            context: context.clone(),
+            name,
+            body,
+            entries,
+            used: Mutex::new(Vec::new()),
+            added: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Writes the entries this run used or added, when anything changed.
+    pub fn save(&self) {
+        let used = self
+            .used
+            .lock()
+            .map(|used| used.clone())
+            .unwrap_or_default();
+        let added = self
+            .added
+            .lock()
+            .map(|added| added.clone())
+            .unwrap_or_default();
+        if added.is_empty() && used.len() == self.entries.len() {
+            return;
+        }
+        let mut body = Vec::new();
+        for path in &used {
+            if let Some(entry) = self.entries.get(path) {
+                body.extend_from_slice(&self.body[entry.whole.clone()]);
+            }
+        }
+        for entry in &added {
+            body.extend_from_slice(entry);
+        }
+        self.context.write(&self.name, &body);
+    }
+}
+
+/// Reads the entry headers only; the parse results are decoded when asked for.
+fn index_entries(body: &[u8]) -> Option<HashMap<String, IndexedEntry>> {
+    let mut decoder = Decoder::new(body);
+    let mut entries = HashMap::new();
+    while !decoder.is_done() {
+        let entry_start = decoder.position();
+        let path = decoder.string()?;
+        let identity = decoder.identity()?;
+        let length = decoder.len()?;
+        let start = decoder.position();
+        decoder.raw(length)?;
+        let end = decoder.position();
+        entries.insert(
+            path,
+            IndexedEntry {
+                identity,
+                whole: entry_start..end,
+                parsed: start..end,
+            },
+        );
+    }
+    Some(entries)
+}
+
+impl CaseFileCache for CaseFileStore {
+    fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile> {
+        let entry = self.entries.get(path)?;
+        if entry.identity != *identity {
+            return None;
+        }
+        let parsed = decode_parsed(path, self.body.get(entry.parsed.clone())?)?;
+        if let Ok(mut used) = self.used.lock() {
+            used.push(path.to_owned());
+        }
+        Some(parsed)
+    }
+
+    fn put(&self, path: &str, identity: ContentIdentity, parsed: &ParsedCaseFile) {
+        if !self.context.is_settled(&identity) {
+            return;
+        }
+        let mut encoder = Encoder::default();
+        encoder.str(path);
+        encoder.identity(&identity);
+        let encoded = encode_parsed(parsed);
+        encoder.len(encoded.len());
+        encoder.raw(&encoded);
+        if let Ok(mut added) = self.added.lock() {
+            added.push(encoder.into_bytes());
+        }
+    }
+}
+
+fn encode_parsed(parsed: &ParsedCaseFile) -> Vec<u8> {
+    let mut encoder = Encoder::default();
+    encoder.len(parsed.cases.len());
+    for case in &parsed.cases {
+        encoder.str(&case.id);
+        encoder.u64(case.version);
+        encoder.digest(&case.digest);
+        encoder.bool(case.contract.is_some());
+        if let Some(contract) = &case.contract {
+            encoder.digest(contract);
+        }
+        encoder.u32(case.line);
+        encoder.u32(case.end_line);
+        encoder.bool(case.retired);
+        encoder.optional_str(case.grader_version.as_deref());
+        encoder.str(&case.value.to_string());
+    }
+    encoder.len(parsed.problems.len());
+    for problem in &parsed.problems {
+        encoder.u32(problem.line);
+        encoder.u32(problem.column);
+        encoder.str(&problem.message);
+    }
+    encoder.into_bytes()
+}
+
+fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
+    let mut decoder = Decoder::new(bytes);
+    let case_count = decoder.len()?;
+    let mut cases = Vec::with_capacity(case_count.min(bytes.len()));
+    for _ in 0..case_count {
+        let id = decoder.string()?;
+        let version = decoder.u64()?;
+        let digest = decoder.digest()?;
+        let contract = match decoder.bool()? {
+            true => Some(decoder.digest()?),
+            false => None,
+        };
+        cases.push(Case {
+            id,
+            version,
+            digest,
+            contract,
+            file: path.to_owned(),
+            line: decoder.u32()?,
+            end_line: decoder.u32()?,
+            retired: decoder.bool()?,
+            grader_version: decoder.optional_string()?,
+            value: serde_json::from_str(decoder.str()?).ok()?,
+        });
+    }
+    let problem_count = decoder.len()?;
+    let mut problems = Vec::with_capacity(problem_count.min(bytes.len()));
+    for _ in 0..problem_count {
+        problems.push(CaseProblem {
+            file: path.to_owned(),
+            line: decoder.u32()?,
+            column: decoder.u32()?,
+            message: decoder.string()?,
+        });
+    }
+    decoder
+        .is_done()
+        .then_some(ParsedCaseFile { cases, problems })
+}

@@ -1,0 +1,242 @@
+//! A small binary encoding for cache files: fixed-width little-endian integers and
+//! length-prefixed strings. Decoding never panics; any inconsistency is `None`.
+
+use crate::hash::Digest;
+use crate::source::ContentIdentity;
+
+#[derive(Debug, Default)]
+pub(super) struct Encoder {
+    bytes: Vec<u8>,
+}
+
+impl Encoder {
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    pub fn u8(&mut self, value: u8) {
+        self.bytes.push(value);
+    }
+
+    pub fn bool(&mut self, value: bool) {
+        self.u8(u8::from(value));
+    }
+
+    pub fn u32(&mut self, value: u32) {
+        self.raw(&value.to_le_bytes());
+    }
+
+    pub fn u64(&mut self, value: u64) {
+        self.raw(&value.to_le_bytes());
+    }
+
+    pub fn i128(&mut self, value: i128) {
+        self.raw(&value.to_le_bytes());
+    }
+
+    pub fn len(&mut self, length: usize) {
+        self.u64(length as u64);
+    }
+
+    pub fn str(&mut self, text: &str) {
+        self.len(text.len());
+        self.raw(text.as_bytes());
+    }
+
+    pub fn optional_str(&mut self, text: Option<&str>) {
+        self.bool(text.is_some());
+        if let Some(text) = text {
+            self.str(text);
+        }
+    }
+
+    pub fn optional_u32(&mut self, value: Option<u32>) {
+        self.bool(value.is_some());
+        if let Some(value) = value {
+            self.u32(value);
+        }
+    }
+
+    pub fn digest(&mut self, digest: &Digest) {
+        self.raw(&digest.sha256_bytes());
+    }
+
+    pub fn identity(&mut self, identity: &ContentIdentity) {
+        match identity {
+            ContentIdentity::Object(id) => {
+                self.u8(0);
+                self.str(id);
+            }
+            ContentIdentity::Stat {
+                size,
+                modified_ns,
+                changed_ns,
+                inode,
+                device,
+            } => {
+                self.u8(1);
+                self.u64(*size);
+                self.i128(*modified_ns);
+                self.i128(*changed_ns);
+                self.u64(*inode);
+                self.u64(*device);
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(super) struct Decoder<'a> {
+    bytes: &'a [u8],
+    position: usize,
+}
+
+impl<'a> Decoder<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Decoder { bytes, position: 0 }
+    }
+
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.position == self.bytes.len()
+    }
+
+    pub fn rest(&self) -> &'a [u8] {
+        &self.bytes[self.position..]
+    }
+
+    pub fn raw(&mut self, length: usize) -> Option<&'a [u8]> {
+        let end = self.position.checked_add(length)?;
+        let slice = self.bytes.get(self.position..end)?;
+        self.position = end;
+        Some(slice)
+    }
+
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.raw(N)?.try_into().ok()
+    }
+
+    pub fn u8(&mut self) -> Option<u8> {
+        Some(self.array::<1>()?[0])
+    }
+
+    pub fn bool(&mut self) -> Option<bool> {
+        match self.u8()? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+
+    pub fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.array()?))
+    }
+
+    pub fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.array()?))
+    }
+
+    pub fn i128(&mut self) -> Option<i128> {
+        Some(i128::from_le_bytes(self.array()?))
+    }
+
+    pub fn len(&mut self) -> Option<usize> {
+        usize::try_from(self.u64()?).ok()
+    }
+
+    pub fn str(&mut self) -> Option<&'a str> {
+        let length = self.len()?;
+        std::str::from_utf8(self.raw(length)?).ok()
+    }
+
+    pub fn string(&mut self) -> Option<String> {
+        self.str().map(str::to_owned)
+    }
+
+    pub fn optional_string(&mut self) -> Option<Option<String>> {
+        match self.bool()? {
+            true => Some(Some(self.string()?)),
+            false => Some(None),
+        }
+    }
+
+    pub fn optional_u32(&mut self) -> Option<Option<u32>> {
+        match self.bool()? {
+            true => Some(Some(self.u32()?)),
+            false => Some(None),
+        }
+    }
+
+    pub fn digest(&mut self) -> Option<Digest> {
+        Some(Digest::from_sha256_bytes(&self.array()?))
+    }
+
+    pub fn identity(&mut self) -> Option<ContentIdentity> {
+        match self.u8()? {
+            0 => Some(ContentIdentity::Object(self.string()?)),
+            1 => Some(ContentIdentity::Stat {
+                size: self.u64()?,
+                modified_ns: self.i128()?,
+                changed_ns: self.i128()?,
+                inode: self.u64()?,
+                device: self.u64()?,
+            }),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_round_trip_and_short_input_is_none() {
+        let mut encoder = Encoder::default();
+        encoder.str("héllo");
+        encoder.optional_str(None);
+        encoder.optional_u32(Some(7));
+        encoder.identity(&ContentIdentity::Stat {
+            size: 1,
+            modified_ns: -2,
+            changed_ns: 3,
+            inode: 4,
+            device: 5,
+        });
+        encoder.digest(&crate::hash::bytes_digest(b"x"));
+        let bytes = encoder.into_bytes();
+        let mut decoder = Decoder::new(&bytes);
+        assert_eq!(decoder.str(), Some("héllo"));
+        assert_eq!(decoder.optional_string(), Some(None));
+        assert_eq!(decoder.optional_u32(), Some(Some(7)));
+        assert!(matches!(
+            decoder.identity(),
+            Some(ContentIdentity::Stat {
+                modified_ns: -2,
+                ..
+            })
+        ));
+        assert_eq!(decoder.digest(), Some(crate::hash::bytes_digest(b"x")));
+        assert!(decoder.is_done());
+        for cut in 0..bytes.len() {
+            let mut decoder = Decoder::new(&bytes[..cut]);
+            let complete = decoder.str().is_some()
+                && decoder.optional_string().is_some()
+                && decoder.optional_u32().is_some()
+                && decoder.identity().is_some()
+                && decoder.digest().is_some();
+            assert!(!complete, "a truncation at {cut} must not decode");
+        }
+    }
+}

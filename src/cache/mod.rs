@@ -1,0 +1,145 @@
+//! The incremental cache in `.evalock/cache/`: an optimisation, never a source of truth.
+//!
+//! Every file carries the identity of the binary that wrote it and a SHA-256 of its
+//! contents; a file that is truncated, corrupted, or written by another build is ignored
+//! as if absent. Entries are found by [`ContentIdentity`] (git object ids, or the working
+//! tree's size, modification and inode-change times, inode and device), so content that
+//! may have changed is never matched. A cold CI clone has no cache and computes
+//! everything; the answer is the same either way.
+
+mod case_files;
+mod codec;
+mod memo;
+
+pub use case_files::CaseFileStore;
+pub use memo::{CheckMemo, MemoKey, RecordingSource};
+
+use crate::hash::sha256_hex;
+use crate::source::ContentIdentity;
+use sha2::{Digest as _, Sha256};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Where the cache lives, relative to the project root.
+pub const CACHE_DIR: &str = ".evalock/cache";
+const MAGIC: &[u8; 8] = b"EVLCACHE";
+const FORMAT: u32 = 1;
+/// Files changed this recently may still change within one timestamp tick (FAT has 2 s),
+/// which their stat data would not show: they are not cached until they settle.
+const SETTLE_NS: i128 = 2_000_000_000;
+
+/// What the cache knows about the running binary and the clock.
+#[derive(Debug, Clone)]
+pub struct CacheContext {
+    directory: PathBuf,
+    /// evalock's version and the executable's size and modification time: a rebuilt
+    /// binary never trusts what another build computed.
+    binary: String,
+    /// When this run started, in nanoseconds since the epoch.
+    started_ns: i128,
+}
+
+impl CacheContext {
+    /// The cache of the project at `project_root`; `None` when the binary cannot be
+    /// identified (then nothing is cached).
+    pub fn open(project_root: &Path) -> Option<CacheContext> {
+        let executable = std::env::current_exe().ok()?;
+        let metadata = std::fs::metadata(executable).ok()?;
+        let modified = metadata
+            .modified()
+            .ok()?
+            .duration_since(UNIX_EPOCH)
+            .ok()?
+            .as_nanos();
+        let binary = format!(
+            "{} {} {modified}",
+            env!("CARGO_PKG_VERSION"),
+            metadata.len()
+        );
+        let started_ns = i128::try_from(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .ok()?
+                .as_nanos(),
+        )
+        .ok()?;
+        Some(CacheContext {
+            directory: project_root.join(CACHE_DIR),
+            binary,
+            started_ns,
+        })
+    }
+
+    /// Whether content with this identity is old enough to be remembered.
+    fn is_settled(&self, identity: &ContentIdentity) -> bool {
+        match identity {
+            ContentIdentity::Object(_) => true,
+            ContentIdentity::Stat {
+                modified_ns,
+                changed_ns,
+                ..
+            } => (*modified_ns).max(*changed_ns) < self.started_ns - SETTLE_NS,
+        }
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.directory.join(name)
+    }
+
+    /// The body of a cache file, or `None` when it is absent, from another binary, or
+    /// does not match its checksum.
+    fn read(&self, name: &str) -> Option<Vec<u8>> {
+        let bytes = std::fs::read(self.file(name)).ok()?;
+        let (content, checksum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
+        if Sha256::digest(content).as_slice() != checksum {
+            return None;
+        }
+        let mut decoder = codec::Decoder::new(content);
+        if decoder.raw(MAGIC.len())? != MAGIC
+            || decoder.u32()? != FORMAT
+            || decoder.str()? != self.binary
+        {
+            return None;
+        }
+        Some(decoder.rest().to_vec())
+    }
+
+    /// Writes a cache file. Failures are ignored: the cache is only an optimisation. No
+    /// fsync: a torn file fails its checksum and is ignored.
+    fn write(&self, name: &str, body: &[u8]) {
+        let _ = self.try_write(name, body);
+    }
+
+    fn try_write(&self, name: &str, body: &[u8]) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.directory)?;
+        let ignore = self.directory.join(".gitignore");
+        if !ignore.exists() {
+            std::fs::write(
+                ignore,
+                "# evalock's incremental cache: never commit it.\n*\n",
+            )?;
+        }
+        let mut header = codec::Encoder::default();
+        header.raw(MAGIC);
+        header.u32(FORMAT);
+        header.str(&self.binary);
+        let mut hasher = Sha256::new();
+        hasher.update(header.bytes());
+        hasher.update(body);
+        let mut file = tempfile::NamedTempFile::new_in(&self.directory)?;
+        file.write_all(header.bytes())?;
+        file.write_all(body)?;
+        file.write_all(&hasher.finalize())?;
+        file.persist(self.file(name)).map_err(|error| error.error)?;
+        Ok(())
+    }
+}
+
+/// A short, file-name-safe tag for a key.
+fn key_tag(key: &str) -> String {
+    sha256_hex(key.as_bytes())[..16].to_owned()
+}
+
+#[cfg(test)]
+mod tests;

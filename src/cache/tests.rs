@@ -1,0 +1,214 @@
+//! The cache's own mechanics against a fake source whose identities the test controls.
+
+use super::*;
+use crate::finding::{Finding, Location, Subject};
+use crate::hash::EntryKind;
+use crate::model::{parse_case_file_with, CaseDetail, CaseFileCache};
+use crate::report::Report;
+use crate::rules::RuleId;
+use crate::source::{ContentSource, SourceFile};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// Files by path: content and the identity the source vouches for.
+#[derive(Default)]
+struct FakeSource {
+    files: Mutex<BTreeMap<String, (Vec<u8>, ContentIdentity)>>,
+}
+
+impl FakeSource {
+    fn put(&self, path: &str, content: &str, identity: &str) {
+        let entry = (
+            content.as_bytes().to_vec(),
+            ContentIdentity::Object(identity.to_owned()),
+        );
+        self.files.lock().unwrap().insert(path.to_owned(), entry);
+    }
+}
+
+impl ContentSource for FakeSource {
+    fn describe(&self) -> String {
+        "fake".into()
+    }
+    fn read(&self, path: &str) -> crate::Result<Option<Vec<u8>>> {
+        Ok(self
+            .files
+            .lock()
+            .unwrap()
+            .get(path)
+            .map(|(bytes, _)| bytes.clone()))
+    }
+    fn kind_of(&self, path: &str) -> crate::Result<Option<EntryKind>> {
+        Ok(self
+            .files
+            .lock()
+            .unwrap()
+            .contains_key(path)
+            .then_some(EntryKind::File))
+    }
+    fn list(&self, dir: &str) -> crate::Result<Vec<SourceFile>> {
+        let prefix = format!("{dir}/");
+        let files = self.files.lock().unwrap();
+        Ok(files
+            .keys()
+            .filter(|path| dir.is_empty() || path.starts_with(&prefix))
+            .map(|path| SourceFile {
+                path: path.clone(),
+                kind: EntryKind::File,
+            })
+            .collect())
+    }
+    fn identity(&self, path: &str) -> crate::Result<Option<ContentIdentity>> {
+        Ok(self
+            .files
+            .lock()
+            .unwrap()
+            .get(path)
+            .map(|(_, identity)| identity.clone()))
+    }
+}
+
+fn context(directory: &std::path::Path, binary: &str) -> CacheContext {
+    CacheContext {
+        directory: directory.to_path_buf(),
+        binary: binary.into(),
+        started_ns: 10_000_000_000_000,
+    }
+}
+
+fn report() -> Report {
+    let finding = Finding::new(RuleId::CaseUnlocked, Subject::case("s", "c"), "changed")
+        .at(Location::span("evals/a.jsonl", 3, 4).with_column(2))
+        .detail("a diff");
+    Report::new(
+        "check",
+        "fake".into(),
+        Some("main (abc1234)".into()),
+        vec![finding],
+    )
+    .with_subjects([Subject::case("s", "c"), Subject::skill("skills/x")])
+}
+
+/// Reads through a recording source as a check would.
+fn record(source: &FakeSource) -> RecordingSource<'_> {
+    let recording = RecordingSource::new(source);
+    recording.read("evalock.toml").unwrap();
+    recording.read("evalock.lock").unwrap();
+    recording.list("evals").unwrap();
+    recording.identity("evals/a.jsonl").unwrap();
+    recording
+}
+
+#[test]
+fn the_memo_answers_only_while_everything_it_read_is_unchanged() {
+    let directory = tempfile::tempdir().unwrap();
+    let source = FakeSource::default();
+    source.put("evalock.toml", "config", "c1");
+    source.put("evals/a.jsonl", "{}", "a1");
+    source.put("unrelated.txt", "x", "u1");
+    let key = MemoKey("check worktree".into());
+    let memo = CheckMemo::open(&context(directory.path(), "bin-1"), "worktree");
+    memo.remember(&key, &record(&source), &report());
+
+    let recalled = memo.recall(&key, &source).expect("nothing changed");
+    assert_eq!(recalled.findings, report().findings);
+    assert_eq!(recalled.subjects, report().subjects);
+    assert_eq!(
+        (recalled.source.as_str(), recalled.base.as_deref()),
+        ("fake", Some("main (abc1234)"))
+    );
+
+    source.put("unrelated.txt", "y", "u2");
+    assert!(
+        memo.recall(&key, &source).is_some(),
+        "an unrelated change keeps the memo"
+    );
+    assert!(
+        memo.recall(&MemoKey("check index".into()), &source)
+            .is_none(),
+        "another key misses"
+    );
+    assert!(
+        CheckMemo::open(&context(directory.path(), "bin-2"), "worktree")
+            .recall(&key, &source)
+            .is_none()
+    );
+
+    source.put("evals/a.jsonl", "{}", "a2");
+    assert!(
+        memo.recall(&key, &source).is_none(),
+        "a changed identity misses"
+    );
+    source.put("evals/a.jsonl", "{}", "a1");
+    source.put("evals/b.jsonl", "{}", "b1");
+    assert!(
+        memo.recall(&key, &source).is_none(),
+        "a new file in a listed directory misses"
+    );
+    source.files.lock().unwrap().remove("evals/b.jsonl");
+    source.put("evalock.lock", "lock", "l1");
+    assert!(
+        memo.recall(&key, &source).is_none(),
+        "a file that appeared where none was misses"
+    );
+}
+
+#[test]
+fn content_without_identity_or_too_fresh_is_not_remembered() {
+    let directory = tempfile::tempdir().unwrap();
+    let source = FakeSource::default();
+    source.put("evalock.toml", "config", "c1");
+    let key = MemoKey("k".into());
+    let cache = context(directory.path(), "bin");
+    let fresh = ContentIdentity::Stat {
+        size: 1,
+        modified_ns: cache.started_ns,
+        changed_ns: 0,
+        inode: 1,
+        device: 1,
+    };
+    assert!(!cache.is_settled(&fresh));
+    let old = ContentIdentity::Stat {
+        size: 1,
+        modified_ns: 0,
+        changed_ns: 0,
+        inode: 1,
+        device: 1,
+    };
+    assert!(cache.is_settled(&old));
+
+    let recording = RecordingSource::new(&source);
+    recording.read("evalock.toml").unwrap();
+    recording.record(memo_dependency_for_test("evals/a.jsonl", fresh));
+    let memo = CheckMemo::open(&cache, "worktree");
+    memo.remember(&key, &recording, &report());
+    assert!(memo.recall(&key, &source).is_none());
+}
+
+fn memo_dependency_for_test(path: &str, identity: ContentIdentity) -> memo::Dependency {
+    memo::Dependency::Content(path.to_owned(), Some(identity))
+}
+
+#[test]
+fn case_files_come_back_exactly_and_only_for_the_same_identity() {
+    let directory = tempfile::tempdir().unwrap();
+    let cache = context(directory.path(), "bin");
+    let text = "{\"id\":\"a\",\"version\":2}\n{\"id\":\"b\",\"retired\":true}\nnot json\n{\"id\":\"c\",\"grader_version\":\"g-1\"}\n";
+    let parsed = parse_case_file_with("evals/a.jsonl", text.as_bytes(), CaseDetail::Summary);
+    let identity = ContentIdentity::Object("blob-1".into());
+
+    let store = CaseFileStore::open(&cache, "git");
+    assert!(store.get("evals/a.jsonl", &identity).is_none());
+    store.put("evals/a.jsonl", identity.clone(), &parsed);
+    store.save();
+
+    let store = CaseFileStore::open(&cache, "git");
+    assert_eq!(store.get("evals/a.jsonl", &identity), Some(parsed.clone()));
+    assert!(store
+        .get("evals/a.jsonl", &ContentIdentity::Object("blob-2".into()))
+        .is_none());
+    assert!(store.get("evals/other.jsonl", &identity).is_none());
+    assert!(CaseFileStore::open(&cache, "worktree")
+        .get("evals/a.jsonl", &identity)
+        .is_none());
+}

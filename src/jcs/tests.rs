@@ -1,0 +1,279 @@
+//! The fast path must agree with serde_json + serde_json_canonicalizer on every input it
+//! accepts, and must decline every input the slow path rejects.
+
+use super::*;
+use crate::hash::canonical_json;
+use crate::model::StrictValue;
+
+/// What the slow path makes of `text`: the canonical form, or `None` when it rejects it.
+fn slow(text: &str) -> Option<String> {
+    let StrictValue(value) = serde_json::from_str::<StrictValue>(text).ok()?;
+    if !value.is_object() {
+        return None;
+    }
+    canonical_json(&value).ok()
+}
+
+fn fast(text: &str) -> Option<String> {
+    let mut canonicalizer = Canonicalizer::new();
+    let object = canonicalizer.object(text, &[], None)?;
+    Some(String::from_utf8(object.canonical.to_vec()).expect("canonical output is UTF-8"))
+}
+
+/// Fast and slow agree whenever fast answers, and fast answers on all valid objects we
+/// expect to be common (`must_answer`).
+fn assert_agrees(text: &str, must_answer: bool) {
+    let expected = slow(text);
+    match fast(text) {
+        Some(actual) => assert_eq!(Some(actual), expected, "fast path differs on {text:?}"),
+        None => assert!(
+            !must_answer || expected.is_none(),
+            "fast path declined valid {text:?}"
+        ),
+    }
+}
+
+#[test]
+fn agrees_on_hand_picked_inputs() {
+    for text in [
+        r#"{"b":1,"a":2}"#,
+        r#"{ "id" : "x" , "version" : 2 }"#,
+        r#"{"a":[1,2,{"z":null,"y":true,"x":false}],"b":"\u00e9\n\t\"\\\/"}"#,
+        r#"{"n":[0,-0,1.0,1.5,-2.25e3,1E30,4.50,2e-3,0.000000000000000000000000001,333333333.33333329]}"#,
+        r#"{"big":[12345678901234567890,-9223372036854775809,123456789012345678901234567890,9007199254740993]}"#,
+        r#"{"e":"\ud83d\ude00","f":"\u0000\u001f\u007f\u2028"}"#,
+        "{\"\\u20ac\":1,\"\\r\":2,\"\\ufb33\":3,\"1\":4,\"\\ud83d\\ude00\":5,\"\\u0080\":6,\"\\u00f6\":7}",
+        r#"{"nested":{"b":{"d":1,"c":2},"a":[]},"empty":{}}"#,
+        "{\"emoji\":\"🙂 東京\",\"raw\":\"café\"}",
+        r#"{"x":-0.0,"y":1e-7,"z":1e21,"w":1e20}"#,
+    ] {
+        assert_agrees(text, true);
+    }
+}
+
+#[test]
+fn declines_what_the_slow_path_rejects() {
+    for text in [
+        r#"{"a":1,"a":2}"#,
+        r#"{"b":1,"a":2,"b":3}"#,
+        r#"{"a":1e400}"#,
+        r#"{"a":-1e400}"#,
+        r#"{"a":NaN}"#,
+        r#"{"a":"\ud800"}"#,
+        r#"{"a":"\udc00"}"#,
+        r#"{"a":"\ud800\u0041"}"#,
+        "{\"a\":\"tab\tinside\"}",
+        r#"{"a":01}"#,
+        r#"{"a":1.}"#,
+        r#"{"a":.5}"#,
+        r#"{"a":+1}"#,
+        r#"{"a":1,}"#,
+        r#"{"a" 1}"#,
+        r#"{"a":tru}"#,
+        r#"{"a":"\x"}"#,
+        r#"{"a":1} x"#,
+        r#"[1,2]"#,
+        r#""text""#,
+        "",
+        "{",
+    ] {
+        assert_eq!(fast(text), None, "fast path must decline {text:?}");
+    }
+}
+
+#[test]
+fn deep_nesting_goes_to_the_slow_path() {
+    let deep = format!("{{\"a\":{}1{}}}", "[".repeat(200), "]".repeat(200));
+    assert_eq!(fast(&deep), None);
+    let shallow = format!("{{\"a\":{}1{}}}", "[".repeat(50), "]".repeat(50));
+    assert_agrees(&shallow, true);
+}
+
+#[test]
+fn reports_wanted_members_and_the_contract_without_the_excluded_one() {
+    let text = r#"{"version": 2, "retired": true, "id": "a", "input": {"id": "inner"}}"#;
+    let mut canonicalizer = Canonicalizer::new();
+    let object = canonicalizer
+        .object(text, &["id", "version"], Some("retired"))
+        .unwrap();
+    assert_eq!(
+        object.canonical,
+        br#"{"id":"a","input":{"id":"inner"},"retired":true,"version":2}"#
+    );
+    assert_eq!(
+        object.without_excluded.unwrap(),
+        br#"{"id":"a","input":{"id":"inner"},"version":2}"#
+    );
+    let raw: Vec<(&str, &str)> = object
+        .members
+        .iter()
+        .map(|member| (member.key, &text[member.raw_value.clone()]))
+        .collect();
+    assert_eq!(
+        raw,
+        vec![("id", "\"a\""), ("retired", "true"), ("version", "2")]
+    );
+
+    let object = canonicalizer
+        .object(r#"{"id":"b"}"#, &["id"], Some("retired"))
+        .unwrap();
+    assert!(object.without_excluded.is_none());
+}
+
+/// A small deterministic generator of JSON texts, valid and slightly broken.
+struct Generator(u64);
+
+impl Generator {
+    fn next(&mut self) -> u64 {
+        // xorshift64*: deterministic, no dependency.
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+
+    fn whitespace(&mut self, out: &mut String) {
+        for _ in 0..self.below(3) {
+            out.push([' ', '\t', '\n', '\r'][self.below(4) as usize]);
+        }
+    }
+
+    fn string(&mut self, out: &mut String) {
+        const PIECES: &[&str] = &[
+            "a",
+            "b",
+            "Z",
+            "id",
+            "é",
+            "東",
+            "🙂",
+            "\\n",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\u00e9",
+            "\\u0001",
+            "\\ud83d\\ude00",
+            "\\uffff",
+            "\\ue000",
+            "\u{e000}",
+            "\u{10000}",
+            " ",
+            "\u{7f}",
+            "\\b",
+            "\\f",
+            "\\t",
+            "\\r",
+            "\\u0000",
+        ];
+        out.push('"');
+        for _ in 0..self.below(4) {
+            out.push_str(PIECES[self.below(PIECES.len() as u64) as usize]);
+        }
+        out.push('"');
+    }
+
+    fn number(&mut self, out: &mut String) {
+        const NUMBERS: &[&str] = &[
+            "0",
+            "-0",
+            "7",
+            "-13",
+            "1.5",
+            "0.1",
+            "100",
+            "1e3",
+            "1E-3",
+            "2.5e+10",
+            "123456789012345",
+            "1234567890123456",
+            "99999999999999999999",
+            "-9007199254740993",
+            "0.000001",
+            "1e-7",
+            "1e21",
+            "1e20",
+            "5e-324",
+            "1.7976931348623157e308",
+            "4.35",
+            "0.30000000000000004",
+            "-0.0",
+            "3.0",
+        ];
+        out.push_str(NUMBERS[self.below(NUMBERS.len() as u64) as usize]);
+    }
+
+    fn value(&mut self, out: &mut String, depth: u32) {
+        let choice = if depth > 4 {
+            self.below(5)
+        } else {
+            self.below(7)
+        };
+        match choice {
+            0 => self.string(out),
+            1 => self.number(out),
+            2 => out.push_str(["true", "false", "null"][self.below(3) as usize]),
+            3 | 5 => self.object(out, depth + 1),
+            4 | 6 => {
+                out.push('[');
+                for index in 0..self.below(4) {
+                    if index > 0 {
+                        out.push(',');
+                    }
+                    self.whitespace(out);
+                    self.value(out, depth + 1);
+                    self.whitespace(out);
+                }
+                out.push(']');
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    fn object(&mut self, out: &mut String, depth: u32) {
+        out.push('{');
+        for index in 0..self.below(5) {
+            if index > 0 {
+                out.push(',');
+            }
+            self.whitespace(out);
+            self.string(out);
+            self.whitespace(out);
+            out.push(':');
+            self.whitespace(out);
+            self.value(out, depth);
+            self.whitespace(out);
+        }
+        out.push('}');
+    }
+}
+
+#[test]
+fn agrees_with_the_slow_path_on_generated_inputs() {
+    let mut generator = Generator(0x5eed_1234_abcd_ef01);
+    let mut answered = 0;
+    for _ in 0..6_000 {
+        let mut text = String::new();
+        generator.object(&mut text, 0);
+        assert_agrees(&text, false);
+        answered += usize::from(fast(&text).is_some());
+        // One byte deleted: often invalid, and the fast path must then agree or decline.
+        if !text.is_empty() {
+            let cut = generator.below(text.len() as u64) as usize;
+            if text.is_char_boundary(cut) && text.is_char_boundary(cut + 1) {
+                let mut broken = text.clone();
+                broken.remove(cut);
+                assert_agrees(&broken, false);
+            }
+        }
+    }
+    // Generated objects with duplicate keys are declined; most others must be answered.
+    assert!(
+        answered > 3_000,
+        "fast path answered only {answered} of 6000"
+    );
+}

@@ -1,0 +1,242 @@
+//! JSONL case files, the format large suites use. For checks ([`CaseDetail::Summary`]) each
+//! line is canonicalized straight from its text (see [`crate::jcs`]) instead of through a
+//! `serde_json::Value`; big files are cut into chunks of whole lines hashed in parallel.
+
+use super::cases::{
+    case_fields, case_from_element, checked_members, column_u32, json_error_message_at, Case,
+    CaseDetail, CaseProblem, Element, ParsedCaseFile,
+};
+use super::strict_json::StrictValue;
+use crate::hash::bytes_digest;
+use crate::jcs::Canonicalizer;
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+/// Files larger than this are cut into chunks of about this size, hashed in parallel.
+const CHUNK_BYTES: usize = 1 << 20;
+/// The top-level members [`case_fields`] interprets, then the ones checks read.
+const INTERPRETED_MEMBERS: &[&str] = &[
+    "id",
+    "version",
+    "retired",
+    "grader_version",
+    "n",
+    "expect",
+    "expects_refusal",
+    "mutate",
+];
+
+/// One case per non-blank line; a bad line is a problem at its line and the rest still load.
+pub(super) fn parse_json_lines(path: &str, text: &str, detail: CaseDetail) -> ParsedCaseFile {
+    parse_json_lines_in_chunks(path, text, detail, CHUNK_BYTES)
+}
+
+fn parse_json_lines_in_chunks(
+    path: &str,
+    text: &str,
+    detail: CaseDetail,
+    chunk_bytes: usize,
+) -> ParsedCaseFile {
+    let chunks = line_chunks(text, chunk_bytes);
+    if chunks.len() == 1 {
+        return parse_chunk(path, 1, text, detail);
+    }
+    let parsed: Vec<ParsedCaseFile> = chunks
+        .par_iter()
+        .map(|(first_line, chunk)| parse_chunk(path, *first_line, chunk, detail))
+        .collect();
+    let mut all = ParsedCaseFile::default();
+    for chunk in parsed {
+        all.cases.extend(chunk.cases);
+        all.problems.extend(chunk.problems);
+    }
+    all
+}
+
+/// Cuts `text` at newlines into pieces of about `target` bytes, each with the 1-based
+/// number of its first line. Joining the pieces with `\n` gives back `text`.
+fn line_chunks(text: &str, target: usize) -> Vec<(u32, &str)> {
+    let mut chunks = Vec::new();
+    let mut rest = text;
+    let mut first_line = 1u32;
+    while rest.len() > target {
+        let Some(newline) = rest.as_bytes()[target..]
+            .iter()
+            .position(|byte| *byte == b'\n')
+        else {
+            break;
+        };
+        let (chunk, tail) = rest.split_at(target + newline);
+        chunks.push((first_line, chunk));
+        let lines_in_chunk = chunk.bytes().filter(|byte| *byte == b'\n').count() + 1;
+        first_line = first_line.saturating_add(u32::try_from(lines_in_chunk).unwrap_or(u32::MAX));
+        rest = &tail[1..];
+    }
+    chunks.push((first_line, rest));
+    chunks
+}
+
+fn parse_chunk(path: &str, first_line: u32, chunk: &str, detail: CaseDetail) -> ParsedCaseFile {
+    let mut parsed = ParsedCaseFile::default();
+    let mut canonicalizer = Canonicalizer::new();
+    for (index, line_text) in chunk.split('\n').enumerate() {
+        let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
+        if line_text.trim().is_empty() {
+            continue;
+        }
+        let fast = match detail {
+            CaseDetail::Summary => case_from_text(&mut canonicalizer, path, line, line_text),
+            CaseDetail::Full => None,
+        };
+        let result = fast.unwrap_or_else(|| case_through_value(path, line, line_text, detail));
+        match result {
+            Ok(case) => parsed.cases.push(case),
+            Err(problem) => parsed.problems.push(problem),
+        }
+    }
+    parsed
+}
+
+/// The reference path: parse into a value, then canonicalize it. Gives the exact error.
+fn case_through_value(
+    path: &str,
+    line: u32,
+    line_text: &str,
+    detail: CaseDetail,
+) -> Result<Case, CaseProblem> {
+    match serde_json::from_str::<StrictValue>(line_text) {
+        Ok(StrictValue(value)) => case_from_element(
+            path,
+            Element {
+                value,
+                line,
+                end_line: line,
+                key: None,
+            },
+            detail,
+        ),
+        Err(error) => Err(CaseProblem {
+            file: path.to_owned(),
+            line,
+            column: column_u32(error.column()),
+            message: json_error_message_at(&error, line_text),
+        }),
+    }
+}
+
+/// The fast path: `None` when the line needs the reference path (invalid JSON, duplicate
+/// keys, …). Only the members evalock interprets are parsed into values.
+fn case_from_text(
+    canonicalizer: &mut Canonicalizer,
+    path: &str,
+    line: u32,
+    line_text: &str,
+) -> Option<Result<Case, CaseProblem>> {
+    let object = canonicalizer.object(line_text, INTERPRETED_MEMBERS, Some("retired"))?;
+    let mut interpreted = Map::new();
+    for member in object.members {
+        let StrictValue(value) =
+            serde_json::from_str(line_text.get(member.raw_value.clone())?).ok()?;
+        interpreted.insert(member.key.to_owned(), value);
+    }
+    let fields = match case_fields(&interpreted) {
+        Ok(fields) => fields,
+        Err(message) => {
+            return Some(Err(CaseProblem {
+                file: path.to_owned(),
+                line,
+                column: 1,
+                message,
+            }))
+        }
+    };
+    let digest = bytes_digest(object.canonical);
+    let contract = object
+        .without_excluded
+        .map(bytes_digest)
+        .filter(|contract| *contract != digest);
+    Some(Ok(Case {
+        id: fields.id,
+        version: fields.version,
+        digest,
+        contract,
+        file: path.to_owned(),
+        line,
+        end_line: line,
+        retired: fields.retired,
+        grader_version: fields.grader_version,
+        value: checked_members(&Value::Object(interpreted)),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::cases::parse_case_file_with;
+
+    #[test]
+    fn chunks_rejoin_to_the_text_and_know_their_first_line() {
+        let text = "a\nbb\n\nccc\ndddd\ne\n";
+        for target in [1, 2, 3, 5, 100] {
+            let chunks = line_chunks(text, target);
+            let joined: Vec<&str> = chunks.iter().map(|(_, chunk)| *chunk).collect();
+            assert_eq!(joined.join("\n"), text, "target {target}");
+            for (first_line, chunk) in &chunks {
+                let first_line_text = text.split('\n').nth(*first_line as usize - 1);
+                assert_eq!(first_line_text, chunk.split('\n').next(), "target {target}");
+            }
+        }
+        let numbered: Vec<(u32, &str)> = line_chunks("l1\nl2\nl3\nl4", 2);
+        assert_eq!(numbered, vec![(1, "l1"), (2, "l2"), (3, "l3"), (4, "l4")]);
+    }
+
+    /// Summary and full loads agree on everything but the kept values, line by line,
+    /// including problems, across the chunk boundaries of a large file.
+    #[test]
+    fn summary_equals_full_without_values() {
+        let mut text = String::new();
+        for number in 0..3_000 {
+            let line = match number % 97 {
+                0 => "{\"id\": \"dup\", \"id\": \"dup\"}".to_owned(),
+                1 => format!("{{\"id\": \"r{number}\", \"retired\": true, \"version\": 2}}"),
+                2 => format!("{{\"id\": \"v{number}\", \"version\": 1.0}}"),
+                3 => String::new(),
+                4 => "not json".to_owned(),
+                5 => format!("{{\"id\": \"n{number}\", \"n\": 1001}}"),
+                _ => format!(
+                    "{{\"version\": {}, \"id\": \"case-{number}\", \"input\": {{\"text\": \"caf\\u00e9 {number}\", \"t\": 0.7}}, \"grader_version\": 3}}",
+                    1 + number % 3
+                ),
+            };
+            text.push_str(&line);
+            text.push('\n');
+        }
+        let full = parse_case_file_with("big.jsonl", text.as_bytes(), CaseDetail::Full);
+        let summary = parse_json_lines_in_chunks("big.jsonl", &text, CaseDetail::Summary, 4096);
+        assert!(
+            line_chunks(&text, 4096).len() > 10,
+            "the file must span several chunks"
+        );
+        let without_values: Vec<Case> = full
+            .cases
+            .iter()
+            .cloned()
+            .map(|case| Case {
+                value: checked_members(&case.value),
+                ..case
+            })
+            .collect();
+        assert_eq!(summary.cases, without_values);
+        assert_eq!(summary.problems, full.problems);
+        assert!(
+            summary.problems.len() > 100,
+            "{} problems",
+            summary.problems.len()
+        );
+        assert!(summary
+            .cases
+            .iter()
+            .any(|case| case.retired && case.contract.is_some()));
+        assert_eq!(summary.cases.last().map(|case| case.line), Some(3_000));
+    }
+}

@@ -1,0 +1,345 @@
+//! Reads `evalock.lock` in the exact shape [`Lock::render`] writes, without a TOML parser:
+//! a 200,000-case lock parses in a fraction of the time. The result is only used when it
+//! renders back to the very same text, which proves it is what the TOML parser would
+//! return (render and parse round-trip); anything else goes to the TOML parser.
+
+use super::lock::{CaseLock, Lock, Recipes, SuiteLock};
+use super::skill_lock::SkillLock;
+use crate::hash::Digest;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The lock, if `text` is exactly what `render` writes for it.
+pub(super) fn parse_rendered(text: &str) -> Option<Lock> {
+    // Skills come last and are few: their tables go through the TOML parser.
+    let (head, skills) = match text.find("\n[skill.") {
+        Some(position) => text.split_at(position + 1),
+        None => (text, ""),
+    };
+    let mut lock = read_lines(head)?;
+    lock.skills = toml::from_str::<SkillTables>(skills).ok()?.skill;
+    let mut comparison = Comparison {
+        expected: text,
+        matched: 0,
+    };
+    lock.render_into(&mut comparison).ok()?;
+    (comparison.matched == text.len()).then_some(lock)
+}
+
+/// The `[skill.…]` tables at the end of a lock.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SkillTables {
+    #[serde(default)]
+    skill: BTreeMap<String, SkillLock>,
+}
+
+/// An `fmt::Write` that compares what is written with the expected text, and stops at
+/// the first difference.
+struct Comparison<'a> {
+    expected: &'a str,
+    matched: usize,
+}
+
+impl fmt::Write for Comparison<'_> {
+    fn write_str(&mut self, piece: &str) -> fmt::Result {
+        let end = self.matched + piece.len();
+        if self.expected.as_bytes().get(self.matched..end) != Some(piece.as_bytes()) {
+            return Err(fmt::Error);
+        }
+        self.matched = end;
+        Ok(())
+    }
+}
+
+/// Which table the lines being read belong to.
+enum Table {
+    Top,
+    Recipes,
+    Suite(String),
+    SuitePrompts(String),
+    Case(String, String),
+}
+
+fn read_lines(text: &str) -> Option<Lock> {
+    let mut lock = Lock::new();
+    let mut recipes = Recipes {
+        case: String::new(),
+        prompt: String::new(),
+        tree: String::new(),
+        suite: String::new(),
+    };
+    let mut lock_version = None;
+    let mut table = Table::Top;
+    // Cases arrive sorted by suite, then id: each goes straight into its suite's map.
+    let mut cases: Vec<(String, BTreeMap<String, CaseLock>)> = Vec::new();
+    let mut current_case: Option<(String, CaseLock)> = None;
+    for line in text.split('\n') {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            finish_case(&mut cases, current_case.take())?;
+            table = read_header(header.strip_suffix(']')?)?;
+            match &table {
+                Table::Suite(name) => {
+                    let empty = SuiteLock {
+                        digest: Digest::of_bytes(b""),
+                        prompt: None,
+                        prompts: BTreeMap::new(),
+                    };
+                    lock.suites.insert(name.clone(), empty);
+                }
+                Table::Case(suite, id) => {
+                    if cases.last().is_none_or(|(last, _)| last != suite) {
+                        cases.push((suite.clone(), BTreeMap::new()));
+                    }
+                    let entry = CaseLock {
+                        version: 0,
+                        digest: Digest::of_bytes(b""),
+                        file: String::new(),
+                        retired: false,
+                    };
+                    current_case = Some((id.clone(), entry));
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let (key, value) = line.split_once(" = ")?;
+        match &table {
+            Table::Top if key == "lock_version" => lock_version = Some(value.parse().ok()?),
+            Table::Top => return None,
+            Table::Recipes => {
+                let value = read_string(value)?;
+                match key {
+                    "case" => recipes.case = value,
+                    "prompt" => recipes.prompt = value,
+                    "tree" => recipes.tree = value,
+                    "suite" => recipes.suite = value,
+                    _ => return None,
+                }
+            }
+            Table::Suite(name) => {
+                let suite = lock.suites.get_mut(name)?;
+                let digest = Digest::parse(&read_string(value)?).ok()?;
+                match key {
+                    "digest" => suite.digest = digest,
+                    "prompt" => suite.prompt = Some(digest),
+                    _ => return None,
+                }
+            }
+            Table::SuitePrompts(name) => {
+                let digest = Digest::parse(&read_string(value)?).ok()?;
+                lock.suites
+                    .get_mut(name)?
+                    .prompts
+                    .insert(read_key(key)?, digest);
+            }
+            Table::Case(..) => {
+                let (_, entry) = current_case.as_mut()?;
+                match key {
+                    "version" => entry.version = value.parse().ok()?,
+                    "digest" => entry.digest = Digest::parse(&read_string(value)?).ok()?,
+                    "file" => entry.file = read_string(value)?,
+                    "retired" if value == "true" => entry.retired = true,
+                    _ => return None,
+                }
+            }
+        }
+    }
+    lock.lock_version = lock_version?;
+    lock.recipes = recipes;
+    finish_case(&mut cases, current_case.take())?;
+    for (suite, entries) in cases {
+        // A repeated suite is not the rendered shape.
+        if lock.cases.insert(suite, entries).is_some() {
+            return None;
+        }
+    }
+    Some(lock)
+}
+
+/// Files the case just read under its suite; a repeated id is not the rendered shape.
+fn finish_case(
+    cases: &mut [(String, BTreeMap<String, CaseLock>)],
+    case: Option<(String, CaseLock)>,
+) -> Option<()> {
+    if let Some((id, entry)) = case {
+        let (_, entries) = cases.last_mut()?;
+        if entries.insert(id, entry).is_some() {
+            return None;
+        }
+    }
+    Some(())
+}
+
+fn read_header(header: &str) -> Option<Table> {
+    if header == "recipes" {
+        return Some(Table::Recipes);
+    }
+    let (kind, rest) = header.split_once('.')?;
+    let (first, rest) = split_key(rest)?;
+    match (kind, rest) {
+        ("suite", None) => Some(Table::Suite(first)),
+        ("suite", Some("prompts")) => Some(Table::SuitePrompts(first)),
+        ("case", Some(rest)) => {
+            let (second, rest) = split_key(rest)?;
+            rest.is_none().then_some(Table::Case(first, second))
+        }
+        _ => None,
+    }
+}
+
+/// The first key of a dotted header and what follows its dot.
+fn split_key(text: &str) -> Option<(String, Option<&str>)> {
+    let end = if text.starts_with('"') {
+        quoted_end(text)?
+    } else {
+        text.find('.').unwrap_or(text.len())
+    };
+    let key = read_key(&text[..end])?;
+    match &text[end..] {
+        "" => Some((key, None)),
+        rest => Some((key, Some(rest.strip_prefix('.')?))),
+    }
+}
+
+/// The byte after the closing quote of the basic string `text` starts with.
+fn quoted_end(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut position = 1;
+    while position < bytes.len() {
+        match bytes[position] {
+            b'\\' => position += 2,
+            b'"' => return Some(position + 1),
+            _ => position += 1,
+        }
+    }
+    None
+}
+
+fn read_key(text: &str) -> Option<String> {
+    if text.starts_with('"') {
+        return read_string(text);
+    }
+    let bare = !text.is_empty()
+        && text
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+    bare.then(|| text.to_owned())
+}
+
+/// A TOML basic string with the escapes `toml_string` writes.
+fn read_string(text: &str) -> Option<String> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    if !inner.contains('\\') {
+        return (!inner.contains('"')).then(|| inner.to_owned());
+    }
+    let mut out = String::with_capacity(inner.len());
+    let mut characters = inner.chars();
+    while let Some(character) = characters.next() {
+        match character {
+            '"' => return None,
+            '\\' => out.push(match characters.next()? {
+                '"' => '"',
+                '\\' => '\\',
+                'n' => '\n',
+                't' => '\t',
+                'r' => '\r',
+                'u' => {
+                    let hex: String = characters.by_ref().take(4).collect();
+                    char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?
+                }
+                _ => return None,
+            }),
+            other => out.push(other),
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::bytes_digest;
+
+    fn tricky_lock() -> Lock {
+        let mut lock = Lock::new();
+        for suite in ["support", "a.b", "quote\"d", "tab\tand\u{7f}", "ünï"] {
+            lock.suites.insert(
+                suite.into(),
+                SuiteLock {
+                    digest: bytes_digest(suite.as_bytes()),
+                    prompt: (suite != "a.b").then(|| bytes_digest(b"p")),
+                    prompts: [("prompts/x y.txt".to_owned(), bytes_digest(b"p"))].into(),
+                },
+            );
+            let cases = lock.cases.entry(suite.into()).or_default();
+            for id in [
+                "plain-id_1",
+                "with space",
+                "dot.ted",
+                "q\"uote",
+                "back\\slash",
+                "new\nline",
+                "é🙂",
+                "",
+            ] {
+                let entry = CaseLock {
+                    version: 1 + id.len() as u64,
+                    digest: bytes_digest(id.as_bytes()),
+                    file: format!("evals/{suite}.jsonl"),
+                    retired: id.len() % 2 == 0,
+                };
+                cases.insert(id.into(), entry);
+            }
+        }
+        lock
+    }
+
+    #[test]
+    fn reads_what_render_writes_exactly_as_toml_does() {
+        let lock = tricky_lock();
+        let text = lock.render();
+        let fast = parse_rendered(&text).expect("the rendered shape is read without TOML");
+        let slow: Lock = toml::from_str(&text).unwrap();
+        assert_eq!(fast, slow);
+        assert_eq!(fast, lock);
+        let empty = Lock::new().render();
+        assert_eq!(parse_rendered(&empty), Some(Lock::new()));
+    }
+
+    fn first_difference(one: &str, other: &str) -> usize {
+        one.bytes()
+            .zip(other.bytes())
+            .position(|(a, b)| a != b)
+            .unwrap_or(one.len().min(other.len()))
+    }
+
+    #[test]
+    fn declines_anything_that_is_not_the_rendered_shape() {
+        let text = tricky_lock().render();
+        for edited in [
+            text.replace("version = 7\n", "version = 07\n"),
+            text.replace("version = 7\n", "version  = 7\n"),
+            text.replacen("\n[case.", "\n# note\n[case.", 1),
+            text.replace("lock_version = 1", "lock_version = 1 # one"),
+            format!("{text}\n"),
+            text.replacen("file = ", "file= ", 1),
+            text.replacen(
+                "\n\n[case.support.plain-id_1]",
+                "\n[case.support.plain-id_1]",
+                1,
+            ),
+            text[..text.len() - 5].to_owned(),
+        ] {
+            assert!(edited != text, "the edit must change the text");
+            assert!(
+                parse_rendered(&edited).is_none(),
+                "must decline an edit that differs at byte {}",
+                first_difference(&edited, &text)
+            );
+        }
+    }
+}

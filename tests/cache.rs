@@ -1,0 +1,203 @@
+//! The incremental cache never changes a verdict: stale (edited with its mtime restored),
+//! truncated or corrupted caches give exactly what `--no-cache` gives.
+
+mod common;
+
+use common::{Run, TestRepo};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+/// Files changed within this window are not cached (see `cache::SETTLE_NS`); the tests
+/// wait it out once so that the cache is really populated and consulted.
+const SETTLE: Duration = Duration::from_millis(2_100);
+
+/// The demo without its command grader: a check that runs a command is never
+/// remembered (see `a_command_grader_keeps_the_check_from_being_remembered`).
+fn demo() -> TestRepo {
+    let repo = TestRepo::with_fixture("demo");
+    repo.replace("evalock.toml", "grader = \"escalation\"\n", "");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("built-in grader only");
+    std::thread::sleep(SETTLE);
+    repo
+}
+
+fn cache_files(repo: &TestRepo) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(repo.join(".evalock/cache")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .map(|entry| entry.expect("cache entry").path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "bin"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The same check with and without the cache: same exit code, same report.
+#[track_caller]
+fn assert_same_as_uncached(repo: &TestRepo, args: &[&str]) -> Run {
+    let cached = repo.evalock(args);
+    let mut uncached_args = args.to_vec();
+    uncached_args.push("--no-cache");
+    let uncached = repo.evalock(&uncached_args);
+    assert_eq!(
+        cached.code,
+        uncached.code,
+        "exit codes differ\n--- cached\n{}\n--- uncached\n{}",
+        cached.all(),
+        uncached.all()
+    );
+    assert_eq!(cached.stdout, uncached.stdout);
+    cached
+}
+
+/// Sets a file's modification time, as `touch -d` does.
+fn set_mtime(repo: &TestRepo, relative: &str, stamp: &str) {
+    let status = Command::new("touch")
+        .args(["-m", "-d", stamp])
+        .arg(repo.join(relative))
+        .status()
+        .expect("touch");
+    assert!(status.success());
+}
+
+fn mtime_of(repo: &TestRepo, relative: &str) -> String {
+    let output = Command::new("stat")
+        .args(["-c", "%y"])
+        .arg(repo.join(relative))
+        .output()
+        .expect("stat");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+#[test]
+fn warm_check_writes_the_cache_and_agrees_with_a_cold_one() {
+    let repo = demo();
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_contains("PASS");
+    let files = cache_files(&repo);
+    assert_eq!(
+        files.len(),
+        2,
+        "a case-file store and a check memo: {files:?}"
+    );
+    assert!(
+        repo.join(".evalock/cache/.gitignore").exists(),
+        "the cache ignores itself in git"
+    );
+    assert_same_as_uncached(&repo, &["check"]).assert_code(0);
+    assert_same_as_uncached(&repo, &["check", "--format", "json"]).assert_code(0);
+    assert!(
+        repo.git(&["status", "--porcelain"]).is_empty(),
+        "the cache must not show up in git status"
+    );
+}
+
+#[test]
+fn a_command_grader_keeps_the_check_from_being_remembered() {
+    let repo = TestRepo::with_fixture("demo");
+    std::thread::sleep(SETTLE);
+    repo.evalock(&["check"]).assert_code(0);
+    let files = cache_files(&repo);
+    assert_eq!(files.len(), 1, "only the case-file store: {files:?}");
+    assert_same_as_uncached(&repo, &["check"]).assert_code(0);
+}
+
+#[test]
+fn an_edit_with_the_old_mtime_restored_is_still_seen() {
+    let repo = demo();
+    let stamp = mtime_of(&repo, "evals/support.jsonl");
+    repo.evalock(&["check"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+
+    // Same size, same mtime: only the inode change time tells the edit apart.
+    repo.replace("evals/support.jsonl", "\"version\": 3", "\"version\": 4");
+    set_mtime(&repo, "evals/support.jsonl", &stamp);
+    assert_eq!(mtime_of(&repo, "evals/support.jsonl"), stamp);
+    assert_same_as_uncached(&repo, &["check"])
+        .assert_code(2)
+        .assert_contains("EL101");
+}
+
+#[test]
+fn truncated_or_corrupted_cache_files_are_ignored() {
+    let repo = demo();
+    repo.evalock(&["check"]).assert_code(0);
+    let files = cache_files(&repo);
+    assert!(!files.is_empty());
+    repo.replace("evals/support.jsonl", "\"version\": 3", "\"version\": 4");
+
+    for file in &files {
+        let bytes = std::fs::read(file).expect("read cache");
+        std::fs::write(file, &bytes[..bytes.len() / 2]).expect("truncate cache");
+    }
+    assert_same_as_uncached(&repo, &["check"])
+        .assert_code(2)
+        .assert_contains("EL101");
+
+    repo.replace("evals/support.jsonl", "\"version\": 4", "\"version\": 3");
+    std::thread::sleep(SETTLE);
+    repo.evalock(&["check"]).assert_code(0);
+    for file in cache_files(&repo) {
+        let mut bytes = std::fs::read(&file).expect("read cache");
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x55;
+        std::fs::write(&file, bytes).expect("corrupt cache");
+    }
+    assert_same_as_uncached(&repo, &["check"]).assert_code(0);
+    std::fs::write(repo.join(".evalock/cache/garbage.bin"), b"not a cache").expect("write garbage");
+    assert_same_as_uncached(&repo, &["check"]).assert_code(0);
+}
+
+#[test]
+fn staged_checks_follow_the_index_not_the_memo() {
+    let repo = demo();
+    repo.evalock(&["check", "--staged"]).assert_code(0);
+
+    // Nothing relevant staged: the memo answers, and it is right.
+    repo.write("notes/todo.md", "unrelated\n");
+    repo.git(&["add", "notes/todo.md"]);
+    assert_same_as_uncached(&repo, &["check", "--staged"]).assert_code(0);
+
+    // An unstaged edit is not judged; once staged it is.
+    repo.replace("evals/support.jsonl", "\"version\": 3", "\"version\": 4");
+    assert_same_as_uncached(&repo, &["check", "--staged"]).assert_code(0);
+    repo.git(&["add", "evals/support.jsonl"]);
+    assert_same_as_uncached(&repo, &["check", "--staged"])
+        .assert_code(2)
+        .assert_contains("EL101");
+
+    // A new case file matching a suite's glob changes the listing the memo depends on.
+    repo.git(&["checkout", "-q", "--", "."]);
+    repo.git(&["reset", "-q"]);
+    repo.evalock(&["check", "--staged"]).assert_code(0);
+    repo.write("evals/extra.yaml", "- id: brand-new\n  input: hi\n");
+    repo.git(&["add", "evals/extra.yaml"]);
+    assert_same_as_uncached(&repo, &["check", "--staged"])
+        .assert_code(2)
+        .assert_contains("brand-new");
+}
+
+#[test]
+fn a_rebuilt_lock_or_config_invalidates_the_memo() {
+    let repo = demo();
+    repo.evalock(&["check"]).assert_code(0);
+    std::thread::sleep(SETTLE);
+    repo.evalock(&["check"]).assert_code(0);
+    repo.remove("evalock.lock");
+    assert_same_as_uncached(&repo, &["check"])
+        .assert_code(2)
+        .assert_contains("no evalock.lock");
+    repo.git(&["checkout", "-q", "--", "evalock.lock"]);
+    repo.replace(
+        "evalock.toml",
+        "prompt = \"prompts/support.txt\"",
+        "prompt = \"prompts/escalation.txt\"",
+    );
+    assert_same_as_uncached(&repo, &["check"])
+        .assert_code(2)
+        .assert_contains("EL107");
+}
