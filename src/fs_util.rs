@@ -44,8 +44,10 @@ fn stage_temporary(path: &Path, bytes: &[u8], executable: bool) -> Result<Staged
     };
     std::fs::create_dir_all(directory)
         .map_err(|error| Error::io(directory.display().to_string(), error))?;
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".evalock-tmp-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".evalock-tmp-");
+    set_ordinary_mode(&mut builder);
+    let mut temporary = builder
         .tempfile_in(directory)
         .map_err(|error| Error::io(directory.display().to_string(), error))?;
     temporary
@@ -81,6 +83,17 @@ pub fn write_all_atomic(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<()> {
     Ok(())
 }
 
+/// Files evalock writes are committed and shared: they get the mode of any new file
+/// (0666 less the umask), not the private 0600 of a temporary file.
+#[cfg(unix)]
+fn set_ordinary_mode(builder: &mut tempfile::Builder<'_, '_>) {
+    use std::os::unix::fs::PermissionsExt;
+    builder.permissions(std::fs::Permissions::from_mode(0o666));
+}
+
+#[cfg(not(unix))]
+fn set_ordinary_mode(_builder: &mut tempfile::Builder<'_, '_>) {}
+
 #[cfg(unix)]
 fn make_executable(file: &std::fs::File) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -111,6 +124,21 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[test]
+    #[cfg(unix)]
+    fn ordinary_writes_are_readable_by_others_as_the_umask_allows() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("evalock.lock");
+        write_atomic(&path, b"lock").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        // What a plain new file gets under this process's umask.
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"").unwrap();
+        let expected = std::fs::metadata(&plain).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, expected, "a written lock must not be private (0600)");
+    }
+
     #[test]
     fn executable_writes_are_executable() {
         use std::os::unix::fs::PermissionsExt;
