@@ -222,7 +222,6 @@ fn four_merged_shards_are_the_unsharded_run_and_cases_keep_their_shard() {
     merge(&repo, &all_shards(4), &["--fail-on-diff"]).assert_code(3);
 
     // Add cases to both suites and lock them: no existing case changes shard.
-    let mut alpha = alpha;
     alpha.extend(ids("a", 11..=30));
     repo.write("evals/alpha.jsonl", case_file(&alpha));
     repo.write("evals/beta.jsonl", case_file(&ids("b", 0..=12)));
@@ -319,6 +318,49 @@ fn merge_refuses_anything_but_one_complete_run() {
         shards[3].clone(),
     ];
     refused(&merge(&repo, &dup, &[]), ".evalock/dup.json", "is also in");
+
+    // A case moved to a shard that does not own it (taken out of its own).
+    repo.write(".evalock/moved-from.json", repo.read(&shards[0]));
+    repo.write(".evalock/moved-to.json", repo.read(&shards[1]));
+    edit(&repo, ".evalock/moved-from.json", |results| {
+        results["cases"].as_array_mut().expect("cases").remove(0);
+        let count = results["counts"]["PASS"].as_u64().unwrap_or(0);
+        results["counts"]["PASS"] = (count - 1).into();
+    });
+    edit(&repo, ".evalock/moved-to.json", |results| {
+        results["cases"]
+            .as_array_mut()
+            .expect("cases")
+            .push(stolen.clone());
+        let count = results["counts"]["PASS"].as_u64().unwrap_or(0);
+        results["counts"]["PASS"] = (count + 1).into();
+    });
+    let moved = vec![
+        ".evalock/moved-from.json".to_string(),
+        ".evalock/moved-to.json".into(),
+        shards[2].clone(),
+        shards[3].clone(),
+    ];
+    refused(
+        &merge(&repo, &moved, &[]),
+        ".evalock/moved-to.json",
+        "belongs to shard 1/4, not 2/4",
+    );
+    // Counts that do not match the cases: edited or truncated by hand.
+    repo.write(".evalock/miscounted.json", repo.read(&shards[0]));
+    edit(&repo, ".evalock/miscounted.json", |results| {
+        results["counts"]["PASS"] = 99.into();
+    });
+    let miscounted = [
+        vec![".evalock/miscounted.json".to_string()],
+        shards[1..].to_vec(),
+    ]
+    .concat();
+    refused(
+        &merge(&repo, &miscounted, &[]),
+        "miscounted.json:1",
+        "`counts` does not match",
+    );
 
     // A shard run at another commit, or with other evalock.toml / lock / content.
     repo.write("notes.txt", "unrelated\n");

@@ -30,7 +30,8 @@ impl FromStr for Shard {
     type Err = Error;
 
     fn from_str(text: &str) -> Result<Shard> {
-        let usage = |why: &str| Error::Usage(format!("--shard {text}: {why}; {SHARD_USAGE}"));
+        // clap names the flag and the value; the message says what is wrong with it.
+        let usage = |why: &str| Error::Usage(format!("{why}; {SHARD_USAGE}"));
         let (index, count) = text
             .split_once('/')
             .ok_or_else(|| usage("not of the form K/N"))?;
