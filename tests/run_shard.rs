@@ -261,7 +261,7 @@ fn merge_refuses_anything_but_one_complete_run() {
     refused(
         &merge(&repo, &shards[..3], &[]),
         &shards[0],
-        "shard 4/4 missing",
+        "shard 4/4 is missing",
     );
     let twice = [shards.clone(), vec![shards[1].clone()]].concat();
     refused(&merge(&repo, &twice, &[]), &shards[1], "shard 2/4 again");

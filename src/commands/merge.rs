@@ -160,13 +160,16 @@ fn complete_set(mut shards: Vec<ShardFile>) -> Result<Vec<ShardFile>> {
         .map(|index| Shard { index, count }.to_string())
         .collect();
     if !missing.is_empty() {
-        let given: Vec<&str> = shards.iter().map(|shard| shard.label.as_str()).collect();
+        let given: Vec<String> = shards
+            .iter()
+            .map(|shard| format!("{} ({})", shard.record.shard(), shard.label))
+            .collect();
         return Err(Error::malformed(
             &shards[0].label,
             format!(
-                "shard {} missing: {} given ({}); run `evalock run --shard K/{count} --out FILE` for each and pass them all",
+                "shard {} {} missing; given: {}. Pass every shard's results: `evalock run --shard K/{count} --out FILE` for K = 1..{count}",
                 missing.join(", "),
-                if given.len() == 1 { "only this one is" } else { "these are" },
+                if missing.len() == 1 { "is" } else { "are" },
                 given.join(", ")
             ),
         ));
