@@ -1,4 +1,4 @@
-//! actionlint over the composite action (action.yml) and the example workflow: any
+//! actionlint over the composite action (action.yml) and the example workflows: any
 //! finding fails the test. actionlint lints workflows, not action metadata, so the action
 //! is linted three ways: through a workflow that uses it with every input (metadata and
 //! composite-step schema), the example workflow pointed at it (its inputs exist), and its
@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const EXAMPLE: &str = "examples/workflows/evalock.yml";
+/// The sharded run over an Actions matrix, gated on `evalock merge` (README: Sharding).
+const SHARDED_EXAMPLE: &str = "examples/workflows/evalock-sharded.yml";
 /// How the example refers to the published action.
 const PUBLISHED_ACTION: &str = "uses: evalock/evalock@v0";
 
@@ -141,6 +143,7 @@ fn workflows_for(action_text: &str) -> Vec<(&'static str, String)> {
     );
     vec![
         ("example.yml", example.clone()),
+        ("example-sharded.yml", repo_file(SHARDED_EXAMPLE)),
         (
             "example-local.yml",
             example.replace(PUBLISHED_ACTION, "uses: ./"),
@@ -241,9 +244,33 @@ fn the_lint_harness_catches_a_broken_action() {
 #[test]
 fn the_readme_shows_the_linted_example_workflow() {
     let readme = repo_file("README.md");
-    let example = repo_file(EXAMPLE);
-    assert!(
-        readme.contains(&format!("```yaml\n{example}```")),
-        "README.md's GitHub Action section should show {EXAMPLE} verbatim in a ```yaml block"
-    );
+    for (example, section) in [(EXAMPLE, "GitHub Action"), (SHARDED_EXAMPLE, "Sharding")] {
+        let text = repo_file(example);
+        assert!(
+            readme.contains(&format!("```yaml\n{text}```")),
+            "README.md's {section} section should show {example} verbatim in a ```yaml block"
+        );
+    }
+}
+
+#[test]
+fn the_sharded_example_fans_out_and_gates_on_merge() {
+    let workflow = parse_yaml(&repo_file(SHARDED_EXAMPLE));
+    let shard = &workflow["jobs"]["shard"];
+    assert_eq!(shard["strategy"]["matrix"]["shard"], json!([1, 2, 3, 4]));
+    let runs = |job: &Value| -> Vec<String> {
+        job["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .filter_map(|step| step["run"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert!(runs(shard).iter().any(|run| run
+        == "evalock run --shard ${{ matrix.shard }}/4 --out shard-${{ matrix.shard }}.json"));
+    let gate = &workflow["jobs"]["gate"];
+    assert_eq!(gate["needs"], "shard");
+    assert!(runs(gate)
+        .iter()
+        .any(|run| run.starts_with("evalock merge ") && run.ends_with("--out results.json")));
 }

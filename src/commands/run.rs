@@ -14,6 +14,7 @@ use crate::run::completer::{self, CompletionsFile, SuiteContext};
 use crate::run::process::ProcessPolicy;
 use crate::run::process_policy;
 use crate::run::results::{CaseResult, Results, Status, RESULTS_SCHEMA};
+use crate::run::shard::{run_identity, Shard, ShardRecord};
 use crate::source::{ContentSource, GitRepo, WorktreeSource};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -34,6 +35,8 @@ pub struct RunOptions {
     /// Where the results file goes.
     pub out: PathBuf,
     pub fail_on_diff: bool,
+    /// Run only the cases (and report only the findings) of this shard.
+    pub shard: Option<Shard>,
 }
 
 /// What a run did.
@@ -74,12 +77,31 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     let project = Project::load(&source)?.with_workdir(options.project_root.clone());
     let selected = select_suites(&project, &options.suites)?;
     let full = options.suites.is_empty();
-    let completions = match &options.completions {
+    let completions_bytes = match &options.completions {
         Some(path) => {
             let display = path.display().to_string();
             let bytes = std::fs::read(path).map_err(|error| Error::io(&display, error))?;
-            Some(CompletionsFile::parse(&display, &bytes)?)
+            Some((display, bytes))
         }
+        None => None,
+    };
+    let completions = match &completions_bytes {
+        Some((display, bytes)) => Some(CompletionsFile::parse(display, bytes)?),
+        None => None,
+    };
+    let shard = match options.shard {
+        Some(shard) => Some(ShardRecord {
+            index: shard.index,
+            count: shard.count,
+            identity: run_identity(
+                &project,
+                &source,
+                completions_bytes
+                    .as_ref()
+                    .map(|(_, bytes)| bytes.as_slice()),
+                options.samples,
+            )?,
+        }),
         None => None,
     };
     let planned = plan_suites(
@@ -91,7 +113,18 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     )?;
     let commit = head_commit(&options.project_root);
 
-    let jobs = plan_jobs(&project, &planned, options.samples, completions.as_ref());
+    let owned = |suite: &str, case: &Case| {
+        options
+            .shard
+            .is_none_or(|shard| shard.owns_case(suite, &case.id))
+    };
+    let jobs = plan_jobs(
+        &project,
+        &planned,
+        options.samples,
+        completions.as_ref(),
+        &owned,
+    );
     let done = AtomicUsize::new(0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.max(1))
@@ -114,9 +147,12 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
             .collect()
     });
 
-    let (cases, mut findings) = assemble(&project, &planned, &jobs, outcomes);
+    let (cases, mut findings) = assemble(&project, &planned, &jobs, outcomes, &owned);
     findings.extend(static_findings(&project, &selected, full));
     graders::drop_outranked(&mut findings);
+    if let Some(shard) = options.shard {
+        findings.retain(|finding| shard.owns_finding(finding));
+    }
     sort_findings(&mut findings);
     let fail_on_diff = options.fail_on_diff || project.config.policy.fail_on_diff;
     let results = Results {
@@ -126,6 +162,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         commit,
         full,
         fail_on_diff,
+        shard,
         suites: selected.iter().cloned().collect(),
         counts: Results::count(&cases),
         cases,
@@ -246,10 +283,13 @@ fn plan_jobs<'a>(
     planned: &'a [PlannedSuite<'a>],
     samples: Option<u32>,
     completions: Option<&CompletionsFile>,
+    owned: &dyn Fn(&str, &Case) -> bool,
 ) -> Vec<Job<'a>> {
     let mut jobs = Vec::new();
     for suite in planned {
-        for case in active_cases(suite.model).filter(|case| runnable(&suite.grader, case)) {
+        for case in active_cases(suite.model)
+            .filter(|case| owned(&suite.model.name, case) && runnable(&suite.grader, case))
+        {
             let count = match completions {
                 Some(file) => (file.completions(&suite.model.name, &case.id).len() as u32).max(1),
                 None => sample_count(project, suite, case, samples),
@@ -314,12 +354,13 @@ fn assemble(
     planned: &[PlannedSuite<'_>],
     jobs: &[Job<'_>],
     outcomes: Vec<SampleOutcome>,
+    owned: &dyn Fn(&str, &Case) -> bool,
 ) -> (Vec<CaseResult>, Vec<Finding>) {
     let mut cases = Vec::new();
     let mut findings = Vec::new();
     let mut outcomes = outcomes.into_iter().zip(jobs.iter()).peekable();
     for suite in planned {
-        for case in active_cases(suite.model) {
+        for case in active_cases(suite.model).filter(|case| owned(&suite.model.name, case)) {
             let context = baselines::current_context(project, suite.model, case);
             if !runnable(&suite.grader, case) {
                 cases.push(not_run(suite, case, context));

@@ -6,6 +6,7 @@ pub mod completer;
 pub mod diff;
 pub mod process;
 pub mod results;
+pub mod shard;
 
 use crate::model::Project;
 use process::ProcessPolicy;

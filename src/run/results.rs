@@ -1,13 +1,15 @@
 //! The results file a run writes (`.evalock/results.json` by default): every case's status,
 //! reasons, normalized completion, digests, timing and samples, and the run's findings.
 //! `accept` records baselines from it, `review` diffs it, reporters render its findings.
-//! Cases are sorted by suite then case id, so shard results merge by concatenation.
+//! Cases are sorted by suite then case id, so shard results merge by concatenation
+//! (`evalock merge`, [`crate::commands::merge`]).
 
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Subject};
 use crate::hash::Digest;
 use crate::model::BaselineContext;
 use crate::report::Report;
+use crate::run::shard::ShardRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -30,6 +32,10 @@ pub struct Results {
     pub full: bool,
     /// `--fail-on-diff` (or `policy.fail_on_diff`): moved completions exit 3.
     pub fail_on_diff: bool,
+    /// Set by `run --shard K/N`: which shard this is and what it ran against. `merge`
+    /// checks it and leaves it out of the merged (unsharded) results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
     /// Suites that ran, by name.
     pub suites: Vec<String>,
     /// Status -> number of cases.

@@ -78,6 +78,14 @@ pub enum Command {
     /// Always exits 0 once its input is read: posting never changes the gate's result.
     Github(GithubArgs),
     // [scale] subcommands (merge) go here.
+    /// Combine the results files of `run --shard 1/N` … `N/N` into the results file an
+    /// unsharded run writes, print its findings and exit as that run would.
+    ///
+    /// Refused (exit 65, naming the file) when the files are not one complete set of shards
+    /// of one run: a shard missing or given twice, shards of different N, of another commit,
+    /// evalock version, suite selection, evalock.toml, evalock.lock or content, a case in two
+    /// shards, or a file that is not a shard's results.
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -189,6 +197,37 @@ pub struct RunArgs {
     pub out: PathBuf,
 
     /// Exit 3 when completions moved but every case still passes (also `policy.fail_on_diff`).
+    #[arg(long)]
+    pub fail_on_diff: bool,
+
+    /// Run only shard K of N (1 <= K <= N), e.g. `--shard 2/4` in an Actions matrix job. A
+    /// case's shard is a hash of its suite and id, so it never moves when cases are added.
+    /// Combine the N results files with `evalock merge`.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<evalock::run::shard::Shard>,
+
+    /// Output format of the findings.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+fn parse_shard(text: &str) -> Result<evalock::run::shard::Shard, String> {
+    text.parse()
+        .map_err(|error: evalock::Error| error.to_string())
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' results files (`evalock run --shard K/N --out FILE`), in any order.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// Where to write the merged results file (atomically; read as given, not relative to `-C`).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// Exit 3 when completions moved but every case still passes, even if the shards ran
+    /// without --fail-on-diff (it is recorded in the merged file).
     #[arg(long)]
     pub fail_on_diff: bool,
 

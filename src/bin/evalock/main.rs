@@ -107,6 +107,7 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 samples: run_args.samples,
                 out: run_args.out.clone(),
                 fail_on_diff: run_args.fail_on_diff,
+                shard: run_args.shard,
             };
             let progress = printer.progress_bar();
             let outcome = commands::run(&options, &|step| {
@@ -185,6 +186,19 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
             printer.github_outcome(&outcome);
             Ok(exit_code::CLEAN)
         } // [scale] dispatch goes here.
+        Command::Merge(merge_args) => {
+            let options = commands::MergeOptions {
+                inputs: merge_args.files.clone(),
+                out: merge_args.out.clone(),
+                fail_on_diff: merge_args.fail_on_diff,
+            };
+            let outcome = commands::merge(&options)?;
+            printer.report(&outcome.report, merge_args.format, None)?;
+            if merge_args.format == args::Format::Human {
+                printer.run_summary(&outcome);
+            }
+            Ok(outcome.report.exit_code())
+        }
     }
 }
 
