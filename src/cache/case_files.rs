@@ -3,7 +3,7 @@
 
 use super::codec::{Decoder, Encoder};
 use super::{key_tag, CacheContext};
-use crate::model::{Case, CaseFileCache, CaseProblem, ParsedCaseFile};
+use crate::model::{Case, CaseFileCache, CaseProblem, CaseValue, ParsedCaseFile};
 use crate::source::ContentIdentity;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -141,7 +141,7 @@ fn encode_parsed(parsed: &ParsedCaseFile) -> Vec<u8> {
         encoder.u32(case.end_line);
         encoder.bool(case.retired);
         encoder.optional_str(case.grader_version.as_deref());
-        encoder.str(&case.value.to_string());
+        encoder.str(&case.value().to_string());
     }
     encoder.len(parsed.problems.len());
     for problem in &parsed.problems {
@@ -174,7 +174,7 @@ fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
             end_line: decoder.u32()?,
             retired: decoder.bool()?,
             grader_version: decoder.optional_string()?,
-            value: serde_json::from_str(decoder.str()?).ok()?,
+            body: CaseValue::Checked(decoder.str()?.into()),
         });
     }
     let problem_count = decoder.len()?;

@@ -6,6 +6,7 @@ use crate::finding::{Finding, Location, Subject};
 use crate::grade::{Grader, GraderProgram, EMPTY_PROBE, REFUSAL_PROBE};
 use crate::model::{Case, GraderModel, Project, SuiteModel, CONFIG_FILE, LOCK_FILE};
 use crate::rules::{RuleId, Severity};
+use crate::run::process::ProcessPolicy;
 use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -212,14 +213,6 @@ pub fn grader_version_drift(project: &Project, suite: &SuiteModel) -> Vec<Findin
 }
 
 /// What one probe or control checks: a completion that must fail its case's grader.
-struct MustFail<'a> {
-    suite: &'a SuiteModel,
-    case: &'a Case,
-    grader: Grader,
-    completion: String,
-    kind: MustFailKind,
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum MustFailKind {
     EmptyProbe,
@@ -228,83 +221,89 @@ enum MustFailKind {
 }
 
 /// EL303 and EL304: every probe and negative control must fail its grader. Command
-/// graders run only when the project knows its work directory.
+/// graders run only when the project knows its work directory. Cases are probed in
+/// parallel and one at a time: nothing per probe is kept but the findings.
 pub fn graders_that_cannot_fail(project: &Project, suites: &[&SuiteModel]) -> Vec<Finding> {
-    let mut tasks = Vec::new();
     let mut findings = Vec::new();
     for suite in suites {
         let grader = project.grader_for(&suite.name);
         if matches!(grader.program, GraderProgram::Command(_)) && project.workdir.is_none() {
             continue;
         }
-        for case in active_cases(suite) {
-            if case
-                .grader_version
+        let policy = crate::run::process_policy(
+            project,
+            &suite.name,
+            project
+                .workdir
                 .as_deref()
-                .is_some_and(|pinned| pinned != grader.version)
-            {
-                continue;
-            }
-            let mut push = |completion: String, kind| {
-                tasks.push(MustFail {
-                    suite,
-                    case,
-                    grader: grader.clone(),
-                    completion,
-                    kind,
-                });
-            };
-            push(EMPTY_PROBE.to_owned(), MustFailKind::EmptyProbe);
-            if case.value.get("expects_refusal") != Some(&Value::Bool(true)) {
-                push(REFUSAL_PROBE.to_owned(), MustFailKind::RefusalProbe);
-            }
-            match negative_controls(case) {
-                Ok(controls) => {
-                    for (index, control) in controls.into_iter().enumerate() {
-                        push(control, MustFailKind::Control(index));
-                    }
-                }
-                Err(problem) => findings.push(
-                    Finding::new(
-                        RuleId::ControlPassed,
-                        Subject::case(&suite.name, &case.id),
-                        problem,
-                    )
-                    .at(case_location(case))
-                    .help("write `mutate` as {\"completion\": …} or a list of them")
-                    .discriminator("malformed"),
-                ),
-            }
-        }
+                .unwrap_or(std::path::Path::new(".")),
+        );
+        let probed: Vec<&Case> = active_cases(suite)
+            .filter(|case| {
+                case.grader_version
+                    .as_deref()
+                    .is_none_or(|pinned| pinned == grader.version)
+            })
+            .collect();
+        let per_case: Vec<Vec<Finding>> = probed
+            .par_iter()
+            .map(|case| must_fail_findings(suite, case, &grader, &policy))
+            .collect();
+        findings.extend(per_case.into_iter().flatten());
     }
-    let passed: Vec<Option<Finding>> = tasks
-        .par_iter()
-        .map(|task| must_fail_finding(project, task))
-        .collect();
-    findings.extend(passed.into_iter().flatten());
     findings
 }
 
-fn must_fail_finding(project: &Project, task: &MustFail<'_>) -> Option<Finding> {
-    let policy = crate::run::process_policy(
-        project,
-        &task.suite.name,
-        project
-            .workdir
-            .as_deref()
-            .unwrap_or(std::path::Path::new(".")),
-    );
-    let grade = task
-        .grader
-        .grade(&task.case.value, &task.completion, &policy)
-        .ok()?;
-    if !grade.pass {
-        return None;
+/// The probes and negative controls of one case that its grader lets pass.
+fn must_fail_findings(
+    suite: &SuiteModel,
+    case: &Case,
+    grader: &Grader,
+    policy: &ProcessPolicy,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let value = case.value();
+    let mut probe = |completion: &str, kind| {
+        let passed = grader
+            .grade(&value, completion, policy)
+            .is_ok_and(|grade| grade.pass);
+        if passed {
+            findings.push(must_fail_finding(suite, case, grader, kind));
+        }
+    };
+    probe(EMPTY_PROBE, MustFailKind::EmptyProbe);
+    if value.get("expects_refusal") != Some(&Value::Bool(true)) {
+        probe(REFUSAL_PROBE, MustFailKind::RefusalProbe);
     }
-    let case = task.case;
-    let subject = Subject::case(&task.suite.name, &case.id);
-    let grader = task.grader.reference();
-    let finding = match task.kind {
+    match negative_controls(case) {
+        Ok(controls) => {
+            for (index, control) in controls.iter().enumerate() {
+                probe(control, MustFailKind::Control(index));
+            }
+        }
+        Err(problem) => findings.push(
+            Finding::new(
+                RuleId::ControlPassed,
+                Subject::case(&suite.name, &case.id),
+                problem,
+            )
+            .at(case_location(case))
+            .help("write `mutate` as {\"completion\": …} or a list of them")
+            .discriminator("malformed"),
+        ),
+    }
+    findings
+}
+
+fn must_fail_finding(
+    suite: &SuiteModel,
+    case: &Case,
+    grader: &Grader,
+    kind: MustFailKind,
+) -> Finding {
+    let subject = Subject::case(&suite.name, &case.id);
+    let grader = grader.reference();
+    let finding = match kind {
         MustFailKind::EmptyProbe => Finding::new(
             RuleId::GraderCannotFail,
             subject,
@@ -331,7 +330,7 @@ fn must_fail_finding(project: &Project, task: &MustFail<'_>) -> Option<Finding> 
         )
         .discriminator(&format!("mutate-{index}")),
     };
-    Some(finding.at(case_location(case)))
+    finding.at(case_location(case))
 }
 
 /// The completions of a case's `mutate`: `{"completion": …}` or a list of them. A JSON
@@ -345,7 +344,7 @@ pub fn negative_controls(case: &Case) -> Result<Vec<String>, String> {
         )),
         Some(value) => Ok(serde_json::to_string(value).unwrap_or_default()),
     };
-    match case.value.get("mutate") {
+    match case.value().get("mutate") {
         None => Ok(Vec::new()),
         Some(Value::Array(controls)) => controls.iter().map(completion_of).collect(),
         Some(control @ Value::Object(_)) => Ok(vec![completion_of(control)?]),

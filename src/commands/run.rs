@@ -268,7 +268,7 @@ fn sample_count(
         .config
         .suite(&suite.model.name)
         .and_then(|config| config.samples);
-    case.value
+    case.value()
         .get("n")
         .and_then(|n| n.as_u64())
         .map(|n| n as u32)
@@ -338,7 +338,7 @@ fn run_job(job: &Job<'_>, completions: Option<&CompletionsFile>) -> SampleOutcom
     let outcome = completion.and_then(|completion| {
         let grade = suite
             .grader
-            .grade(&job.case.value, &completion, &suite.policy)?;
+            .grade(&job.case.value(), &completion, &suite.policy)?;
         Ok((grade, suite.normalizer.normalize(&completion)))
     });
     SampleOutcome {
@@ -372,7 +372,7 @@ fn assemble(
                 samples.push(outcome);
             }
             let agreement_min = case
-                .value
+                .value()
                 .get("agreement_min")
                 .and_then(serde_json::Value::as_f64)
                 .filter(|min| (0.0..=1.0).contains(min))

@@ -3,8 +3,8 @@
 //! `serde_json::Value`; big files are cut into chunks of whole lines hashed in parallel.
 
 use super::cases::{
-    case_fields, case_from_element, checked_members, column_u32, json_error_message_at, Case,
-    CaseDetail, CaseProblem, Element, ParsedCaseFile,
+    case_fields, case_from_element, column_u32, json_error_message_at, Case, CaseDetail,
+    CaseProblem, CaseValue, Element, ParsedCaseFile,
 };
 use super::strict_json::StrictValue;
 use crate::hash::bytes_digest;
@@ -165,7 +165,7 @@ fn case_from_text(
         end_line: line,
         retired: fields.retired,
         grader_version: fields.grader_version,
-        value: checked_members(&Value::Object(interpreted)),
+        body: CaseValue::checked(&Value::Object(interpreted)),
     }))
 }
 
@@ -222,7 +222,7 @@ mod tests {
             .iter()
             .cloned()
             .map(|case| Case {
-                value: checked_members(&case.value),
+                body: CaseValue::checked(&case.value()),
                 ..case
             })
             .collect();

@@ -26,12 +26,39 @@ pub struct Case {
     pub end_line: u32,
     pub retired: bool,
     pub grader_version: Option<String>,
-    /// The whole case, exactly as hashed ([`CaseDetail::Full`]); with
-    /// [`CaseDetail::Summary`] only the members checks read ([`CHECKED_MEMBERS`]).
-    pub value: Value,
+    /// The whole case, or only the members checks read: see [`CaseValue`].
+    pub body: CaseValue,
+}
+
+/// What a load keeps of a case's JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CaseValue {
+    /// The whole case, exactly as hashed ([`CaseDetail::Full`]).
+    Full(Value),
+    /// Only the [`CHECKED_MEMBERS`], as compact JSON text ([`CaseDetail::Summary`]): a
+    /// parsed value costs several times the memory, and checks read each case once.
+    Checked(Box<str>),
+}
+
+impl CaseValue {
+    /// The summary of a case: its [`CHECKED_MEMBERS`] as text.
+    pub fn checked(case: &Value) -> CaseValue {
+        CaseValue::Checked(checked_members(case).to_string().into_boxed_str())
+    }
 }
 
 impl Case {
+    /// The case's JSON: the whole case, or from a summary its [`CHECKED_MEMBERS`].
+    pub fn value(&self) -> std::borrow::Cow<'_, Value> {
+        match &self.body {
+            CaseValue::Full(value) => std::borrow::Cow::Borrowed(value),
+            // The text was written from a value, so it parses back.
+            CaseValue::Checked(text) => {
+                std::borrow::Cow::Owned(serde_json::from_str(text).unwrap_or(Value::Null))
+            }
+        }
+    }
+
     /// The digest of the case's contract: everything but `retired`, so retiring a case
     /// is not an edit in place.
     pub fn contract_digest(&self) -> &Digest {
@@ -508,9 +535,9 @@ pub(super) fn case_from_element(
         _ => None,
     }
     .filter(|contract| *contract != digest);
-    let value = match detail {
-        CaseDetail::Full => value,
-        CaseDetail::Summary => checked_members(&value),
+    let body = match detail {
+        CaseDetail::Full => CaseValue::Full(value),
+        CaseDetail::Summary => CaseValue::checked(&value),
     };
     Ok(Case {
         id: fields.id,
@@ -522,7 +549,7 @@ pub(super) fn case_from_element(
         end_line,
         retired: fields.retired,
         grader_version: fields.grader_version,
-        value,
+        body,
     })
 }
 
@@ -691,7 +718,7 @@ mod tests {
         let parsed = parse_case_file("a.yaml", text.as_bytes());
         assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
         assert_eq!(ids(&parsed), vec![("a", 2, 3), ("b", 5, 8)]);
-        assert_eq!(parsed.cases[1].value["input"], "two\nlines");
+        assert_eq!(parsed.cases[1].value()["input"], "two\nlines");
     }
 
     #[test]

@@ -66,8 +66,10 @@ impl Report {
 
     /// Records every subject that was judged (kept sorted and unique).
     pub fn with_subjects(mut self, subjects: impl IntoIterator<Item = Subject>) -> Report {
-        let unique: BTreeSet<Subject> = subjects.into_iter().collect();
-        self.subjects = unique.into_iter().collect();
+        let mut unique: Vec<Subject> = subjects.into_iter().collect();
+        unique.sort_unstable();
+        unique.dedup();
+        self.subjects = unique;
         self
     }
 

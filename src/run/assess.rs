@@ -352,7 +352,7 @@ mod tests {
     }
 
     fn sample(index: u32, completion: &str) -> SampleOutcome {
-        let grade = crate::grade::builtin::grade(case().value.get("expect"), completion);
+        let grade = crate::grade::builtin::grade(case().value().get("expect"), completion);
         SampleOutcome {
             sample: index,
             outcome: Ok((grade, completion.to_owned())),

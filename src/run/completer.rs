@@ -24,7 +24,7 @@ pub fn request(context: &SuiteContext, case: &Case, sample: u32) -> Vec<u8> {
         "case_id": case.id,
         "case_version": case.version,
         "sample": sample,
-        "input": case.value.get("input").cloned().unwrap_or(Value::Null),
+        "input": case.value().get("input").cloned().unwrap_or(Value::Null),
         "prompt": context.prompt,
         "prompt_digest": context.prompt_digest,
     });
