@@ -101,7 +101,10 @@ fn set_ordinary_mode(_builder: &mut tempfile::Builder<'_, '_>) {}
 #[cfg(unix)]
 pub fn lock_exclusive(path: &Path) -> Result<std::fs::File> {
     let display = path.display().to_string();
-    if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
         std::fs::create_dir_all(parent)
             .map_err(|error| Error::io(parent.display().to_string(), error))?;
     }

@@ -95,7 +95,10 @@ fn two_concurrent_accepts_leave_one_writers_whole_baseline() {
     let repo = project();
     let first = sole_output(&repo, "first writer");
     let second = sole_output(&repo, "second writer");
-    assert_ne!(first, second, "the two writers' outputs differ (their reasons)");
+    assert_ne!(
+        first, second,
+        "the two writers' outputs differ (their reasons)"
+    );
     for round in 0..ROUNDS {
         forget_baseline(&repo);
         let one = spawn_accept(&repo, &["--reason", "first writer"]);
@@ -127,7 +130,10 @@ fn concurrent_accepts_of_different_cases_keep_both() {
     let repo = project();
     for round in 0..ROUNDS {
         forget_baseline(&repo);
-        let (a, b) = (format!("case-{round}"), format!("case-{}", CASES - 1 - round));
+        let (a, b) = (
+            format!("case-{round}"),
+            format!("case-{}", CASES - 1 - round),
+        );
         let one = spawn_accept(&repo, &["--case", &a, "--reason", "first writer"]);
         let two = spawn_accept(&repo, &["--case", &b, "--reason", "second writer"]);
         wait_ok(one);

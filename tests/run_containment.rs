@@ -12,7 +12,8 @@ mod common;
 use common::TestRepo;
 use std::time::Duration;
 
-const CASE: &str = r#"{"id": "greet", "input": {"text": "hi"}, "expect": {"must_include": ["hello"]}}"#;
+const CASE: &str =
+    r#"{"id": "greet", "input": {"text": "hi"}, "expect": {"must_include": ["hello"]}}"#;
 
 /// Starts a grandchild in its own session that writes its pid and hangs; waits until the
 /// pid is written, so the grandchild has certainly left the group before what follows.

@@ -49,7 +49,10 @@ pub fn kill_descendants(pid: Option<Pid>) {
 pub fn release(pid: Option<Pid>) {
     let mut running = RUNNING.lock().unwrap_or_else(|poison| poison.into_inner());
     if let Some(pid) = pid {
-        if let Some(index) = running.iter().position(|&raw| raw == pid.as_raw_nonzero().get()) {
+        if let Some(index) = running
+            .iter()
+            .position(|&raw| raw == pid.as_raw_nonzero().get())
+        {
             running.swap_remove(index);
         }
     }
@@ -92,7 +95,11 @@ mod linux {
             return table;
         };
         for entry in entries.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse().ok()) else {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|name| name.parse().ok())
+            else {
                 continue;
             };
             let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
