@@ -75,7 +75,6 @@ fn become_subreaper() {
 #[cfg(target_os = "linux")]
 mod linux {
     use rustix::process::{getpid, kill_process, waitpid, Pid, Signal, WaitOptions};
-    use std::collections::BTreeMap;
     use std::time::{Duration, Instant};
 
     /// A fork loop could refill the tree forever; after this many rounds, give up.
@@ -83,55 +82,68 @@ mod linux {
     /// How long to wait for one killed orphan to become reapable.
     const REAP_GRACE: Duration = Duration::from_secs(2);
 
-    struct Process {
-        parent: i32,
-        zombie: bool,
-    }
-
-    /// Every visible process, by pid, from `/proc/<pid>/stat`.
-    fn processes() -> BTreeMap<i32, Process> {
-        let mut table = BTreeMap::new();
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return table;
+    /// The children of `parent`, from `/proc/<pid>/task/<tid>/children` (one small file
+    /// per thread: a handful of reads after every command) when the kernel provides it,
+    /// else from a scan of every process's `/proc/<pid>/stat`.
+    fn children(parent: i32) -> Vec<i32> {
+        static TASK_FILES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let task_files =
+            *TASK_FILES.get_or_init(|| std::path::Path::new("/proc/thread-self/children").exists());
+        if !task_files {
+            return scan_children(parent);
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
+            return Vec::new();
         };
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|name| name.parse().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            if let Some(process) = parse_stat(&stat) {
-                table.insert(pid, process);
+        let mut children = Vec::new();
+        for task in tasks.flatten() {
+            if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+                children.extend(
+                    text.split_whitespace()
+                        .filter_map(|pid| pid.parse::<i32>().ok()),
+                );
             }
         }
-        table
+        children
+    }
+
+    fn scan_children(parent: i32) -> Vec<i32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|&pid| stat(pid).is_some_and(|(_, ppid)| ppid == parent))
+            .collect()
+    }
+
+    /// (state, ppid) of a process, from `/proc/<pid>/stat`.
+    fn stat(pid: i32) -> Option<(char, i32)> {
+        parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
     }
 
     /// `pid (comm) state ppid …`; comm may hold spaces and parentheses, so split at the
     /// last `)`.
-    fn parse_stat(stat: &str) -> Option<Process> {
+    fn parse_stat(stat: &str) -> Option<(char, i32)> {
         let (_, rest) = stat.rsplit_once(')')?;
         let mut fields = rest.split_whitespace();
-        let state = fields.next()?;
+        let state = fields.next()?.chars().next()?;
         let parent = fields.next()?.parse().ok()?;
-        Some(Process {
-            parent,
-            zombie: state == "Z",
-        })
+        Some((state, parent))
     }
 
-    /// Every process below `root` by ppid links, not `root` itself.
-    fn descendants(table: &BTreeMap<i32, Process>, root: i32) -> Vec<i32> {
+    fn is_zombie(pid: i32) -> bool {
+        stat(pid).is_some_and(|(state, _)| state == 'Z')
+    }
+
+    /// Every process below `root` by parent links, not `root` itself.
+    fn descendants(root: i32) -> Vec<i32> {
         let mut found = Vec::new();
         let mut frontier = vec![root];
         while let Some(parent) = frontier.pop() {
-            for (&pid, process) in table {
-                if process.parent == parent && !found.contains(&pid) {
+            for pid in children(parent) {
+                if !found.contains(&pid) {
                     found.push(pid);
                     frontier.push(pid);
                 }
@@ -150,10 +162,9 @@ mod linux {
     pub(super) fn kill_descendants(root: Pid) {
         let root = root.as_raw_nonzero().get();
         for _ in 0..MAX_ROUNDS {
-            let table = processes();
-            let alive: Vec<i32> = descendants(&table, root)
+            let alive: Vec<i32> = descendants(root)
                 .into_iter()
-                .filter(|pid| table.get(pid).is_some_and(|process| !process.zombie))
+                .filter(|&pid| !is_zombie(pid))
                 .collect();
             if alive.is_empty() {
                 return;
@@ -167,17 +178,15 @@ mod linux {
     pub(super) fn sweep_orphans(running: &[i32]) {
         let me = getpid().as_raw_nonzero().get();
         for _ in 0..MAX_ROUNDS {
-            let table = processes();
-            let orphans: Vec<i32> = table
-                .iter()
-                .filter(|(pid, process)| process.parent == me && !running.contains(pid))
-                .map(|(&pid, _)| pid)
+            let orphans: Vec<i32> = children(me)
+                .into_iter()
+                .filter(|pid| !running.contains(pid))
                 .collect();
             if orphans.is_empty() {
                 return;
             }
             for orphan in orphans {
-                descendants(&table, orphan).into_iter().for_each(kill);
+                descendants(orphan).into_iter().for_each(kill);
                 kill(orphan);
                 reap(orphan);
             }
@@ -204,9 +213,7 @@ mod linux {
 
         #[test]
         fn stat_lines_with_odd_command_names_parse() {
-            let process = parse_stat("42 (a) b (c) Z 7 42 42 0").unwrap();
-            assert_eq!(process.parent, 7);
-            assert!(process.zombie);
+            assert_eq!(parse_stat("42 (a) b (c) Z 7 42 42 0"), Some(('Z', 7)));
             assert!(parse_stat("garbage").is_none());
         }
     }
