@@ -85,7 +85,7 @@ fn forget_baseline(repo: &TestRepo) {
 
 /// What one accept writes alone, from no baseline.
 fn sole_output(repo: &TestRepo, reason: &str) -> Vec<u8> {
-    forget_baseline(&repo);
+    forget_baseline(repo);
     wait_ok(spawn_accept(repo, &["--reason", reason]));
     repo.read_bytes(BASELINE)
 }
