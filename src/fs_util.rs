@@ -94,6 +94,31 @@ fn set_ordinary_mode(builder: &mut tempfile::Builder<'_, '_>) {
 #[cfg(not(unix))]
 fn set_ordinary_mode(_builder: &mut tempfile::Builder<'_, '_>) {}
 
+/// An exclusive advisory lock on `path` (created if missing, never removed: removing it
+/// would let a third process lock a different file). Held until the returned file is
+/// dropped; released by the kernel if the process dies, so a crash never leaves it stale.
+/// Blocks while another process holds it.
+#[cfg(unix)]
+pub fn lock_exclusive(path: &Path) -> Result<std::fs::File> {
+    let display = path.display().to_string();
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|error| Error::io(parent.display().to_string(), error))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|error| Error::io(display.clone(), error))?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|error| Error::io(display, error.into()))?;
+    Ok(file)
+}
+
 #[cfg(unix)]
 fn make_executable(file: &std::fs::File) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;

@@ -69,3 +69,23 @@ fn skill_front_matter_inputs_replay_cleanly() {
 fn skill_manifest_inputs_replay_cleanly() {
     replay("skill_manifest", checks::skill_manifest);
 }
+
+#[test]
+fn baseline_inputs_replay_cleanly() {
+    replay("baseline", checks::baseline);
+}
+
+#[test]
+fn results_inputs_replay_cleanly() {
+    replay("results", checks::results);
+}
+
+#[test]
+fn diff_inputs_replay_cleanly() {
+    replay("diff", checks::diff);
+}
+
+#[test]
+fn event_inputs_replay_cleanly() {
+    replay("event", checks::event);
+}

@@ -1,10 +1,16 @@
 //! Tokens in the environment never reach any output: every reporter `--format` offers
 //! (read from `--help`, so new reporters are covered the day they land), written to
-//! standard output or to `--output`, error messages, and the files evalock writes.
+//! standard output or to `--output`, error messages, and the files evalock writes; and,
+//! with completers that echo their whole environment into completions and errors, `run`
+//! in every format, the results file, `report --from`, `review`, baselines and the bodies
+//! `evalock github` posts.
 
 mod common;
+mod github_support;
 
 use common::{Run, TestRepo};
+use github_support::scenario::{Scenario, PROJECT};
+use github_support::WRITE_TOKEN;
 
 const FAKE_GITHUB_TOKEN: &str = "ghp_FAKEevalockHardeningToken0123456789ab";
 const FAKE_ACTIONS_TOKEN: &str = "ACTIONS_FAKE_runtime_token_ZZ9";
@@ -149,4 +155,159 @@ fn the_leak_detector_itself_sees_a_leak() {
     let repo = TestRepo::new();
     let run = repo.evalock_with(&["rules", FAKE_GITHUB_TOKEN], &secret_env());
     assert!(run.all().contains(FAKE_GITHUB_TOKEN), "{}", run.all());
+}
+
+/// Echoes its environment and its request into the completion: without scrubbing, every
+/// secret would be in the completion, the results file, the diffs `review` shows, etc.
+const ECHO_ENV_COMPLETER: &str = "printf 'hello round %s ' \"$ROUND\"\nenv | sort | tr '\\n' ' '\necho \"token=$GITHUB_TOKEN gh=$GH_TOKEN actions=$ACTIONS_RUNTIME_TOKEN key=$ACME_API_KEY\"\ncat\n";
+/// Fails, printing its environment on stderr: the error message quotes stderr's tail.
+const ECHO_ENV_FAILING_COMPLETER: &str = "cat > /dev/null\nenv >&2\necho \"token=$GITHUB_TOKEN gh=$GH_TOKEN actions=$ACTIONS_RUNTIME_TOKEN key=$ACME_API_KEY\" >&2\nexit 3\n";
+
+/// Two suites: `echo` passes with the environment in its completions and has a
+/// baseline; `broken` fails with the environment on stderr.
+fn echoing_project() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("echo.sh", ECHO_ENV_COMPLETER);
+    repo.write("fail.sh", ECHO_ENV_FAILING_COMPLETER);
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[policy]\ntimeout_secs = 60\nsecrets = [\"ACME_API_KEY\"]\n\n\
+         [[suite]]\nname = \"echo\"\ncases = [\"evals/echo.jsonl\"]\nbaseline = \"evals/echo.baseline.json\"\ncompleter = [\"sh\", \"echo.sh\"]\n\n\
+         [[suite]]\nname = \"broken\"\ncases = [\"evals/broken.jsonl\"]\ncompleter = [\"sh\", \"fail.sh\"]\n",
+    );
+    let case = |id: &str| {
+        format!("{{\"id\": \"{id}\", \"input\": {{\"text\": \"hi\"}}, \"expect\": {{\"must_include\": [\"hello\"]}}}}\n")
+    };
+    repo.write("evals/echo.jsonl", case("greet") + &case("wave"));
+    repo.write("evals/broken.jsonl", case("crash"));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("echoing completers");
+    repo
+}
+
+fn with_round(round: &'static str) -> Vec<(&'static str, &'static str)> {
+    [secret_env(), vec![("ROUND", round)]].concat()
+}
+
+#[test]
+fn completers_echoing_their_environment_leak_no_secret_into_any_output() {
+    // Seen firing: with `is_scrubbed` in src/run/process.rs returning false, this test
+    // fails at `accept` (its output lists nothing secret, but the baseline it writes
+    // holds the echoed token), and the GitHub test below at the first `run`, whose
+    // EL504 message quotes the completer's stderr.
+    let repo = echoing_project();
+    let first = repo.evalock_with(&["run", "--suite", "echo"], &with_round("one"));
+    first.assert_code(0);
+    let completion = repo.read(".evalock/results.json");
+    assert!(
+        completion.contains("hello round one") && completion.contains("ROUND=one"),
+        "the completer echoes its environment into the completion:\n{completion}"
+    );
+    run_with_secrets(&repo, &["accept", "--reason", "first"]).assert_code(0);
+    assert_no_secret("the baseline", &repo.read("evals/echo.baseline.json"));
+
+    // Round two moves every completion (EL503, with diffs) and `broken` errors (EL504).
+    let formats = formats(&repo);
+    for format in &formats {
+        let run = repo.evalock_with(&["run", "--format", format], &with_round("two"));
+        assert_no_secret(&format!("`run --format {format}`"), &run.all());
+        assert_eq!(run.code, 1, "{}", run.all());
+        assert!(
+            run.all().contains("EL504") || format == "sarif" || format == "junit",
+            "`run --format {format}` shows the failing completer:\n{}",
+            run.all()
+        );
+    }
+    let results = repo.read(".evalock/results.json");
+    assert_no_secret("the results file", &results);
+    assert!(
+        results.contains("EL503") && results.contains("EL504"),
+        "{results}"
+    );
+    assert!(results.contains("exited with status 3"), "{results}");
+    for format in &formats {
+        run_with_secrets(
+            &repo,
+            &[
+                "report",
+                "--from",
+                ".evalock/results.json",
+                "--format",
+                format,
+            ],
+        );
+    }
+    let review = run_with_secrets(&repo, &["review"]);
+    assert!(
+        review.all().contains("ROUND=two"),
+        "review shows the moved completions:\n{}",
+        review.all()
+    );
+    run_with_secrets(&repo, &["run", "--suite", "broken", "--out", "broken.json"]);
+    assert_no_secret("run --out", &repo.read("broken.json"));
+    assert!(
+        completion.contains("token= gh= actions= key="),
+        "the secrets were withheld, not just hidden:\n{completion}"
+    );
+}
+
+#[test]
+fn bodies_posted_to_github_hold_no_secret() {
+    let scenario = Scenario::new();
+    let repo = &scenario.repo;
+    repo.write(&format!("{PROJECT}/fail.sh"), ECHO_ENV_FAILING_COMPLETER);
+    repo.replace(
+        &format!("{PROJECT}/evalock.toml"),
+        "completer = [\"python3\", \"completers/stub.py\"]",
+        "completer = [\"sh\", \"fail.sh\"]",
+    );
+    let results = scenario.path("results.json");
+    let run = repo.evalock_with(
+        &[
+            "-C",
+            PROJECT,
+            "run",
+            "--out",
+            results.to_str().expect("utf-8"),
+        ],
+        &secret_env(),
+    );
+    assert_no_secret("`run` in the pull request", &run.all());
+    assert!(run.all().contains("EL504"), "{}", run.all());
+    // GITHUB_TOKEN is the write token here (the fake GitHub checks it); the other
+    // secrets stay in the environment.
+    let others: Vec<(&str, &str)> = secret_env()
+        .into_iter()
+        .filter(|(name, _)| *name != "GITHUB_TOKEN")
+        .collect();
+    let posted = scenario.github(WRITE_TOKEN, &[&results], &others);
+    assert_no_secret("`evalock github`", &posted.all());
+    let bodies: Vec<String> = scenario.github.with(|state| {
+        let reviews = state.reviews.iter().map(|review| review.body.clone());
+        let comments = state
+            .review_comments
+            .iter()
+            .map(|comment| comment.body.clone());
+        let issue = state
+            .issue_comments
+            .iter()
+            .map(|comment| comment.body.clone());
+        reviews.chain(comments).chain(issue).collect()
+    });
+    let all = bodies.join("\n---\n");
+    assert!(
+        all.contains("EL504"),
+        "the failing completer was posted:\n{all}"
+    );
+    assert!(
+        all.contains("token="),
+        "its stderr was quoted in what was posted:\n{all}"
+    );
+    assert_no_secret("bodies posted to GitHub", &all);
+    assert!(
+        !all.contains(WRITE_TOKEN),
+        "the write token was posted:\n{all}"
+    );
+    let summary = std::fs::read_to_string(scenario.path("step-summary.md")).unwrap_or_default();
+    assert_no_secret("the step summary", &summary);
 }

@@ -48,17 +48,28 @@ pub struct AcceptOutcome {
     pub skipped: Vec<String>,
 }
 
+/// Serialises concurrent `accept`s of one project, relative to its root.
+pub const ACCEPT_LOCK: &str = ".evalock/accept.lock";
+
 pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
     let source = WorktreeSource::new(&options.project_root);
-    let project = Project::load(&source)?;
     if options.ci {
-        return Ok(refused_in_ci(&project, &options.suites));
+        // Refused before the lock: CI writes nothing, not even the lock file.
+        return Ok(refused_in_ci(&Project::load(&source)?, &options.suites));
     }
     if options.reason.trim().is_empty() {
         return Err(Error::Usage(
             "--reason must say why these completions are the new last-good ones".into(),
         ));
     }
+    // accept reads each baseline, merges the run into it and writes it back. Atomic
+    // writes alone keep every file whole, but two accepts at once would both read the
+    // old files: the later rename silently drops what the other recorded, and with
+    // several suites the files could come from different writers. So the whole
+    // read-merge-write holds an exclusive lock; the second accept waits, then merges into
+    // what the first wrote.
+    let _lock = crate::fs_util::lock_exclusive(&options.project_root.join(ACCEPT_LOCK))?;
+    let project = Project::load(&source)?;
     let display = options.from.display().to_string();
     let results = Results::read(&options.project_root.join(&options.from), &display)?;
     let suites = selected_suites(&project, &results, &options.suites)?;

@@ -100,11 +100,7 @@ struct Parser {
 
 impl Parser {
     fn line(&mut self, line: &str) {
-        let in_hunk = self.remaining_new > 0 || self.remaining_old > 0;
-        // Hunk content starts with ' ', '+', '-' or '\\'; anything else means the hunk was
-        // shorter than its header said, so the line is read as a header again.
-        if in_hunk && (line.is_empty() || matches!(line.as_bytes()[0], b' ' | b'+' | b'-' | b'\\'))
-        {
+        if self.fits_in_hunk(line) {
             self.hunk_line(line);
             return;
         }
@@ -135,6 +131,23 @@ impl Parser {
             }
         } else if line.starts_with("@@ ") {
             self.start_hunk(line);
+        }
+    }
+
+    /// Whether `line` is content of the current hunk: it starts with ' ', '+', '-' or
+    /// '\\' and the header's counts still leave room for it (an added line needs a new-side
+    /// line left, a removed one an old-side line, context both). Anything else means the
+    /// hunk was shorter than its header said, so the line is read as a header again; an
+    /// added line past the count would otherwise be anchored outside its hunk.
+    fn fits_in_hunk(&self, line: &str) -> bool {
+        let (new, old) = (self.remaining_new > 0, self.remaining_old > 0);
+        match line.as_bytes().first() {
+            Some(b'+') => new,
+            Some(b'-') => old,
+            Some(b'\\') => new || old,
+            // An empty line is a context line whose leading space was trimmed.
+            Some(b' ') | None => new && old,
+            Some(_) => false,
         }
     }
 
@@ -212,6 +225,12 @@ fn parse_hunk_header(header: &str) -> Option<(u32, u32, u32)> {
     };
     let (_, old_count) = count(old)?;
     let (new_start, new_count) = count(new)?;
+    // Line 0 exists only in an empty range, and a range past u32::MAX in no real file;
+    // refusing both keeps every anchor a real line and the line arithmetic exact.
+    if new_start == 0 && new_count > 0 {
+        return None;
+    }
+    new_start.checked_add(new_count)?;
     Some((old_count, new_start, new_count))
 }
 
@@ -426,6 +445,21 @@ Binary files a/logo.png and b/logo.png differ
             "diff --git a/x b/x\n@@ -1,9999 +1,9999 @@\n",
         ] {
             let _ = PullDiff::parse(text);
+        }
+    }
+
+    #[test]
+    fn lines_past_the_header_counts_and_impossible_ranges_are_not_anchored() {
+        // Found by the `diff` fuzz target: an added line after the new side was used up
+        // was recorded as added at a line outside its hunk.
+        let diff = PullDiff::parse(
+            "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -2 +1,0 @@\n+surplus\n-removed\n",
+        );
+        let file = diff.file("f").expect("the file is kept");
+        assert_eq!(file.hunks[0].added, Vec::<u32>::new());
+        for header in ["@@ -1 +4294967295,2 @@", "@@ -1 +0,3 @@"] {
+            let diff = PullDiff::parse(&format!("diff --git a/f b/f\n{header}\n+x\n"));
+            assert!(diff.file("f").expect("file").hunks.is_empty(), "{header}");
         }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod assess;
 pub mod completer;
+pub mod contain;
 pub mod diff;
 pub mod process;
 pub mod results;

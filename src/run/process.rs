@@ -1,8 +1,10 @@
 //! Running one external command (a completer or a command grader) under evalock's rules:
 //! argv without a shell, its own process group, a scrubbed environment, one request on
 //! stdin, stdout streamed into a capped buffer, and a deadline after which the whole
-//! process group is killed. Nothing it starts outlives the call.
+//! process group is killed. Nothing it starts outlives the call: descendants that left
+//! the group are found and killed too (see [`super::contain`]).
 
+use super::contain;
 use rustix::process::{kill_process_group, Pid, Signal};
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
@@ -81,8 +83,7 @@ pub fn run_process(
     policy: &ProcessPolicy,
 ) -> Result<ProcessOutput, ProcessFailure> {
     let started = Instant::now();
-    let mut child = command(argv, policy)?
-        .spawn()
+    let mut child = contain::spawn(&mut command(argv, policy)?)
         .map_err(|error| ProcessFailure::Spawn(format!("{}: {error}", argv[0])))?;
     let group = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
@@ -106,12 +107,15 @@ pub fn run_process(
     let (status, timed_out) = match exit_receiver.recv_timeout(policy.timeout) {
         Ok(status) => (status, false),
         Err(_) => {
+            contain::kill_descendants(group);
             kill_group(group);
             (exit_receiver.recv().unwrap_or_else(|_| lost()), true)
         }
     };
-    // Descendants left in the group would hold the pipes open and outlive the run.
+    // Descendants left in the group, or orphans that left it, would hold the pipes open
+    // and outlive the run.
     kill_group(group);
+    contain::release(group);
     let captured = stdout_result.recv_timeout(PIPE_GRACE).ok();
     let stderr_tail = stderr_result.recv_timeout(PIPE_GRACE).unwrap_or_default();
     if captured.as_ref().is_some_and(|captured| captured.oversized) {
