@@ -275,7 +275,7 @@ fn must_fail_findings(
     if value.get("expects_refusal") != Some(&Value::Bool(true)) {
         probe(REFUSAL_PROBE, MustFailKind::RefusalProbe);
     }
-    match negative_controls(case) {
+    match negative_controls(&case.id, &value) {
         Ok(controls) => {
             for (index, control) in controls.iter().enumerate() {
                 probe(control, MustFailKind::Control(index));
@@ -335,22 +335,22 @@ fn must_fail_finding(
 
 /// The completions of a case's `mutate`: `{"completion": …}` or a list of them. A JSON
 /// completion is graded as its JSON text.
-pub fn negative_controls(case: &Case) -> Result<Vec<String>, String> {
+pub fn negative_controls(case_id: &str, case: &Value) -> Result<Vec<String>, String> {
     let completion_of = |control: &Value| match control.get("completion") {
         Some(Value::String(text)) => Ok(text.clone()),
         Some(Value::Null) | None => Err(format!(
             "case `{}`: cannot read `mutate`: each control needs a `completion`",
-            case.id
+            case_id
         )),
         Some(value) => Ok(serde_json::to_string(value).unwrap_or_default()),
     };
-    match case.value().get("mutate") {
+    match case.get("mutate") {
         None => Ok(Vec::new()),
         Some(Value::Array(controls)) => controls.iter().map(completion_of).collect(),
         Some(control @ Value::Object(_)) => Ok(vec![completion_of(control)?]),
         Some(_) => Err(format!(
             "case `{}`: cannot read `mutate`: expected {{\"completion\": …}} or a list of them",
-            case.id
+            case_id
         )),
     }
 }
