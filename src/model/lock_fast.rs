@@ -74,6 +74,8 @@ fn read_lines(text: &str) -> Option<Lock> {
     // Cases arrive sorted by suite, then id: each goes straight into its suite's map.
     let mut cases: Vec<(String, BTreeMap<String, CaseLock>)> = Vec::new();
     let mut current_case: Option<(String, CaseLock)> = None;
+    // Placeholders until the table's `digest` line: computed once, not per case.
+    let placeholder = Digest::of_bytes(b"");
     for line in text.split('\n') {
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -84,7 +86,7 @@ fn read_lines(text: &str) -> Option<Lock> {
             match &table {
                 Table::Suite(name) => {
                     let empty = SuiteLock {
-                        digest: Digest::of_bytes(b""),
+                        digest: placeholder.clone(),
                         prompt: None,
                         prompts: BTreeMap::new(),
                     };
@@ -96,7 +98,7 @@ fn read_lines(text: &str) -> Option<Lock> {
                     }
                     let entry = CaseLock {
                         version: 0,
-                        digest: Digest::of_bytes(b""),
+                        digest: placeholder.clone(),
                         file: String::new(),
                         retired: false,
                     };
