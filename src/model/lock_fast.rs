@@ -3,7 +3,7 @@
 //! renders back to the very same text, which proves it is what the TOML parser would
 //! return (render and parse round-trip); anything else goes to the TOML parser.
 
-use super::lock::{CaseLock, Lock, Recipes, SuiteLock};
+use super::lock::{CaseLock, GraderLock, Lock, Recipes, SuiteLock};
 use super::skill_lock::SkillLock;
 use crate::hash::Digest;
 use std::collections::BTreeMap;
@@ -11,12 +11,13 @@ use std::fmt;
 
 /// The lock, if `text` is exactly what `render` writes for it.
 pub(super) fn parse_rendered(text: &str) -> Option<Lock> {
-    // Skills come last and are few: their tables go through the TOML parser.
-    let (head, skills) = match text.find("\n[skill.") {
-        Some(position) => text.split_at(position + 1),
-        None => (text, ""),
-    };
-    let mut lock = read_lines(head)?;
+    // Graders (between the suites and the cases) and skills (last) are few: their
+    // tables go through the TOML parser; the many case tables are read line by line.
+    let (head, skills) = split_before(text, "\n[skill.");
+    let (suites, rest) = split_before(head, "\n[grader.");
+    let (graders, cases) = split_before(rest, "\n[case.");
+    let mut lock = read_lines(suites.split('\n').chain(cases.split('\n')))?;
+    lock.graders = toml::from_str::<GraderTables>(graders).ok()?.grader;
     lock.skills = toml::from_str::<SkillTables>(skills).ok()?.skill;
     let mut comparison = Comparison {
         expected: text,
@@ -24,6 +25,22 @@ pub(super) fn parse_rendered(text: &str) -> Option<Lock> {
     };
     lock.render_into(&mut comparison).ok()?;
     (comparison.matched == text.len()).then_some(lock)
+}
+
+/// `text` cut where a line starts with `marker` (after its newline), or whole.
+fn split_before<'t>(text: &'t str, marker: &str) -> (&'t str, &'t str) {
+    match text.find(marker) {
+        Some(position) => text.split_at(position + 1),
+        None => (text, ""),
+    }
+}
+
+/// The `[grader.…]` tables between the suites and the cases.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GraderTables {
+    #[serde(default)]
+    grader: BTreeMap<String, GraderLock>,
 }
 
 /// The `[skill.…]` tables at the end of a lock.
@@ -61,7 +78,7 @@ enum Table {
     Case(String, String),
 }
 
-fn read_lines(text: &str) -> Option<Lock> {
+fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
     let mut lock = Lock::new();
     let mut recipes = Recipes {
         case: String::new(),
@@ -76,7 +93,7 @@ fn read_lines(text: &str) -> Option<Lock> {
     let mut current_case: Option<(String, CaseLock)> = None;
     // Placeholders until the table's `digest` line: computed once, not per case.
     let placeholder = Digest::of_bytes(b"");
-    for line in text.split('\n') {
+    for line in lines {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
@@ -296,6 +313,18 @@ mod tests {
                 };
                 cases.insert(id.into(), entry);
             }
+        }
+        // Grader tables sit between the suites and the cases; a grader whose file path
+        // looks like a table header must not split the text there.
+        for (id, file) in [("struct", "graders/[case.x].py"), ("a.b", "g\n[case.y]")] {
+            lock.graders.insert(
+                id.into(),
+                GraderLock {
+                    version: format!("{id}-3"),
+                    digest: bytes_digest(id.as_bytes()),
+                    files: [(file.to_owned(), bytes_digest(file.as_bytes()))].into(),
+                },
+            );
         }
         lock
     }
