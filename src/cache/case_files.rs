@@ -45,18 +45,11 @@ impl CaseFileStore {
         }
     }
 
-    /// Writes the entries this run used or added, when anything changed.
-    pub fn save(&self) {
-        let used = self
-            .used
-            .lock()
-            .map(|used| used.clone())
-            .unwrap_or_default();
-        let added = self
-            .added
-            .lock()
-            .map(|added| added.clone())
-            .unwrap_or_default();
+    /// Writes the entries this run used or added, when anything changed. Consumes the
+    /// store: the encoded entries (tens of MiB for a large suite) are moved, not copied.
+    pub fn save(self) {
+        let used = self.used.into_inner().unwrap_or_default();
+        let mut added = self.added.into_inner().unwrap_or_default();
         if added.is_empty() && used.len() == self.entries.len() {
             return;
         }
@@ -66,8 +59,10 @@ impl CaseFileStore {
                 body.extend_from_slice(&self.body[entry.whole.clone()]);
             }
         }
-        for entry in &added {
-            body.extend_from_slice(entry);
+        // Each entry is freed as soon as it is copied, so the body never coexists with
+        // a second full copy of what it holds.
+        for entry in added.drain(..) {
+            body.extend_from_slice(&entry);
         }
         self.context.write(&self.name, &body);
     }

@@ -80,7 +80,7 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
         Some(base_cache),
     )?;
     store.save();
-    if let Some(base_store) = &base_store {
+    if let Some(base_store) = base_store {
         base_store.save();
     }
     if !judged.ran_commands {
