@@ -106,3 +106,41 @@ fn deleting_an_already_retired_case_is_not_a_removal() {
         .assert_code(0)
         .assert_not_contains("EL103");
 }
+
+/// Kills `src/checks/cases.rs: delete match arm (None, _) in prompts_unlocked`: a prompt
+/// file that disappeared is refused, not silently skipped.
+#[test]
+fn a_missing_prompt_file_is_refused() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.remove("prompts/support.txt");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("prompts/support.txt: EL107")
+        .assert_contains(
+            "prompt file prompts/support.txt of suite `support` is missing (or is a symlink)",
+        );
+}
+
+/// Kills `src/checks/cases.rs: delete match arm (Some(_), None) in prompts_unlocked`: a
+/// suite pointed at a new prompt file must pin it, and the old pin is reported too.
+#[test]
+fn a_new_prompt_file_must_be_locked() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.write(
+        "prompts/support-v2.txt",
+        "You are Acme's support agent, version two.\n",
+    );
+    repo.replace(
+        "evalock.toml",
+        "prompt = \"prompts/support.txt\"",
+        "prompt = \"prompts/support-v2.txt\"",
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(
+            "prompt file prompts/support-v2.txt of suite `support` is not in evalock.lock",
+        )
+        .assert_contains(
+            "prompt prompts/support.txt is pinned for suite `support` but no longer configured",
+        );
+}

@@ -463,6 +463,32 @@ mod tests {
             findings[0].message,
             "case `a` (evals/a.jsonl:1): completer timed out"
         );
+        let error = SampleOutcome {
+            sample: 1,
+            outcome: Err("completer timed out".into()),
+            duration: Duration::ZERO,
+        };
+        let (_, findings) = judge_full(vec![sample(0, "ok"), error], BaselineRef::Missing);
+        assert_eq!(
+            findings[0].message,
+            "case `a` (evals/a.jsonl:1): sample 1: completer timed out"
+        );
+    }
+
+    /// Kills the `delete !` mutants where reasons are collected: a failing case lists the
+    /// reasons of its failing samples, each once.
+    #[test]
+    fn a_failing_case_lists_each_reason_once() {
+        let (result, findings) =
+            judge_full(vec![sample(0, "no"), sample(1, "no")], BaselineRef::Missing);
+        assert_eq!(result.status, Status::Fail);
+        assert_eq!(result.reasons.len(), 1, "{:?}", result.reasons);
+        let expected = format!("fails: {}", result.reasons[0]);
+        assert!(
+            findings[0].message.ends_with(&expected),
+            "{}",
+            findings[0].message
+        );
     }
 
     /// Kills the `millis` mutants: a case's duration is the sum of its samples'.
