@@ -403,5 +403,11 @@ mod tests {
             vec!["empty_completion"]
         );
         assert_eq!(reasons(json!("nope"), "x"), vec!["invalid_expect"]);
+        // A list with one non-string member is invalid as a whole, not half-checked
+        // (kills `replace match guard items.iter().all(Value::is_string) with true`).
+        assert_eq!(
+            reasons(json!({"must_include": ["ok", 3]}), "ok"),
+            vec!["invalid_assertion:must_include"]
+        );
     }
 }
