@@ -310,21 +310,23 @@ mod tests {
             finding(RuleId::Moved),
         ];
         sort_findings(&mut findings);
-        let order: Vec<(Option<(String, Option<u32>)>, RuleId)> = findings
+        let order: Vec<(Option<String>, RuleId)> = findings
             .iter()
             .map(|finding| {
-                let place = finding.location.as_ref().map(|l| (l.path.clone(), l.line));
-                (place, finding.rule)
+                (
+                    finding.location.as_ref().map(Location::display),
+                    finding.rule,
+                )
             })
             .collect();
         assert_eq!(
             order,
             vec![
                 (None, RuleId::Moved),
-                (Some(("a.jsonl".into(), Some(2))), RuleId::CaseUnlocked),
-                (Some(("a.jsonl".into(), Some(9))), RuleId::CaseUnlocked),
-                (Some(("a.jsonl".into(), Some(9))), RuleId::CaseRemoved),
-                (Some(("b.jsonl".into(), Some(1))), RuleId::CaseUnlocked),
+                (Some("a.jsonl:2".into()), RuleId::CaseUnlocked),
+                (Some("a.jsonl:9".into()), RuleId::CaseUnlocked),
+                (Some("a.jsonl:9".into()), RuleId::CaseRemoved),
+                (Some("b.jsonl:1".into()), RuleId::CaseUnlocked),
             ]
         );
     }
