@@ -298,6 +298,39 @@ mod tests {
         );
     }
 
+    /// Kills the mutant that replaces `sort_findings` with a no-op: every reporter relies
+    /// on one order (file, line, rule, subject), so output is stable across runs.
+    #[test]
+    fn findings_sort_by_file_then_line_then_rule() {
+        let mut findings = vec![
+            finding(RuleId::CaseUnlocked).at(Location::line("b.jsonl", 1)),
+            finding(RuleId::CaseRemoved).at(Location::line("a.jsonl", 9)),
+            finding(RuleId::CaseUnlocked).at(Location::line("a.jsonl", 9)),
+            finding(RuleId::CaseUnlocked).at(Location::line("a.jsonl", 2)),
+            finding(RuleId::Moved),
+        ];
+        sort_findings(&mut findings);
+        let order: Vec<(Option<String>, RuleId)> = findings
+            .iter()
+            .map(|finding| {
+                (
+                    finding.location.as_ref().map(Location::display),
+                    finding.rule,
+                )
+            })
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                (None, RuleId::Moved),
+                (Some("a.jsonl:2".into()), RuleId::CaseUnlocked),
+                (Some("a.jsonl:9".into()), RuleId::CaseUnlocked),
+                (Some("a.jsonl:9".into()), RuleId::CaseRemoved),
+                (Some("b.jsonl:1".into()), RuleId::CaseUnlocked),
+            ]
+        );
+    }
+
     #[test]
     fn verdict_follows_the_worst_severity() {
         assert_eq!(Verdict::of(&[]), Verdict::Pass);

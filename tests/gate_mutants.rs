@@ -28,3 +28,119 @@ fn a_removed_case_is_reported_as_removed_only() {
     assert_eq!(mentions.len(), 1, "reported more than once: {mentions:#?}");
     assert!(mentions[0].contains("EL103"), "{mentions:#?}");
 }
+
+/// Kills `src/checks/cases.rs: replace || with && in cases_unlocked` (the `file` clause):
+/// a case moved unchanged to another file of its suite keeps its digest but must be
+/// re-locked, since the lock records where it lives.
+#[test]
+fn a_case_moved_to_another_file_of_its_suite_must_be_relocked() {
+    let repo = TestRepo::with_fixture("demo");
+    let cases = repo.read("evals/escalation.yaml");
+    let start = cases
+        .find("- id: simple-question-stays")
+        .expect("fixture case");
+    let end = cases[start..]
+        .find("\n\n")
+        .map_or(cases.len(), |offset| start + offset + 1);
+    repo.write(
+        "evals/escalation.yaml",
+        format!("{}{}", &cases[..start], &cases[end..]),
+    );
+    repo.write("evals/escalation-more.yaml", &cases[start..end]);
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("EL101")
+        .assert_contains("case `simple-question-stays` (evals/escalation-more.yaml:1) moved or changed its lock metadata");
+}
+
+/// Kills `src/checks/cases.rs: replace || with && in cases_unlocked` (the `version`
+/// clause): a lock whose recorded version was edited by hand no longer matches the case,
+/// even though the digest does.
+#[test]
+fn a_hand_edited_version_in_the_lock_is_refused() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.replace(
+        "evalock.lock",
+        "[case.escalation.angry-customer-escalates]\nversion = 1\n",
+        "[case.escalation.angry-customer-escalates]\nversion = 2\n",
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("case `angry-customer-escalates`")
+        .assert_contains("moved or changed its lock metadata");
+}
+
+/// Kills `src/checks/cases.rs: replace && with || in cases_unlocked` (the guard that
+/// tells an edit in place from a new version): an edited case whose version was bumped
+/// is a new version to lock, not an edit in place.
+#[test]
+fn an_edit_with_a_bumped_version_asks_only_for_a_relock() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.replace(
+        "evals/support.jsonl",
+        r#""id": "refund-no-order-id", "version": 3"#,
+        r#""id": "refund-no-order-id", "version": 4, "note": "stricter""#,
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("case `refund-no-order-id` (evals/support.jsonl:2) changed: version 3 in evalock.lock, 4 now")
+        .assert_not_contains("still version");
+}
+
+/// Kills `src/checks/cases.rs: delete ! in cases_removed` (both filters on `retired`):
+/// deleting a case the base had already retired is not a removal (EL103); only active
+/// cases must be kept.
+#[test]
+fn deleting_an_already_retired_case_is_not_a_removal() {
+    let repo = TestRepo::with_fixture("demo");
+    let cases = repo.read("evals/support.jsonl");
+    let kept: String = cases
+        .lines()
+        .filter(|line| !line.contains("\"legacy-greeting\""))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_ne!(kept, cases);
+    repo.write("evals/support.jsonl", kept);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check", "--base", "HEAD"])
+        .assert_code(0)
+        .assert_not_contains("EL103");
+}
+
+/// Kills `src/checks/cases.rs: delete match arm (None, _) in prompts_unlocked`: a prompt
+/// file that disappeared is refused, not silently skipped.
+#[test]
+fn a_missing_prompt_file_is_refused() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.remove("prompts/support.txt");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("prompts/support.txt: EL107")
+        .assert_contains(
+            "prompt file prompts/support.txt of suite `support` is missing (or is a symlink)",
+        );
+}
+
+/// Kills `src/checks/cases.rs: delete match arm (Some(_), None) in prompts_unlocked`: a
+/// suite pointed at a new prompt file must pin it, and the old pin is reported too.
+#[test]
+fn a_new_prompt_file_must_be_locked() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.write(
+        "prompts/support-v2.txt",
+        "You are Acme's support agent, version two.\n",
+    );
+    repo.replace(
+        "evalock.toml",
+        "prompt = \"prompts/support.txt\"",
+        "prompt = \"prompts/support-v2.txt\"",
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(
+            "prompt file prompts/support-v2.txt of suite `support` is not in evalock.lock",
+        )
+        .assert_contains(
+            "prompt prompts/support.txt is pinned for suite `support` but no longer configured",
+        );
+}

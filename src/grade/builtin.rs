@@ -307,7 +307,13 @@ mod tests {
                 "forbidden:I think"
             ]
         );
-        assert_eq!(reasons(expect, "[1]"), vec!["not_object"]);
+        assert_eq!(reasons(expect.clone(), "[1]"), vec!["not_object"]);
+        // A status that is not a string is reported as such, not as a bad assertion
+        // (kills `delete match arm (Value::Array(_), Some(other))`).
+        assert_eq!(
+            reasons(expect, r#"{"status":7,"order_id":"x"}"#),
+            vec!["status_not_in:7"]
+        );
     }
 
     #[test]
@@ -394,14 +400,24 @@ mod tests {
             reasons(json!({"error_equals": "x"}), "anything"),
             vec!["unknown_assertion:error_equals"]
         );
-        assert_eq!(
-            reasons(json!({"max_chars": "ten"}), "x"),
-            vec!["invalid_assertion:max_chars"]
-        );
+        // Neither text nor a negative or fractional limit is a limit (kills `replace match
+        // guard number.as_u64().is_some() with true`).
+        for limit in [json!("ten"), json!(-5), json!(2.5)] {
+            assert_eq!(
+                reasons(json!({ "max_chars": limit }), "x"),
+                vec!["invalid_assertion:max_chars"]
+            );
+        }
         assert_eq!(
             reasons(json!({"forbidden": ["x"]}), "  "),
             vec!["empty_completion"]
         );
         assert_eq!(reasons(json!("nope"), "x"), vec!["invalid_expect"]);
+        // A list with one non-string member is invalid as a whole, not half-checked
+        // (kills `replace match guard items.iter().all(Value::is_string) with true`).
+        assert_eq!(
+            reasons(json!({"must_include": ["ok", 3]}), "ok"),
+            vec!["invalid_assertion:must_include"]
+        );
     }
 }
