@@ -203,3 +203,43 @@ fn a_grader_that_prints_anything_but_a_verdict_is_an_error() {
         assert_eq!(results["cases"][0]["status"], "ERROR", "{script}");
     }
 }
+
+#[test]
+fn only_active_cases_are_probed() {
+    let repo = project(STRICT_GRADER, CASE);
+    repo.replace("evalock.toml", "grader = \"check\"\n", "");
+    let weak = "{\"id\": \"weak\", \"input\": {}, \"expect\": {\"forbidden\": [\"as an AI\"]}}";
+    let strong =
+        "{\"id\": \"strong\", \"input\": {}, \"expect\": {\"must_include\": [\"refund\"]}}";
+    // Retired: no longer run, so a grader that would pass it is not this change's problem.
+    repo.write(
+        "evals/refunds.jsonl",
+        &format!(
+            "{}\n{strong}\n",
+            weak.replace(
+                "{\"id\": \"weak\",",
+                "{\"id\": \"weak\", \"retired\": true,"
+            )
+        ),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_not_contains("EL303");
+    // The same case, active again: probed and caught.
+    repo.write("evals/refunds.jsonl", &format!("{weak}\n{strong}\n"));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"])
+        .assert_code(1)
+        .assert_contains("EL303")
+        .assert_contains("for case `weak`");
+}
+
+#[test]
+fn a_case_pinned_to_the_current_grader_version_is_probed() {
+    let pinned = "{\"id\": \"refund\", \"grader_version\": \"1\", \"input\": {}}\n";
+    let repo = project(LENIENT_GRADER, pinned);
+    repo.evalock(&["check"])
+        .assert_code(1)
+        .assert_contains("EL303 grader-cannot-fail (error): grader check@1 passes an empty completion for case `refund`");
+}
