@@ -214,7 +214,7 @@ fn only_active_cases_are_probed() {
     // Retired: no longer run, so a grader that would pass it is not this change's problem.
     repo.write(
         "evals/refunds.jsonl",
-        &format!(
+        format!(
             "{}\n{strong}\n",
             weak.replace(
                 "{\"id\": \"weak\",",
@@ -227,7 +227,7 @@ fn only_active_cases_are_probed() {
         .assert_code(0)
         .assert_not_contains("EL303");
     // The same case, active again: probed and caught.
-    repo.write("evals/refunds.jsonl", &format!("{weak}\n{strong}\n"));
+    repo.write("evals/refunds.jsonl", format!("{weak}\n{strong}\n"));
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"])
         .assert_code(1)
