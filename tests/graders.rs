@@ -243,3 +243,38 @@ fn a_case_pinned_to_the_current_grader_version_is_probed() {
         .assert_code(1)
         .assert_contains("EL303 grader-cannot-fail (error): grader check@1 passes an empty completion for case `refund`");
 }
+
+#[test]
+fn a_version_bump_not_yet_locked_is_reported_and_an_unchanged_grader_is_quiet_against_the_base() {
+    let repo = project(STRICT_GRADER, CASE);
+    repo.git(&["checkout", "-q", "-b", "topic"]);
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(0)
+        .assert_not_contains("EL301");
+    // Same sources, new version, lock not yet rewritten.
+    repo.replace(
+        "evalock.toml",
+        "[grader.check]\nversion = 1",
+        "[grader.check]\nversion = 2",
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("EL301")
+        .assert_contains("grader `check` is version 2 now but evalock.lock pins version 1");
+}
+
+#[test]
+fn an_unversioned_change_names_only_the_files_that_changed() {
+    let repo = project(STRICT_GRADER, CASE);
+    repo.write("graders/util.sh", "# shared helpers\n");
+    repo.replace(
+        "evalock.toml",
+        "[grader.check]\nversion = 1",
+        "[grader.check]\nversion = 2",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.write("graders/util.sh", "# shared helpers, edited\n");
+    repo.evalock(&["check"]).assert_code(2).assert_contains(
+        "grader `check` changed (graders/util.sh (changed)) but is still version 2",
+    );
+}
