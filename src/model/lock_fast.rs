@@ -337,6 +337,13 @@ mod tests {
         let slow: Lock = toml::from_str(&text).unwrap();
         assert_eq!(fast, slow);
         assert_eq!(fast, lock);
+        let mut without_graders = tricky_lock();
+        without_graders.graders.clear();
+        assert_eq!(
+            parse_rendered(&without_graders.render()),
+            Some(without_graders),
+            "a lock without graders is read without TOML too"
+        );
         let empty = Lock::new().render();
         assert_eq!(parse_rendered(&empty), Some(Lock::new()));
     }
