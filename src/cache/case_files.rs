@@ -3,6 +3,7 @@
 
 use super::codec::{Decoder, Encoder};
 use super::{key_tag, CacheContext};
+use crate::grade::probe::{MustFail, ProbeOutcome};
 use crate::model::{Case, CaseFileCache, CaseProblem, CaseValue, ParsedCaseFile};
 use crate::source::ContentIdentity;
 use std::collections::HashMap;
@@ -136,7 +137,7 @@ fn encode_parsed(parsed: &ParsedCaseFile) -> Vec<u8> {
         encoder.u32(case.end_line);
         encoder.bool(case.retired);
         encoder.optional_str(case.grader_version.as_deref());
-        encoder.str(&case.value().to_string());
+        encode_probe(&mut encoder, case.probe());
     }
     encoder.len(parsed.problems.len());
     for problem in &parsed.problems {
@@ -145,6 +146,38 @@ fn encode_parsed(parsed: &ParsedCaseFile) -> Vec<u8> {
         encoder.str(&problem.message);
     }
     encoder.into_bytes()
+}
+
+/// A summary's probe outcome: the must-fail completions that passed (0 empty, 1 refusal,
+/// 2 + i for `mutate[i]`), then why the controls could not be read.
+fn encode_probe(encoder: &mut Encoder, outcome: Option<&ProbeOutcome>) {
+    let empty = ProbeOutcome::default();
+    let outcome = outcome.unwrap_or(&empty);
+    encoder.len(outcome.passed.len());
+    for kind in &outcome.passed {
+        encoder.u64(match kind {
+            MustFail::EmptyProbe => 0,
+            MustFail::RefusalProbe => 1,
+            MustFail::Control(index) => 2 + *index as u64,
+        });
+    }
+    encoder.optional_str(outcome.malformed_controls.as_deref());
+}
+
+fn decode_probe(decoder: &mut Decoder<'_>) -> Option<ProbeOutcome> {
+    let count = decoder.len()?;
+    let mut passed = Vec::new();
+    for _ in 0..count {
+        passed.push(match decoder.u64()? {
+            0 => MustFail::EmptyProbe,
+            1 => MustFail::RefusalProbe,
+            code => MustFail::Control(usize::try_from(code - 2).ok()?),
+        });
+    }
+    Some(ProbeOutcome {
+        passed,
+        malformed_controls: decoder.optional_string()?,
+    })
 }
 
 fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
@@ -169,7 +202,7 @@ fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
             end_line: decoder.u32()?,
             retired: decoder.bool()?,
             grader_version: decoder.optional_string()?,
-            body: CaseValue::Checked(decoder.str()?.into()),
+            body: CaseValue::Probed(decode_probe(&mut decoder)?),
         });
     }
     let problem_count = decoder.len()?;

@@ -3,12 +3,12 @@
 //! that pass (EL304).
 
 use crate::finding::{Finding, Location, Subject};
-use crate::grade::{Grader, GraderProgram, EMPTY_PROBE, REFUSAL_PROBE};
+use crate::grade::probe::{probe_case, MustFail};
+use crate::grade::{Grader, GraderProgram, REFUSAL_PROBE};
 use crate::model::{Case, GraderModel, Project, SuiteModel, CONFIG_FILE, LOCK_FILE};
 use crate::rules::{RuleId, Severity};
 use crate::run::process::ProcessPolicy;
 use rayon::prelude::*;
-use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// Every grader check for the suites in `suites` (EL301 looks at all graders).
@@ -212,14 +212,6 @@ pub fn grader_version_drift(project: &Project, suite: &SuiteModel) -> Vec<Findin
         .collect()
 }
 
-/// What one probe or control checks: a completion that must fail its case's grader.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum MustFailKind {
-    EmptyProbe,
-    RefusalProbe,
-    Control(usize),
-}
-
 /// EL303 and EL304: every probe and negative control must fail its grader. Command
 /// graders run only when the project knows its work directory. Cases are probed in
 /// parallel and one at a time: nothing per probe is kept but the findings.
@@ -254,63 +246,57 @@ pub fn graders_that_cannot_fail(project: &Project, suites: &[&SuiteModel]) -> Ve
     findings
 }
 
-/// The probes and negative controls of one case that its grader lets pass.
+/// The probes and negative controls of one case that its grader lets pass: worked out by
+/// the load for the built-in grader, graded here for a command grader.
 fn must_fail_findings(
     suite: &SuiteModel,
     case: &Case,
     grader: &Grader,
     policy: &ProcessPolicy,
 ) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    let value = case.value();
-    let mut probe = |completion: &str, kind| {
-        let passed = grader
-            .grade(&value, completion, policy)
-            .is_ok_and(|grade| grade.pass);
-        if passed {
-            findings.push(must_fail_finding(suite, case, grader, kind));
+    let probed;
+    let outcome = match case.probe() {
+        Some(outcome) if grader.program == GraderProgram::Builtin => outcome,
+        _ => {
+            probed = probe_case(&case.id, case.value(), |completion| {
+                grader
+                    .grade(case.value(), completion, policy)
+                    .is_ok_and(|grade| grade.pass)
+            });
+            &probed
         }
     };
-    probe(EMPTY_PROBE, MustFailKind::EmptyProbe);
-    if value.get("expects_refusal") != Some(&Value::Bool(true)) {
-        probe(REFUSAL_PROBE, MustFailKind::RefusalProbe);
-    }
-    match negative_controls(&case.id, &value) {
-        Ok(controls) => {
-            for (index, control) in controls.iter().enumerate() {
-                probe(control, MustFailKind::Control(index));
-            }
-        }
-        Err(problem) => findings.push(
+    let mut findings: Vec<Finding> = outcome
+        .passed
+        .iter()
+        .map(|kind| must_fail_finding(suite, case, grader, *kind))
+        .collect();
+    if let Some(problem) = &outcome.malformed_controls {
+        findings.push(
             Finding::new(
                 RuleId::ControlPassed,
                 Subject::case(&suite.name, &case.id),
-                problem,
+                problem.clone(),
             )
             .at(case_location(case))
             .help("write `mutate` as {\"completion\": …} or a list of them")
             .discriminator("malformed"),
-        ),
+        );
     }
     findings
 }
 
-fn must_fail_finding(
-    suite: &SuiteModel,
-    case: &Case,
-    grader: &Grader,
-    kind: MustFailKind,
-) -> Finding {
+fn must_fail_finding(suite: &SuiteModel, case: &Case, grader: &Grader, kind: MustFail) -> Finding {
     let subject = Subject::case(&suite.name, &case.id);
     let grader = grader.reference();
     let finding = match kind {
-        MustFailKind::EmptyProbe => Finding::new(
+        MustFail::EmptyProbe => Finding::new(
             RuleId::GraderCannotFail,
             subject,
             format!("grader {grader} passes an empty completion for case `{}` ({}:{})", case.id, case.file, case.line),
         )
         .discriminator("empty"),
-        MustFailKind::RefusalProbe => Finding::new(
+        MustFail::RefusalProbe => Finding::new(
             RuleId::GraderCannotFail,
             subject,
             format!(
@@ -320,7 +306,7 @@ fn must_fail_finding(
         )
         .help("add an assertion a refusal fails (`json`, `must_include`, `must_call`), or mark the case `\"expects_refusal\": true` if refusing is the right answer")
         .discriminator("refusal"),
-        MustFailKind::Control(index) => Finding::new(
+        MustFail::Control(index) => Finding::new(
             RuleId::ControlPassed,
             subject,
             format!(
@@ -331,28 +317,6 @@ fn must_fail_finding(
         .discriminator(&format!("mutate-{index}")),
     };
     finding.at(case_location(case))
-}
-
-/// The completions of a case's `mutate`: `{"completion": …}` or a list of them. A JSON
-/// completion is graded as its JSON text.
-pub fn negative_controls(case_id: &str, case: &Value) -> Result<Vec<String>, String> {
-    let completion_of = |control: &Value| match control.get("completion") {
-        Some(Value::String(text)) => Ok(text.clone()),
-        Some(Value::Null) | None => Err(format!(
-            "case `{}`: cannot read `mutate`: each control needs a `completion`",
-            case_id
-        )),
-        Some(value) => Ok(serde_json::to_string(value).unwrap_or_default()),
-    };
-    match case.get("mutate") {
-        None => Ok(Vec::new()),
-        Some(Value::Array(controls)) => controls.iter().map(completion_of).collect(),
-        Some(control @ Value::Object(_)) => Ok(vec![completion_of(control)?]),
-        Some(_) => Err(format!(
-            "case `{}`: cannot read `mutate`: expected {{\"completion\": …}} or a list of them",
-            case_id
-        )),
-    }
 }
 
 /// EL302 outranks everything else said about the same case: the case is scored

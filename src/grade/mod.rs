@@ -6,6 +6,7 @@ pub mod builtin;
 pub mod command;
 pub mod envelope;
 pub mod normalize;
+pub mod probe;
 
 pub use normalize::{completion_digest, Normalizer};
 

@@ -7,6 +7,7 @@ use super::cases::{
     CaseProblem, CaseValue, Element, ParsedCaseFile,
 };
 use super::strict_json::StrictValue;
+use crate::grade::probe::probe_builtin;
 use crate::hash::bytes_digest;
 use crate::jcs::Canonicalizer;
 use rayon::prelude::*;
@@ -150,6 +151,7 @@ fn case_from_text(
             }))
         }
     };
+    let body = CaseValue::Probed(probe_builtin(&fields.id, &Value::Object(interpreted)));
     let digest = bytes_digest(object.canonical);
     let contract = object
         .without_excluded
@@ -165,7 +167,7 @@ fn case_from_text(
         end_line: line,
         retired: fields.retired,
         grader_version: fields.grader_version,
-        body: CaseValue::checked(&Value::Object(interpreted)),
+        body,
     }))
 }
 
@@ -222,7 +224,7 @@ mod tests {
             .iter()
             .cloned()
             .map(|case| Case {
-                body: CaseValue::checked(&case.value()),
+                body: CaseValue::Probed(probe_builtin(&case.id, case.value())),
                 ..case
             })
             .collect();

@@ -3,6 +3,7 @@
 
 use super::case_lines::parse_json_lines;
 use super::strict_json::StrictValue;
+use crate::grade::probe::{probe_builtin, ProbeOutcome};
 use crate::hash::{case_digest, Digest};
 use crate::text::{require_clean_text, LineIndex};
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -35,27 +36,27 @@ pub struct Case {
 pub enum CaseValue {
     /// The whole case, exactly as hashed ([`CaseDetail::Full`]).
     Full(Value),
-    /// Only the [`CHECKED_MEMBERS`], as compact JSON text ([`CaseDetail::Summary`]): a
-    /// parsed value costs several times the memory, and checks read each case once.
-    Checked(Box<str>),
-}
-
-impl CaseValue {
-    /// The summary of a case: its [`CHECKED_MEMBERS`] as text.
-    pub fn checked(case: &Value) -> CaseValue {
-        CaseValue::Checked(checked_members(case).to_string().into_boxed_str())
-    }
+    /// What the built-in grader's probes found ([`CaseDetail::Summary`]): the only thing
+    /// checks read of a case's JSON, worked out while the case was parsed, so the JSON is
+    /// never kept.
+    Probed(ProbeOutcome),
 }
 
 impl Case {
-    /// The case's JSON: the whole case, or from a summary its [`CHECKED_MEMBERS`].
-    pub fn value(&self) -> std::borrow::Cow<'_, Value> {
+    /// The case's JSON; `null` for a summary, which keeps none (see [`Case::probe`]).
+    pub fn value(&self) -> &Value {
+        static NULL: Value = Value::Null;
         match &self.body {
-            CaseValue::Full(value) => std::borrow::Cow::Borrowed(value),
-            // The text was written from a value, so it parses back.
-            CaseValue::Checked(text) => {
-                std::borrow::Cow::Owned(serde_json::from_str(text).unwrap_or(Value::Null))
-            }
+            CaseValue::Full(value) => value,
+            CaseValue::Probed(_) => &NULL,
+        }
+    }
+
+    /// The built-in grader's probe outcome, when the load worked it out.
+    pub fn probe(&self) -> Option<&ProbeOutcome> {
+        match &self.body {
+            CaseValue::Full(_) => None,
+            CaseValue::Probed(outcome) => Some(outcome),
         }
     }
 
@@ -72,26 +73,9 @@ pub enum CaseDetail {
     /// Every case's full value: running a suite needs its inputs.
     #[default]
     Full,
-    /// Ids, versions, digests, spans and the [`CHECKED_MEMBERS`]: all that checks need
-    /// (for suites graded by the built-in grader), in much less memory.
+    /// Ids, versions, digests, spans and the built-in grader's probe outcome: all that
+    /// checks need (for suites graded by the built-in grader), in much less memory.
     Summary,
-}
-
-/// The members of a case that checks read (the built-in grader's `expect`, the refusal
-/// probe's `expects_refusal`, the negative controls' `mutate`): what a summary keeps.
-pub const CHECKED_MEMBERS: &[&str] = &["expect", "expects_refusal", "mutate"];
-
-/// The case reduced to its [`CHECKED_MEMBERS`].
-pub fn checked_members(case: &Value) -> Value {
-    let mut kept = Map::new();
-    if let Value::Object(map) = case {
-        for name in CHECKED_MEMBERS {
-            if let Some(member) = map.get(*name) {
-                kept.insert((*name).to_owned(), member.clone());
-            }
-        }
-    }
-    Value::Object(kept)
 }
 
 /// A place in a case file that cannot become a case.
@@ -537,7 +521,7 @@ pub(super) fn case_from_element(
     .filter(|contract| *contract != digest);
     let body = match detail {
         CaseDetail::Full => CaseValue::Full(value),
-        CaseDetail::Summary => CaseValue::checked(&value),
+        CaseDetail::Summary => CaseValue::Probed(probe_builtin(&fields.id, &value)),
     };
     Ok(Case {
         id: fields.id,
