@@ -338,7 +338,7 @@ fn run_job(job: &Job<'_>, completions: Option<&CompletionsFile>) -> SampleOutcom
     let outcome = completion.and_then(|completion| {
         let grade = suite
             .grader
-            .grade(&job.case.value(), &completion, &suite.policy)?;
+            .grade(job.case.value(), &completion, &suite.policy)?;
         Ok((grade, suite.normalizer.normalize(&completion)))
     });
     SampleOutcome {
