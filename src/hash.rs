@@ -10,62 +10,60 @@ pub const CASE_RECIPE: &str = "case-v1";
 pub const TREE_RECIPE: &str = "tree-v1";
 pub const BYTES_RECIPE: &str = "bytes-v1";
 
-/// A digest written with its algorithm: `sha256:<64 hex>`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// A SHA-256 digest, written with its algorithm: `sha256:<64 hex>`. Kept as its 32 bytes
+/// (a suite of 200k cases holds hundreds of thousands of them); ordered like its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct Digest(String);
+pub struct Digest([u8; 32]);
+
+const DIGEST_PREFIX: &str = "sha256:";
 
 impl Digest {
     pub fn of_bytes(bytes: &[u8]) -> Digest {
-        Digest::from_sha256_bytes(&Sha256::digest(bytes).into())
+        Digest(Sha256::digest(bytes).into())
     }
 
     /// A digest from the 32 bytes of a SHA-256 hash.
     pub fn from_sha256_bytes(bytes: &[u8; 32]) -> Digest {
-        let mut text = String::with_capacity("sha256:".len() + 64);
-        text.push_str("sha256:");
-        push_hex(&mut text, bytes);
-        Digest(text)
+        Digest(*bytes)
     }
 
-    /// The 32 bytes of the hash (a compact form for caches).
+    /// The 32 bytes of the hash.
     pub fn sha256_bytes(&self) -> [u8; 32] {
-        let mut bytes = [0u8; 32];
-        for (index, pair) in self.hex().as_bytes().chunks_exact(2).enumerate() {
-            let nibble = |digit: u8| char::from(digit).to_digit(16).unwrap_or(0) as u8;
-            bytes[index] = nibble(pair[0]) << 4 | nibble(pair[1]);
-        }
-        bytes
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
+        self.0
     }
 
     /// The hex part, without `sha256:`.
-    pub fn hex(&self) -> &str {
-        &self.0["sha256:".len()..]
+    pub fn hex(&self) -> String {
+        hex(&self.0)
     }
 
     /// A short form for messages: `sha256:0123abcd`.
-    pub fn short(&self) -> &str {
-        &self.0[..("sha256:".len() + 8)]
+    pub fn short(&self) -> String {
+        format!("{DIGEST_PREFIX}{}", hex(&self.0[..4]))
     }
 
     pub fn parse(text: &str) -> Result<Digest, String> {
         let hex = text
-            .strip_prefix("sha256:")
+            .strip_prefix(DIGEST_PREFIX)
             .ok_or_else(|| format!("digest `{text}` must start with `sha256:`"))?;
-        if hex.len() != 64
-            || !hex
-                .bytes()
-                .all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
-        {
-            return Err(format!(
-                "digest `{text}` must be `sha256:` and 64 lowercase hex digits"
-            ));
+        let malformed = || format!("digest `{text}` must be `sha256:` and 64 lowercase hex digits");
+        if hex.len() != 64 {
+            return Err(malformed());
         }
-        Ok(Digest(text.to_owned()))
+        let nibble = |digit: u8| match digit {
+            b'0'..=b'9' => Some(digit - b'0'),
+            b'a'..=b'f' => Some(digit - b'a' + 10),
+            _ => None,
+        };
+        let mut bytes = [0u8; 32];
+        for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
+            *byte = nibble(pair[0])
+                .zip(nibble(pair[1]))
+                .map(|(high, low)| high << 4 | low)
+                .ok_or_else(malformed)?;
+        }
+        Ok(Digest(bytes))
     }
 }
 
@@ -78,13 +76,21 @@ impl TryFrom<String> for Digest {
 
 impl From<Digest> for String {
     fn from(digest: Digest) -> String {
-        digest.0
+        digest.to_string()
     }
 }
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        let mut text = [0u8; DIGEST_PREFIX.len() + 64];
+        text[..DIGEST_PREFIX.len()].copy_from_slice(DIGEST_PREFIX.as_bytes());
+        for (index, byte) in self.0.iter().enumerate() {
+            let at = DIGEST_PREFIX.len() + 2 * index;
+            text[at] = HEX_DIGITS[usize::from(byte >> 4)];
+            text[at + 1] = HEX_DIGITS[usize::from(byte & 0xf)];
+        }
+        // Only ASCII was written.
+        f.write_str(std::str::from_utf8(&text).unwrap_or_default())
     }
 }
 
@@ -98,11 +104,12 @@ fn hex(bytes: &[u8]) -> String {
     hex
 }
 
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
 fn push_hex(out: &mut String, bytes: &[u8]) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     for byte in bytes {
-        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+        out.push(char::from(HEX_DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(HEX_DIGITS[usize::from(byte & 0xf)]));
     }
 }
 
@@ -171,7 +178,7 @@ pub fn tree_digest(entries: &[TreeEntry]) -> Result<Digest, Error> {
         previous = Some(&entry.path);
         listing.push(entry.kind.letter());
         listing.push(' ');
-        listing.push_str(entry.digest.hex());
+        listing.push_str(&entry.digest.hex());
         listing.push(' ');
         listing.push_str(&entry.path);
         listing.push('\n');
@@ -276,13 +283,30 @@ mod tests {
     }
 
     #[test]
+    fn digests_order_and_round_trip_like_their_text() {
+        let mut digests: Vec<Digest> = (0u8..40).map(|n| bytes_digest(&[n])).collect();
+        let mut texts: Vec<String> = digests.iter().map(Digest::to_string).collect();
+        digests.sort();
+        texts.sort();
+        assert_eq!(
+            digests.iter().map(Digest::to_string).collect::<Vec<_>>(),
+            texts
+        );
+        for digest in &digests {
+            assert_eq!(Digest::parse(&digest.to_string()), Ok(*digest));
+            assert_eq!(digest.short(), digest.to_string()[..15]);
+            assert_eq!(format!("sha256:{}", digest.hex()), digest.to_string());
+        }
+    }
+
+    #[test]
     fn sha256_of_known_input() {
         assert_eq!(
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_eq!(
-            bytes_digest(b"").as_str(),
+            bytes_digest(b"").to_string(),
             "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
     }

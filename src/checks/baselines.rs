@@ -71,7 +71,7 @@ fn rerecord_help(suite: &str) -> String {
 pub fn current_context(project: &Project, suite: &SuiteModel, case: &Case) -> BaselineContext {
     let config = project.config.suite(&suite.name);
     BaselineContext {
-        case: case.digest.clone(),
+        case: case.digest,
         prompt: suite.prompt_digest(),
         grader: project.grader_for(&suite.name).reference(),
         normalizer: config

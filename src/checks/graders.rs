@@ -99,7 +99,7 @@ pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Fin
                         let base_files = base_grader
                             .files
                             .iter()
-                            .map(|file| (file.path.clone(), file.digest.clone()))
+                            .map(|file| (file.path.clone(), file.digest))
                             .collect();
                         findings.push(unversioned_change(
                             grader,

@@ -296,7 +296,7 @@ fn entry_from_result(
         ));
     }
     Ok(BaselineEntry {
-        digest: digest.clone(),
+        digest: *digest,
         passed: result.status.is_passing(),
         context: result.context.clone(),
         commit: commit.clone(),

@@ -223,25 +223,35 @@ impl Lock {
         writeln!(out, "suite = {}", toml_string(&self.recipes.suite))?;
         for (name, suite) in &self.suites {
             writeln!(out, "\n[suite.{}]", toml_key(name))?;
-            writeln!(out, "digest = {}", toml_string(suite.digest.as_str()))?;
+            writeln!(out, "digest = {}", toml_string(&suite.digest.to_string()))?;
             if let Some(prompt) = &suite.prompt {
-                writeln!(out, "prompt = {}", toml_string(prompt.as_str()))?;
+                writeln!(out, "prompt = {}", toml_string(&prompt.to_string()))?;
             }
             if !suite.prompts.is_empty() {
                 writeln!(out, "\n[suite.{}.prompts]", toml_key(name))?;
                 for (path, digest) in &suite.prompts {
-                    writeln!(out, "{} = {}", toml_key(path), toml_string(digest.as_str()))?;
+                    writeln!(
+                        out,
+                        "{} = {}",
+                        toml_key(path),
+                        toml_string(&digest.to_string())
+                    )?;
                 }
             }
         }
         for (id, grader) in &self.graders {
             let _ = writeln!(out, "\n[grader.{}]", toml_key(id));
             let _ = writeln!(out, "version = {}", toml_string(&grader.version));
-            let _ = writeln!(out, "digest = {}", toml_string(grader.digest.as_str()));
+            let _ = writeln!(out, "digest = {}", toml_string(&grader.digest.to_string()));
             if !grader.files.is_empty() {
                 let _ = writeln!(out, "\n[grader.{}.files]", toml_key(id));
                 for (path, digest) in &grader.files {
-                    let _ = writeln!(out, "{} = {}", toml_key(path), toml_string(digest.as_str()));
+                    let _ = writeln!(
+                        out,
+                        "{} = {}",
+                        toml_key(path),
+                        toml_string(&digest.to_string())
+                    );
                 }
             }
         }
@@ -250,7 +260,7 @@ impl Lock {
             for (id, case) in cases {
                 writeln!(out, "\n[case.{suite_key}.{}]", toml_key(id))?;
                 writeln!(out, "version = {}", case.version)?;
-                writeln!(out, "digest = \"{}\"", case.digest.as_str())?;
+                writeln!(out, "digest = \"{}\"", case.digest)?;
                 writeln!(out, "file = {}", toml_string(&case.file))?;
                 if case.retired {
                     out.write_str("retired = true\n")?;

@@ -103,7 +103,7 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
             match &table {
                 Table::Suite(name) => {
                     let empty = SuiteLock {
-                        digest: placeholder.clone(),
+                        digest: placeholder,
                         prompt: None,
                         prompts: BTreeMap::new(),
                     };
@@ -115,7 +115,7 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
                     }
                     let entry = CaseLock {
                         version: 0,
-                        digest: placeholder.clone(),
+                        digest: placeholder,
                         file: String::new(),
                         retired: false,
                     };

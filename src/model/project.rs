@@ -59,7 +59,7 @@ impl SuiteModel {
         for case in &self.cases {
             entries.entry(case.id.clone()).or_insert_with(|| CaseLock {
                 version: case.version,
-                digest: case.digest.clone(),
+                digest: case.digest,
                 file: case.file.clone(),
                 retired: case.retired,
             });
@@ -71,7 +71,7 @@ impl SuiteModel {
 fn prompt_digest(prompts: &[PromptFile]) -> Option<Digest> {
     match prompts {
         [] => None,
-        [only] => only.digest.clone(),
+        [only] => only.digest,
         several => {
             let entries = several
                 .iter()
@@ -79,7 +79,7 @@ fn prompt_digest(prompts: &[PromptFile]) -> Option<Digest> {
                     Some(TreeEntry {
                         path: prompt.path.clone(),
                         kind: EntryKind::File,
-                        digest: prompt.digest.clone()?,
+                        digest: prompt.digest?,
                     })
                 })
                 .collect::<Option<Vec<_>>>()?;
@@ -320,7 +320,7 @@ impl Project {
                     prompts: suite
                         .prompts
                         .iter()
-                        .filter_map(|prompt| Some((prompt.path.clone(), prompt.digest.clone()?)))
+                        .filter_map(|prompt| Some((prompt.path.clone(), prompt.digest?)))
                         .collect(),
                 },
             );
@@ -338,11 +338,11 @@ impl Project {
                 grader.id.clone(),
                 GraderLock {
                     version: grader.version.clone(),
-                    digest: grader.digest.clone(),
+                    digest: grader.digest,
                     files: grader
                         .files
                         .iter()
-                        .map(|file| (file.path.clone(), file.digest.clone()))
+                        .map(|file| (file.path.clone(), file.digest))
                         .collect(),
                 },
             );

@@ -141,7 +141,7 @@ pub fn render_skills(out: &mut String, skills: &BTreeMap<String, SkillLock>) {
             let _ = writeln!(out, "version = {}", toml_string(version));
         }
         let _ = writeln!(out, "source = {}", render_source(&skill.source));
-        let _ = writeln!(out, "digest = {}", toml_string(skill.digest.as_str()));
+        let _ = writeln!(out, "digest = {}", toml_string(&skill.digest.to_string()));
         let _ = writeln!(out, "allowed_tools = {}", toml_array(&skill.allowed_tools));
         let _ = writeln!(out, "permissions = {}", toml_array(&skill.permissions));
         let _ = writeln!(out, "executables = {}", toml_array(&skill.executables));

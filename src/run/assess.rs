@@ -97,7 +97,7 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
         completion: None,
         baseline: run.baseline.usage(),
         baseline_digest: match run.baseline {
-            BaselineRef::Usable(entry) => Some(entry.digest.clone()),
+            BaselineRef::Usable(entry) => Some(entry.digest),
             _ => None,
         },
         context: run.context,
@@ -445,7 +445,7 @@ mod tests {
     fn a_result_records_the_baseline_it_was_compared_with() {
         let passed = entry("ok", true);
         let (result, _) = judge_full(vec![sample(0, "ok")], BaselineRef::Usable(&passed));
-        assert_eq!(result.baseline_digest, Some(passed.digest.clone()));
+        assert_eq!(result.baseline_digest, Some(passed.digest));
         let (result, _) = judge_full(vec![sample(0, "ok")], BaselineRef::Drifted);
         assert_eq!(result.baseline_digest, None);
     }

@@ -171,7 +171,7 @@ impl Skill {
             .map(|file| TreeEntry {
                 path: file.path.clone(),
                 kind: file.kind,
-                digest: file.digest.clone(),
+                digest: file.digest,
             })
             .collect()
     }
@@ -207,7 +207,7 @@ impl Skill {
                 matched.push(Acknowledged {
                     rule,
                     path: relative.to_owned(),
-                    digest: file.digest.clone(),
+                    digest: file.digest,
                     reason: acknowledgement.reason.clone(),
                 });
             }
@@ -252,7 +252,7 @@ impl Skill {
                         file.path.clone(),
                         FileLock {
                             kind: file.kind,
-                            digest: file.digest.clone(),
+                            digest: file.digest,
                         },
                     )
                 })

@@ -201,7 +201,7 @@ pub fn manifest_drift(skill: &Skill) -> Vec<(String, Drift)> {
     {
         match listed.value.get(&file.path) {
             None => drift.push((file.path.clone(), Drift::Unlisted)),
-            Some(hex) if hex != file.digest.hex() => drift.push((
+            Some(hex) if *hex != file.digest.hex() => drift.push((
                 file.path.clone(),
                 Drift::Changed {
                     pinned: format!("sha256:{}", &hex[..8]),
@@ -419,7 +419,7 @@ pub fn unpinned(scope: &SkillScope) -> Vec<Finding> {
                 .at(at.clone())
                 .help(format!("after reviewing the mirrored copy, set `\"digest\": \"{content}\"` under `source` in {}", skill.manifest_path())),
             ),
-            Some(declared) if declared != content.as_str() => findings.push(
+            Some(declared) if *declared != content.to_string() => findings.push(
                 skill_finding(RuleId::SkillUnpinned, skill, "digest-mismatch", format!(
                     "registry skill `{}` does not match its pinned content digest ({} pinned, {} now)",
                     skill.name(),
