@@ -8,7 +8,7 @@ use crate::model::{Case, CaseFileCache, CaseProblem, CaseValue, ParsedCaseFile};
 use crate::source::ContentIdentity;
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Where one entry sits in the store's body.
 #[derive(Debug)]
@@ -184,12 +184,13 @@ fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
     let mut decoder = Decoder::new(bytes);
     let case_count = decoder.len()?;
     let mut cases = Vec::with_capacity(case_count.min(bytes.len()));
+    let file: Arc<str> = Arc::from(path);
     for _ in 0..case_count {
         let id = decoder.string()?;
         let version = decoder.u64()?;
         let digest = decoder.digest()?;
         let contract = match decoder.bool()? {
-            true => Some(decoder.digest()?),
+            true => Some(Box::new(decoder.digest()?)),
             false => None,
         };
         cases.push(Case {
@@ -197,12 +198,12 @@ fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
             version,
             digest,
             contract,
-            file: path.to_owned(),
+            file: Arc::clone(&file),
             line: decoder.u32()?,
             end_line: decoder.u32()?,
             retired: decoder.bool()?,
-            grader_version: decoder.optional_string()?,
-            body: CaseValue::Probed(decode_probe(&mut decoder)?),
+            grader_version: decoder.optional_string()?.map(Into::into),
+            body: CaseValue::probed(decode_probe(&mut decoder)?),
         });
     }
     let problem_count = decoder.len()?;

@@ -192,7 +192,7 @@ pub fn drifted(project: &Project, suite: &SuiteModel, baseline: &SuiteBaseline) 
                     changes.join(", ")
                 ),
             )
-            .at(Location::span(&case.file, case.line, case.end_line))
+            .at(Location::span(&*case.file, case.line, case.end_line))
             .help(rerecord_help(&suite.name)),
         );
     }
@@ -215,7 +215,7 @@ pub fn missing(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
                     case.id, case.file, case.line, baseline.path
                 ),
             )
-            .at(Location::span(&case.file, case.line, case.end_line))
+            .at(Location::span(&*case.file, case.line, case.end_line))
             .help(rerecord_help(&suite.name))
         })
         .collect()

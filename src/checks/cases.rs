@@ -22,7 +22,7 @@ pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
 }
 
 fn case_location(case: &Case) -> Location {
-    Location::span(&case.file, case.line, case.end_line)
+    Location::span(&*case.file, case.line, case.end_line)
 }
 
 fn case_at(case: &Case) -> String {
@@ -140,7 +140,7 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
                 )
                 .help("review the case, then run `evalock lock`"),
                 Some(entry) if entry.digest == case.digest => {
-                    if entry.version != case.version || entry.retired != case.retired || entry.file != case.file {
+                    if entry.version != case.version || entry.retired != case.retired || *entry.file != *case.file {
                         Finding::new(
                             RuleId::CaseUnlocked,
                             subject(),
@@ -183,7 +183,7 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
                         Subject::case(&suite.name, id),
                         format!("locked case `{id}` (version {}) is missing from {}", entry.version, entry.file),
                     )
-                    .at(Location::file(&entry.file))
+                    .at(Location::file(&*entry.file))
                     .help("restore the case and mark it `\"retired\": true` instead of deleting it, then run `evalock lock`"),
                 );
             }
@@ -344,7 +344,7 @@ pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
             .cases
             .iter()
             .filter(|case| !case.retired)
-            .map(|case| (case.id.as_str(), (case.file.as_str(), case.version)))
+            .map(|case| (case.id.as_str(), (&*case.file, case.version)))
             .collect();
         if let Some(locked) = base
             .lock
@@ -354,7 +354,7 @@ pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
             for (id, entry) in locked.iter().filter(|(_, entry)| !entry.retired) {
                 base_ids
                     .entry(id.as_str())
-                    .or_insert((entry.file.as_str(), entry.version));
+                    .or_insert((&*entry.file, entry.version));
             }
         }
         let current = project.suite(&base_suite.name);

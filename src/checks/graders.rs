@@ -27,7 +27,7 @@ pub fn check(project: &Project, base: Option<&Project>, suites: &BTreeSet<String
 }
 
 fn case_location(case: &Case) -> Location {
-    Location::span(&case.file, case.line, case.end_line)
+    Location::span(&*case.file, case.line, case.end_line)
 }
 
 /// Cases that are run: not retired.

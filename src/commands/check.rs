@@ -138,7 +138,7 @@ fn judge(
         )
     });
     Ok(Judged {
-        report: report.with_subjects(project.subjects()),
+        report: report.with_subjects(project.into_subjects()),
         ran_commands,
     })
 }

@@ -402,7 +402,7 @@ fn not_run(
         suite: suite.model.name.clone(),
         case_id: case.id.clone(),
         case_version: case.version,
-        file: case.file.clone(),
+        file: case.file.to_string(),
         line: case.line,
         end_line: case.end_line,
         status: Status::Error,

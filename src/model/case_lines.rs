@@ -12,6 +12,7 @@ use crate::hash::bytes_digest;
 use crate::jcs::Canonicalizer;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// Files larger than this are cut into chunks of about this size, hashed in parallel.
 const CHUNK_BYTES: usize = 1 << 20;
@@ -80,16 +81,17 @@ fn line_chunks(text: &str, target: usize) -> Vec<(u32, &str)> {
 fn parse_chunk(path: &str, first_line: u32, chunk: &str, detail: CaseDetail) -> ParsedCaseFile {
     let mut parsed = ParsedCaseFile::default();
     let mut canonicalizer = Canonicalizer::new();
+    let file: Arc<str> = Arc::from(path);
     for (index, line_text) in chunk.split('\n').enumerate() {
         let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
         if line_text.trim().is_empty() {
             continue;
         }
         let fast = match detail {
-            CaseDetail::Summary => case_from_text(&mut canonicalizer, path, line, line_text),
+            CaseDetail::Summary => case_from_text(&mut canonicalizer, &file, line, line_text),
             CaseDetail::Full => None,
         };
-        let result = fast.unwrap_or_else(|| case_through_value(path, line, line_text, detail));
+        let result = fast.unwrap_or_else(|| case_through_value(&file, line, line_text, detail));
         match result {
             Ok(case) => parsed.cases.push(case),
             Err(problem) => parsed.problems.push(problem),
@@ -100,14 +102,14 @@ fn parse_chunk(path: &str, first_line: u32, chunk: &str, detail: CaseDetail) -> 
 
 /// The reference path: parse into a value, then canonicalize it. Gives the exact error.
 fn case_through_value(
-    path: &str,
+    file: &Arc<str>,
     line: u32,
     line_text: &str,
     detail: CaseDetail,
 ) -> Result<Case, CaseProblem> {
     match serde_json::from_str::<StrictValue>(line_text) {
         Ok(StrictValue(value)) => case_from_element(
-            path,
+            file,
             Element {
                 value,
                 line,
@@ -117,7 +119,7 @@ fn case_through_value(
             detail,
         ),
         Err(error) => Err(CaseProblem {
-            file: path.to_owned(),
+            file: file.to_string(),
             line,
             column: column_u32(error.column()),
             message: json_error_message_at(&error, line_text),
@@ -129,7 +131,7 @@ fn case_through_value(
 /// keys, …). Only the members evalock interprets are parsed into values.
 fn case_from_text(
     canonicalizer: &mut Canonicalizer,
-    path: &str,
+    file: &Arc<str>,
     line: u32,
     line_text: &str,
 ) -> Option<Result<Case, CaseProblem>> {
@@ -144,25 +146,26 @@ fn case_from_text(
         Ok(fields) => fields,
         Err(message) => {
             return Some(Err(CaseProblem {
-                file: path.to_owned(),
+                file: file.to_string(),
                 line,
                 column: 1,
                 message,
             }))
         }
     };
-    let body = CaseValue::Probed(probe_builtin(&fields.id, &Value::Object(interpreted)));
+    let body = CaseValue::probed(probe_builtin(&fields.id, &Value::Object(interpreted)));
     let digest = bytes_digest(object.canonical);
     let contract = object
         .without_excluded
         .map(bytes_digest)
-        .filter(|contract| *contract != digest);
+        .filter(|contract| *contract != digest)
+        .map(Box::new);
     Some(Ok(Case {
         id: fields.id,
         version: fields.version,
         digest,
         contract,
-        file: path.to_owned(),
+        file: Arc::clone(file),
         line,
         end_line: line,
         retired: fields.retired,
@@ -224,7 +227,7 @@ mod tests {
             .iter()
             .cloned()
             .map(|case| Case {
-                body: CaseValue::Probed(probe_builtin(&case.id, case.value())),
+                body: CaseValue::probed(probe_builtin(&case.id, case.value())),
                 ..case
             })
             .collect();

@@ -10,6 +10,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::fmt;
+use std::sync::Arc;
 
 /// One golden case as loaded from a file.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,15 +19,15 @@ pub struct Case {
     pub version: u64,
     pub digest: Digest,
     /// The digest of everything but `retired` (retiring a case is not an edit in place),
-    /// when it differs from `digest`.
-    pub contract: Option<Digest>,
-    /// Project-relative path of the file that holds the case.
-    pub file: String,
+    /// when it differs from `digest` (boxed: few cases have one).
+    pub contract: Option<Box<Digest>>,
+    /// Project-relative path of the file that holds the case (shared by its cases).
+    pub file: Arc<str>,
     /// 1-based first and last line of the case in its file.
     pub line: u32,
     pub end_line: u32,
     pub retired: bool,
-    pub grader_version: Option<String>,
+    pub grader_version: Option<Box<str>>,
     /// The whole case, or only the members checks read: see [`CaseValue`].
     pub body: CaseValue,
 }
@@ -35,11 +36,18 @@ pub struct Case {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CaseValue {
     /// The whole case, exactly as hashed ([`CaseDetail::Full`]).
-    Full(Value),
+    Full(Box<Value>),
     /// What the built-in grader's probes found ([`CaseDetail::Summary`]): the only thing
     /// checks read of a case's JSON, worked out while the case was parsed, so the JSON is
-    /// never kept.
-    Probed(ProbeOutcome),
+    /// never kept. `None` when every probe failed, as it should.
+    Probed(Option<Box<ProbeOutcome>>),
+}
+
+impl CaseValue {
+    /// A summary's body: the probe outcome, kept only when a probe passed.
+    pub fn probed(outcome: ProbeOutcome) -> CaseValue {
+        CaseValue::Probed((outcome != ProbeOutcome::default()).then(|| Box::new(outcome)))
+    }
 }
 
 impl Case {
@@ -54,16 +62,20 @@ impl Case {
 
     /// The built-in grader's probe outcome, when the load worked it out.
     pub fn probe(&self) -> Option<&ProbeOutcome> {
+        static CLEAN: ProbeOutcome = ProbeOutcome {
+            passed: Vec::new(),
+            malformed_controls: None,
+        };
         match &self.body {
             CaseValue::Full(_) => None,
-            CaseValue::Probed(outcome) => Some(outcome),
+            CaseValue::Probed(outcome) => Some(outcome.as_deref().unwrap_or(&CLEAN)),
         }
     }
 
     /// The digest of the case's contract: everything but `retired`, so retiring a case
     /// is not an edit in place.
     pub fn contract_digest(&self) -> &Digest {
-        self.contract.as_ref().unwrap_or(&self.digest)
+        self.contract.as_deref().unwrap_or(&self.digest)
     }
 }
 
@@ -157,8 +169,9 @@ pub fn parse_case_file_with(path: &str, bytes: &[u8], detail: CaseDetail) -> Par
     };
     match elements {
         Ok(elements) => {
+            let file: Arc<str> = Arc::from(path);
             for element in elements {
-                match case_from_element(path, element, detail) {
+                match case_from_element(&file, element, detail) {
                     Ok(case) => parsed.cases.push(case),
                     Err(case_problem) => parsed.problems.push(case_problem),
                 }
@@ -471,10 +484,11 @@ impl<'de> Deserialize<'de> for KeyedEntries {
 }
 
 pub(super) fn case_from_element(
-    path: &str,
+    file: &Arc<str>,
     element: Element,
     detail: CaseDetail,
 ) -> Result<Case, CaseProblem> {
+    let path: &str = file;
     let problem = |message: String| CaseProblem {
         file: path.to_owned(),
         line: element.line,
@@ -518,17 +532,18 @@ pub(super) fn case_from_element(
         }
         _ => None,
     }
-    .filter(|contract| *contract != digest);
+    .filter(|contract| *contract != digest)
+    .map(Box::new);
     let body = match detail {
-        CaseDetail::Full => CaseValue::Full(value),
-        CaseDetail::Summary => CaseValue::Probed(probe_builtin(&fields.id, &value)),
+        CaseDetail::Full => CaseValue::Full(Box::new(value)),
+        CaseDetail::Summary => CaseValue::probed(probe_builtin(&fields.id, &value)),
     };
     Ok(Case {
         id: fields.id,
         version: fields.version,
         digest,
         contract,
-        file: path.to_owned(),
+        file: Arc::clone(file),
         line,
         end_line,
         retired: fields.retired,
@@ -542,7 +557,7 @@ pub(super) struct CaseFields {
     pub id: String,
     pub version: u64,
     pub retired: bool,
-    pub grader_version: Option<String>,
+    pub grader_version: Option<Box<str>>,
 }
 
 /// Validates `id`, `version`, `retired`, `grader_version` and `n`; the error says what to fix.
@@ -575,8 +590,8 @@ pub(super) fn case_fields(map: &Map<String, Value>) -> Result<CaseFields, String
     };
     let grader_version = match map.get("grader_version") {
         None => None,
-        Some(Value::String(text)) => Some(text.clone()),
-        Some(Value::Number(number)) => Some(number.to_string()),
+        Some(Value::String(text)) => Some(text.as_str().into()),
+        Some(Value::Number(number)) => Some(number.to_string().into()),
         Some(_) => return Err(format!("case `{id}`: `grader_version` must be a string")),
     };
     if let Some(samples) = map.get("n") {

@@ -8,6 +8,7 @@ use crate::text::{line_of_first, require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::Arc;
 
 pub const LOCK_FILE: &str = "evalock.lock";
 pub const LOCK_VERSION: u32 = 1;
@@ -81,7 +82,7 @@ pub struct GraderLock {
 pub struct CaseLock {
     pub version: u64,
     pub digest: Digest,
-    pub file: String,
+    pub file: Arc<str>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub retired: bool,
 }

@@ -8,6 +8,7 @@ use super::skill_lock::SkillLock;
 use crate::hash::Digest;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// The lock, if `text` is exactly what `render` writes for it.
 pub(super) fn parse_rendered(text: &str) -> Option<Lock> {
@@ -88,8 +89,11 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
     };
     let mut lock_version = None;
     let mut table = Table::Top;
-    // Cases arrive sorted by suite, then id: each goes straight into its suite's map.
-    let mut cases: Vec<(String, BTreeMap<String, CaseLock>)> = Vec::new();
+    // Cases arrive sorted by suite, then id: each suite's entries are collected in order
+    // and its map built in one go (full nodes, one comparison per entry).
+    let mut cases: Vec<(String, Vec<(String, CaseLock)>)> = Vec::new();
+    // Neighbouring cases usually live in the same file: they share its path.
+    let mut last_file: Arc<str> = Arc::from("");
     let mut current_case: Option<(String, CaseLock)> = None;
     // Placeholders until the table's `digest` line: computed once, not per case.
     let placeholder = Digest::of_bytes(b"");
@@ -111,12 +115,12 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
                 }
                 Table::Case(suite, id) => {
                     if cases.last().is_none_or(|(last, _)| last != suite) {
-                        cases.push((suite.clone(), BTreeMap::new()));
+                        cases.push((suite.clone(), Vec::new()));
                     }
                     let entry = CaseLock {
                         version: 0,
                         digest: placeholder,
-                        file: String::new(),
+                        file: Arc::clone(&last_file),
                         retired: false,
                     };
                     current_case = Some((id.clone(), entry));
@@ -160,7 +164,13 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
                 match key {
                     "version" => entry.version = value.parse().ok()?,
                     "digest" => entry.digest = Digest::parse(&read_string(value)?).ok()?,
-                    "file" => entry.file = read_string(value)?,
+                    "file" => {
+                        let file = read_string(value)?;
+                        if *last_file != *file {
+                            last_file = Arc::from(file);
+                        }
+                        entry.file = Arc::clone(&last_file);
+                    }
                     "retired" if value == "true" => entry.retired = true,
                     _ => return None,
                 }
@@ -172,23 +182,29 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
     finish_case(&mut cases, current_case.take())?;
     for (suite, entries) in cases {
         // A repeated suite is not the rendered shape.
-        if lock.cases.insert(suite, entries).is_some() {
+        if lock
+            .cases
+            .insert(suite, entries.into_iter().collect())
+            .is_some()
+        {
             return None;
         }
     }
     Some(lock)
 }
 
-/// Files the case just read under its suite; a repeated id is not the rendered shape.
+/// Files the case just read under its suite; ids out of order or repeated are not the
+/// rendered shape.
 fn finish_case(
-    cases: &mut [(String, BTreeMap<String, CaseLock>)],
+    cases: &mut [(String, Vec<(String, CaseLock)>)],
     case: Option<(String, CaseLock)>,
 ) -> Option<()> {
     if let Some((id, entry)) = case {
         let (_, entries) = cases.last_mut()?;
-        if entries.insert(id, entry).is_some() {
+        if entries.last().is_some_and(|(last, _)| *last >= id) {
             return None;
         }
+        entries.push((id, entry));
     }
     Some(())
 }
@@ -308,7 +324,7 @@ mod tests {
                 let entry = CaseLock {
                     version: 1 + id.len() as u64,
                     digest: bytes_digest(id.as_bytes()),
-                    file: format!("evals/{suite}.jsonl"),
+                    file: format!("evals/{suite}.jsonl").into(),
                     retired: id.len() % 2 == 0,
                 };
                 cases.insert(id.into(), entry);

@@ -13,6 +13,7 @@ use crate::source::{glob_files, ContentIdentity, ContentSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// One prompt file of a suite; `digest` is `None` when the file is missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +61,7 @@ impl SuiteModel {
             entries.entry(case.id.clone()).or_insert_with(|| CaseLock {
                 version: case.version,
                 digest: case.digest,
-                file: case.file.clone(),
+                file: Arc::clone(&case.file),
                 retired: case.retired,
             });
         }
@@ -274,12 +275,32 @@ impl Project {
                 .iter()
                 .map(|case| Subject::case(&suite.name, &case.id))
         });
-        let skills = self
-            .skills
+        cases.chain(self.skill_subjects()).collect()
+    }
+
+    /// [`Project::subjects`] from a project no longer needed: the lock goes first and
+    /// case ids move into the subjects, so a large suite is not held twice.
+    pub fn into_subjects(mut self) -> Vec<Subject> {
+        self.lock = None;
+        let case_count: usize = self.suites.iter().map(|suite| suite.cases.len()).sum();
+        let mut subjects = Vec::with_capacity(case_count + self.skills.skills.len());
+        subjects.extend(self.skill_subjects());
+        for suite in std::mem::take(&mut self.suites) {
+            let name = suite.name;
+            subjects.extend(suite.cases.into_iter().map(|case| Subject {
+                suite: Some(name.clone()),
+                case: Some(case.id),
+                ..Subject::default()
+            }));
+        }
+        subjects
+    }
+
+    fn skill_subjects(&self) -> impl Iterator<Item = Subject> + '_ {
+        self.skills
             .skills
             .iter()
-            .map(|skill| Subject::skill(&skill.path));
-        cases.chain(skills).collect()
+            .map(|skill| Subject::skill(&skill.path))
     }
 
     pub fn suite(&self, name: &str) -> Option<&SuiteModel> {

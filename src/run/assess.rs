@@ -79,7 +79,7 @@ fn millis(duration: Duration) -> u64 {
 /// The case's result and the findings that explain it.
 pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
     let case = run.case;
-    let location = Location::span(&case.file, case.line, case.end_line);
+    let location = Location::span(&*case.file, case.line, case.end_line);
     let subject = Subject::case(run.suite, &case.id);
     let at = format!("{}:{}", case.file, case.line);
     let samples: Vec<SampleResult> = run.samples.iter().map(sample_result).collect();
@@ -88,7 +88,7 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
         suite: run.suite.to_owned(),
         case_id: case.id.clone(),
         case_version: case.version,
-        file: case.file.clone(),
+        file: case.file.to_string(),
         line: case.line,
         end_line: case.end_line,
         status: Status::Error,
