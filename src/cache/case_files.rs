@@ -2,7 +2,7 @@
 //! content identity, so an unchanged file is never read or hashed again.
 
 use super::codec::{Decoder, Encoder};
-use super::{key_tag, CacheContext};
+use super::{key_tag, CacheContext, CacheWriter};
 use crate::grade::probe::{MustFail, ProbeOutcome};
 use crate::model::{Case, CaseFileCache, CaseProblem, CaseValue, ParsedCaseFile};
 use crate::source::ContentIdentity;
@@ -27,7 +27,17 @@ pub struct CaseFileStore {
     body: Vec<u8>,
     entries: HashMap<String, IndexedEntry>,
     used: Mutex<Vec<String>>,
-    added: Mutex<Vec<Vec<u8>>>,
+    added: Mutex<Additions>,
+}
+
+/// The entries a run added, streamed into the next cache file as they come instead of
+/// held until the end (tens of MiB for a large suite).
+#[derive(Default)]
+struct Additions {
+    writer: Option<CacheWriter>,
+    count: usize,
+    /// Writing failed: nothing more is added and the old file stays.
+    failed: bool,
 }
 
 impl CaseFileStore {
@@ -42,30 +52,30 @@ impl CaseFileStore {
             body,
             entries,
             used: Mutex::new(Vec::new()),
-            added: Mutex::new(Vec::new()),
+            added: Mutex::new(Additions::default()),
         }
     }
 
-    /// Writes the entries this run used or added, when anything changed. Consumes the
-    /// store: the encoded entries (tens of MiB for a large suite) are moved, not copied.
+    /// Finishes the next cache file with the old entries this run used, when anything
+    /// changed.
     pub fn save(self) {
         let used = self.used.into_inner().unwrap_or_default();
-        let mut added = self.added.into_inner().unwrap_or_default();
-        if added.is_empty() && used.len() == self.entries.len() {
+        let added = self.added.into_inner().unwrap_or_default();
+        if added.failed || (added.count == 0 && used.len() == self.entries.len()) {
             return;
         }
-        let mut body = Vec::new();
-        for path in &used {
-            if let Some(entry) = self.entries.get(path) {
-                body.extend_from_slice(&self.body[entry.whole.clone()]);
+        let writer = match added.writer {
+            Some(writer) => Ok(writer),
+            None => self.context.writer(&self.name),
+        };
+        let _ = writer.and_then(|mut writer| {
+            for path in &used {
+                if let Some(entry) = self.entries.get(path) {
+                    writer.append(&self.body[entry.whole.clone()])?;
+                }
             }
-        }
-        // Each entry is freed as soon as it is copied, so the body never coexists with
-        // a second full copy of what it holds.
-        for entry in added.drain(..) {
-            body.extend_from_slice(&entry);
-        }
-        self.context.write(&self.name, &body);
+            writer.finish()
+        });
     }
 }
 
@@ -116,8 +126,26 @@ impl CaseFileCache for CaseFileStore {
         let encoded = encode_parsed(parsed);
         encoder.len(encoded.len());
         encoder.raw(&encoded);
-        if let Ok(mut added) = self.added.lock() {
-            added.push(encoder.into_bytes());
+        let Ok(mut added) = self.added.lock() else {
+            return;
+        };
+        if added.failed {
+            return;
+        }
+        let written = match added.writer.as_mut() {
+            Some(writer) => writer.append(encoder.bytes()),
+            None => self.context.writer(&self.name).and_then(|mut writer| {
+                writer.append(encoder.bytes())?;
+                added.writer = Some(writer);
+                Ok(())
+            }),
+        };
+        match written {
+            Ok(()) => added.count += 1,
+            Err(_) => {
+                added.failed = true;
+                added.writer = None;
+            }
         }
     }
 }

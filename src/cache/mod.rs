@@ -112,6 +112,13 @@ impl CacheContext {
     }
 
     fn try_write(&self, name: &str, body: &[u8]) -> std::io::Result<()> {
+        let mut writer = self.writer(name)?;
+        writer.append(body)?;
+        writer.finish()
+    }
+
+    /// A cache file written piece by piece, so a large one is never whole in memory.
+    fn writer(&self, name: &str) -> std::io::Result<CacheWriter> {
         std::fs::create_dir_all(&self.directory)?;
         let ignore = self.directory.join(".gitignore");
         if !ignore.exists() {
@@ -124,14 +131,38 @@ impl CacheContext {
         header.raw(MAGIC);
         header.u32(FORMAT);
         header.str(&self.binary);
-        let mut hasher = Sha256::new();
-        hasher.update(header.bytes());
-        hasher.update(body);
-        let mut file = tempfile::NamedTempFile::new_in(&self.directory)?;
-        file.write_all(header.bytes())?;
-        file.write_all(body)?;
-        file.write_all(&hasher.finalize())?;
-        file.persist(self.file(name)).map_err(|error| error.error)?;
+        let mut writer = CacheWriter {
+            file: tempfile::NamedTempFile::new_in(&self.directory)?,
+            hasher: Sha256::new(),
+            target: self.file(name),
+        };
+        writer.append(header.bytes())?;
+        Ok(writer)
+    }
+}
+
+/// A cache file being written: a temporary file in the cache directory that
+/// [`CacheWriter::finish`] seals with its checksum and renames into place. Dropped
+/// unfinished, it is removed and the previous file stays.
+struct CacheWriter {
+    file: tempfile::NamedTempFile,
+    hasher: Sha256,
+    target: PathBuf,
+}
+
+impl CacheWriter {
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(bytes);
+        self.file.write_all(bytes)
+    }
+
+    /// No fsync: a torn file fails its checksum and is ignored.
+    fn finish(mut self) -> std::io::Result<()> {
+        let checksum = self.hasher.finalize();
+        self.file.write_all(&checksum)?;
+        self.file
+            .persist(&self.target)
+            .map_err(|error| error.error)?;
         Ok(())
     }
 }
