@@ -7,6 +7,8 @@ use super::envelope::Completion;
 use super::Grade;
 use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// The assertions `expect` may hold.
 pub const ASSERTIONS: &[&str] = &[
@@ -37,9 +39,25 @@ const JSON_ASSERTIONS: &[&str] = &[
 
 /// Grades `raw` against the case's `expect` (absent: no assertions, which fails).
 pub fn grade(expect: Option<&Value>, raw: &str) -> Grade {
-    let mut reasons = Reasons::default();
+    Grade::from_reasons(assess(expect, raw, false).found)
+}
+
+/// Whether `raw` passes: `grade(expect, raw).pass`, but stops at the first failure (the
+/// probes of EL303 and EL304 need only the verdict, for every case of every check).
+pub fn passes(expect: Option<&Value>, raw: &str) -> bool {
+    assess(expect, raw, true).found.is_empty()
+}
+
+fn assess(expect: Option<&Value>, raw: &str, stop_at_first: bool) -> Reasons {
+    let mut reasons = Reasons {
+        found: Vec::new(),
+        stop_at_first,
+    };
     if raw.trim().is_empty() {
         reasons.push("empty_completion".into());
+        if reasons.settled() {
+            return reasons;
+        }
     }
     match expect {
         None | Some(Value::Null) => reasons.push("no_assertions".into()),
@@ -47,18 +65,26 @@ pub fn grade(expect: Option<&Value>, raw: &str) -> Grade {
         Some(Value::Object(expect)) => check_all(expect, &Completion::read(raw), &mut reasons),
         Some(_) => reasons.push("invalid_expect".into()),
     }
-    Grade::from_reasons(reasons.0)
+    reasons
 }
 
 /// Failure reasons in the order found, without repeats.
-#[derive(Default)]
-struct Reasons(Vec<String>);
+struct Reasons {
+    found: Vec<String>,
+    /// Only the verdict is wanted: the first reason settles it.
+    stop_at_first: bool,
+}
 
 impl Reasons {
     fn push(&mut self, reason: String) {
-        if !self.0.contains(&reason) {
-            self.0.push(reason);
+        if !self.found.contains(&reason) {
+            self.found.push(reason);
         }
+    }
+
+    /// The verdict is known and nothing more is wanted.
+    fn settled(&self) -> bool {
+        self.stop_at_first && !self.found.is_empty()
     }
 }
 
@@ -68,6 +94,9 @@ fn check_all(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: 
         .filter(|key| !ASSERTIONS.contains(&key.as_str()))
     {
         reasons.push(format!("unknown_assertion:{key}"));
+        if reasons.settled() {
+            return;
+        }
     }
     let wants_json = expect.iter().any(|(key, value)| {
         JSON_ASSERTIONS.contains(&key.as_str()) && *value != Value::Bool(false)
@@ -78,8 +107,14 @@ fn check_all(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: 
             (Some(_), None) => reasons.push("not_object".into()),
             (Some(_), Some(object)) => check_json(expect, object, reasons),
         }
+        if reasons.settled() {
+            return;
+        }
     }
     check_text(expect, completion, reasons);
+    if reasons.settled() {
+        return;
+    }
     check_tools(expect, completion, reasons);
 }
 
@@ -198,12 +233,32 @@ fn check_text(expect: &Map<String, Value>, completion: &Completion<'_>, reasons:
 
 /// `forbid_patterns` match case-insensitively (as the seeds' graders do); `regex` is
 /// taken as written (`(?i)` makes it case-insensitive).
+/// Each pattern is compiled once per thread (a suite repeats its patterns case after
+/// case, and probes grade every case several times).
 fn compile(pattern: &str, case_insensitive: bool) -> Option<Regex> {
-    RegexBuilder::new(pattern)
-        .case_insensitive(case_insensitive)
-        .size_limit(1 << 20)
-        .build()
-        .ok()
+    /// Past this many patterns the cache starts over, bounding its memory.
+    const MAX_CACHED: usize = 4096;
+    thread_local! {
+        /// Case-sensitive patterns, then case-insensitive ones.
+        static COMPILED: RefCell<[HashMap<String, Option<Regex>>; 2]> = RefCell::default();
+    }
+    COMPILED.with(|compiled| {
+        let mut compiled = compiled.borrow_mut();
+        let compiled = &mut compiled[usize::from(case_insensitive)];
+        if let Some(regex) = compiled.get(pattern) {
+            return regex.clone();
+        }
+        let regex = RegexBuilder::new(pattern)
+            .case_insensitive(case_insensitive)
+            .size_limit(1 << 20)
+            .build()
+            .ok();
+        if compiled.len() >= MAX_CACHED {
+            compiled.clear();
+        }
+        compiled.insert(pattern.to_owned(), regex.clone());
+        regex
+    })
 }
 
 fn check_tools(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: &mut Reasons) {
@@ -419,5 +474,66 @@ mod tests {
             reasons(json!({"must_include": ["ok", 3]}), "ok"),
             vec!["invalid_assertion:must_include"]
         );
+    }
+
+    #[test]
+    fn the_verdict_alone_agrees_with_the_full_grade() {
+        let expects = [
+            json!(null),
+            json!({}),
+            json!([1]),
+            json!({"must_include": ["refund", "days"]}),
+            json!({"forbidden": ["cannot"], "max_chars": 40}),
+            json!({"json": true, "required_keys": ["answer"], "status_in": ["ok"]}),
+            json!({"equals": {"answer": "yes"}, "allowed_keys": ["answer", "status"]}),
+            json!({"forbid_patterns": ["(?:sorry|cannot)"], "regex": ["^[A-Z]"]}),
+            json!({"must_call": ["lookup"], "args": {"lookup": {"id": 7}}}),
+            json!({"must_not_call": ["delete"], "require_clarification": true}),
+            json!({"schema": {}, "must_include": "ok"}),
+            json!({"regex": ["("]}),
+        ];
+        let completions = [
+            "",
+            "   ",
+            crate::grade::REFUSAL_PROBE,
+            "Refund within 30 days",
+            "ok",
+            r#"{"answer": "yes", "status": "ok"}"#,
+            r#"{"answer": "no"}"#,
+            r#"{"tool_calls": [{"name": "lookup", "arguments": {"id": 7}}]}"#,
+            r#"{"tool_calls": [{"name": "delete", "arguments": {}}]}"#,
+            "[1, 2]",
+        ];
+        for expect in &expects {
+            for completion in completions {
+                assert_eq!(
+                    passes(Some(expect), completion),
+                    grade(Some(expect), completion).pass,
+                    "{expect} / {completion:?}"
+                );
+            }
+        }
+        assert!(passes(
+            Some(&json!({"must_include": ["refund"]})),
+            "Refund now"
+        ));
+        assert!(!passes(None, "anything"));
+    }
+
+    #[test]
+    fn a_pattern_compiled_once_keeps_its_case_sensitivity() {
+        let insensitive = json!({"forbid_patterns": ["REFUND"]});
+        let sensitive = json!({"regex": ["REFUND"]});
+        for _ in 0..2 {
+            assert_eq!(
+                reasons(insensitive.clone(), "refund please"),
+                vec!["forbid_pattern:REFUND"]
+            );
+            assert_eq!(
+                reasons(sensitive.clone(), "refund please"),
+                vec!["regex_mismatch:REFUND"]
+            );
+            assert!(reasons(sensitive.clone(), "REFUND please").is_empty());
+        }
     }
 }

@@ -53,7 +53,7 @@ pub fn probe_case(
 pub fn probe_builtin(case_id: &str, case: &Value) -> ProbeOutcome {
     let expect = case.get("expect");
     probe_case(case_id, case, |completion| {
-        super::builtin::grade(expect, completion).pass
+        super::builtin::passes(expect, completion)
     })
 }
 
