@@ -101,19 +101,7 @@ impl Canonicalizer {
         match *input.get(position)? {
             b'{' => self.parse_object(input, position, depth + 1),
             b'[' => self.parse_array(input, position, depth + 1),
-            b'"' => {
-                let (end, decoded_from_scratch) =
-                    decode_string(input, position, &mut self.scratch)?;
-                match decoded_from_scratch {
-                    true => write_canonical_string(&self.scratch, &mut self.out),
-                    false => {
-                        self.out.push(b'"');
-                        self.out.extend_from_slice(&input[position + 1..end - 1]);
-                        self.out.push(b'"');
-                    }
-                }
-                Some(end)
-            }
+            b'"' => write_string_value(input, position, &mut self.out),
             b't' => self.literal(input, position, b"true"),
             b'f' => self.literal(input, position, b"false"),
             b'n' => self.literal(input, position, b"null"),
@@ -313,11 +301,7 @@ fn skip_whitespace(input: &[u8], mut position: usize) -> usize {
 /// position after the closing quote, and whether the decoded text was written to `scratch`
 /// (only when the string has escapes; otherwise the raw bytes are the decoded text).
 fn decode_string(input: &[u8], start: usize, scratch: &mut Vec<u8>) -> Option<(usize, bool)> {
-    let body = input.get(start + 1..)?;
-    let stop = body
-        .iter()
-        .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)?;
-    let mut position = start + 1 + stop;
+    let mut position = start + 1 + next_special(input.get(start + 1..)?)?;
     match input[position] {
         b'"' => return Some((position + 1, false)),
         b'\\' => {}
@@ -359,6 +343,75 @@ fn decode_string(input: &[u8], start: usize, scratch: &mut Vec<u8>) -> Option<(u
     }
 }
 
+/// Writes the string value starting at `start` (its opening quote) to `out` in JCS form,
+/// decoding and re-escaping in one pass; the position after its closing quote.
+fn write_string_value(input: &[u8], start: usize, out: &mut Vec<u8>) -> Option<usize> {
+    out.push(b'"');
+    let mut position = start + 1;
+    loop {
+        let run = next_special(input.get(position..)?)?;
+        out.extend_from_slice(&input[position..position + run]);
+        position += run;
+        match input[position] {
+            b'"' => {
+                out.push(b'"');
+                return Some(position + 1);
+            }
+            b'\\' => {
+                let escape = *input.get(position + 1)?;
+                position += 2;
+                match escape {
+                    b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                        out.extend_from_slice(&[b'\\', escape]);
+                    }
+                    b'/' => out.push(b'/'),
+                    b'u' => {
+                        let (character, end) = decode_unicode_escape(input, position)?;
+                        position = end;
+                        let mut buffer = [0u8; 4];
+                        let encoded = character.encode_utf8(&mut buffer).as_bytes();
+                        match character {
+                            '"' | '\\' | '\u{0}'..='\u{1f}' => write_escaped(encoded, out),
+                            _ => out.extend_from_slice(encoded),
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+            // A raw control character: not JSON.
+            _ => return None,
+        }
+    }
+}
+
+/// The offset of the first `"`, `\` or control character in `bytes`, eight bytes at a time
+/// while none is in sight.
+fn next_special(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGHS: u64 = ONES << 7;
+    // Whether any byte of `word` is below `limit` (exact for limits up to 128).
+    let any_below =
+        |word: u64, limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let special = any_below(word ^ (ONES * u64::from(b'"')), 1)
+            | any_below(word ^ (ONES * u64::from(b'\\')), 1)
+            | any_below(word, 0x20);
+        if special != 0 {
+            break;
+        }
+        offset += 8;
+    }
+    bytes[offset..]
+        .iter()
+        .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)
+        .map(|index| offset + index)
+}
+
 /// Decodes the four hex digits at `position` (after `\u`), joining a surrogate pair.
 /// Lone surrogates go to the slow path, which rejects them as serde_json does.
 fn decode_unicode_escape(input: &[u8], position: usize) -> Option<(char, usize)> {
@@ -389,16 +442,14 @@ fn hex4(digits: &[u8]) -> Option<u32> {
 /// JCS string output: `"` and `\` escaped, control characters as short escapes or
 /// `\u00xx`, everything else as UTF-8.
 fn write_canonical_string(decoded: &[u8], out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
-    if !decoded
-        .iter()
-        .any(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)
-    {
-        out.extend_from_slice(decoded);
-        out.push(b'"');
-        return;
-    }
+    write_escaped(decoded, out);
+    out.push(b'"');
+}
+
+/// The body of a JCS string: `decoded` with `"`, `\` and control characters escaped.
+fn write_escaped(decoded: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut clean_start = 0;
     for (index, &byte) in decoded.iter().enumerate() {
         let escape: &[u8] = match byte {
@@ -424,7 +475,6 @@ fn write_canonical_string(decoded: &[u8], out: &mut Vec<u8>) {
         clean_start = index + 1;
     }
     out.extend_from_slice(&decoded[clean_start..]);
-    out.push(b'"');
 }
 
 /// The end of the JSON number starting at `start`, validating the grammar

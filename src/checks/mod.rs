@@ -13,32 +13,45 @@ pub mod graders;
 use crate::finding::{sort_findings, Finding};
 use crate::model::Project;
 use crate::rules::RuleId;
+use std::collections::BTreeSet;
 
 /// Every check that needs no run: the project against its lock, and against the base
 /// revision when one is given.
 pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    findings.extend(cases::check(project, base));
-
-    // [skills] checks go here.
-    findings.extend(skills::check(project, base));
-
-    // [run] grader and baseline checks go here.
-    let all_suites = project
+    let all_suites: BTreeSet<String> = project
         .suites
         .iter()
         .map(|suite| suite.name.clone())
         .collect();
-    findings.extend(graders::check(project, base, &all_suites));
-    findings.extend(baselines::check(
-        project,
-        base,
-        &all_suites,
-        baselines::Scope {
-            full: true,
-            absent_file_is_missing: false,
+    // The rule families read the same model and nothing else: they run side by side.
+    let ((case_findings, skill_findings), (grader_findings, baseline_findings)) = rayon::join(
+        || {
+            rayon::join(
+                || cases::check(project, base),
+                || skills::check(project, base),
+            )
         },
-    ));
+        || {
+            rayon::join(
+                || graders::check(project, base, &all_suites),
+                || {
+                    baselines::check(
+                        project,
+                        base,
+                        &all_suites,
+                        baselines::Scope {
+                            full: true,
+                            absent_file_is_missing: false,
+                        },
+                    )
+                },
+            )
+        },
+    );
+    let mut findings = case_findings;
+    findings.extend(skill_findings);
+    findings.extend(grader_findings);
+    findings.extend(baseline_findings);
     graders::drop_outranked(&mut findings);
     drop_superseded(&mut findings);
     sort_findings(&mut findings);

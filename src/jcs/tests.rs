@@ -169,9 +169,13 @@ impl Generator {
             "\\t",
             "\\r",
             "\\u0000",
+            "\\u0022",
+            "\\u005c",
+            "\\u001F",
+            "a plain run longer than one eight-byte word",
         ];
         out.push('"');
-        for _ in 0..self.below(4) {
+        for _ in 0..self.below(6) {
             out.push_str(PIECES[self.below(PIECES.len() as u64) as usize]);
         }
         out.push('"');
@@ -276,4 +280,42 @@ fn agrees_with_the_slow_path_on_generated_inputs() {
         answered > 3_000,
         "fast path answered only {answered} of 6000"
     );
+}
+
+#[test]
+fn finds_the_first_special_byte_at_every_offset() {
+    for length in 0..40 {
+        let plain = "é".repeat(length / 2) + &"a".repeat(length % 2);
+        assert_eq!(next_special(plain.as_bytes()), None, "{plain:?}");
+        for special in [b'"', b'\\', 0x00, 0x1f] {
+            for at in 0..=plain.len() {
+                if !plain.is_char_boundary(at) {
+                    continue;
+                }
+                let mut bytes = plain.as_bytes().to_vec();
+                bytes.insert(at, special);
+                bytes.push(b'"');
+                assert_eq!(next_special(&bytes), Some(at), "{bytes:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn escapes_in_values_come_out_canonical() {
+    for (input, canonical) in [
+        (r#"{"a":"\u0041\u00e9\ud83d\ude42"}"#, "{\"a\":\"Aé🙂\"}"),
+        (r#"{"a":"\/\"\\\b\f\n\r\t"}"#, r#"{"a":"/\"\\\b\f\n\r\t"}"#),
+        (
+            r#"{"a":"\u0022\u005c\u0001\u001F\u007f"}"#,
+            "{\"a\":\"\\\"\\\\\\u0001\\u001f\u{7f}\"}",
+        ),
+        (
+            r#"{"a":"tab\there and a long plain run"}"#,
+            r#"{"a":"tab\there and a long plain run"}"#,
+        ),
+    ] {
+        assert_eq!(fast(input).as_deref(), Some(canonical), "{input}");
+        assert_agrees(input, true);
+    }
 }

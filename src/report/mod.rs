@@ -14,6 +14,7 @@ pub use read::read_report;
 
 use crate::finding::{exit_code_for, sort_findings, Finding, Subject, Verdict};
 use crate::rules::Severity;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -67,7 +68,7 @@ impl Report {
     /// Records every subject that was judged (kept sorted and unique).
     pub fn with_subjects(mut self, subjects: impl IntoIterator<Item = Subject>) -> Report {
         let mut unique: Vec<Subject> = subjects.into_iter().collect();
-        unique.sort_unstable();
+        unique.par_sort_unstable();
         unique.dedup();
         self.subjects = unique;
         self
