@@ -4,7 +4,7 @@
 use super::codec::{Decoder, Encoder};
 use super::{key_tag, CacheContext, CacheWriter};
 use crate::grade::probe::{MustFail, ProbeOutcome};
-use crate::model::{Case, CaseFileCache, CaseProblem, CaseValue, ParsedCaseFile};
+use crate::model::{Case, CaseFileCache, CaseProblem, CaseValue, ParsedCaseFile, SharedText};
 use crate::source::ContentIdentity;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -213,6 +213,7 @@ fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
     let case_count = decoder.len()?;
     let mut cases = Vec::with_capacity(case_count.min(bytes.len()));
     let file: Arc<str> = Arc::from(path);
+    let mut grader_versions = SharedText::default();
     for _ in 0..case_count {
         let id = decoder.string()?;
         let version = decoder.u64()?;
@@ -230,7 +231,9 @@ fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
             line: decoder.u32()?,
             end_line: decoder.u32()?,
             retired: decoder.bool()?,
-            grader_version: decoder.optional_string()?.map(Into::into),
+            grader_version: decoder
+                .optional_str()?
+                .map(|version| grader_versions.share(version)),
             body: CaseValue::probed(decode_probe(&mut decoder)?),
         });
     }

@@ -164,11 +164,15 @@ impl<'a> Decoder<'a> {
         self.str().map(str::to_owned)
     }
 
-    pub fn optional_string(&mut self) -> Option<Option<String>> {
+    pub fn optional_str(&mut self) -> Option<Option<&'a str>> {
         match self.bool()? {
-            true => Some(Some(self.string()?)),
+            true => Some(Some(self.str()?)),
             false => Some(None),
         }
+    }
+
+    pub fn optional_string(&mut self) -> Option<Option<String>> {
+        Some(self.optional_str()?.map(str::to_owned))
     }
 
     pub fn optional_u32(&mut self) -> Option<Option<u32>> {

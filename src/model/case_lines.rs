@@ -4,7 +4,7 @@
 
 use super::cases::{
     case_fields, case_from_element, column_u32, json_error_message_at, Case, CaseDetail,
-    CaseProblem, CaseValue, Element, ParsedCaseFile,
+    CaseProblem, CaseValue, Element, ParsedCaseFile, SharedText,
 };
 use super::strict_json::StrictValue;
 use crate::grade::probe::probe_builtin;
@@ -82,13 +82,20 @@ fn parse_chunk(path: &str, first_line: u32, chunk: &str, detail: CaseDetail) -> 
     let mut parsed = ParsedCaseFile::default();
     let mut canonicalizer = Canonicalizer::new();
     let file: Arc<str> = Arc::from(path);
+    let mut grader_versions = SharedText::default();
     for (index, line_text) in chunk.split('\n').enumerate() {
         let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
         if line_text.trim().is_empty() {
             continue;
         }
         let fast = match detail {
-            CaseDetail::Summary => case_from_text(&mut canonicalizer, &file, line, line_text),
+            CaseDetail::Summary => case_from_text(
+                &mut canonicalizer,
+                &mut grader_versions,
+                &file,
+                line,
+                line_text,
+            ),
             CaseDetail::Full => None,
         };
         let result = fast.unwrap_or_else(|| case_through_value(&file, line, line_text, detail));
@@ -131,6 +138,7 @@ fn case_through_value(
 /// keys, …). Only the members evalock interprets are parsed into values.
 fn case_from_text(
     canonicalizer: &mut Canonicalizer,
+    grader_versions: &mut SharedText,
     file: &Arc<str>,
     line: u32,
     line_text: &str,
@@ -169,7 +177,9 @@ fn case_from_text(
         line,
         end_line: line,
         retired: fields.retired,
-        grader_version: fields.grader_version,
+        grader_version: fields
+            .grader_version
+            .map(|version| grader_versions.share(&version)),
         body,
     }))
 }

@@ -27,7 +27,8 @@ pub struct Case {
     pub line: u32,
     pub end_line: u32,
     pub retired: bool,
-    pub grader_version: Option<Box<str>>,
+    /// Shared by neighbouring cases that pin the same version (see [`SharedText`]).
+    pub grader_version: Option<Arc<str>>,
     /// The whole case, or only the members checks read: see [`CaseValue`].
     pub body: CaseValue,
 }
@@ -547,9 +548,27 @@ pub(super) fn case_from_element(
         line,
         end_line,
         retired: fields.retired,
-        grader_version: fields.grader_version,
+        grader_version: fields.grader_version.map(Arc::from),
         body,
     })
+}
+
+/// Text that many cases of a file repeat (their file, the grader version they pin), kept
+/// once: equal to the previous value, the previous allocation is shared.
+#[derive(Default)]
+pub struct SharedText(Option<Arc<str>>);
+
+impl SharedText {
+    pub fn share(&mut self, text: &str) -> Arc<str> {
+        match &self.0 {
+            Some(shared) if **shared == *text => Arc::clone(shared),
+            _ => {
+                let shared: Arc<str> = Arc::from(text);
+                self.0 = Some(Arc::clone(&shared));
+                shared
+            }
+        }
+    }
 }
 
 /// The members of a case that evalock itself interprets.
@@ -660,6 +679,17 @@ mod tests {
             .iter()
             .map(|case| (case.id.as_str(), case.line, case.end_line))
             .collect()
+    }
+
+    #[test]
+    fn repeated_text_is_shared_until_it_changes() {
+        let mut shared = SharedText::default();
+        let first = shared.share("struct-3");
+        let again = shared.share("struct-3");
+        assert!(Arc::ptr_eq(&first, &again));
+        let other = shared.share("struct-4");
+        assert_eq!(&*other, "struct-4");
+        assert!(!Arc::ptr_eq(&first, &shared.share("struct-3")));
     }
 
     #[test]

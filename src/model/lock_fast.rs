@@ -5,6 +5,7 @@
 
 use super::lock::{CaseLock, GraderLock, Lock, Recipes, SuiteLock};
 use super::skill_lock::SkillLock;
+use super::SharedText;
 use crate::hash::Digest;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -93,7 +94,8 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
     // and its map built in one go (full nodes, one comparison per entry).
     let mut cases: Vec<(String, Vec<(String, CaseLock)>)> = Vec::new();
     // Neighbouring cases usually live in the same file: they share its path.
-    let mut last_file: Arc<str> = Arc::from("");
+    let mut files = SharedText::default();
+    let no_file: Arc<str> = Arc::from("");
     let mut current_case: Option<(String, CaseLock)> = None;
     // Placeholders until the table's `digest` line: computed once, not per case.
     let placeholder = Digest::of_bytes(b"");
@@ -120,7 +122,7 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
                     let entry = CaseLock {
                         version: 0,
                         digest: placeholder,
-                        file: Arc::clone(&last_file),
+                        file: Arc::clone(&no_file),
                         retired: false,
                     };
                     current_case = Some((id.clone(), entry));
@@ -164,13 +166,7 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
                 match key {
                     "version" => entry.version = value.parse().ok()?,
                     "digest" => entry.digest = Digest::parse(&read_string(value)?).ok()?,
-                    "file" => {
-                        let file = read_string(value)?;
-                        if *last_file != *file {
-                            last_file = Arc::from(file);
-                        }
-                        entry.file = Arc::clone(&last_file);
-                    }
+                    "file" => entry.file = files.share(&read_string(value)?),
                     "retired" if value == "true" => entry.retired = true,
                     _ => return None,
                 }

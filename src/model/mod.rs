@@ -13,7 +13,8 @@ mod strict_json;
 
 pub use baseline::{BaselineContext, BaselineEntry, BaselineFile, BaselineState, SuiteBaseline};
 pub use cases::{
-    parse_case_file, parse_case_file_with, Case, CaseDetail, CaseProblem, CaseValue, ParsedCaseFile,
+    parse_case_file, parse_case_file_with, Case, CaseDetail, CaseProblem, CaseValue,
+    ParsedCaseFile, SharedText,
 };
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
 pub use graders::GraderModel;
