@@ -193,8 +193,19 @@ fn memo_dependency_for_test(path: &str, identity: ContentIdentity) -> memo::Depe
 fn case_files_come_back_exactly_and_only_for_the_same_identity() {
     let directory = tempfile::tempdir().unwrap();
     let cache = context(directory.path(), "bin");
-    let text = "{\"id\":\"a\",\"version\":2}\n{\"id\":\"b\",\"retired\":true}\nnot json\n{\"id\":\"c\",\"grader_version\":\"g-1\"}\n";
+    let text = concat!(
+        "{\"id\":\"a\",\"version\":2}\n{\"id\":\"b\",\"retired\":true}\nnot json\n",
+        "{\"id\":\"c\",\"grader_version\":\"g-1\"}\n",
+        "{\"id\":\"d\",\"expect\":{\"forbidden\":[\"x\"]},\"mutate\":[{\"completion\":\"y\"}]}\n",
+        "{\"id\":\"e\",\"expect\":{\"must_include\":[\"x\"]},\"mutate\":3}\n",
+    );
     let parsed = parse_case_file_with("evals/a.jsonl", text.as_bytes(), CaseDetail::Summary);
+    let probed: Vec<_> = parsed
+        .cases
+        .iter()
+        .filter_map(|case| case.probe())
+        .collect();
+    assert!(probed[3].passed.len() == 2 && probed[4].malformed_controls.is_some());
     let identity = ContentIdentity::Object("blob-1".into());
 
     let store = CaseFileStore::open(&cache, "git");
@@ -211,4 +222,55 @@ fn case_files_come_back_exactly_and_only_for_the_same_identity() {
     assert!(CaseFileStore::open(&cache, "worktree")
         .get("evals/a.jsonl", &identity)
         .is_none());
+}
+
+#[test]
+fn a_store_dropped_before_it_saves_leaves_the_previous_file_alone() {
+    let directory = tempfile::tempdir().unwrap();
+    let cache = context(directory.path(), "bin");
+    let parsed = parse_case_file_with("evals/a.jsonl", b"{\"id\":\"a\"}\n", CaseDetail::Summary);
+    let first = ContentIdentity::Object("blob-1".into());
+    let store = CaseFileStore::open(&cache, "git");
+    store.put("evals/a.jsonl", first.clone(), &parsed);
+    store.save();
+    let cache_dir = directory.path().to_path_buf();
+    let listing = || {
+        let mut names: Vec<_> = std::fs::read_dir(&cache_dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let saved = listing();
+
+    // Entries added are already streaming into a temporary file; dropping the store
+    // removes it and keeps the saved file.
+    let store = CaseFileStore::open(&cache, "git");
+    store.put(
+        "evals/b.jsonl",
+        ContentIdentity::Object("blob-2".into()),
+        &parsed,
+    );
+    drop(store);
+    assert_eq!(listing(), saved);
+    let store = CaseFileStore::open(&cache, "git");
+    assert_eq!(store.get("evals/a.jsonl", &first), Some(parsed.clone()));
+    assert!(store
+        .get("evals/b.jsonl", &ContentIdentity::Object("blob-2".into()))
+        .is_none());
+
+    // Saved, the next file holds the entry used and the entry added.
+    store.put(
+        "evals/b.jsonl",
+        ContentIdentity::Object("blob-2".into()),
+        &parsed,
+    );
+    store.save();
+    assert_eq!(listing(), saved);
+    let store = CaseFileStore::open(&cache, "git");
+    assert!(store.get("evals/a.jsonl", &first).is_some());
+    assert!(store
+        .get("evals/b.jsonl", &ContentIdentity::Object("blob-2".into()))
+        .is_some());
 }
