@@ -21,17 +21,16 @@ pub(super) fn parse_rendered(text: &str) -> Option<Lock> {
     let mut lock = read_lines(suites.split('\n').chain(cases.split('\n')))?;
     lock.graders = toml::from_str::<GraderTables>(graders).ok()?.grader;
     lock.skills = toml::from_str::<SkillTables>(skills).ok()?.skill;
-    let mut comparison = Comparison {
-        expected: text,
-        matched: 0,
-    };
+    let mut comparison = Comparison::new(text);
     lock.render_into(&mut comparison).ok()?;
-    (comparison.matched == text.len()).then_some(lock)
+    comparison.finish().then_some(lock)
 }
 
-/// `text` cut where a line starts with `marker` (after its newline), or whole.
+/// `text` cut where a line starts with `marker` (after its newline), or whole. The scan
+/// crosses a 30 MiB lock when the marker is near its end: `memmem` does it in SIMD.
 fn split_before<'t>(text: &'t str, marker: &str) -> (&'t str, &'t str) {
-    match text.find(marker) {
+    match memchr::memmem::find(text.as_bytes(), marker.as_bytes()) {
+        // The marker starts with a newline, so the cut is on a character boundary.
         Some(position) => text.split_at(position + 1),
         None => (text, ""),
     }
@@ -54,19 +53,49 @@ struct SkillTables {
 }
 
 /// An `fmt::Write` that compares what is written with the expected text, and stops at
-/// the first difference.
+/// the first difference. Pieces are gathered and compared a block at a time: a lock is
+/// written in millions of small pieces.
 struct Comparison<'a> {
     expected: &'a str,
+    /// Bytes of `expected` already compared equal.
     matched: usize,
+    pending: Vec<u8>,
+}
+
+impl<'a> Comparison<'a> {
+    const BLOCK: usize = 64 * 1024;
+
+    fn new(expected: &'a str) -> Self {
+        Comparison {
+            expected,
+            matched: 0,
+            pending: Vec::with_capacity(Self::BLOCK),
+        }
+    }
+
+    /// Compares what is pending; `false` at the first difference.
+    fn flush(&mut self) -> bool {
+        let end = self.matched + self.pending.len();
+        if self.expected.as_bytes().get(self.matched..end) != Some(self.pending.as_slice()) {
+            return false;
+        }
+        self.matched = end;
+        self.pending.clear();
+        true
+    }
+
+    /// Whether everything written equals the whole expected text.
+    fn finish(mut self) -> bool {
+        self.flush() && self.matched == self.expected.len()
+    }
 }
 
 impl fmt::Write for Comparison<'_> {
     fn write_str(&mut self, piece: &str) -> fmt::Result {
-        let end = self.matched + piece.len();
-        if self.expected.as_bytes().get(self.matched..end) != Some(piece.as_bytes()) {
+        self.pending.extend_from_slice(piece.as_bytes());
+        if self.pending.len() >= Self::BLOCK && !self.flush() {
             return Err(fmt::Error);
         }
-        self.matched = end;
         Ok(())
     }
 }
@@ -391,5 +420,45 @@ mod tests {
                 first_difference(&edited, &text)
             );
         }
+    }
+
+    #[test]
+    fn a_lock_of_many_blocks_is_compared_to_its_last_byte() {
+        let mut lock = Lock::new();
+        let cases = lock.cases.entry("support".into()).or_default();
+        for number in 0..3_000 {
+            let id = format!("case-{number:05}");
+            let entry = CaseLock {
+                version: 1,
+                digest: bytes_digest(id.as_bytes()),
+                file: "evals/support.jsonl".into(),
+                retired: false,
+            };
+            cases.insert(id, entry);
+        }
+        let text = lock.render();
+        assert!(text.len() > 4 * Comparison::BLOCK, "{} bytes", text.len());
+        assert_eq!(parse_rendered(&text).as_ref(), Some(&lock));
+        // A version written `01` reads as 1 but renders as `1`: the comparison must see
+        // it in every block, including the last one.
+        for at in [
+            0,
+            Comparison::BLOCK + 7,
+            3 * Comparison::BLOCK + 1,
+            text.len() - 200,
+        ] {
+            let start = text[at..]
+                .find("version = 1\n")
+                .map(|offset| at + offset)
+                .expect("a version after the offset");
+            let edited = format!(
+                "{}version = 01\n{}",
+                &text[..start],
+                &text[start + "version = 1\n".len()..]
+            );
+            assert!(parse_rendered(&edited).is_none(), "an edit at byte {start}");
+        }
+        assert!(parse_rendered(&format!("{text}#")).is_none());
+        assert!(parse_rendered(&text[..text.len() - 1]).is_none());
     }
 }
