@@ -119,9 +119,10 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
     };
     let mut lock_version = None;
     let mut table = Table::Top;
-    // Cases arrive sorted by suite, then id: each suite's entries are collected in order
-    // and its map built in one go (full nodes, one comparison per entry).
-    let mut cases: Vec<(String, Vec<(String, CaseLock)>)> = Vec::new();
+    // Cases arrive sorted by suite, then id: a suite's entries are collected in order and
+    // its map built in one go (full nodes, one comparison per entry) as soon as the next
+    // suite starts, so only one suite's list exists at a time.
+    let mut suite_cases: Option<(String, Vec<(String, CaseLock)>)> = None;
     // Neighbouring cases usually live in the same file: they share its path.
     let mut files = SharedText::default();
     let no_file: Arc<str> = Arc::from("");
@@ -133,7 +134,7 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
             continue;
         }
         if let Some(header) = line.strip_prefix('[') {
-            finish_case(&mut cases, current_case.take())?;
+            finish_case(&mut suite_cases, current_case.take())?;
             table = read_header(header.strip_suffix(']')?)?;
             match &table {
                 Table::Suite(name) => {
@@ -145,8 +146,9 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
                     lock.suites.insert(name.clone(), empty);
                 }
                 Table::Case(suite, id) => {
-                    if cases.last().is_none_or(|(last, _)| last != suite) {
-                        cases.push((suite.clone(), Vec::new()));
+                    if suite_cases.as_ref().is_none_or(|(last, _)| last != suite) {
+                        finish_suite(&mut lock, suite_cases.take())?;
+                        suite_cases = Some((suite.clone(), Vec::new()));
                     }
                     let entry = CaseLock {
                         version: 0,
@@ -204,9 +206,15 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
     }
     lock.lock_version = lock_version?;
     lock.recipes = recipes;
-    finish_case(&mut cases, current_case.take())?;
-    for (suite, entries) in cases {
-        // A repeated suite is not the rendered shape.
+    finish_case(&mut suite_cases, current_case.take())?;
+    finish_suite(&mut lock, suite_cases)?;
+    Some(lock)
+}
+
+/// Files a suite's entries, read in order, as its map; a suite seen twice is not the
+/// rendered shape.
+fn finish_suite(lock: &mut Lock, suite: Option<(String, Vec<(String, CaseLock)>)>) -> Option<()> {
+    if let Some((suite, entries)) = suite {
         if lock
             .cases
             .insert(suite, entries.into_iter().collect())
@@ -215,17 +223,17 @@ fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
             return None;
         }
     }
-    Some(lock)
+    Some(())
 }
 
 /// Files the case just read under its suite; ids out of order or repeated are not the
 /// rendered shape.
 fn finish_case(
-    cases: &mut [(String, Vec<(String, CaseLock)>)],
+    suite_cases: &mut Option<(String, Vec<(String, CaseLock)>)>,
     case: Option<(String, CaseLock)>,
 ) -> Option<()> {
     if let Some((id, entry)) = case {
-        let (_, entries) = cases.last_mut()?;
+        let (_, entries) = suite_cases.as_mut()?;
         if entries.last().is_some_and(|(last, _)| *last >= id) {
             return None;
         }
