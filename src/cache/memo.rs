@@ -95,6 +95,19 @@ impl ContentSource for RecordingSource<'_> {
         self.inner.describe()
     }
 
+    fn reader(&self, path: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
+        // The identity is taken first: a change during the read then shows later.
+        let identity = self.inner.identity(path)?;
+        let reader = self.inner.reader(path)?;
+        if reader.is_some() {
+            match identity {
+                Some(_) => self.record(Dependency::Content(path.to_owned(), identity)),
+                None => self.verifiable.store(false, Ordering::Relaxed),
+            }
+        }
+        Ok(reader)
+    }
+
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
         // The identity is taken first: a change during the read then shows later.
         let identity = self.inner.identity(path)?;

@@ -4,6 +4,7 @@
 use super::skill_lock::{render_skills, validate_skill_paths, SkillLock};
 use crate::error::{Error, Result};
 use crate::hash::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
+use crate::source::ContentSource;
 use crate::text::{line_of_first, require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,6 +100,27 @@ impl Lock {
         }
     }
 
+    /// Reads the lock at `path`: streamed through the line reader when the source can
+    /// stream it and it has the shape `evalock lock` writes (so the text is never held
+    /// whole), else parsed from its bytes by [`Lock::parse`], which also locates errors.
+    pub fn read(source: &dyn ContentSource, path: &str) -> Result<Option<Lock>> {
+        if let Some(reader) = source.reader(path)? {
+            let streamed = super::lock_fast::parse_rendered_from(reader).filter(|lock| {
+                // Errors are located from the text: the bytes path below reports them.
+                lock.lock_version == LOCK_VERSION
+                    && lock.validate(path, "").is_ok()
+                    && validate_skill_paths(path, "", &lock.skills).is_ok()
+            });
+            if streamed.is_some() {
+                return Ok(streamed);
+            }
+        }
+        match source.read(path)? {
+            Some(bytes) => Lock::parse(path, &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Parses a lock; `path` is used in messages.
     pub fn parse(path: &str, bytes: &[u8]) -> Result<Lock> {
         let text = require_clean_text(bytes).map_err(|(line, column, message)| {
@@ -110,7 +132,7 @@ impl Lock {
                 "unresolved merge conflict: run `evalock lock` to regenerate the lock from the merged cases",
             ));
         }
-        let parsed = match super::lock_fast::parse_rendered(text) {
+        let parsed = match super::lock_fast::parse_rendered_from(text.as_bytes()) {
             Some(lock) => Ok(lock),
             None => toml::from_str::<Lock>(text),
         };
@@ -423,5 +445,35 @@ mod tests {
             .render()
             .replace("evals/support.jsonl", "../../etc/passwd");
         assert!(Lock::parse("evalock.lock", text.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn a_lock_read_from_the_working_tree_streams_and_still_locates_its_errors() {
+        let directory = tempfile::tempdir().unwrap();
+        let source = crate::source::WorktreeSource::new(directory.path());
+        assert_eq!(Lock::read(&source, "evalock.lock").unwrap(), None);
+
+        let text = sample().render();
+        std::fs::write(directory.path().join("evalock.lock"), &text).unwrap();
+        assert_eq!(Lock::read(&source, "evalock.lock").unwrap(), Some(sample()));
+
+        // A hand-written lock takes the TOML path and reads the same.
+        let spaced = text.replace("lock_version = 1\n", "lock_version   =   1\n");
+        std::fs::write(directory.path().join("evalock.lock"), &spaced).unwrap();
+        assert_eq!(Lock::read(&source, "evalock.lock").unwrap(), Some(sample()));
+
+        // A lock in the rendered shape that fails validation is reported at its line.
+        let mut bad = sample();
+        let entries = bad.cases.remove("support").unwrap();
+        bad.cases.insert("bad name!".into(), entries);
+        let text = bad.render();
+        std::fs::write(directory.path().join("evalock.lock"), &text).unwrap();
+        let error = Lock::read(&source, "evalock.lock").unwrap_err().to_string();
+        let line = text
+            .lines()
+            .position(|line| line.starts_with("[case.\"bad name!\""))
+            .unwrap()
+            + 1;
+        assert!(error.contains(&format!("evalock.lock:{line}")), "{error}");
     }
 }

@@ -7,32 +7,133 @@ use super::lock::{CaseLock, GraderLock, Lock, Recipes, SuiteLock};
 use super::skill_lock::SkillLock;
 use super::SharedText;
 use crate::hash::Digest;
+use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
 
+/// How much of the lock is read at a time.
+const READ_BUFFER: usize = 1 << 16;
+
 /// The lock, if `text` is exactly what `render` writes for it.
+#[cfg(test)]
 pub(super) fn parse_rendered(text: &str) -> Option<Lock> {
-    // Graders (between the suites and the cases) and skills (last) are few: their
-    // tables go through the TOML parser; the many case tables are read line by line.
-    let (head, skills) = split_before(text, "\n[skill.");
-    let (suites, rest) = split_before(head, "\n[grader.");
-    let (graders, cases) = split_before(rest, "\n[case.");
-    let mut lock = read_lines(suites.split('\n').chain(cases.split('\n')))?;
-    lock.graders = toml::from_str::<GraderTables>(graders).ok()?.grader;
-    lock.skills = toml::from_str::<SkillTables>(skills).ok()?.skill;
-    let mut comparison = Comparison::new(text);
-    lock.render_into(&mut comparison).ok()?;
-    comparison.finish().then_some(lock)
+    parse_rendered_from(text.as_bytes())
 }
 
-/// `text` cut where a line starts with `marker` (after its newline), or whole. The scan
-/// crosses a 30 MiB lock when the marker is near its end: `memmem` does it in SIMD.
-fn split_before<'t>(text: &'t str, marker: &str) -> (&'t str, &'t str) {
-    match memchr::memmem::find(text.as_bytes(), marker.as_bytes()) {
-        // The marker starts with a newline, so the cut is on a character boundary.
-        Some(position) => text.split_at(position + 1),
-        None => (text, ""),
+/// The lock, if what `input` yields is exactly what `render` writes for it. Read line by
+/// line, so a 30 MiB lock is never held whole: what was read and what the lock renders
+/// to are compared by their SHA-256 and length.
+pub(super) fn parse_rendered_from(input: impl Read) -> Option<Lock> {
+    let mut lines = Lines {
+        input: BufReader::with_capacity(READ_BUFFER, input),
+        read: Digesting::default(),
+        section: Section::Suites,
+        graders: String::new(),
+        skills: String::new(),
+        failed: false,
+    };
+    let lock = read_lines(&mut lines);
+    let Lines {
+        read,
+        graders,
+        skills,
+        failed,
+        ..
+    } = lines;
+    let mut lock = lock.filter(|_| !failed)?;
+    // Graders (between the suites and the cases) and skills (last) are few: their tables
+    // go through the TOML parser; the many case tables are read line by line.
+    lock.graders = toml::from_str::<GraderTables>(&graders).ok()?.grader;
+    lock.skills = toml::from_str::<SkillTables>(&skills).ok()?.skill;
+    let mut rendered = Digesting::default();
+    lock.render_into(&mut rendered).ok()?;
+    (rendered == read).then_some(lock)
+}
+
+/// The part of the lock a line belongs to; each starts at its first table header.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Section {
+    Suites,
+    Graders,
+    Cases,
+    Skills,
+}
+
+/// The lines of the suite and case tables, one at a time; grader and skill tables are
+/// set aside as text, and every byte read goes into a digest.
+struct Lines<R> {
+    input: BufReader<R>,
+    read: Digesting,
+    section: Section,
+    graders: String,
+    skills: String,
+    /// Reading failed (I/O, invalid UTF-8): the lines ended early.
+    failed: bool,
+}
+
+impl<R: Read> Iterator for Lines<R> {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        loop {
+            let mut line = String::new();
+            match self.input.read_line(&mut line) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(_) => {
+                    self.failed = true;
+                    return None;
+                }
+            }
+            self.read.add(line.as_bytes());
+            let next = match self.section {
+                Section::Suites if line.starts_with("[grader.") => Section::Graders,
+                Section::Suites | Section::Graders if line.starts_with("[case.") => Section::Cases,
+                _ if line.starts_with("[skill.") => Section::Skills,
+                current => current,
+            };
+            self.section = next;
+            match next {
+                Section::Graders => self.graders.push_str(&line),
+                Section::Skills => self.skills.push_str(&line),
+                Section::Suites | Section::Cases => {
+                    if line.ends_with('\n') {
+                        line.pop();
+                    }
+                    return Some(line);
+                }
+            }
+        }
+    }
+}
+
+/// The SHA-256 and length of what is written or read.
+#[derive(Default)]
+struct Digesting {
+    hasher: Sha256,
+    length: u64,
+}
+
+impl Digesting {
+    fn add(&mut self, bytes: &[u8]) {
+        self.hasher.update(bytes);
+        self.length += bytes.len() as u64;
+    }
+}
+
+impl PartialEq for Digesting {
+    fn eq(&self, other: &Self) -> bool {
+        self.length == other.length
+            && self.hasher.clone().finalize() == other.hasher.clone().finalize()
+    }
+}
+
+impl fmt::Write for Digesting {
+    fn write_str(&mut self, piece: &str) -> fmt::Result {
+        self.add(piece.as_bytes());
+        Ok(())
     }
 }
 
@@ -52,54 +153,6 @@ struct SkillTables {
     skill: BTreeMap<String, SkillLock>,
 }
 
-/// An `fmt::Write` that compares what is written with the expected text, and stops at
-/// the first difference. Pieces are gathered and compared a block at a time: a lock is
-/// written in millions of small pieces.
-struct Comparison<'a> {
-    expected: &'a str,
-    /// Bytes of `expected` already compared equal.
-    matched: usize,
-    pending: Vec<u8>,
-}
-
-impl<'a> Comparison<'a> {
-    const BLOCK: usize = 64 * 1024;
-
-    fn new(expected: &'a str) -> Self {
-        Comparison {
-            expected,
-            matched: 0,
-            pending: Vec::with_capacity(Self::BLOCK),
-        }
-    }
-
-    /// Compares what is pending; `false` at the first difference.
-    fn flush(&mut self) -> bool {
-        let end = self.matched + self.pending.len();
-        if self.expected.as_bytes().get(self.matched..end) != Some(self.pending.as_slice()) {
-            return false;
-        }
-        self.matched = end;
-        self.pending.clear();
-        true
-    }
-
-    /// Whether everything written equals the whole expected text.
-    fn finish(mut self) -> bool {
-        self.flush() && self.matched == self.expected.len()
-    }
-}
-
-impl fmt::Write for Comparison<'_> {
-    fn write_str(&mut self, piece: &str) -> fmt::Result {
-        self.pending.extend_from_slice(piece.as_bytes());
-        if self.pending.len() >= Self::BLOCK && !self.flush() {
-            return Err(fmt::Error);
-        }
-        Ok(())
-    }
-}
-
 /// Which table the lines being read belong to.
 enum Table {
     Top,
@@ -109,7 +162,7 @@ enum Table {
     Case(String, String),
 }
 
-fn read_lines<'t>(lines: impl Iterator<Item = &'t str>) -> Option<Lock> {
+fn read_lines(lines: impl Iterator<Item = String>) -> Option<Lock> {
     let mut lock = Lock::new();
     let mut recipes = Recipes {
         case: String::new(),
@@ -431,7 +484,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lock_of_many_blocks_is_compared_to_its_last_byte() {
+    fn a_lock_of_many_buffers_is_compared_to_its_last_byte() {
         let mut lock = Lock::new();
         let cases = lock.cases.entry("support".into()).or_default();
         for number in 0..3_000 {
@@ -445,16 +498,11 @@ mod tests {
             cases.insert(id, entry);
         }
         let text = lock.render();
-        assert!(text.len() > 4 * Comparison::BLOCK, "{} bytes", text.len());
+        assert!(text.len() > 4 * READ_BUFFER, "{} bytes", text.len());
         assert_eq!(parse_rendered(&text).as_ref(), Some(&lock));
         // A version written `01` reads as 1 but renders as `1`: the comparison must see
         // it in every block, including the last one.
-        for at in [
-            0,
-            Comparison::BLOCK + 7,
-            3 * Comparison::BLOCK + 1,
-            text.len() - 200,
-        ] {
+        for at in [0, READ_BUFFER + 7, 3 * READ_BUFFER + 1, text.len() - 200] {
             let start = text[at..]
                 .find("version = 1\n")
                 .map(|offset| at + offset)

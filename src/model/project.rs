@@ -221,10 +221,8 @@ impl Project {
             if !options.read_lock {
                 return Ok(None);
             }
-            match read_regular_file(source, LOCK_FILE)? {
-                Some(bytes) => Ok(Some(Lock::parse(LOCK_FILE, &bytes)?)),
-                None => Ok(None),
-            }
+            refuse_symlink(source, LOCK_FILE)?;
+            Lock::read(source, LOCK_FILE)
         };
         let load_suites = || {
             config
@@ -375,13 +373,18 @@ impl Project {
 /// The bytes of evalock's own files; a symlink is refused, since its target string is
 /// not the file and following it could leave the project.
 fn read_regular_file(source: &dyn ContentSource, path: &str) -> Result<Option<Vec<u8>>> {
+    refuse_symlink(source, path)?;
+    source.read(path)
+}
+
+fn refuse_symlink(source: &dyn ContentSource, path: &str) -> Result<()> {
     if source.kind_of(path)? == Some(EntryKind::Symlink) {
         return Err(Error::malformed(
             format!("{path}:1"),
             format!("{path} is a symlink, and evalock never follows symlinks: replace it with the file itself"),
         ));
     }
-    source.read(path)
+    Ok(())
 }
 
 /// A symlink's target is not case content, and following it could leave the project.

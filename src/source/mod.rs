@@ -44,6 +44,12 @@ pub trait ContentSource: Send + Sync {
     /// Every file below `dir` (`""` for the whole project), recursively, sorted by path.
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>>;
 
+    /// The content of the regular file at `path` as a stream, for large files read once;
+    /// `None` when this source reads only whole files (then use [`ContentSource::read`]).
+    fn reader(&self, _path: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
+        Ok(None)
+    }
+
     /// What identifies the content at `path` without reading it, for caches; `None` when
     /// absent or when this source cannot vouch for its content that way.
     fn identity(&self, _path: &str) -> Result<Option<ContentIdentity>> {

@@ -96,6 +96,17 @@ impl ContentSource for WorktreeSource {
         }
     }
 
+    fn reader(&self, path: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
+        match self.kind_of(path)? {
+            Some(EntryKind::File | EntryKind::Executable) => {
+                let file =
+                    fs::File::open(self.absolute(path)?).map_err(|error| Error::io(path, error))?;
+                Ok(Some(Box::new(file)))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
         let metadata = match fs::symlink_metadata(self.absolute(path)?) {
             Ok(metadata) => metadata,
