@@ -10,10 +10,10 @@
 
 mod common;
 
-use common::{TestRepo, EVALOCK};
+use common::TestRepo;
 use evalock::checks::baselines::entry_is_intact;
 use evalock::model::BaselineFile;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 /// Enough cases that the baseline is ~100 KB: a torn write would be caught half-way.
 const CASES: usize = 200;
@@ -46,17 +46,7 @@ fn project() -> TestRepo {
 }
 
 fn spawn_accept(repo: &TestRepo, args: &[&str]) -> Child {
-    Command::new(EVALOCK)
-        .arg("accept")
-        .args(args)
-        .current_dir(repo.path())
-        .env_remove("CI")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn evalock accept")
+    repo.spawn_evalock(&[&["accept"], args].concat())
 }
 
 fn wait_ok(child: Child) {

@@ -8,8 +8,7 @@
 
 mod common;
 
-use common::{TestRepo, EVALOCK};
-use std::process::{Child, Command, Stdio};
+use common::TestRepo;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Enough cases that one lock is a few hundred kilobytes: a non-atomic write would be
@@ -48,19 +47,6 @@ fn switch_cases(repo: &TestRepo, variant: &str) {
     std::fs::rename(&staging, repo.join("evals/big.jsonl")).expect("rename cases");
 }
 
-fn spawn(repo: &TestRepo, args: &[&str]) -> Child {
-    Command::new(EVALOCK)
-        .args(args)
-        .current_dir(repo.path())
-        .env_remove("CI")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn evalock")
-}
-
 #[test]
 fn two_concurrent_locks_leave_one_whole_lock_and_readers_never_see_half_of_one() {
     let repo = project();
@@ -94,10 +80,10 @@ fn two_concurrent_locks_leave_one_whole_lock_and_readers_never_see_half_of_one()
                 }
                 torn
             });
-            let writer_one = spawn(&repo, &["lock"]);
-            let checker = spawn(&repo, &["lock", "--check"]);
+            let writer_one = repo.spawn_evalock(&["lock"]);
+            let checker = repo.spawn_evalock(&["lock", "--check"]);
             switch_cases(&repo, second);
-            let writer_two = spawn(&repo, &["lock"]);
+            let writer_two = repo.spawn_evalock(&["lock"]);
             for child in [writer_one, writer_two] {
                 let output = child.wait_with_output().expect("wait");
                 assert_eq!(

@@ -361,15 +361,7 @@ mod tests {
     }
 
     fn judge(samples: Vec<SampleOutcome>, baseline: BaselineRef<'_>) -> (Status, Vec<RuleId>) {
-        let case = case();
-        let (result, findings) = assess(CaseRun {
-            suite: "s",
-            case: &case,
-            context: context(),
-            samples,
-            baseline,
-            agreement_min: 1.0,
-        });
+        let (result, findings) = judge_full(samples, baseline);
         (
             result.status,
             findings.iter().map(|finding| finding.rule).collect(),

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 pub const EVALOCK: &str = env!("CARGO_BIN_EXE_evalock");
 
@@ -184,6 +184,24 @@ impl TestRepo {
 
     /// Runs evalock with extra environment variables (`("CI", "true")`).
     pub fn evalock_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut command = self.evalock_command(args);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        Run::from_output(command.output().expect("run evalock"))
+    }
+
+    /// Starts evalock without waiting, its output piped (for races between processes).
+    pub fn spawn_evalock(&self, args: &[&str]) -> Child {
+        self.evalock_command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn evalock")
+    }
+
+    /// evalock in this repository, with CI, a git index override and Actions unset.
+    fn evalock_command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(EVALOCK);
         command
             .args(args)
@@ -193,10 +211,7 @@ impl TestRepo {
             .env_remove("GITHUB_ACTIONS")
             .env("NO_COLOR", "1")
             .stdin(Stdio::null());
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        Run::from_output(command.output().expect("run evalock"))
+        command
     }
 }
 
