@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::TestRepo;
+use common::{process_is_gone, TestRepo};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -39,16 +39,6 @@ fn results(repo: &TestRepo) -> Value {
 
 const SIMPLE_CASE: &str =
     r#"{"id": "greet", "input": {"text": "hi"}, "expect": {"must_include": ["hello"]}}"#;
-
-/// Whether a process is gone (or a zombie nobody reaped yet: it runs nothing).
-fn process_is_gone(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| rest.starts_with('Z')),
-    }
-}
 
 #[test]
 fn a_hanging_completer_is_killed_with_its_whole_process_group() {

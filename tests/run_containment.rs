@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::TestRepo;
+use common::{process_is_gone, TestRepo};
 use std::time::Duration;
 
 const CASE: &str =
@@ -34,16 +34,6 @@ fn project(timeout_secs: u32, script: &str) -> TestRepo {
     repo.evalock(&["lock"]).assert_code(0);
     repo.commit_all("mini project");
     repo
-}
-
-/// Whether a process is gone (or a zombie: it runs nothing).
-fn process_is_gone(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| rest.starts_with('Z')),
-    }
 }
 
 /// Asserts the grandchild died with the run; kills it first if not, so a failing test

@@ -242,3 +242,13 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Whether a process is gone (or a zombie nobody reaped yet: it runs nothing).
+pub fn process_is_gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+    }
+}
