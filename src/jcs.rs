@@ -24,6 +24,38 @@ struct Member {
     segment: Range<usize>,
     /// The value as written in the input.
     raw_value: Range<usize>,
+    /// The first eight bytes of the decoded key, big-endian, zero-padded: decides most
+    /// comparisons without looking at the key.
+    prefix: u64,
+    /// Whether the key's UTF-8 byte order is its UTF-16 order (no character above U+FFFF).
+    byte_ordered: bool,
+}
+
+impl Member {
+    fn new(key: Range<usize>, keys: &[u8]) -> Self {
+        let decoded = &keys[key.clone()];
+        let mut head = [0u8; 8];
+        let length = decoded.len().min(8);
+        head[..length].copy_from_slice(&decoded[..length]);
+        Member {
+            prefix: u64::from_be_bytes(head),
+            byte_ordered: decoded.iter().all(|byte| *byte < 0xF0),
+            key,
+            segment: 0..0,
+            raw_value: 0..0,
+        }
+    }
+
+    /// RFC 8785 order: UTF-16 code units of the decoded keys.
+    fn cmp_key(&self, other: &Member, keys: &[u8]) -> Ordering {
+        let (left, right) = (&keys[self.key.clone()], &keys[other.key.clone()]);
+        if self.byte_ordered && other.byte_ordered {
+            // Zero padding keeps the prefixes in byte order; equal ones need the rest.
+            self.prefix.cmp(&other.prefix).then_with(|| left.cmp(right))
+        } else {
+            utf16_cmp(left, right)
+        }
+    }
 }
 
 /// A top-level member of the canonicalized object, as written in the input.
@@ -185,9 +217,9 @@ impl Canonicalizer {
             let value_start = skip_whitespace(input, position + 1);
             let value_end = self.parse_value(input, value_start, depth)?;
             self.members.push(Member {
-                key: key_start..self.keys.len(),
                 segment: segment_start..self.out.len(),
                 raw_value: value_start..value_end,
+                ..Member::new(key_start..self.keys.len(), &self.keys)
             });
             position = skip_whitespace(input, value_end);
             match *input.get(position)? {
@@ -219,16 +251,14 @@ impl Canonicalizer {
     ) -> Option<()> {
         let keys = &self.keys;
         let members = &mut self.members[members_start..];
-        let in_order = members.windows(2).all(|pair| {
-            utf16_cmp(&keys[pair[0].key.clone()], &keys[pair[1].key.clone()]) == Ordering::Less
-        });
+        let in_order = members
+            .windows(2)
+            .all(|pair| pair[0].cmp_key(&pair[1], keys) == Ordering::Less);
         if !in_order {
-            members.sort_by(|left, right| {
-                utf16_cmp(&keys[left.key.clone()], &keys[right.key.clone()])
-            });
+            members.sort_unstable_by(|left, right| left.cmp_key(right, keys));
             if members
                 .windows(2)
-                .any(|pair| keys[pair[0].key.clone()] == keys[pair[1].key.clone()])
+                .any(|pair| pair[0].cmp_key(&pair[1], keys) == Ordering::Equal)
             {
                 return None;
             }

@@ -46,6 +46,13 @@ fn agrees_on_hand_picked_inputs() {
         r#"{"nested":{"b":{"d":1,"c":2},"a":[]},"empty":{}}"#,
         "{\"emoji\":\"🙂 東京\",\"raw\":\"café\"}",
         r#"{"x":-0.0,"y":1e-7,"z":1e21,"w":1e20}"#,
+        // Keys alike in their first eight bytes, a key that is another's prefix, a key
+        // ending in NUL (equal to its shorter twin once zero-padded), supplementary
+        // characters against U+E000..U+FFFF within the first eight bytes.
+        r#"{"grader_version":1,"grader_v":2,"grader_versio":3,"grader_vers":4,"grader":5}"#,
+        r#"{"a\u0000":1,"a":2,"a\u0000\u0000":3,"":4}"#,
+        "{\"ab\u{10000}\":1,\"ab\u{e000}\":2,\"ab\u{ffff}\":3,\"ab\":4,\"abc\":5}",
+        "{\"same-prefix-\u{10000}\":1,\"same-prefix-\u{e000}\":2,\"same-prefix-z\":3}",
     ] {
         assert_agrees(text, true);
     }
@@ -55,6 +62,8 @@ fn agrees_on_hand_picked_inputs() {
 fn declines_what_the_slow_path_rejects() {
     for text in [
         r#"{"a":1,"a":2}"#,
+        r#"{"long-key-alike":1,"long-key-other":2,"long-key-alike":3}"#,
+        r#"{"a\u0000":1,"a":2,"a\u0000":3}"#,
         r#"{"b":1,"a":2,"b":3}"#,
         r#"{"a":1e400}"#,
         r#"{"a":-1e400}"#,
