@@ -203,12 +203,17 @@ impl Canonicalizer {
             let (key_end, decoded_from_scratch) =
                 decode_string(input, position, &mut self.scratch)?;
             match decoded_from_scratch {
-                true => self.keys.extend_from_slice(&self.scratch),
-                false => self
-                    .keys
-                    .extend_from_slice(&input[position + 1..key_end - 1]),
+                true => {
+                    self.keys.extend_from_slice(&self.scratch);
+                    write_canonical_string(&self.scratch, &mut self.out);
+                }
+                // No escapes: nothing in it needs one either, so the key is written as is.
+                false => {
+                    self.keys
+                        .extend_from_slice(&input[position + 1..key_end - 1]);
+                    self.out.extend_from_slice(&input[position..key_end]);
+                }
             }
-            write_canonical_string(&self.keys[key_start..], &mut self.out);
             self.out.push(b':');
             position = skip_whitespace(input, key_end);
             if input.get(position) != Some(&b':') {

@@ -3,6 +3,7 @@
 //! (`mutate`). Which of them a grader lets pass is all a check keeps of a probe.
 
 use super::{EMPTY_PROBE, REFUSAL_PROBE};
+use crate::model::cases::CaseMembers;
 use serde_json::Value;
 
 /// One completion that must fail its case's grader.
@@ -25,7 +26,7 @@ pub struct ProbeOutcome {
 /// Probes one case: `passes(completion)` grades a completion and says whether it passed.
 pub fn probe_case(
     case_id: &str,
-    case: &Value,
+    case: &(impl CaseMembers + ?Sized),
     mut passes: impl FnMut(&str) -> bool,
 ) -> ProbeOutcome {
     let mut outcome = ProbeOutcome::default();
@@ -35,7 +36,7 @@ pub fn probe_case(
         }
     };
     probe(EMPTY_PROBE, MustFail::EmptyProbe);
-    if case.get("expects_refusal") != Some(&Value::Bool(true)) {
+    if case.member("expects_refusal") != Some(&Value::Bool(true)) {
         probe(REFUSAL_PROBE, MustFail::RefusalProbe);
     }
     match negative_controls(case_id, case) {
@@ -50,8 +51,8 @@ pub fn probe_case(
 }
 
 /// Probes one case with the built-in grader (pure: done while the case is parsed).
-pub fn probe_builtin(case_id: &str, case: &Value) -> ProbeOutcome {
-    let expect = case.get("expect");
+pub fn probe_builtin(case_id: &str, case: &(impl CaseMembers + ?Sized)) -> ProbeOutcome {
+    let expect = case.member("expect");
     probe_case(case_id, case, |completion| {
         super::builtin::passes(expect, completion)
     })
@@ -59,7 +60,10 @@ pub fn probe_builtin(case_id: &str, case: &Value) -> ProbeOutcome {
 
 /// The completions of a case's `mutate`: `{"completion": …}` or a list of them. A JSON
 /// completion is graded as its JSON text.
-pub fn negative_controls(case_id: &str, case: &Value) -> Result<Vec<String>, String> {
+pub fn negative_controls(
+    case_id: &str,
+    case: &(impl CaseMembers + ?Sized),
+) -> Result<Vec<String>, String> {
     let completion_of = |control: &Value| match control.get("completion") {
         Some(Value::String(text)) => Ok(text.clone()),
         Some(Value::Null) | None => Err(format!(
@@ -68,7 +72,7 @@ pub fn negative_controls(case_id: &str, case: &Value) -> Result<Vec<String>, Str
         )),
         Some(value) => Ok(serde_json::to_string(value).unwrap_or_default()),
     };
-    match case.get("mutate") {
+    match case.member("mutate") {
         None => Ok(Vec::new()),
         Some(Value::Array(controls)) => controls.iter().map(completion_of).collect(),
         Some(control @ Value::Object(_)) => Ok(vec![completion_of(control)?]),

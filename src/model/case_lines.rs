@@ -10,8 +10,9 @@ use super::strict_json::StrictValue;
 use crate::grade::probe::probe_builtin;
 use crate::hash::bytes_digest;
 use crate::jcs::Canonicalizer;
+use crate::text::split_lines;
 use rayon::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// Files larger than this are cut into chunks of about this size, hashed in parallel.
@@ -62,15 +63,12 @@ fn line_chunks(text: &str, target: usize) -> Vec<(u32, &str)> {
     let mut rest = text;
     let mut first_line = 1u32;
     while rest.len() > target {
-        let Some(newline) = rest.as_bytes()[target..]
-            .iter()
-            .position(|byte| *byte == b'\n')
-        else {
+        let Some(newline) = memchr::memchr(b'\n', &rest.as_bytes()[target..]) else {
             break;
         };
         let (chunk, tail) = rest.split_at(target + newline);
         chunks.push((first_line, chunk));
-        let lines_in_chunk = chunk.bytes().filter(|byte| *byte == b'\n').count() + 1;
+        let lines_in_chunk = memchr::memchr_iter(b'\n', chunk.as_bytes()).count() + 1;
         first_line = first_line.saturating_add(u32::try_from(lines_in_chunk).unwrap_or(u32::MAX));
         rest = &tail[1..];
     }
@@ -83,7 +81,7 @@ fn parse_chunk(path: &str, first_line: u32, chunk: &str, detail: CaseDetail) -> 
     let mut canonicalizer = Canonicalizer::new();
     let file: Arc<str> = Arc::from(path);
     let mut grader_versions = SharedText::default();
-    for (index, line_text) in chunk.split('\n').enumerate() {
+    for (index, line_text) in split_lines(chunk).enumerate() {
         let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
         if line_text.trim().is_empty() {
             continue;
@@ -144,13 +142,17 @@ fn case_from_text(
     line_text: &str,
 ) -> Option<Result<Case, CaseProblem>> {
     let object = canonicalizer.object(line_text, INTERPRETED_MEMBERS, Some("retired"))?;
-    let mut interpreted = Map::new();
-    for member in object.members {
-        let StrictValue(value) =
-            serde_json::from_str(line_text.get(member.raw_value.clone())?).ok()?;
-        interpreted.insert(member.key.to_owned(), value);
-    }
-    let fields = match case_fields(&interpreted) {
+    let interpreted = object
+        .members
+        .iter()
+        .map(|member| {
+            Some((
+                member.key,
+                member_value(line_text.get(member.raw_value.clone())?)?,
+            ))
+        })
+        .collect::<Option<Vec<(&str, Value)>>>()?;
+    let fields = match case_fields(interpreted.as_slice()) {
         Ok(fields) => fields,
         Err(message) => {
             return Some(Err(CaseProblem {
@@ -161,7 +163,7 @@ fn case_from_text(
             }))
         }
     };
-    let body = CaseValue::probed(probe_builtin(&fields.id, &Value::Object(interpreted)));
+    let body = CaseValue::probed(probe_builtin(&fields.id, interpreted.as_slice()));
     let digest = bytes_digest(object.canonical);
     let contract = object
         .without_excluded
@@ -182,6 +184,21 @@ fn case_from_text(
             .map(|version| grader_versions.share(&version)),
         body,
     }))
+}
+
+/// The value of a member the canonicalizer has already validated (so no duplicate keys
+/// and no out-of-range numbers): literals and plain strings directly, the rest through
+/// serde_json.
+fn member_value(raw: &str) -> Option<Value> {
+    match raw.as_bytes() {
+        [b'"', body @ .., b'"'] if !body.contains(&b'\\') => {
+            Some(Value::String(raw[1..raw.len() - 1].to_owned()))
+        }
+        b"true" => Some(Value::Bool(true)),
+        b"false" => Some(Value::Bool(false)),
+        b"null" => Some(Value::Null),
+        _ => serde_json::from_str(raw).ok(),
+    }
 }
 
 #[cfg(test)]
@@ -218,6 +235,13 @@ mod tests {
                 3 => String::new(),
                 4 => "not json".to_owned(),
                 5 => format!("{{\"id\": \"n{number}\", \"n\": 1001}}"),
+                // Every interpreted member, strings with and without escapes.
+                6 => format!(
+                    "{{\"mutate\": [{{\"completion\": \"x\"}}], \"id\": \"caf\\u00e9-{number}\", \"grader_version\": \"v\\\"2\", \"expect\": {{\"must_include\": [\"x\"]}}, \"expects_refusal\": true, \"n\": 3, \"retired\": false, \"version\": 4}}"
+                ),
+                7 => format!(
+                    "{{\"id\": \"p{number}\", \"grader_version\": \"plain\", \"expect\": {{\"must_include\": [\"\\u00e9\"]}}, \"mutate\": {{\"completion\": \"\\u00e9\"}}, \"expects_refusal\": false, \"retired\": true}}"
+                ),
                 _ => format!(
                     "{{\"version\": {}, \"id\": \"case-{number}\", \"input\": {{\"text\": \"caf\\u00e9 {number}\", \"t\": 0.7}}, \"grader_version\": 3}}",
                     1 + number % 3

@@ -12,6 +12,32 @@ use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::Arc;
 
+/// Reads a case's top-level members by name: a whole case ([`Value`], [`Map`]) or only the
+/// members a fast load interpreted (a slice of name/value pairs).
+pub trait CaseMembers {
+    fn member(&self, name: &str) -> Option<&Value>;
+}
+
+impl CaseMembers for Value {
+    fn member(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+}
+
+impl CaseMembers for Map<String, Value> {
+    fn member(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+}
+
+impl CaseMembers for [(&str, Value)] {
+    fn member(&self, name: &str) -> Option<&Value> {
+        self.iter()
+            .find(|(member, _)| *member == name)
+            .map(|(_, value)| value)
+    }
+}
+
 /// One golden case as loaded from a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
@@ -580,8 +606,8 @@ pub(super) struct CaseFields {
 }
 
 /// Validates `id`, `version`, `retired`, `grader_version` and `n`; the error says what to fix.
-pub(super) fn case_fields(map: &Map<String, Value>) -> Result<CaseFields, String> {
-    let id = match map.get("id") {
+pub(super) fn case_fields(map: &(impl CaseMembers + ?Sized)) -> Result<CaseFields, String> {
+    let id = match map.member("id") {
         Some(Value::String(id)) => id.clone(),
         Some(_) => return Err("`id` must be a string".into()),
         None => return Err("case has no `id`: add a stable string `id`".into()),
@@ -594,7 +620,7 @@ pub(super) fn case_fields(map: &Map<String, Value>) -> Result<CaseFields, String
             "`id` {id:?} contains control characters (newline, NUL, ...): use a plain identifier"
         ));
     }
-    let version = match map.get("version") {
+    let version = match map.member("version") {
         None => 1,
         Some(Value::Number(number)) => match number.as_u64() {
             Some(version) if version >= 1 => version,
@@ -602,18 +628,18 @@ pub(super) fn case_fields(map: &Map<String, Value>) -> Result<CaseFields, String
         },
         Some(_) => return Err(format!("case `{id}`: `version` must be a positive integer")),
     };
-    let retired = match map.get("retired") {
+    let retired = match map.member("retired") {
         None => false,
         Some(Value::Bool(retired)) => *retired,
         Some(_) => return Err(format!("case `{id}`: `retired` must be true or false")),
     };
-    let grader_version = match map.get("grader_version") {
+    let grader_version = match map.member("grader_version") {
         None => None,
         Some(Value::String(text)) => Some(text.as_str().into()),
         Some(Value::Number(number)) => Some(number.to_string().into()),
         Some(_) => return Err(format!("case `{id}`: `grader_version` must be a string")),
     };
-    if let Some(samples) = map.get("n") {
+    if let Some(samples) = map.member("n") {
         if !samples.as_u64().is_some_and(|n| (1..=1000).contains(&n)) {
             return Err(format!(
                 "case `{id}`: `n` must be an integer from 1 to 1000"

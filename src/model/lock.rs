@@ -305,7 +305,7 @@ impl Default for Lock {
 
 /// The 1-based line of the first git conflict marker, if any.
 pub fn conflict_marker_line(text: &str) -> Option<usize> {
-    text.split('\n')
+    crate::text::split_lines(text)
         .position(|line| {
             line.starts_with("<<<<<<< ") || line == "=======" || line.starts_with(">>>>>>> ")
         })
@@ -416,6 +416,22 @@ mod tests {
             text.contains("[case.support.\"refund \\\"quoted\\\" id\"]"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn conflict_markers_are_whole_line_markers() {
+        let cases: &[(&str, Option<usize>)] = &[
+            ("<<<<<<< HEAD\n", Some(1)),
+            ("a\n=======", Some(2)),
+            ("a\n=======\nb", Some(2)),
+            ("a\n=======x\n>>>>>>> b", Some(3)),
+            ("a\n<<<<<<<\n x <<<<<<< y\n", None),
+            ("x = \"=======\"\n\n\n>>>>>>> other\n<<<<<<< HEAD", Some(4)),
+            ("", None),
+        ];
+        for (text, line) in cases {
+            assert_eq!(conflict_marker_line(text), *line, "{text:?}");
+        }
     }
 
     #[test]
