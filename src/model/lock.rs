@@ -8,7 +8,7 @@ use crate::source::ContentSource;
 use crate::text::{line_of_first, require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt::Write;
+use std::fmt::{self, Write};
 use std::sync::Arc;
 
 pub const LOCK_FILE: &str = "evalock.lock";
@@ -281,10 +281,10 @@ impl Lock {
         for (suite, cases) in &self.cases {
             let suite_key = toml_key(suite);
             for (id, case) in cases {
-                writeln!(out, "\n[case.{suite_key}.{}]", toml_key(id))?;
+                writeln!(out, "\n[case.{suite_key}.{}]", TomlKey(id))?;
                 writeln!(out, "version = {}", case.version)?;
                 writeln!(out, "digest = \"{}\"", case.digest)?;
-                writeln!(out, "file = {}", toml_string(&case.file))?;
+                writeln!(out, "file = {}", TomlString(&case.file))?;
                 if case.retired {
                     out.write_str("retired = true\n")?;
                 }
@@ -314,36 +314,59 @@ pub fn conflict_marker_line(text: &str) -> Option<usize> {
 
 /// A TOML key: bare when it can be, else a basic string.
 pub fn toml_key(key: &str) -> String {
-    if !key.is_empty()
-        && key
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
-    {
-        key.to_owned()
-    } else {
-        toml_string(key)
-    }
+    TomlKey(key).to_string()
 }
 
 /// A TOML basic string. JSON string escapes are a subset TOML accepts.
 pub fn toml_string(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() + 2);
-    out.push('"');
-    for character in value.chars() {
-        match character {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            control if control.is_control() => {
-                let _ = write!(out, "\\u{:04X}", u32::from(control));
-            }
-            other => out.push(other),
+    TomlString(value).to_string()
+}
+
+/// Writes [`toml_key`] without building a string (a lock renders 200,000 of them).
+pub struct TomlKey<'a>(pub &'a str);
+
+impl fmt::Display for TomlKey<'_> {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = self.0;
+        let bare = !key.is_empty()
+            && key
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+        match bare {
+            true => out.write_str(key),
+            false => TomlString(key).fmt(out),
         }
     }
-    out.push('"');
-    out
+}
+
+/// Writes [`toml_string`] without building a string.
+pub struct TomlString<'a>(pub &'a str);
+
+impl fmt::Display for TomlString<'_> {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let value = self.0;
+        out.write_char('"')?;
+        let mut plain_from = 0;
+        for (at, character) in value.char_indices() {
+            let escape = match character {
+                '"' => Some("\\\""),
+                '\\' => Some("\\\\"),
+                '\n' => Some("\\n"),
+                '\t' => Some("\\t"),
+                '\r' => Some("\\r"),
+                control if control.is_control() => None,
+                _ => continue,
+            };
+            out.write_str(&value[plain_from..at])?;
+            match escape {
+                Some(escape) => out.write_str(escape)?,
+                None => write!(out, "\\u{:04X}", u32::from(character))?,
+            }
+            plain_from = at + character.len_utf8();
+        }
+        out.write_str(&value[plain_from..])?;
+        out.write_char('"')
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::skill_lock::SkillLock;
 use super::SharedText;
 use crate::hash::Digest;
 use sha2::{Digest as _, Sha256};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
@@ -28,6 +29,7 @@ pub(super) fn parse_rendered(text: &str) -> Option<Lock> {
 pub(super) fn parse_rendered_from(input: impl Read) -> Option<Lock> {
     let mut lines = Lines {
         input: BufReader::with_capacity(READ_BUFFER, input),
+        line: String::new(),
         read: Digesting::default(),
         section: Section::Suites,
         graders: String::new(),
@@ -65,6 +67,8 @@ enum Section {
 /// set aside as text, and every byte read goes into a digest.
 struct Lines<R> {
     input: BufReader<R>,
+    /// The current line, without its newline (one buffer for all of them).
+    line: String,
     read: Digesting,
     section: Section,
     graders: String,
@@ -73,13 +77,11 @@ struct Lines<R> {
     failed: bool,
 }
 
-impl<R: Read> Iterator for Lines<R> {
-    type Item = String;
-
-    fn next(&mut self) -> Option<String> {
+impl<R: Read> Lines<R> {
+    fn next_line(&mut self) -> Option<&str> {
         loop {
-            let mut line = String::new();
-            match self.input.read_line(&mut line) {
+            self.line.clear();
+            match self.input.read_line(&mut self.line) {
                 Ok(0) => return None,
                 Ok(_) => {}
                 Err(_) => {
@@ -87,6 +89,7 @@ impl<R: Read> Iterator for Lines<R> {
                     return None;
                 }
             }
+            let line = &self.line;
             self.read.add(line.as_bytes());
             let next = match self.section {
                 Section::Suites if line.starts_with("[grader.") => Section::Graders,
@@ -96,16 +99,12 @@ impl<R: Read> Iterator for Lines<R> {
             };
             self.section = next;
             match next {
-                Section::Graders => self.graders.push_str(&line),
-                Section::Skills => self.skills.push_str(&line),
-                Section::Suites | Section::Cases => {
-                    if line.ends_with('\n') {
-                        line.pop();
-                    }
-                    return Some(line);
-                }
+                Section::Graders => self.graders.push_str(line),
+                Section::Skills => self.skills.push_str(line),
+                Section::Suites | Section::Cases => break,
             }
         }
+        Some(self.line.strip_suffix('\n').unwrap_or(&self.line))
     }
 }
 
@@ -159,10 +158,19 @@ enum Table {
     Recipes,
     Suite(String),
     SuitePrompts(String),
-    Case(String, String),
+    /// The entry being read is `current_case`.
+    Case,
 }
 
-fn read_lines(lines: impl Iterator<Item = String>) -> Option<Lock> {
+/// A table header as written, its keys decoded (borrowed when they need no decoding).
+enum Header<'a> {
+    Recipes,
+    Suite(Cow<'a, str>),
+    SuitePrompts(Cow<'a, str>),
+    Case(Cow<'a, str>, Cow<'a, str>),
+}
+
+fn read_lines<R: Read>(lines: &mut Lines<R>) -> Option<Lock> {
     let mut lock = Lock::new();
     let mut recipes = Recipes {
         case: String::new(),
@@ -182,26 +190,28 @@ fn read_lines(lines: impl Iterator<Item = String>) -> Option<Lock> {
     let mut current_case: Option<(String, CaseLock)> = None;
     // Placeholders until the table's `digest` line: computed once, not per case.
     let placeholder = Digest::of_bytes(b"");
-    for line in lines {
+    while let Some(line) = lines.next_line() {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         if let Some(header) = line.strip_prefix('[') {
             finish_case(&mut suite_cases, current_case.take())?;
-            table = read_header(header.strip_suffix(']')?)?;
-            match &table {
-                Table::Suite(name) => {
+            table = match read_header(header.strip_suffix(']')?)? {
+                Header::Recipes => Table::Recipes,
+                Header::Suite(name) => {
                     let empty = SuiteLock {
                         digest: placeholder,
                         prompt: None,
                         prompts: BTreeMap::new(),
                     };
-                    lock.suites.insert(name.clone(), empty);
+                    lock.suites.insert(name.to_string(), empty);
+                    Table::Suite(name.into_owned())
                 }
-                Table::Case(suite, id) => {
-                    if suite_cases.as_ref().is_none_or(|(last, _)| last != suite) {
+                Header::SuitePrompts(name) => Table::SuitePrompts(name.into_owned()),
+                Header::Case(suite, id) => {
+                    if suite_cases.as_ref().is_none_or(|(last, _)| *last != suite) {
                         finish_suite(&mut lock, suite_cases.take())?;
-                        suite_cases = Some((suite.clone(), Vec::new()));
+                        suite_cases = Some((suite.into_owned(), Vec::new()));
                     }
                     let entry = CaseLock {
                         version: 0,
@@ -209,18 +219,18 @@ fn read_lines(lines: impl Iterator<Item = String>) -> Option<Lock> {
                         file: Arc::clone(&no_file),
                         retired: false,
                     };
-                    current_case = Some((id.clone(), entry));
+                    current_case = Some((id.into_owned(), entry));
+                    Table::Case
                 }
-                _ => {}
-            }
+            };
             continue;
         }
-        let (key, value) = line.split_once(" = ")?;
+        let (key, value) = split_assignment(line)?;
         match &table {
             Table::Top if key == "lock_version" => lock_version = Some(value.parse().ok()?),
             Table::Top => return None,
             Table::Recipes => {
-                let value = read_string(value)?;
+                let value = read_string(value)?.into_owned();
                 match key {
                     "case" => recipes.case = value,
                     "prompt" => recipes.prompt = value,
@@ -231,7 +241,7 @@ fn read_lines(lines: impl Iterator<Item = String>) -> Option<Lock> {
             }
             Table::Suite(name) => {
                 let suite = lock.suites.get_mut(name)?;
-                let digest = Digest::parse(&read_string(value)?).ok()?;
+                let digest = read_digest(value)?;
                 match key {
                     "digest" => suite.digest = digest,
                     "prompt" => suite.prompt = Some(digest),
@@ -239,17 +249,17 @@ fn read_lines(lines: impl Iterator<Item = String>) -> Option<Lock> {
                 }
             }
             Table::SuitePrompts(name) => {
-                let digest = Digest::parse(&read_string(value)?).ok()?;
+                let digest = read_digest(value)?;
                 lock.suites
                     .get_mut(name)?
                     .prompts
-                    .insert(read_key(key)?, digest);
+                    .insert(read_key(key)?.into_owned(), digest);
             }
-            Table::Case(..) => {
+            Table::Case => {
                 let (_, entry) = current_case.as_mut()?;
                 match key {
                     "version" => entry.version = value.parse().ok()?,
-                    "digest" => entry.digest = Digest::parse(&read_string(value)?).ok()?,
+                    "digest" => entry.digest = read_digest(value)?,
                     "file" => entry.file = files.share(&read_string(value)?),
                     "retired" if value == "true" => entry.retired = true,
                     _ => return None,
@@ -295,35 +305,48 @@ fn finish_case(
     Some(())
 }
 
-fn read_header(header: &str) -> Option<Table> {
+fn read_header(header: &str) -> Option<Header<'_>> {
     if header == "recipes" {
-        return Some(Table::Recipes);
+        return Some(Header::Recipes);
     }
     let (kind, rest) = header.split_once('.')?;
     let (first, rest) = split_key(rest)?;
     match (kind, rest) {
-        ("suite", None) => Some(Table::Suite(first)),
-        ("suite", Some("prompts")) => Some(Table::SuitePrompts(first)),
+        ("suite", None) => Some(Header::Suite(first)),
+        ("suite", Some("prompts")) => Some(Header::SuitePrompts(first)),
         ("case", Some(rest)) => {
             let (second, rest) = split_key(rest)?;
-            rest.is_none().then_some(Table::Case(first, second))
+            rest.is_none().then_some(Header::Case(first, second))
         }
         _ => None,
     }
 }
 
 /// The first key of a dotted header and what follows its dot.
-fn split_key(text: &str) -> Option<(String, Option<&str>)> {
+fn split_key(text: &str) -> Option<(Cow<'_, str>, Option<&str>)> {
     let end = if text.starts_with('"') {
         quoted_end(text)?
     } else {
-        text.find('.').unwrap_or(text.len())
+        memchr::memchr(b'.', text.as_bytes()).unwrap_or(text.len())
     };
     let key = read_key(&text[..end])?;
     match &text[end..] {
         "" => Some((key, None)),
         rest => Some((key, Some(rest.strip_prefix('.')?))),
     }
+}
+
+/// `key = value` split at the first ` = `.
+fn split_assignment(line: &str) -> Option<(&str, &str)> {
+    let bytes = line.as_bytes();
+    memchr::memchr_iter(b'=', bytes)
+        .find(|&at| at > 0 && bytes[at - 1] == b' ' && bytes.get(at + 1) == Some(&b' '))
+        .map(|at| (&line[..at - 1], &line[at + 2..]))
+}
+
+/// A quoted digest, `"sha256:…"`.
+fn read_digest(text: &str) -> Option<Digest> {
+    Digest::parse(&read_string(text)?).ok()
 }
 
 /// The byte after the closing quote of the basic string `text` starts with.
@@ -340,7 +363,7 @@ fn quoted_end(text: &str) -> Option<usize> {
     None
 }
 
-fn read_key(text: &str) -> Option<String> {
+fn read_key(text: &str) -> Option<Cow<'_, str>> {
     if text.starts_with('"') {
         return read_string(text);
     }
@@ -348,14 +371,14 @@ fn read_key(text: &str) -> Option<String> {
         && text
             .bytes()
             .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
-    bare.then(|| text.to_owned())
+    bare.then_some(Cow::Borrowed(text))
 }
 
 /// A TOML basic string with the escapes `toml_string` writes.
-fn read_string(text: &str) -> Option<String> {
+fn read_string(text: &str) -> Option<Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if !inner.contains('\\') {
-        return (!inner.contains('"')).then(|| inner.to_owned());
+    if memchr::memchr2(b'\\', b'"', inner.as_bytes()).is_none() {
+        return Some(Cow::Borrowed(inner));
     }
     let mut out = String::with_capacity(inner.len());
     let mut characters = inner.chars();
@@ -377,7 +400,7 @@ fn read_string(text: &str) -> Option<String> {
             other => out.push(other),
         }
     }
-    Some(out)
+    Some(Cow::Owned(out))
 }
 
 #[cfg(test)]
