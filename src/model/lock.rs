@@ -182,25 +182,31 @@ impl Lock {
             }
         }
         for (suite, cases) in &self.cases {
+            // Neighbouring entries share their file (one allocation): checked once.
+            let mut checked_file: Option<&Arc<str>> = None;
             for (id, case) in cases {
-                let header = format!("[case.{}.{}]", toml_key(suite), toml_key(id));
+                let header = || format!("[case.{}.{}]", toml_key(suite), toml_key(id));
                 if id.chars().any(char::is_control) {
-                    let line = line_of_first(text, &[&header, &toml_string(id)]);
+                    let line = line_of_first(text, &[&header(), &toml_string(id)]);
                     return Err(Error::malformed(
                         format!("{path}:{line}"),
                         format!("case id {id:?} in suite `{suite}` contains control characters (newline, NUL, ...){regenerate}"),
                     ));
                 }
+                if checked_file.is_some_and(|file| Arc::ptr_eq(file, &case.file)) {
+                    continue;
+                }
                 if let Err(error) = crate::hash::validate_relative_path(&case.file) {
                     let line = line_of_first(
                         text,
-                        &[&format!("file = {}", toml_string(&case.file)), &header],
+                        &[&format!("file = {}", toml_string(&case.file)), &header()],
                     );
                     return Err(Error::malformed(
                         format!("{path}:{line}"),
                         format!("case `{suite}/{id}`: {error}{regenerate}"),
                     ));
                 }
+                checked_file = Some(&case.file);
             }
         }
         for grader in self.graders.values() {
@@ -484,6 +490,34 @@ mod tests {
             .render()
             .replace("evals/support.jsonl", "../../etc/passwd");
         assert!(Lock::parse("evalock.lock", text.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn every_distinct_file_of_a_suite_is_checked_even_after_shared_ones() {
+        for bad_id in ["a-1", "a-3", "a-5"] {
+            let mut lock = sample();
+            let cases = lock.cases.entry("support".into()).or_default();
+            let shared: Arc<str> = Arc::from("evals/shared.jsonl");
+            for index in 1..=5 {
+                let id = format!("a-{index}");
+                let file = match id == bad_id {
+                    true => Arc::from("evals/../../outside.jsonl"),
+                    false => Arc::clone(&shared),
+                };
+                let entry = CaseLock {
+                    version: 1,
+                    digest: bytes_digest(id.as_bytes()),
+                    file,
+                    retired: false,
+                };
+                cases.insert(id, entry);
+            }
+            let error = Lock::parse("evalock.lock", lock.render().as_bytes()).unwrap_err();
+            assert!(
+                error.to_string().contains(&format!("case `support/{bad_id}`")),
+                "{error}"
+            );
+        }
     }
 
     #[test]
