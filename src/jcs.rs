@@ -47,12 +47,17 @@ impl Member {
     }
 
     /// RFC 8785 order: UTF-16 code units of the decoded keys.
+    #[inline]
     fn cmp_key(&self, other: &Member, keys: &[u8]) -> Ordering {
-        let (left, right) = (&keys[self.key.clone()], &keys[other.key.clone()]);
+        let whole = || (&keys[self.key.clone()], &keys[other.key.clone()]);
         if self.byte_ordered && other.byte_ordered {
             // Zero padding keeps the prefixes in byte order; equal ones need the rest.
-            self.prefix.cmp(&other.prefix).then_with(|| left.cmp(right))
+            self.prefix.cmp(&other.prefix).then_with(|| {
+                let (left, right) = whole();
+                left.cmp(right)
+            })
         } else {
+            let (left, right) = whole();
             utf16_cmp(left, right)
         }
     }

@@ -1,7 +1,7 @@
 //! EL1xx: golden cases and prompts against the lock and the base revision.
 
 use crate::finding::{Finding, Location, Subject};
-use crate::model::lock::Recipes;
+use crate::model::lock::{CaseLock, Recipes};
 use crate::model::{Case, Project, SuiteModel, CONFIG_FILE, LOCK_FILE};
 use crate::rules::RuleId;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -19,6 +19,54 @@ pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
         findings.extend(cases_removed(project, base));
     }
     findings
+}
+
+/// A suite's cases (the first of each id) with their lock entries, and the entries no case
+/// has. Cases usually come sorted by id, as the lock lists them: then one merge pass pairs
+/// them, otherwise each case is looked up.
+fn pair_with_lock<'a>(cases: &'a [Case], locked: &'a LockedCases) -> LockPairs<'a> {
+    match cases.windows(2).all(|pair| pair[0].id < pair[1].id) {
+        true => pair_by_merge(cases, locked),
+        false => pair_by_lookup(cases, locked),
+    }
+}
+
+type LockedCases = BTreeMap<String, CaseLock>;
+type LockPairs<'a> = (
+    Vec<(&'a Case, Option<&'a CaseLock>)>,
+    Vec<(&'a String, &'a CaseLock)>,
+);
+
+fn pair_by_lookup<'a>(cases: &'a [Case], locked: &'a LockedCases) -> LockPairs<'a> {
+    let mut seen = HashSet::with_capacity(cases.len());
+    let paired = cases
+        .iter()
+        .filter(|case| seen.insert(case.id.as_str()))
+        .map(|case| (case, locked.get(&case.id)))
+        .collect();
+    let missing = locked
+        .iter()
+        .filter(|(id, _)| !seen.contains(id.as_str()))
+        .collect();
+    (paired, missing)
+}
+
+/// [`pair_by_lookup`] for cases with strictly increasing ids.
+fn pair_by_merge<'a>(cases: &'a [Case], locked: &'a LockedCases) -> LockPairs<'a> {
+    let mut paired = Vec::with_capacity(cases.len());
+    let mut missing = Vec::new();
+    let mut entries = locked.iter().peekable();
+    for case in cases {
+        while let Some((id, entry)) = entries.next_if(|(id, _)| id.as_str() < case.id.as_str()) {
+            missing.push((id, entry));
+        }
+        let entry = entries
+            .next_if(|(id, _)| **id == case.id)
+            .map(|(_, entry)| entry);
+        paired.push((case, entry));
+    }
+    missing.extend(entries);
+    (paired, missing)
 }
 
 fn case_location(case: &Case) -> Location {
@@ -125,14 +173,11 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
     let empty = BTreeMap::new();
     for suite in &project.suites {
         let locked = lock.cases.get(&suite.name).unwrap_or(&empty);
-        let mut seen = HashSet::with_capacity(suite.cases.len());
-        for case in &suite.cases {
-            if !seen.insert(case.id.as_str()) {
-                continue;
-            }
+        let (paired, missing) = pair_with_lock(&suite.cases, locked);
+        for (case, entry) in paired {
             // Built only for findings: most cases are clean.
             let subject = || Subject::case(&suite.name, &case.id);
-            let finding = match locked.get(&case.id) {
+            let finding = match entry {
                 None => Finding::new(
                     RuleId::CaseUnlocked,
                     subject(),
@@ -175,18 +220,16 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
             };
             findings.push(finding.at(case_location(case)));
         }
-        for (id, entry) in locked {
-            if !seen.contains(id.as_str()) {
-                findings.push(
-                    Finding::new(
-                        RuleId::CaseUnlocked,
-                        Subject::case(&suite.name, id),
-                        format!("locked case `{id}` (version {}) is missing from {}", entry.version, entry.file),
-                    )
-                    .at(Location::file(&*entry.file))
-                    .help("restore the case and mark it `\"retired\": true` instead of deleting it, then run `evalock lock`"),
-                );
-            }
+        for (id, entry) in missing {
+            findings.push(
+                Finding::new(
+                    RuleId::CaseUnlocked,
+                    Subject::case(&suite.name, id),
+                    format!("locked case `{id}` (version {}) is missing from {}", entry.version, entry.file),
+                )
+                .at(Location::file(&*entry.file))
+                .help("restore the case and mark it `\"retired\": true` instead of deleting it, then run `evalock lock`"),
+            );
         }
     }
     let configured: BTreeSet<&str> = project
@@ -381,4 +424,75 @@ pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
         }
     }
     findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::bytes_digest;
+    use crate::model::cases::CaseValue;
+    use std::sync::Arc;
+
+    fn case(id: &str) -> Case {
+        Case {
+            id: id.into(),
+            version: 1,
+            digest: bytes_digest(id.as_bytes()),
+            contract: None,
+            file: Arc::from("evals/a.jsonl"),
+            line: 1,
+            end_line: 1,
+            retired: false,
+            grader_version: None,
+            body: CaseValue::Probed(None),
+        }
+    }
+
+    fn locked(ids: &[&str]) -> LockedCases {
+        ids.iter()
+            .map(|id| {
+                let entry = CaseLock {
+                    version: 1,
+                    digest: bytes_digest(id.as_bytes()),
+                    file: Arc::from("evals/a.jsonl"),
+                    retired: false,
+                };
+                (id.to_string(), entry)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn merging_sorted_cases_pairs_them_as_lookups_do() {
+        let lock_sets: &[&[&str]] = &[
+            &[],
+            &["a"],
+            &["a", "c", "e"],
+            &["0", "b", "d", "z"],
+            &["a", "b", "c", "d", "e", "f"],
+        ];
+        let case_sets: &[&[&str]] = &[&[], &["a"], &["a", "b", "c"], &["b", "d", "f", "g"], &["c"]];
+        for ids in case_sets {
+            let cases: Vec<Case> = ids.iter().map(|id| case(id)).collect();
+            for lock_ids in lock_sets {
+                let lock = locked(lock_ids);
+                assert_eq!(
+                    pair_by_merge(&cases, &lock),
+                    pair_by_lookup(&cases, &lock),
+                    "cases {ids:?}, lock {lock_ids:?}"
+                );
+            }
+        }
+        // Unsorted or repeated ids take the lookup path: first of each id, lock order.
+        let cases: Vec<Case> = ["c", "a", "c"].iter().map(|id| case(id)).collect();
+        let lock = locked(&["a", "b"]);
+        let (paired, missing) = pair_with_lock(&cases, &lock);
+        let paired: Vec<(&str, bool)> = paired
+            .iter()
+            .map(|(case, entry)| (case.id.as_str(), entry.is_some()))
+            .collect();
+        assert_eq!(paired, vec![("c", false), ("a", true)]);
+        let missing: Vec<&str> = missing.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(missing, vec!["b"]);
+    }
 }

@@ -514,7 +514,9 @@ mod tests {
             }
             let error = Lock::parse("evalock.lock", lock.render().as_bytes()).unwrap_err();
             assert!(
-                error.to_string().contains(&format!("case `support/{bad_id}`")),
+                error
+                    .to_string()
+                    .contains(&format!("case `support/{bad_id}`")),
                 "{error}"
             );
         }
