@@ -4,7 +4,7 @@ use crate::finding::{Finding, Location, Subject};
 use crate::model::lock::{CaseLock, Recipes};
 use crate::model::{Case, Project, SuiteModel, CONFIG_FILE, LOCK_FILE};
 use crate::rules::RuleId;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -21,14 +21,27 @@ pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
     findings
 }
 
-/// A suite's cases (the first of each id) with their lock entries, and the entries no case
-/// has. Cases usually come sorted by id, as the lock lists them: then one merge pass pairs
-/// them, otherwise each case is looked up.
-fn pair_with_lock<'a>(cases: &'a [Case], locked: &'a LockedCases) -> LockPairs<'a> {
-    match cases.windows(2).all(|pair| pair[0].id < pair[1].id) {
-        true => pair_by_merge(cases, locked),
-        false => pair_by_lookup(cases, locked),
+/// A suite's cases (the first of each id, in file order) with their lock entries, and the
+/// entries no case has (in id order): one merge of the cases in id order with the lock.
+fn pair_with_lock<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPairs<'a> {
+    let mut entry_of: Vec<Option<&CaseLock>> = vec![None; suite.cases.len()];
+    let mut missing = Vec::new();
+    let mut entries = locked.iter().peekable();
+    for position in suite.first_positions_by_id() {
+        let id = suite.cases[position].id.as_str();
+        while let Some(unmatched) = entries.next_if(|(locked_id, _)| locked_id.as_str() < id) {
+            missing.push(unmatched);
+        }
+        entry_of[position] = entries
+            .next_if(|(locked_id, _)| locked_id.as_str() == id)
+            .map(|(_, entry)| entry);
     }
+    missing.extend(entries);
+    let paired = suite
+        .first_of_each_id_at()
+        .map(|(position, case)| (case, entry_of[position]))
+        .collect();
+    (paired, missing)
 }
 
 type LockedCases = BTreeMap<String, CaseLock>;
@@ -36,38 +49,6 @@ type LockPairs<'a> = (
     Vec<(&'a Case, Option<&'a CaseLock>)>,
     Vec<(&'a String, &'a CaseLock)>,
 );
-
-fn pair_by_lookup<'a>(cases: &'a [Case], locked: &'a LockedCases) -> LockPairs<'a> {
-    let mut seen = HashSet::with_capacity(cases.len());
-    let paired = cases
-        .iter()
-        .filter(|case| seen.insert(case.id.as_str()))
-        .map(|case| (case, locked.get(&case.id)))
-        .collect();
-    let missing = locked
-        .iter()
-        .filter(|(id, _)| !seen.contains(id.as_str()))
-        .collect();
-    (paired, missing)
-}
-
-/// [`pair_by_lookup`] for cases with strictly increasing ids.
-fn pair_by_merge<'a>(cases: &'a [Case], locked: &'a LockedCases) -> LockPairs<'a> {
-    let mut paired = Vec::with_capacity(cases.len());
-    let mut missing = Vec::new();
-    let mut entries = locked.iter().peekable();
-    for case in cases {
-        while let Some((id, entry)) = entries.next_if(|(id, _)| id.as_str() < case.id.as_str()) {
-            missing.push((id, entry));
-        }
-        let entry = entries
-            .next_if(|(id, _)| **id == case.id)
-            .map(|(_, entry)| entry);
-        paired.push((case, entry));
-    }
-    missing.extend(entries);
-    (paired, missing)
-}
 
 fn case_location(case: &Case) -> Location {
     Location::span(&*case.file, case.line, case.end_line)
@@ -113,30 +94,23 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
 
 /// EL104: ids must be unique within a suite, across all of its files.
 pub fn duplicate_case_ids(suite: &SuiteModel) -> Vec<Finding> {
-    let mut first_seen: HashMap<&str, &Case> = HashMap::with_capacity(suite.cases.len());
-    let mut findings = Vec::new();
-    for case in &suite.cases {
-        match first_seen.get(case.id.as_str()) {
-            None => {
-                first_seen.insert(&case.id, case);
-            }
-            Some(first) => findings.push(
-                Finding::new(
-                    RuleId::DuplicateCaseId,
-                    Subject::case(&suite.name, &case.id),
-                    format!(
-                        "case id `{}` is used twice in suite `{}` (first at {})",
-                        case.id,
-                        suite.name,
-                        case_at(first)
-                    ),
-                )
-                .at(case_location(case))
-                .discriminator(&case_at(case)),
-            ),
-        }
-    }
-    findings
+    suite
+        .repeated_ids()
+        .map(|(case, first)| {
+            Finding::new(
+                RuleId::DuplicateCaseId,
+                Subject::case(&suite.name, &case.id),
+                format!(
+                    "case id `{}` is used twice in suite `{}` (first at {})",
+                    case.id,
+                    suite.name,
+                    case_at(first)
+                ),
+            )
+            .at(case_location(case))
+            .discriminator(&case_at(case))
+        })
+        .collect()
 }
 
 /// EL101: each case against its lock entry, and each lock entry against the cases.
@@ -173,7 +147,7 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
     let empty = BTreeMap::new();
     for suite in &project.suites {
         let locked = lock.cases.get(&suite.name).unwrap_or(&empty);
-        let (paired, missing) = pair_with_lock(&suite.cases, locked);
+        let (paired, missing) = pair_with_lock(suite, locked);
         for (case, entry) in paired {
             // Built only for findings: most cases are clean.
             let subject = || Subject::case(&suite.name, &case.id);
@@ -462,8 +436,25 @@ mod tests {
             .collect()
     }
 
+    /// What pairing must give: the first case of each id in file order with its entry,
+    /// and the entries no case has, in id order.
+    fn pair_by_lookup<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPairs<'a> {
+        let mut seen = std::collections::HashSet::new();
+        let paired = suite
+            .cases
+            .iter()
+            .filter(|case| seen.insert(case.id.as_str()))
+            .map(|case| (case, locked.get(&case.id)))
+            .collect();
+        let missing = locked
+            .iter()
+            .filter(|(id, _)| !seen.contains(id.as_str()))
+            .collect();
+        (paired, missing)
+    }
+
     #[test]
-    fn merging_sorted_cases_pairs_them_as_lookups_do() {
+    fn pairing_with_the_lock_matches_lookups_in_any_case_order() {
         let lock_sets: &[&[&str]] = &[
             &[],
             &["a"],
@@ -471,28 +462,49 @@ mod tests {
             &["0", "b", "d", "z"],
             &["a", "b", "c", "d", "e", "f"],
         ];
-        let case_sets: &[&[&str]] = &[&[], &["a"], &["a", "b", "c"], &["b", "d", "f", "g"], &["c"]];
+        let case_sets: &[&[&str]] = &[
+            &[],
+            &["a"],
+            &["a", "b", "c"],
+            &["b", "d", "f", "g"],
+            &["c", "a", "c", "e", "a", "0"],
+            &["z", "y", "b", "b", "b"],
+        ];
         for ids in case_sets {
-            let cases: Vec<Case> = ids.iter().map(|id| case(id)).collect();
+            let suite = SuiteModel::new("s".into(), ids.iter().map(|id| case(id)).collect());
             for lock_ids in lock_sets {
                 let lock = locked(lock_ids);
                 assert_eq!(
-                    pair_by_merge(&cases, &lock),
-                    pair_by_lookup(&cases, &lock),
+                    pair_with_lock(&suite, &lock),
+                    pair_by_lookup(&suite, &lock),
                     "cases {ids:?}, lock {lock_ids:?}"
                 );
             }
         }
-        // Unsorted or repeated ids take the lookup path: first of each id, lock order.
-        let cases: Vec<Case> = ["c", "a", "c"].iter().map(|id| case(id)).collect();
-        let lock = locked(&["a", "b"]);
-        let (paired, missing) = pair_with_lock(&cases, &lock);
-        let paired: Vec<(&str, bool)> = paired
-            .iter()
-            .map(|(case, entry)| (case.id.as_str(), entry.is_some()))
+    }
+
+    #[test]
+    fn repeated_ids_are_found_in_file_order_with_their_first_case() {
+        let ids = ["c", "a", "c", "b", "a", "c"];
+        let suite = SuiteModel::new(
+            "s".into(),
+            ids.iter()
+                .enumerate()
+                .map(|(index, id)| Case {
+                    line: index as u32 + 1,
+                    ..case(id)
+                })
+                .collect(),
+        );
+        let repeats: Vec<(u32, u32)> = suite
+            .repeated_ids()
+            .map(|(repeat, first)| (repeat.line, first.line))
             .collect();
-        assert_eq!(paired, vec![("c", false), ("a", true)]);
-        let missing: Vec<&str> = missing.iter().map(|(id, _)| id.as_str()).collect();
-        assert_eq!(missing, vec!["b"]);
+        assert_eq!(repeats, vec![(3, 1), (5, 2), (6, 1)]);
+        let firsts: Vec<u32> = suite.first_of_each_id().map(|case| case.line).collect();
+        assert_eq!(firsts, vec![1, 2, 4]);
+        assert_eq!(duplicate_case_ids(&suite).len(), 3);
+        let unique = SuiteModel::new("s".into(), vec![case("a"), case("b")]);
+        assert!(duplicate_case_ids(&unique).is_empty());
     }
 }

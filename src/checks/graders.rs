@@ -9,7 +9,7 @@ use crate::model::{Case, GraderModel, Project, SuiteModel, CONFIG_FILE, LOCK_FIL
 use crate::rules::{RuleId, Severity};
 use crate::run::process::ProcessPolicy;
 use rayon::prelude::*;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 /// Every grader check for the suites in `suites` (EL301 looks at all graders).
 pub fn check(project: &Project, base: Option<&Project>, suites: &BTreeSet<String>) -> Vec<Finding> {
@@ -32,11 +32,7 @@ fn case_location(case: &Case) -> Location {
 
 /// Cases that are run: not retired.
 pub fn active_cases(suite: &SuiteModel) -> impl Iterator<Item = &Case> {
-    let mut seen = HashSet::with_capacity(suite.cases.len());
-    suite
-        .cases
-        .iter()
-        .filter(move |case| !case.retired && seen.insert(case.id.as_str()))
+    suite.first_of_each_id().filter(|case| !case.retired)
 }
 
 /// EL301 as `evalock lock` enforces it: re-pinning changed sources under the same version

@@ -36,6 +36,9 @@ pub struct SuiteModel {
     /// Positions of the cases sorted by id (first occurrence first), so lookups by id
     /// are a binary search rather than a scan.
     case_index: Vec<u32>,
+    /// Positions of the cases whose id an earlier case already has, in file order
+    /// (usually none).
+    repeats: Vec<u32>,
 }
 
 impl SuiteModel {
@@ -43,6 +46,64 @@ impl SuiteModel {
     /// or when one is missing.
     pub fn prompt_digest(&self) -> Option<Digest> {
         prompt_digest(&self.prompts)
+    }
+
+    /// The cases and their suite, with what lookups by id need.
+    pub fn new(name: String, cases: Vec<Case>) -> SuiteModel {
+        let mut case_index: Vec<u32> =
+            (0..u32::try_from(cases.len()).unwrap_or(u32::MAX)).collect();
+        // A stable sort keeps the first of duplicate ids first.
+        case_index.sort_by(|left, right| cases[*left as usize].id.cmp(&cases[*right as usize].id));
+        let mut repeats: Vec<u32> = case_index
+            .windows(2)
+            .filter(|pair| cases[pair[0] as usize].id == cases[pair[1] as usize].id)
+            .map(|pair| pair[1])
+            .collect();
+        repeats.sort_unstable();
+        SuiteModel {
+            name,
+            case_files: Vec::new(),
+            cases,
+            problems: Vec::new(),
+            unmatched_globs: Vec::new(),
+            prompts: Vec::new(),
+            case_index,
+            repeats,
+        }
+    }
+
+    /// The first case of each id, in file order.
+    pub fn first_of_each_id(&self) -> impl Iterator<Item = &Case> {
+        self.first_of_each_id_at().map(|(_, case)| case)
+    }
+
+    /// [`SuiteModel::first_of_each_id`] with the position of each case.
+    pub fn first_of_each_id_at(&self) -> impl Iterator<Item = (usize, &Case)> {
+        let mut repeats = self.repeats.iter().peekable();
+        self.cases.iter().enumerate().filter(move |(position, _)| {
+            repeats
+                .next_if(|repeat| **repeat as usize == *position)
+                .is_none()
+        })
+    }
+
+    /// The positions of the first case of each id, in id order.
+    pub fn first_positions_by_id(&self) -> impl Iterator<Item = usize> + '_ {
+        let mut previous: Option<&str> = None;
+        self.case_index.iter().filter_map(move |position| {
+            let id = self.cases[*position as usize].id.as_str();
+            let first = previous != Some(id);
+            previous = Some(id);
+            first.then_some(*position as usize)
+        })
+    }
+
+    /// Each case that repeats an earlier case's id, with that first case, in file order.
+    pub fn repeated_ids(&self) -> impl Iterator<Item = (&Case, &Case)> {
+        self.repeats.iter().filter_map(|position| {
+            let repeat = &self.cases[*position as usize];
+            Some((repeat, self.case(&repeat.id)?))
+        })
     }
 
     /// The first case with this id.
@@ -491,16 +552,11 @@ fn load_suite(
             Ok(PromptFile { path, digest })
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut case_index: Vec<u32> = (0..u32::try_from(cases.len()).unwrap_or(u32::MAX)).collect();
-    // A stable sort keeps the first of duplicate ids first.
-    case_index.sort_by(|left, right| cases[*left as usize].id.cmp(&cases[*right as usize].id));
     Ok(SuiteModel {
-        name: suite.name().to_owned(),
         case_files,
-        cases,
         problems,
         unmatched_globs,
         prompts,
-        case_index,
+        ..SuiteModel::new(suite.name().to_owned(), cases)
     })
 }
