@@ -79,13 +79,20 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
         Some(&store),
         Some(base_cache),
     )?;
-    store.save();
-    if let Some(base_store) = base_store {
-        base_store.save();
-    }
-    if !judged.ran_commands {
-        memo.remember(&key, &recording, &judged.report);
-    }
+    // The case-file cache and the memo are separate files: written at once.
+    rayon::join(
+        || {
+            store.save();
+            if let Some(base_store) = base_store {
+                base_store.save();
+            }
+        },
+        || {
+            if !judged.ran_commands {
+                memo.remember(&key, &recording, &judged.report);
+            }
+        },
+    );
     Ok(judged.report)
 }
 

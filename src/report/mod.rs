@@ -68,7 +68,9 @@ impl Report {
     /// Records every subject that was judged (kept sorted and unique).
     pub fn with_subjects(mut self, subjects: impl IntoIterator<Item = Subject>) -> Report {
         let mut unique: Vec<Subject> = subjects.into_iter().collect();
-        unique.par_sort_unstable();
+        if !unique.is_sorted() {
+            unique.par_sort_unstable();
+        }
         unique.dedup();
         self.subjects = unique;
         self
