@@ -109,6 +109,36 @@ fn a_deleted_case_is_refused_and_a_retired_one_is_clean() {
 }
 
 #[test]
+fn a_retirement_not_yet_locked_is_named_as_one() {
+    let repo = locked_demo();
+    let original = repo.read("evals/support.jsonl");
+    let retired = original.replace(
+        r#"{"id": "shipping-cost", "version": 1,"#,
+        r#"{"id": "shipping-cost", "version": 1, "retired": true,"#,
+    );
+    assert_ne!(retired, original);
+    repo.write("evals/support.jsonl", &retired);
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("case `shipping-cost` (evals/support.jsonl:11) is retired but evalock.lock still has it active")
+        .assert_contains("run `evalock lock` to record the retirement")
+        .assert_not_contains("bump `version`");
+    // Retired and edited at once is not a plain retirement.
+    let edited = retired.replace(r#""retired": true,"#, r#""retired": true, "note": "x","#);
+    assert_ne!(edited, retired);
+    repo.write("evals/support.jsonl", &edited);
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(
+            "case `shipping-cost` (evals/support.jsonl:11) was retired and edited, still version 1",
+        )
+        .assert_contains("bump `version` to 2");
+    repo.write("evals/support.jsonl", &retired);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}
+
+#[test]
 fn staged_check_judges_only_the_staged_bytes() {
     let repo = locked_demo();
     // Staged: a harmless relock-free change elsewhere; unstaged: an unlocked case edit.

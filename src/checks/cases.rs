@@ -170,7 +170,28 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
                         continue;
                     }
                 }
-                Some(entry) if entry.version == case.version && !case.retired => Finding::new(
+                // Retiring adds `retired` and so changes the digest; the contract (the case
+                // without it) tells a plain retirement from an edit made with it.
+                Some(entry) if case.retired && entry.version == case.version => {
+                    match case.contract.as_deref() == Some(&entry.digest) {
+                        true => Finding::new(
+                            RuleId::CaseUnlocked,
+                            subject(),
+                            format!("case `{}` ({}) is retired but {LOCK_FILE} still has it active", case.id, case_at(case)),
+                        )
+                        .help("run `evalock lock` to record the retirement"),
+                        false => Finding::new(
+                            RuleId::CaseUnlocked,
+                            subject(),
+                            format!("case `{}` ({}) was retired and edited, still version {}", case.id, case_at(case), case.version),
+                        )
+                        .help(format!(
+                            "retire it unchanged, or bump `version` to {} if its contract changed, then run `evalock lock`",
+                            case.version + 1
+                        )),
+                    }
+                }
+                Some(entry) if entry.version == case.version => Finding::new(
                     RuleId::CaseUnlocked,
                     subject(),
                     format!("case `{}` ({}) changed but is still version {}", case.id, case_at(case), case.version),
