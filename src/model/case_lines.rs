@@ -186,13 +186,19 @@ fn case_from_text(
     }))
 }
 
-/// The value of a member the canonicalizer has already validated (so no duplicate keys
-/// and no out-of-range numbers): literals and plain strings directly, the rest through
-/// serde_json.
+/// The value of a member the canonicalizer has already validated (so no duplicate keys,
+/// no leading zeros, no out-of-range numbers): literals, plain strings and short integers
+/// directly, the rest through serde_json.
 fn member_value(raw: &str) -> Option<Value> {
     match raw.as_bytes() {
         [b'"', body @ .., b'"'] if !body.contains(&b'\\') => {
             Some(Value::String(raw[1..raw.len() - 1].to_owned()))
+        }
+        // Short unsigned integers (`version`, `n`): what serde_json reads them as.
+        digits @ [b'0'..=b'9', ..]
+            if digits.len() <= 19 && digits.iter().all(u8::is_ascii_digit) =>
+        {
+            raw.parse::<u64>().ok().map(Value::from)
         }
         b"true" => Some(Value::Bool(true)),
         b"false" => Some(Value::Bool(false)),
@@ -205,6 +211,33 @@ fn member_value(raw: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use crate::model::cases::parse_case_file_with;
+
+    #[test]
+    fn member_values_are_what_serde_json_reads() {
+        for raw in [
+            "0",
+            "7",
+            "1001",
+            "1234567890123456789",
+            "18446744073709551615",
+            "98446744073709551615",
+            "1.0",
+            "1e3",
+            "-3",
+            "\"plain\"",
+            "\"caf\\u00e9 \\\"q\\\"\"",
+            "\"\"",
+            "true",
+            "false",
+            "null",
+            "{\"must_include\": [\"a\", 2], \"x\": {\"y\": null}}",
+            "[1, \"two\"]",
+        ] {
+            let expected: Option<Value> = serde_json::from_str(raw).ok();
+            assert!(expected.is_some(), "{raw}");
+            assert_eq!(member_value(raw), expected, "{raw}");
+        }
+    }
 
     #[test]
     fn chunks_rejoin_to_the_text_and_know_their_first_line() {
