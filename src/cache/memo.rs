@@ -14,6 +14,7 @@ use crate::hash::EntryKind;
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
 use crate::source::{ContentIdentity, ContentSource, SourceFile};
+use rayon::prelude::*;
 use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -163,13 +164,20 @@ impl CheckMemo {
         if decoder.str()? != key.0 {
             return None;
         }
-        for _ in 0..decoder.len()? {
-            if !still_holds(&decode_dependency(&mut decoder)?, source)? {
-                return None;
-            }
-        }
-        let report = decode_report(&mut decoder)?;
-        decoder.is_done().then_some(report)
+        let dependencies = (0..decoder.len()?)
+            .map(|_| decode_dependency(&mut decoder))
+            .collect::<Option<Vec<_>>>()?;
+        // The checks are file-system calls (stat, directory listings) and the report is
+        // large: both at once, the checks spread over the cores.
+        let (unchanged, report) = rayon::join(
+            || {
+                dependencies
+                    .par_iter()
+                    .all(|dependency| still_holds(dependency, source) == Some(true))
+            },
+            || decode_report(&mut decoder).filter(|_| decoder.is_done()),
+        );
+        unchanged.then_some(report).flatten()
     }
 
     /// Remembers `report` with what `recording` saw, unless something cannot be verified
