@@ -337,10 +337,10 @@ impl Project {
         cases.chain(self.skill_subjects()).collect()
     }
 
-    /// [`Project::subjects`] from a project no longer needed: the lock goes first and
-    /// case ids move into the subjects, so a large suite is not held twice.
-    /// Suites come in name order and their cases as loaded: for sorted case files the
-    /// subjects are already in report order.
+    /// [`Project::subjects`] from a project no longer needed: the lock is freed meanwhile
+    /// and case ids move into the subjects, so a large suite is not held twice. Suites
+    /// come in name order and their cases as loaded: for sorted case files the subjects
+    /// are already in report order.
     pub fn into_subjects(mut self) -> Vec<Subject> {
         let lock = self.lock.take();
         let mut suites = std::mem::take(&mut self.suites);
