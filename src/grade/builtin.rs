@@ -4,66 +4,45 @@
 //! Every failure is a grep-friendly reason code such as `missing_key:status`.
 
 use super::envelope::Completion;
+use super::expect::{Assertions, Clarification, Expect, Strings};
 use super::Grade;
 use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-/// The assertions `expect` may hold.
-pub const ASSERTIONS: &[&str] = &[
-    "json",
-    "required_keys",
-    "allowed_keys",
-    "status_in",
-    "equals",
-    "must_include",
-    "forbidden",
-    "forbid_patterns",
-    "regex",
-    "max_chars",
-    "must_call",
-    "must_not_call",
-    "args",
-    "require_clarification",
-];
-
-/// Assertions that read the completion as a JSON object.
-const JSON_ASSERTIONS: &[&str] = &[
-    "json",
-    "required_keys",
-    "allowed_keys",
-    "status_in",
-    "equals",
-];
-
 /// Grades `raw` against the case's `expect` (absent: no assertions, which fails).
 pub fn grade(expect: Option<&Value>, raw: &str) -> Grade {
-    Grade::from_reasons(assess(expect, raw, false).found)
+    grade_with(&Expect::of_value(expect), &Completion::read(raw))
 }
 
-/// Whether `raw` passes: `grade(expect, raw).pass`, but stops at the first failure (the
-/// probes of EL303 and EL304 need only the verdict, for every case of every check).
-pub fn passes(expect: Option<&Value>, raw: &str) -> bool {
-    assess(expect, raw, true).found.is_empty()
+/// [`grade`] with `expect` and the completion already read.
+pub fn grade_with(expect: &Expect<'_>, completion: &Completion<'_>) -> Grade {
+    Grade::from_reasons(assess(expect, completion, false).found)
 }
 
-fn assess(expect: Option<&Value>, raw: &str, stop_at_first: bool) -> Reasons {
+/// Whether `completion` passes: `grade(expect, raw).pass`, but stops at the first failure
+/// (the probes of EL303 and EL304 need only the verdict, for every case of every check).
+pub fn passes(expect: &Expect<'_>, completion: &Completion<'_>) -> bool {
+    assess(expect, completion, true).found.is_empty()
+}
+
+fn assess(expect: &Expect<'_>, completion: &Completion<'_>, stop_at_first: bool) -> Reasons {
     let mut reasons = Reasons {
         found: Vec::new(),
         stop_at_first,
     };
-    if raw.trim().is_empty() {
+    if completion.raw.trim().is_empty() {
         reasons.push("empty_completion".into());
         if reasons.settled() {
             return reasons;
         }
     }
     match expect {
-        None | Some(Value::Null) => reasons.push("no_assertions".into()),
-        Some(Value::Object(expect)) if expect.is_empty() => reasons.push("no_assertions".into()),
-        Some(Value::Object(expect)) => check_all(expect, &Completion::read(raw), &mut reasons),
-        Some(_) => reasons.push("invalid_expect".into()),
+        Expect::Missing => reasons.push("no_assertions".into()),
+        Expect::Object(expect) if expect.members == 0 => reasons.push("no_assertions".into()),
+        Expect::Object(expect) => check_all(expect, completion, &mut reasons),
+        Expect::NotObject => reasons.push("invalid_expect".into()),
     }
     reasons
 }
@@ -88,20 +67,14 @@ impl Reasons {
     }
 }
 
-fn check_all(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: &mut Reasons) {
-    for key in expect
-        .keys()
-        .filter(|key| !ASSERTIONS.contains(&key.as_str()))
-    {
+fn check_all(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mut Reasons) {
+    for key in &expect.unknown {
         reasons.push(format!("unknown_assertion:{key}"));
         if reasons.settled() {
             return;
         }
     }
-    let wants_json = expect.iter().any(|(key, value)| {
-        JSON_ASSERTIONS.contains(&key.as_str()) && *value != Value::Bool(false)
-    });
-    if wants_json {
+    if expect.wants_json {
         match (&completion.json, completion.object()) {
             (None, _) => reasons.push("parse_fail".into()),
             (Some(_), None) => reasons.push("not_object".into()),
@@ -118,36 +91,37 @@ fn check_all(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: 
     check_tools(expect, completion, reasons);
 }
 
-fn strings<'a>(expect: &'a Map<String, Value>, key: &str, reasons: &mut Reasons) -> Vec<&'a str> {
-    match expect.get(key) {
+/// The strings of an assertion (none when absent); an invalid one is reported as such.
+fn strings<'e>(
+    assertion: Option<&'e Strings<'_>>,
+    key: &str,
+    reasons: &mut Reasons,
+) -> Vec<&'e str> {
+    match assertion {
         None => Vec::new(),
-        Some(Value::String(one)) => vec![one.as_str()],
-        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
-            items.iter().filter_map(Value::as_str).collect()
-        }
-        Some(_) => {
+        Some(strings) => strings.valid().unwrap_or_else(|| {
             reasons.push(format!("invalid_assertion:{key}"));
             Vec::new()
-        }
+        }),
     }
 }
 
-fn check_json(expect: &Map<String, Value>, object: &Map<String, Value>, reasons: &mut Reasons) {
-    if !matches!(expect.get("json"), None | Some(Value::Bool(_))) {
+fn check_json(expect: &Assertions<'_>, object: &Map<String, Value>, reasons: &mut Reasons) {
+    if !matches!(expect.json, None | Some(Value::Bool(_))) {
         reasons.push("invalid_assertion:json".into());
     }
-    for key in strings(expect, "required_keys", reasons) {
+    for key in strings(expect.required_keys.as_ref(), "required_keys", reasons) {
         if !object.contains_key(key) {
             reasons.push(format!("missing_key:{key}"));
         }
     }
-    if expect.contains_key("allowed_keys") {
-        let allowed = strings(expect, "allowed_keys", reasons);
+    if expect.allowed_keys.is_some() {
+        let allowed = strings(expect.allowed_keys.as_ref(), "allowed_keys", reasons);
         for key in object.keys().filter(|key| !allowed.contains(&key.as_str())) {
             reasons.push(format!("unexpected_key:{key}"));
         }
     }
-    if let Some(allowed) = expect.get("status_in") {
+    if let Some(allowed) = &expect.status_in {
         match (allowed, object.get("status")) {
             (Value::Array(allowed), Some(status)) if allowed.contains(status) => {}
             (Value::Array(_), Some(Value::String(status))) => {
@@ -158,7 +132,7 @@ fn check_json(expect: &Map<String, Value>, object: &Map<String, Value>, reasons:
             _ => reasons.push("invalid_assertion:status_in".into()),
         }
     }
-    match expect.get("equals") {
+    match &expect.equals {
         None => {}
         Some(Value::Object(pairs)) => {
             let document = Value::Object(object.clone());
@@ -190,19 +164,19 @@ pub fn lookup<'v>(document: &'v Value, path: &str) -> Option<&'v Value> {
         })
 }
 
-fn check_text(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: &mut Reasons) {
+fn check_text(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mut Reasons) {
     let lowered = completion.raw.to_lowercase();
-    for needle in strings(expect, "must_include", reasons) {
+    for needle in strings(expect.must_include.as_ref(), "must_include", reasons) {
         if !lowered.contains(&needle.to_lowercase()) {
             reasons.push(format!("missing:{needle}"));
         }
     }
-    for phrase in strings(expect, "forbidden", reasons) {
+    for phrase in strings(expect.forbidden.as_ref(), "forbidden", reasons) {
         if lowered.contains(&phrase.to_lowercase()) {
             reasons.push(format!("forbidden:{phrase}"));
         }
     }
-    for pattern in strings(expect, "forbid_patterns", reasons) {
+    for pattern in strings(expect.forbid_patterns.as_ref(), "forbid_patterns", reasons) {
         match compile(pattern, true) {
             Some(regex) if regex.is_match(completion.raw) => {
                 reasons.push(format!("forbid_pattern:{pattern}"))
@@ -211,14 +185,14 @@ fn check_text(expect: &Map<String, Value>, completion: &Completion<'_>, reasons:
             None => reasons.push(format!("invalid_regex:{pattern}")),
         }
     }
-    for pattern in strings(expect, "regex", reasons) {
+    for pattern in strings(expect.regex.as_ref(), "regex", reasons) {
         match compile(pattern, false) {
             Some(regex) if regex.is_match(completion.raw) => {}
             Some(_) => reasons.push(format!("regex_mismatch:{pattern}")),
             None => reasons.push(format!("invalid_regex:{pattern}")),
         }
     }
-    match expect.get("max_chars") {
+    match &expect.max_chars {
         None => {}
         Some(Value::Number(number)) if number.as_u64().is_some() => {
             let limit = number.as_u64().unwrap_or(0);
@@ -261,18 +235,18 @@ fn compile(pattern: &str, case_insensitive: bool) -> Option<Regex> {
     })
 }
 
-fn check_tools(expect: &Map<String, Value>, completion: &Completion<'_>, reasons: &mut Reasons) {
-    for name in strings(expect, "must_call", reasons) {
+fn check_tools(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mut Reasons) {
+    for name in strings(expect.must_call.as_ref(), "must_call", reasons) {
         if completion.calls_named(name).next().is_none() {
             reasons.push(format!("missing_tool:{name}"));
         }
     }
-    for name in strings(expect, "must_not_call", reasons) {
+    for name in strings(expect.must_not_call.as_ref(), "must_not_call", reasons) {
         if completion.calls_named(name).next().is_some() {
             reasons.push(format!("forbidden_tool:{name}"));
         }
     }
-    match expect.get("args") {
+    match &expect.args {
         None => {}
         Some(Value::Object(tools)) => {
             for (tool, spec) in tools {
@@ -281,14 +255,16 @@ fn check_tools(expect: &Map<String, Value>, completion: &Completion<'_>, reasons
         }
         Some(_) => reasons.push("invalid_assertion:args".into()),
     }
-    match expect.get("require_clarification") {
-        None | Some(Value::Bool(false)) => {}
-        Some(Value::Bool(true)) => check_clarification(completion, &[], reasons),
-        Some(Value::Array(_)) => {
-            let patterns = strings(expect, "require_clarification", reasons);
+    match &expect.require_clarification {
+        None | Some(Clarification::Required(false)) => {}
+        Some(Clarification::Required(true)) => check_clarification(completion, &[], reasons),
+        Some(Clarification::Patterns(patterns)) => {
+            let patterns = strings(Some(patterns), "require_clarification", reasons);
             check_clarification(completion, &patterns, reasons);
         }
-        Some(_) => reasons.push("invalid_assertion:require_clarification".into()),
+        Some(Clarification::Invalid) => {
+            reasons.push("invalid_assertion:require_clarification".into())
+        }
     }
 }
 
@@ -507,17 +483,21 @@ mod tests {
         for expect in &expects {
             for completion in completions {
                 assert_eq!(
-                    passes(Some(expect), completion),
+                    passes(
+                        &Expect::of_value(Some(expect)),
+                        &Completion::read(completion)
+                    ),
                     grade(Some(expect), completion).pass,
                     "{expect} / {completion:?}"
                 );
             }
         }
+        let refund = json!({"must_include": ["refund"]});
         assert!(passes(
-            Some(&json!({"must_include": ["refund"]})),
-            "Refund now"
+            &Expect::of_value(Some(&refund)),
+            &Completion::read("Refund now")
         ));
-        assert!(!passes(None, "anything"));
+        assert!(!passes(&Expect::Missing, &Completion::read("anything")));
     }
 
     #[test]

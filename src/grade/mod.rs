@@ -5,6 +5,7 @@
 pub mod builtin;
 pub mod command;
 pub mod envelope;
+pub mod expect;
 pub mod normalize;
 pub mod probe;
 

@@ -2,9 +2,13 @@
 //! plain refusal (unless the case expects one) and the case's negative controls
 //! (`mutate`). Which of them a grader lets pass is all a check keeps of a probe.
 
+use super::builtin::passes;
+use super::envelope::Completion;
+use super::expect::Expect;
 use super::{EMPTY_PROBE, REFUSAL_PROBE};
 use crate::model::cases::CaseMembers;
 use serde_json::Value;
+use std::sync::LazyLock;
 
 /// One completion that must fail its case's grader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +56,28 @@ pub fn probe_case(
 
 /// Probes one case with the built-in grader (pure: done while the case is parsed).
 pub fn probe_builtin(case_id: &str, case: &(impl CaseMembers + ?Sized)) -> ProbeOutcome {
-    let expect = case.member("expect");
-    probe_case(case_id, case, |completion| {
-        super::builtin::passes(expect, completion)
+    probe_builtin_with(case_id, case, &Expect::of_value(case.member("expect")))
+}
+
+/// [`probe_builtin`] with the case's `expect` already read (a case file being checked
+/// reads it from its text).
+pub fn probe_builtin_with(
+    case_id: &str,
+    case: &(impl CaseMembers + ?Sized),
+    expect: &Expect<'_>,
+) -> ProbeOutcome {
+    /// The probes every case is graded against, read once.
+    static PROBES: LazyLock<[Completion<'static>; 2]> = LazyLock::new(|| {
+        [
+            Completion::read(EMPTY_PROBE),
+            Completion::read(REFUSAL_PROBE),
+        ]
+    });
+    probe_case(case_id, case, |text| {
+        match PROBES.iter().find(|probe| probe.raw == text) {
+            Some(probe) => passes(expect, probe),
+            None => passes(expect, &Completion::read(text)),
+        }
     })
 }
 

@@ -7,7 +7,8 @@ use super::cases::{
     CaseProblem, CaseValue, Element, ParsedCaseFile, SharedText,
 };
 use super::strict_json::StrictValue;
-use crate::grade::probe::probe_builtin;
+use crate::grade::expect::Expect;
+use crate::grade::probe::probe_builtin_with;
 use crate::hash::bytes_digest;
 use crate::jcs::Canonicalizer;
 use crate::text::split_lines;
@@ -142,16 +143,17 @@ fn case_from_text(
     line_text: &str,
 ) -> Option<Result<Case, CaseProblem>> {
     let object = canonicalizer.object(line_text, INTERPRETED_MEMBERS, Some("retired"))?;
-    let interpreted = object
-        .members
-        .iter()
-        .map(|member| {
-            Some((
-                member.key,
-                member_value(line_text.get(member.raw_value.clone())?)?,
-            ))
-        })
-        .collect::<Option<Vec<(&str, Value)>>>()?;
+    // `expect` is read into the grader's assertions straight from its text: as a value it
+    // would cost more than the rest of the case.
+    let mut expect = Expect::Missing;
+    let mut interpreted = Vec::with_capacity(object.members.len());
+    for member in object.members {
+        let raw = line_text.get(member.raw_value.clone())?;
+        match member.key {
+            "expect" => expect = Expect::of_text(raw)?,
+            key => interpreted.push((key, member_value(raw)?)),
+        }
+    }
     let fields = match case_fields(interpreted.as_slice()) {
         Ok(fields) => fields,
         Err(message) => {
@@ -163,7 +165,11 @@ fn case_from_text(
             }))
         }
     };
-    let body = CaseValue::probed(probe_builtin(&fields.id, interpreted.as_slice()));
+    let body = CaseValue::probed(probe_builtin_with(
+        &fields.id,
+        interpreted.as_slice(),
+        &expect,
+    ));
     let digest = bytes_digest(object.canonical);
     let contract = object
         .without_excluded
@@ -210,6 +216,7 @@ fn member_value(raw: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grade::probe::probe_builtin;
     use crate::model::cases::parse_case_file_with;
 
     #[test]

@@ -1,0 +1,361 @@
+//! A case's `expect`, read once into the assertions the built-in grader knows, whatever
+//! it is graded against next. Read from a `serde_json::Value` (a loaded case) or straight
+//! from the JSON text of the member (a case file being checked, where building a value
+//! for every case costs more than the rest of its grading); strings are borrowed where
+//! they need no unescaping. Shapes the grader refuses are kept as such, so that it can
+//! name them at the point it consults them.
+
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// Assertions that read the completion as a JSON object.
+const JSON_ASSERTIONS: &[&str] = &[
+    "json",
+    "required_keys",
+    "allowed_keys",
+    "status_in",
+    "equals",
+];
+
+/// What a case's `expect` holds.
+// Read once per case and graded in place, never stored in bulk: not worth a box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expect<'a> {
+    /// Absent or `null`.
+    Missing,
+    /// Not an object.
+    NotObject,
+    Object(Assertions<'a>),
+}
+
+/// The members of an `expect` object, each as the grader reads it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Assertions<'a> {
+    /// How many members the object has.
+    pub members: usize,
+    /// Members that are not assertions, in the order written.
+    pub unknown: Vec<Cow<'a, str>>,
+    /// Whether any JSON assertion is present and not `false`.
+    pub wants_json: bool,
+    pub json: Option<Value>,
+    pub required_keys: Option<Strings<'a>>,
+    pub allowed_keys: Option<Strings<'a>>,
+    pub status_in: Option<Value>,
+    pub equals: Option<Value>,
+    pub must_include: Option<Strings<'a>>,
+    pub forbidden: Option<Strings<'a>>,
+    pub forbid_patterns: Option<Strings<'a>>,
+    pub regex: Option<Strings<'a>>,
+    pub max_chars: Option<Value>,
+    pub must_call: Option<Strings<'a>>,
+    pub must_not_call: Option<Strings<'a>>,
+    pub args: Option<Value>,
+    pub require_clarification: Option<Clarification<'a>>,
+}
+
+/// An assertion that takes a string or a list of strings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Strings<'a> {
+    Valid(Vec<Cow<'a, str>>),
+    /// Anything else; `is_false` when it was the literal `false` (which does not ask for
+    /// a JSON completion).
+    Invalid {
+        is_false: bool,
+    },
+}
+
+/// `require_clarification`: `true`, `false`, or the patterns a question must match.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Clarification<'a> {
+    Required(bool),
+    Patterns(Strings<'a>),
+    Invalid,
+}
+
+impl<'a> Expect<'a> {
+    /// The `expect` member of a loaded case.
+    pub fn of_value(expect: Option<&'a Value>) -> Expect<'a> {
+        match expect {
+            None => Expect::Missing,
+            // Reading a value cannot fail: every shape has a meaning.
+            Some(value) => Expect::deserialize(value).unwrap_or(Expect::NotObject),
+        }
+    }
+
+    /// The `expect` member from its JSON text; `None` when the text is not JSON.
+    pub fn of_text(text: &'a str) -> Option<Expect<'a>> {
+        serde_json::from_str(text).ok()
+    }
+}
+
+impl Strings<'_> {
+    /// The strings, or `None` when the assertion is not a string or a list of them.
+    pub fn valid(&self) -> Option<Vec<&str>> {
+        match self {
+            Strings::Valid(items) => Some(items.iter().map(|item| item.as_ref()).collect()),
+            Strings::Invalid { .. } => None,
+        }
+    }
+
+    fn asks_for_json(&self) -> bool {
+        !matches!(self, Strings::Invalid { is_false: true })
+    }
+}
+
+impl<'de> Deserialize<'de> for Expect<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ExpectVisitor;
+        impl<'de> Visitor<'de> for ExpectVisitor {
+            type Value = Expect<'de>;
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("any JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Expect::Missing)
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(Expect::Missing)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                read_assertions(map).map(Expect::Object)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                drain_seq(seq).map(|_| Expect::NotObject)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Expect::NotObject)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Expect::NotObject)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Expect::NotObject)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Expect::NotObject)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Expect::NotObject)
+            }
+        }
+        deserializer.deserialize_any(ExpectVisitor)
+    }
+}
+
+fn read_assertions<'de, A: MapAccess<'de>>(mut map: A) -> Result<Assertions<'de>, A::Error> {
+    let mut assertions = Assertions::default();
+    while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+        assertions.members += 1;
+        let name = key.as_ref();
+        match name {
+            "json" | "status_in" | "equals" | "max_chars" | "args" => {
+                let value: Value = map.next_value()?;
+                if JSON_ASSERTIONS.contains(&name) && value != Value::Bool(false) {
+                    assertions.wants_json = true;
+                }
+                let slot = match name {
+                    "json" => &mut assertions.json,
+                    "status_in" => &mut assertions.status_in,
+                    "equals" => &mut assertions.equals,
+                    "max_chars" => &mut assertions.max_chars,
+                    _ => &mut assertions.args,
+                };
+                *slot = Some(value);
+            }
+            "require_clarification" => {
+                assertions.require_clarification = Some(map.next_value()?);
+            }
+            _ => match strings_slot(&mut assertions, name) {
+                Some(slot) => {
+                    let strings: Strings<'de> = map.next_value()?;
+                    *slot = Some(strings);
+                    if JSON_ASSERTIONS.contains(&name)
+                        && slot.as_ref().is_some_and(Strings::asks_for_json)
+                    {
+                        assertions.wants_json = true;
+                    }
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                    assertions.unknown.push(key);
+                }
+            },
+        }
+    }
+    Ok(assertions)
+}
+
+/// Where an assertion that takes strings goes; `None` for a name that is not one.
+fn strings_slot<'s, 'a>(
+    assertions: &'s mut Assertions<'a>,
+    name: &str,
+) -> Option<&'s mut Option<Strings<'a>>> {
+    Some(match name {
+        "required_keys" => &mut assertions.required_keys,
+        "allowed_keys" => &mut assertions.allowed_keys,
+        "must_include" => &mut assertions.must_include,
+        "forbidden" => &mut assertions.forbidden,
+        "forbid_patterns" => &mut assertions.forbid_patterns,
+        "regex" => &mut assertions.regex,
+        "must_call" => &mut assertions.must_call,
+        "must_not_call" => &mut assertions.must_not_call,
+        _ => return None,
+    })
+}
+
+/// A string, borrowed when the input allows.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(text.to_owned())))
+            }
+            fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(text)))
+            }
+        }
+        deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+/// Any JSON value, kept only when it is a string.
+struct MaybeText<'a>(Option<Cow<'a, str>>);
+
+/// A value that is not a list, as the readers below tell them apart.
+enum Scalar<'a> {
+    Text(Cow<'a, str>),
+    Bool(bool),
+    Other,
+}
+
+/// What an assertion makes of a scalar and of a list of strings (`None`: a list with
+/// something else in it). Objects count as `Scalar::Other`.
+trait FromLoose<'de>: Sized {
+    fn scalar(scalar: Scalar<'de>) -> Self;
+    fn list(items: Option<Vec<Cow<'de, str>>>) -> Self;
+}
+
+impl<'de> FromLoose<'de> for MaybeText<'de> {
+    fn scalar(scalar: Scalar<'de>) -> Self {
+        match scalar {
+            Scalar::Text(text) => MaybeText(Some(text)),
+            _ => MaybeText(None),
+        }
+    }
+    fn list(_: Option<Vec<Cow<'de, str>>>) -> Self {
+        MaybeText(None)
+    }
+}
+
+impl<'de> FromLoose<'de> for Strings<'de> {
+    fn scalar(scalar: Scalar<'de>) -> Self {
+        match scalar {
+            Scalar::Text(text) => Strings::Valid(vec![text]),
+            Scalar::Bool(value) => Strings::Invalid { is_false: !value },
+            Scalar::Other => Strings::Invalid { is_false: false },
+        }
+    }
+    fn list(items: Option<Vec<Cow<'de, str>>>) -> Self {
+        match items {
+            Some(items) => Strings::Valid(items),
+            None => Strings::Invalid { is_false: false },
+        }
+    }
+}
+
+impl<'de> FromLoose<'de> for Clarification<'de> {
+    fn scalar(scalar: Scalar<'de>) -> Self {
+        match scalar {
+            Scalar::Bool(value) => Clarification::Required(value),
+            _ => Clarification::Invalid,
+        }
+    }
+    fn list(items: Option<Vec<Cow<'de, str>>>) -> Self {
+        Clarification::Patterns(Strings::list(items))
+    }
+}
+
+/// Reads any JSON value into a [`FromLoose`] type.
+struct LooseVisitor<T>(PhantomData<T>);
+
+impl<'de, T: FromLoose<'de>> Visitor<'de> for LooseVisitor<T> {
+    type Value = T;
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<T, E> {
+        Ok(T::scalar(Scalar::Other))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<T, E> {
+        Ok(T::scalar(Scalar::Other))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<T, E> {
+        Ok(T::scalar(Scalar::Other))
+    }
+    fn visit_unit<E>(self) -> Result<T, E> {
+        Ok(T::scalar(Scalar::Other))
+    }
+    fn visit_none<E>(self) -> Result<T, E> {
+        Ok(T::scalar(Scalar::Other))
+    }
+    fn visit_bool<E>(self, value: bool) -> Result<T, E> {
+        Ok(T::scalar(Scalar::Bool(value)))
+    }
+    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<T, E> {
+        Ok(T::scalar(Scalar::Text(Cow::Borrowed(text))))
+    }
+    fn visit_str<E>(self, text: &str) -> Result<T, E> {
+        Ok(T::scalar(Scalar::Text(Cow::Owned(text.to_owned()))))
+    }
+    fn visit_string<E>(self, text: String) -> Result<T, E> {
+        Ok(T::scalar(Scalar::Text(Cow::Owned(text))))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(T::scalar(Scalar::Other))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+        let mut items = Some(Vec::with_capacity(seq.size_hint().unwrap_or(0)));
+        while let Some(MaybeText(item)) = seq.next_element::<MaybeText<'de>>()? {
+            match (item, items.as_mut()) {
+                (Some(text), Some(list)) => list.push(text),
+                _ => items = None,
+            }
+        }
+        Ok(T::list(items))
+    }
+}
+
+macro_rules! deserialize_loose {
+    ($($target:ident),*) => {$(
+        impl<'de> Deserialize<'de> for $target<'de> {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                deserializer.deserialize_any(LooseVisitor(PhantomData))
+            }
+        }
+    )*};
+}
+
+deserialize_loose!(MaybeText, Strings, Clarification);
+
+fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
