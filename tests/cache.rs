@@ -81,8 +81,8 @@ fn warm_check_writes_the_cache_and_agrees_with_a_cold_one() {
     let files = cache_files(&repo);
     assert_eq!(
         files.len(),
-        2,
-        "a case-file store and a check memo: {files:?}"
+        3,
+        "a case-file store, a check memo and its subjects: {files:?}"
     );
     assert!(
         repo.join(".evalock/cache/.gitignore").exists(),

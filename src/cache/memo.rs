@@ -143,22 +143,32 @@ impl ContentSource for RecordingSource<'_> {
     }
 }
 
-/// The remembered report of the last check of one kind of source.
+/// The remembered report of the last check of one kind of source. Its subjects (one per
+/// case: most of its size) are in a file of their own, read only when they are wanted.
 pub struct CheckMemo {
     context: CacheContext,
     name: String,
+    subjects_name: String,
 }
 
 impl CheckMemo {
     pub fn open(context: &CacheContext, kind: &str) -> CheckMemo {
+        let tag = key_tag(kind);
         CheckMemo {
             context: context.clone(),
-            name: format!("check-{}.bin", key_tag(kind)),
+            name: format!("check-{tag}.bin"),
+            subjects_name: format!("check-{tag}-subjects.bin"),
         }
     }
 
     /// The remembered report, when the key matches and nothing it depends on changed.
-    pub fn recall(&self, key: &MemoKey, source: &dyn ContentSource) -> Option<Report> {
+    /// Without `with_subjects`, its subjects are left unread (the report lists none).
+    pub fn recall(
+        &self,
+        key: &MemoKey,
+        source: &dyn ContentSource,
+        with_subjects: bool,
+    ) -> Option<Report> {
         let body = self.context.read(&self.name)?;
         let mut decoder = Decoder::new(&body);
         if decoder.str()? != key.0 {
@@ -168,16 +178,28 @@ impl CheckMemo {
             .map(|_| decode_dependency(&mut decoder))
             .collect::<Option<Vec<_>>>()?;
         // The checks are file-system calls (stat, directory listings) and the report is
-        // large: both at once, the checks spread over the cores.
-        let (unchanged, report) = rayon::join(
-            || {
+        // large: both at once, the checks spread over the worker threads while this thread
+        // decodes (its allocator grows its heap in large steps; a worker's grows a page
+        // range at a time, thousands of system calls for a large report).
+        let (unchanged, report) = std::thread::scope(|scope| {
+            let verifying = scope.spawn(|| {
                 dependencies
                     .par_iter()
                     .all(|dependency| still_holds(dependency, source) == Some(true))
-            },
-            || decode_report(&mut decoder).filter(|_| decoder.is_done()),
-        );
-        unchanged.then_some(report).flatten()
+            });
+            let report = decode_report(&mut decoder).and_then(|report| {
+                let seal: [u8; 32] = decoder.raw(32)?.try_into().ok()?;
+                decoder.is_done().then_some((report, seal))
+            });
+            (verifying.join().unwrap_or(false), report)
+        });
+        let (mut report, seal) = unchanged.then_some(report).flatten()?;
+        if with_subjects {
+            let body = self.context.read_sealed(&self.subjects_name, &seal)?;
+            let mut decoder = Decoder::new(&body);
+            report.subjects = decode_subjects(&mut decoder).filter(|_| decoder.is_done())?;
+        }
+        Some(report)
     }
 
     /// Remembers `report` with what `recording` saw, unless something cannot be verified
@@ -193,6 +215,13 @@ impl CheckMemo {
         if !settled {
             return;
         }
+        // The subjects first: the memo names them by their checksum, so a memo is never
+        // paired with the subjects of another.
+        let mut subjects = Encoder::default();
+        encode_subjects(&mut subjects, &report.subjects);
+        let Some(seal) = self.context.write(&self.subjects_name, subjects.bytes()) else {
+            return;
+        };
         let mut encoder = Encoder::default();
         encoder.str(&key.0);
         encoder.len(dependencies.len());
@@ -200,6 +229,7 @@ impl CheckMemo {
             encode_dependency(&mut encoder, dependency);
         }
         encode_report(&mut encoder, report);
+        encoder.raw(&seal);
         self.context.write(&self.name, encoder.bytes());
     }
 }
@@ -295,10 +325,22 @@ fn encode_report(encoder: &mut Encoder, report: &Report) {
         encoder.str(&finding.fingerprint);
         encoder.optional_str(finding.detail.as_deref());
     }
-    encoder.len(report.subjects.len());
-    for subject in &report.subjects {
+}
+
+fn encode_subjects(encoder: &mut Encoder, subjects: &[Subject]) {
+    encoder.len(subjects.len());
+    for subject in subjects {
         encode_subject(encoder, subject);
     }
+}
+
+fn decode_subjects(decoder: &mut Decoder<'_>) -> Option<Vec<Subject>> {
+    let count = decoder.len()?;
+    let mut subjects = Vec::with_capacity(count.min(decoder.rest().len()));
+    for _ in 0..count {
+        subjects.push(decode_subject(decoder)?);
+    }
+    Some(subjects)
 }
 
 fn encode_subject(encoder: &mut Encoder, subject: &Subject) {
@@ -362,17 +404,12 @@ fn decode_report(decoder: &mut Decoder<'_>) -> Option<Report> {
             detail,
         });
     }
-    let subject_count = decoder.len()?;
-    let mut subjects = Vec::with_capacity(subject_count.min(decoder.rest().len()));
-    for _ in 0..subject_count {
-        subjects.push(decode_subject(decoder)?);
-    }
     Some(Report {
         command,
         source,
         base,
         findings,
-        subjects,
+        subjects: Vec::new(),
         fail_on_diff,
     })
 }

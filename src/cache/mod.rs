@@ -90,11 +90,24 @@ impl CacheContext {
     /// The body of a cache file, or `None` when it is absent, from another binary, or
     /// does not match its checksum.
     fn read(&self, name: &str) -> Option<Vec<u8>> {
+        self.read_with_seal(name).map(|(body, _)| body)
+    }
+
+    /// The body of a cache file, only if its checksum is `seal` (what [`Self::write`]
+    /// returned for it): a file that must belong with another.
+    fn read_sealed(&self, name: &str, seal: &[u8; 32]) -> Option<Vec<u8>> {
+        self.read_with_seal(name)
+            .and_then(|(body, found)| (found == *seal).then_some(body))
+    }
+
+    /// The body of a cache file and the checksum it ends with.
+    fn read_with_seal(&self, name: &str) -> Option<(Vec<u8>, [u8; 32])> {
         let bytes = std::fs::read(self.file(name)).ok()?;
         let (content, checksum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
         if Sha256::digest(content).as_slice() != checksum {
             return None;
         }
+        let seal: [u8; 32] = checksum.try_into().ok()?;
         let mut decoder = codec::Decoder::new(content);
         if decoder.raw(MAGIC.len())? != MAGIC
             || decoder.u32()? != FORMAT
@@ -102,16 +115,17 @@ impl CacheContext {
         {
             return None;
         }
-        Some(decoder.rest().to_vec())
+        Some((decoder.rest().to_vec(), seal))
     }
 
-    /// Writes a cache file. Failures are ignored: the cache is only an optimisation. No
+    /// Writes a cache file and returns its checksum (its seal); `None` when it could not
+    /// be written. Failures are otherwise ignored: the cache is only an optimisation. No
     /// fsync: a torn file fails its checksum and is ignored.
-    fn write(&self, name: &str, body: &[u8]) {
-        let _ = self.try_write(name, body);
+    fn write(&self, name: &str, body: &[u8]) -> Option<[u8; 32]> {
+        self.try_write(name, body).ok()
     }
 
-    fn try_write(&self, name: &str, body: &[u8]) -> std::io::Result<()> {
+    fn try_write(&self, name: &str, body: &[u8]) -> std::io::Result<[u8; 32]> {
         let mut writer = self.writer(name)?;
         writer.append(body)?;
         writer.finish()
@@ -156,14 +170,14 @@ impl CacheWriter {
         self.file.write_all(bytes)
     }
 
-    /// No fsync: a torn file fails its checksum and is ignored.
-    fn finish(mut self) -> std::io::Result<()> {
-        let checksum = self.hasher.finalize();
+    /// No fsync: a torn file fails its checksum and is ignored. Returns the checksum.
+    fn finish(mut self) -> std::io::Result<[u8; 32]> {
+        let checksum: [u8; 32] = self.hasher.finalize().into();
         self.file.write_all(&checksum)?;
         self.file
             .persist(&self.target)
             .map_err(|error| error.error)?;
-        Ok(())
+        Ok(checksum)
     }
 }
 

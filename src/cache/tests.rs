@@ -110,7 +110,7 @@ fn the_memo_answers_only_while_everything_it_read_is_unchanged() {
     let memo = CheckMemo::open(&context(directory.path(), "bin-1"), "worktree");
     memo.remember(&key, &record(&source), &report());
 
-    let recalled = memo.recall(&key, &source).expect("nothing changed");
+    let recalled = memo.recall(&key, &source, true).expect("nothing changed");
     assert_eq!(recalled.findings, report().findings);
     assert_eq!(recalled.subjects, report().subjects);
     assert_eq!(
@@ -120,36 +120,91 @@ fn the_memo_answers_only_while_everything_it_read_is_unchanged() {
 
     source.put("unrelated.txt", "y", "u2");
     assert!(
-        memo.recall(&key, &source).is_some(),
+        memo.recall(&key, &source, true).is_some(),
         "an unrelated change keeps the memo"
     );
     assert!(
-        memo.recall(&MemoKey("check index".into()), &source)
+        memo.recall(&MemoKey("check index".into()), &source, true)
             .is_none(),
         "another key misses"
     );
     assert!(
         CheckMemo::open(&context(directory.path(), "bin-2"), "worktree")
-            .recall(&key, &source)
+            .recall(&key, &source, true)
             .is_none()
     );
 
     source.put("evals/a.jsonl", "{}", "a2");
     assert!(
-        memo.recall(&key, &source).is_none(),
+        memo.recall(&key, &source, true).is_none(),
         "a changed identity misses"
     );
     source.put("evals/a.jsonl", "{}", "a1");
     source.put("evals/b.jsonl", "{}", "b1");
     assert!(
-        memo.recall(&key, &source).is_none(),
+        memo.recall(&key, &source, true).is_none(),
         "a new file in a listed directory misses"
     );
     source.files.lock().unwrap().remove("evals/b.jsonl");
     source.put("evalock.lock", "lock", "l1");
     assert!(
-        memo.recall(&key, &source).is_none(),
+        memo.recall(&key, &source, true).is_none(),
         "a file that appeared where none was misses"
+    );
+}
+
+#[test]
+fn subjects_are_read_back_only_when_wanted_and_only_their_own() {
+    let directory = tempfile::tempdir().unwrap();
+    let source = FakeSource::default();
+    source.put("evalock.toml", "config", "c1");
+    source.put("evals/a.jsonl", "{}", "a1");
+    let key = MemoKey("check worktree".into());
+    let cache = context(directory.path(), "bin-1");
+    let memo = CheckMemo::open(&cache, "worktree");
+    memo.remember(&key, &record(&source), &report());
+    assert!(!report().subjects.is_empty());
+
+    let without = memo.recall(&key, &source, false).expect("nothing changed");
+    assert_eq!(without.findings, report().findings);
+    assert!(without.subjects.is_empty());
+    let with = memo.recall(&key, &source, true).expect("nothing changed");
+    assert_eq!(with.subjects, report().subjects);
+
+    // The subjects of another report (another memo written later, then its main file
+    // lost) are refused: the memo names its own by their checksum.
+    let subjects_file = directory.path().join(
+        std::fs::read_dir(directory.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .find(|name| name.ends_with("-subjects.bin"))
+            .expect("a subjects file"),
+    );
+    let saved = std::fs::read(&subjects_file).unwrap();
+    let mut other = report();
+    other.subjects.truncate(1);
+    let other_dir = tempfile::tempdir().unwrap();
+    let other_memo = CheckMemo::open(&context(other_dir.path(), "bin-1"), "worktree");
+    other_memo.remember(&key, &record(&source), &other);
+    let other_subjects = std::fs::read_dir(other_dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().ends_with("-subjects.bin"))
+        .unwrap();
+    std::fs::copy(&other_subjects, &subjects_file).unwrap();
+    assert!(memo.recall(&key, &source, true).is_none());
+    assert!(memo.recall(&key, &source, false).is_some());
+    // Missing or torn subjects: a miss when wanted, no harm otherwise.
+    std::fs::write(&subjects_file, &saved[..saved.len() - 1]).unwrap();
+    assert!(memo.recall(&key, &source, true).is_none());
+    std::fs::remove_file(&subjects_file).unwrap();
+    assert!(memo.recall(&key, &source, true).is_none());
+    assert!(memo.recall(&key, &source, false).is_some());
+    std::fs::write(&subjects_file, &saved).unwrap();
+    assert_eq!(
+        memo.recall(&key, &source, true)
+            .map(|report| report.subjects),
+        Some(report().subjects)
     );
 }
 
@@ -182,7 +237,7 @@ fn content_without_identity_or_too_fresh_is_not_remembered() {
     recording.record(memo_dependency_for_test("evals/a.jsonl", fresh));
     let memo = CheckMemo::open(&cache, "worktree");
     memo.remember(&key, &recording, &report());
-    assert!(memo.recall(&key, &source).is_none());
+    assert!(memo.recall(&key, &source, true).is_none());
 }
 
 fn memo_dependency_for_test(path: &str, identity: ContentIdentity) -> memo::Dependency {

@@ -19,6 +19,10 @@ pub struct CheckOptions {
     pub base: Option<String>,
     /// Use and update the incremental cache in `.evalock/cache` (same verdict either way).
     pub cache: bool,
+    /// Whether the report must list every subject judged (the JSON, JUnit and Markdown
+    /// reports print them). Without, a remembered report comes back with none: reading
+    /// 200,000 of them back would cost a warm check more than everything else.
+    pub subjects: bool,
 }
 
 /// The base revision to compare with, resolved to a commit.
@@ -65,7 +69,7 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
     };
     let key = memo_key(options, base.as_ref());
     let memo = CheckMemo::open(&cache, kind);
-    if let Some(report) = memo.recall(&key, content.as_ref()) {
+    if let Some(report) = memo.recall(&key, content.as_ref(), options.subjects) {
         return Ok(report);
     }
     let recording = RecordingSource::new(content.as_ref());

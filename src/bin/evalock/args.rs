@@ -324,6 +324,13 @@ pub enum Format {
     Github,
 }
 
+impl Format {
+    /// Whether the format prints every subject judged, not only those with findings.
+    pub fn lists_subjects(self) -> bool {
+        matches!(self, Format::Json | Format::Junit | Format::Markdown)
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A saved report: `evalock check --format json --output FILE`, or the results file of

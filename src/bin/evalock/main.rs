@@ -80,6 +80,7 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 source,
                 base: check_args.base.clone(),
                 cache: !check_args.no_cache,
+                subjects: check_args.format.lists_subjects(),
             };
             let report = commands::check(&options)?;
             printer.report(&report, check_args.format, check_args.output.as_deref())?;
