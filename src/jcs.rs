@@ -39,7 +39,7 @@ impl Member {
         head[..length].copy_from_slice(&decoded[..length]);
         Member {
             prefix: u64::from_be_bytes(head),
-            byte_ordered: decoded.iter().all(|byte| *byte < 0xF0),
+            byte_ordered: decoded.is_ascii() || decoded.iter().all(|byte| *byte < 0xF0),
             key,
             segment: 0..0,
             raw_value: 0..0,
@@ -424,32 +424,39 @@ fn write_string_value(input: &[u8], start: usize, out: &mut Vec<u8>) -> Option<u
     }
 }
 
-/// The offset of the first `"`, `\` or control character in `bytes`, eight bytes at a time
-/// while none is in sight.
+/// The offset of the first `"`, `\` or control character in `bytes`, eight bytes at a
+/// time.
 fn next_special(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGHS: u64 = ONES << 7;
-    // Whether any byte of `word` is below `limit` (exact for limits up to 128).
-    let any_below =
-        |word: u64, limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS;
     let mut chunks = bytes.chunks_exact(8);
     let mut offset = 0;
     for chunk in &mut chunks {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let word = u64::from_le_bytes(word);
-        let special = any_below(word ^ (ONES * u64::from(b'"')), 1)
-            | any_below(word ^ (ONES * u64::from(b'\\')), 1)
-            | any_below(word, 0x20);
-        if special != 0 {
-            break;
+        if let Some(index) = first_special(u64::from_le_bytes(word)) {
+            return Some(offset + index);
         }
         offset += 8;
     }
-    bytes[offset..]
-        .iter()
-        .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)
-        .map(|index| offset + index)
+    // The tail, padded with a byte that is not special.
+    let tail = chunks.remainder();
+    let mut word = [b'a'; 8];
+    word[..tail.len()].copy_from_slice(tail);
+    first_special(u64::from_le_bytes(word)).map(|index| offset + index)
+}
+
+/// The index of the first `"`, `\` or control character among the eight bytes of `word`
+/// (little-endian: its lowest byte comes first).
+#[inline]
+fn first_special(word: u64) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGHS: u64 = ONES << 7;
+    // The high bit of each byte below `limit` (limits up to 128). A borrow can also mark
+    // bytes after the first such byte, never one before it: the lowest mark is exact.
+    let below = |word: u64, limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS;
+    let marks = below(word ^ (ONES * u64::from(b'"')), 1)
+        | below(word ^ (ONES * u64::from(b'\\')), 1)
+        | below(word, 0x20);
+    (marks != 0).then(|| marks.trailing_zeros() as usize / 8)
 }
 
 /// Decodes the four hex digits at `position` (after `\u`), joining a surrogate pair.
