@@ -76,6 +76,8 @@ pub struct Canonicalizer {
     out: Vec<u8>,
     keys: Vec<u8>,
     members: Vec<Member>,
+    /// The RFC 8785 order of the members of the object just finished, as indices.
+    order: Vec<usize>,
     reorder: Vec<u8>,
     scratch: Vec<u8>,
     contract: Vec<u8>,
@@ -264,11 +266,15 @@ impl Canonicalizer {
         let in_order = members
             .windows(2)
             .all(|pair| pair[0].cmp_key(&pair[1], keys) == Ordering::Less);
+        // The order is worked out on indices: members are too large to move around.
+        let order = &mut self.order;
+        order.clear();
+        order.extend(0..members.len());
         if !in_order {
-            members.sort_unstable_by(|left, right| left.cmp_key(right, keys));
-            if members
+            order.sort_unstable_by(|left, right| members[*left].cmp_key(&members[*right], keys));
+            if order
                 .windows(2)
-                .any(|pair| pair[0].cmp_key(&pair[1], keys) == Ordering::Equal)
+                .any(|pair| members[pair[0]].cmp_key(&members[pair[1]], keys) == Ordering::Equal)
             {
                 return None;
             }
@@ -276,10 +282,11 @@ impl Canonicalizer {
             self.reorder.extend_from_slice(&self.out[object_start..]);
             self.out.truncate(object_start);
             self.out.push(b'{');
-            for (index, member) in members.iter_mut().enumerate() {
-                if index > 0 {
+            for (position, index) in order.iter().enumerate() {
+                if position > 0 {
                     self.out.push(b',');
                 }
+                let member = &mut members[*index];
                 let local = member.segment.start - object_start..member.segment.end - object_start;
                 let new_start = self.out.len();
                 self.out.extend_from_slice(&self.reorder[local]);
@@ -293,10 +300,13 @@ impl Canonicalizer {
         Some(())
     }
 
+    /// The wanted top-level members and the object without the excluded one, both in the
+    /// order [`Self::finish_object`] left in `order`.
     fn record_top_level(&mut self, members_start: usize) {
         let excluded = self.contract_excluded;
+        let members = &self.members[members_start..];
         let mut excluded_found = false;
-        for member in &self.members[members_start..] {
+        for member in self.order.iter().map(|index| &members[*index]) {
             let key = &self.keys[member.key.clone()];
             let known = self
                 .wanted
@@ -314,7 +324,7 @@ impl Canonicalizer {
         if excluded_found {
             self.contract.push(b'{');
             let mut first = true;
-            for member in &self.members[members_start..] {
+            for member in self.order.iter().map(|index| &members[*index]) {
                 if excluded.is_some_and(|name| self.keys[member.key.clone()] == *name.as_bytes()) {
                     continue;
                 }
@@ -557,7 +567,7 @@ fn number_end(input: &[u8], start: usize) -> Option<usize> {
 }
 
 /// ECMAScript number formatting of the literal's f64 value, as `case-v1` requires.
-/// Short integers are exact and print as themselves.
+/// Short integers and plain decimals print as themselves.
 fn write_canonical_number(literal: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let digits = literal.strip_prefix(b"-").unwrap_or(literal);
     if digits.len() <= EXACT_INTEGER_DIGITS && digits.iter().all(u8::is_ascii_digit) {
@@ -568,6 +578,42 @@ fn write_canonical_number(literal: &[u8], out: &mut Vec<u8>) -> Option<()> {
         }
         return Some(());
     }
+    if is_shortest_decimal(digits) {
+        out.extend_from_slice(literal);
+        return Some(());
+    }
+    write_formatted_number(literal, out)
+}
+
+/// Whether a grammatical literal without its sign, `int.frac`, is already what ECMAScript
+/// prints for its value: no exponent, no trailing zero in the fraction, at most 15
+/// significant digits (every such decimal maps to its own double, whose shortest
+/// round-trip digits are therefore its own), and, below 1, fewer than six zeros after
+/// the point (smaller numbers print with an exponent).
+fn is_shortest_decimal(digits: &[u8]) -> bool {
+    let Some(point) = digits.iter().position(|byte| *byte == b'.') else {
+        return false;
+    };
+    let (whole, fraction) = (&digits[..point], &digits[point + 1..]);
+    if !fraction.iter().all(u8::is_ascii_digit) || fraction.last().is_none_or(|last| *last == b'0')
+    {
+        return false;
+    }
+    let significant = match whole {
+        b"0" => {
+            let zeros = fraction.iter().take_while(|digit| **digit == b'0').count();
+            if zeros >= 6 {
+                return false;
+            }
+            fraction.len() - zeros
+        }
+        _ => whole.len() + fraction.len(),
+    };
+    significant <= EXACT_INTEGER_DIGITS
+}
+
+/// The general case: the literal's value formatted by `ryu-js` (ECMAScript rules).
+fn write_formatted_number(literal: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let value: f64 = std::str::from_utf8(literal).ok()?.parse().ok()?;
     if !value.is_finite() {
         return None;

@@ -346,3 +346,65 @@ fn escapes_in_values_come_out_canonical() {
         assert_agrees(input, true);
     }
 }
+
+/// Plain decimals are copied as written only when that is what ECMAScript prints: every
+/// literal of up to 18 digits, with the point anywhere and zeros where they matter, is
+/// compared with the formatted value.
+#[test]
+fn decimals_copied_as_written_are_what_formatting_gives() {
+    let mut copied = 0;
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |bound: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % bound
+    };
+    for _ in 0..200_000 {
+        let length = 1 + next(18) as usize;
+        let mut digits: Vec<u8> = (0..length).map(|_| b'0' + next(10) as u8).collect();
+        // Runs of zeros at the start, the end or inside are what the rules turn on.
+        match next(4) {
+            0 => digits[..length.min(1 + next(8) as usize)].fill(b'0'),
+            1 => digits[length - length.min(1 + next(3) as usize)..].fill(b'0'),
+            _ => {}
+        }
+        let point = 1 + next(length as u64) as usize;
+        let whole = match digits[..point].iter().position(|digit| *digit != b'0') {
+            Some(first) if first < point => &digits[first..point],
+            _ => b"0".as_slice(),
+        };
+        let mut literal = String::from_utf8(whole.to_vec()).unwrap();
+        if point < length {
+            literal.push('.');
+            literal.push_str(std::str::from_utf8(&digits[point..]).unwrap());
+        }
+        for signed in [literal.clone(), format!("-{literal}")] {
+            let mut formatted = Vec::new();
+            write_formatted_number(signed.as_bytes(), &mut formatted).expect("finite");
+            let digits = signed.strip_prefix('-').unwrap_or(&signed);
+            if is_shortest_decimal(digits.as_bytes()) {
+                copied += 1;
+                assert_eq!(String::from_utf8(formatted).unwrap(), signed);
+            } else if signed.contains('.') && !signed.ends_with('0') && digits.len() <= 9 {
+                // Short decimals are declined only for the zeros rule.
+                assert!(digits.starts_with("0.000000"), "{signed} declined");
+            }
+        }
+    }
+    assert!(copied > 100_000, "only {copied} copied");
+    for (literal, copied) in [
+        ("0.141614", true),
+        ("0.000001", true),
+        ("0.0000001", false),
+        ("1.50", false),
+        ("2.0", false),
+        ("123456789012.345", true),
+        ("1234567890123.456", false),
+        ("0.1234567890123456", false),
+        ("1e3", false),
+        ("10", false),
+    ] {
+        assert_eq!(is_shortest_decimal(literal.as_bytes()), copied, "{literal}");
+    }
+}

@@ -105,7 +105,8 @@ impl Lock {
     /// whole), else parsed from its bytes by [`Lock::parse`], which also locates errors.
     pub fn read(source: &dyn ContentSource, path: &str) -> Result<Option<Lock>> {
         if let Some(reader) = source.reader(path)? {
-            let streamed = super::lock_fast::parse_rendered_from(reader).filter(|lock| {
+            let reopen = || source.reader(path).ok().flatten();
+            let streamed = super::lock_fast::parse_rendered_from(reader, reopen).filter(|lock| {
                 // Errors are located from the text: the bytes path below reports them.
                 lock.lock_version == LOCK_VERSION
                     && lock.validate(path, "").is_ok()
@@ -132,7 +133,9 @@ impl Lock {
                 "unresolved merge conflict: run `evalock lock` to regenerate the lock from the merged cases",
             ));
         }
-        let parsed = match super::lock_fast::parse_rendered_from(text.as_bytes()) {
+        let parsed = match super::lock_fast::parse_rendered_from(text.as_bytes(), || {
+            Some(text.as_bytes())
+        }) {
             Some(lock) => Ok(lock),
             None => toml::from_str::<Lock>(text),
         };

@@ -2,12 +2,16 @@
 //! a 200,000-case lock parses in a fraction of the time. The result is only used when it
 //! renders back to the very same text, which proves it is what the TOML parser would
 //! return (render and parse round-trip); anything else goes to the TOML parser.
+//!
+//! The lock is streamed, never held whole (30 MiB for 200,000 cases): the rendering is
+//! compared with a second read of the file. A file that changed between the two reads
+//! fails the comparison, unless its new text is exactly the rendering of what was read
+//! first, which then is what it holds.
 
 use super::lock::{CaseLock, GraderLock, Lock, Recipes, SuiteLock};
 use super::skill_lock::SkillLock;
 use super::SharedText;
 use crate::hash::Digest;
-use sha2::{Digest as _, Sha256};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,17 +24,18 @@ const READ_BUFFER: usize = 1 << 16;
 /// The lock, if `text` is exactly what `render` writes for it.
 #[cfg(test)]
 pub(super) fn parse_rendered(text: &str) -> Option<Lock> {
-    parse_rendered_from(text.as_bytes())
+    parse_rendered_from(text.as_bytes(), || Some(text.as_bytes()))
 }
 
-/// The lock, if what `input` yields is exactly what `render` writes for it. Read line by
-/// line, so a 30 MiB lock is never held whole: what was read and what the lock renders
-/// to are compared by their SHA-256 and length.
-pub(super) fn parse_rendered_from(input: impl Read) -> Option<Lock> {
+/// The lock, if what `input` yields is exactly what `render` writes for it; `reopen`
+/// reads the same file again for the comparison.
+pub(super) fn parse_rendered_from<R: Read>(
+    input: impl Read,
+    reopen: impl FnOnce() -> Option<R>,
+) -> Option<Lock> {
     let mut lines = Lines {
         input: BufReader::with_capacity(READ_BUFFER, input),
         line: String::new(),
-        read: Digesting::default(),
         section: Section::Suites,
         graders: String::new(),
         skills: String::new(),
@@ -38,7 +43,6 @@ pub(super) fn parse_rendered_from(input: impl Read) -> Option<Lock> {
     };
     let lock = read_lines(&mut lines);
     let Lines {
-        read,
         graders,
         skills,
         failed,
@@ -49,9 +53,12 @@ pub(super) fn parse_rendered_from(input: impl Read) -> Option<Lock> {
     // go through the TOML parser; the many case tables are read line by line.
     lock.graders = toml::from_str::<GraderTables>(&graders).ok()?.grader;
     lock.skills = toml::from_str::<SkillTables>(&skills).ok()?.skill;
-    let mut rendered = Digesting::default();
+    let mut rendered = Comparing {
+        input: BufReader::with_capacity(READ_BUFFER, reopen()?),
+        same: true,
+    };
     lock.render_into(&mut rendered).ok()?;
-    (rendered == read).then_some(lock)
+    rendered.finish().then_some(lock)
 }
 
 /// The part of the lock a line belongs to; each starts at its first table header.
@@ -64,12 +71,11 @@ enum Section {
 }
 
 /// The lines of the suite and case tables, one at a time; grader and skill tables are
-/// set aside as text, and every byte read goes into a digest.
+/// set aside as text.
 struct Lines<R> {
     input: BufReader<R>,
     /// The current line, without its newline (one buffer for all of them).
     line: String,
-    read: Digesting,
     section: Section,
     graders: String,
     skills: String,
@@ -90,7 +96,6 @@ impl<R: Read> Lines<R> {
                 }
             }
             let line = &self.line;
-            self.read.add(line.as_bytes());
             let next = match self.section {
                 Section::Suites if line.starts_with("[grader.") => Section::Graders,
                 Section::Suites | Section::Graders if line.starts_with("[case.") => Section::Cases,
@@ -108,44 +113,38 @@ impl<R: Read> Lines<R> {
     }
 }
 
-/// The SHA-256 and length of what is written or read. Pieces are gathered into blocks
-/// first: a lock arrives a line or a formatted field at a time, millions of tiny updates.
-#[derive(Default)]
-struct Digesting {
-    hasher: Sha256,
-    pending: Vec<u8>,
-    length: u64,
+/// Text being written, compared as it comes with the same number of bytes read from
+/// `input`: equal only if every piece matched and nothing is left over.
+struct Comparing<R> {
+    input: BufReader<R>,
+    same: bool,
 }
 
-/// How much is gathered before it is hashed.
-const DIGEST_BLOCK: usize = 1 << 16;
-
-impl Digesting {
-    fn add(&mut self, bytes: &[u8]) {
-        self.pending.extend_from_slice(bytes);
-        self.length += bytes.len() as u64;
-        if self.pending.len() >= DIGEST_BLOCK {
-            self.hasher.update(&self.pending);
-            self.pending.clear();
+impl<R: Read> Comparing<R> {
+    fn matches(&mut self, mut expected: &[u8]) -> bool {
+        while !expected.is_empty() {
+            let buffered = match self.input.fill_buf() {
+                Ok(buffered) if !buffered.is_empty() => buffered,
+                _ => return false,
+            };
+            let length = buffered.len().min(expected.len());
+            if buffered[..length] != expected[..length] {
+                return false;
+            }
+            self.input.consume(length);
+            expected = &expected[length..];
         }
+        true
     }
 
-    fn finish(&self) -> (u64, [u8; 32]) {
-        let mut hasher = self.hasher.clone();
-        hasher.update(&self.pending);
-        (self.length, hasher.finalize().into())
-    }
-}
-
-impl PartialEq for Digesting {
-    fn eq(&self, other: &Self) -> bool {
-        self.finish() == other.finish()
+    fn finish(mut self) -> bool {
+        self.same && self.input.fill_buf().is_ok_and(|rest| rest.is_empty())
     }
 }
 
-impl fmt::Write for Digesting {
+impl<R: Read> fmt::Write for Comparing<R> {
     fn write_str(&mut self, piece: &str) -> fmt::Result {
-        self.add(piece.as_bytes());
+        self.same = self.same && self.matches(piece.as_bytes());
         Ok(())
     }
 }
@@ -550,7 +549,7 @@ mod tests {
                 &text[start + "version = 1\n".len()..]
             );
             assert!(parse_rendered(&edited).is_none(), "an edit at byte {start}");
-            // Same length, same entry once read, another text: the digests must differ.
+            // Same length, same entry once read, another text: the comparison must see it.
             let line_end = start + text[start..].find("\nfile = ").expect("a file line");
             let (version, digest) = text[start..line_end].split_once('\n').expect("two lines");
             let swapped = format!("{}{digest}\n{version}{}", &text[..start], &text[line_end..]);
@@ -559,5 +558,21 @@ mod tests {
         }
         assert!(parse_rendered(&format!("{text}#")).is_none());
         assert!(parse_rendered(&text[..text.len() - 1]).is_none());
+    }
+
+    /// The file read for the comparison is not the one parsed (it changed in between):
+    /// only its exact rendering passes, so what is returned is what the file holds.
+    #[test]
+    fn a_lock_that_changed_between_the_two_reads_is_declined() {
+        let text = tricky_lock().render();
+        let other = Lock::new().render();
+        let twice = |first: &str, second: &str| {
+            parse_rendered_from(first.as_bytes(), || Some(second.as_bytes()))
+        };
+        assert_eq!(twice(&text, &text), Some(tricky_lock()));
+        assert!(twice(&text, &other).is_none());
+        assert!(twice(&other, &text).is_none());
+        assert!(twice(&text, &text[..text.len() / 2]).is_none());
+        assert!(parse_rendered_from(text.as_bytes(), || None::<&[u8]>).is_none());
     }
 }
