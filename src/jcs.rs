@@ -7,6 +7,7 @@
 //! surrogates, deep nesting, a top level that is not an object) yields `None`, and the
 //! caller takes the slow path, which also produces the exact error message.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::ops::Range;
 
@@ -340,7 +341,70 @@ impl Canonicalizer {
     }
 }
 
-fn skip_whitespace(input: &[u8], mut position: usize) -> usize {
+/// The string whose opening quote is at `start` in JSON text: its decoded text (borrowed
+/// when it has no escapes) and the position after its closing quote.
+pub(crate) fn read_string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
+    let mut scratch = Vec::new();
+    let (end, decoded) = decode_string(text.as_bytes(), start, &mut scratch)?;
+    let value = match decoded {
+        true => Cow::Owned(String::from_utf8(scratch).ok()?),
+        false => Cow::Borrowed(text.get(start + 1..end - 1)?),
+    };
+    Some((value, end))
+}
+
+/// The position after the value at `start` in JSON text the canonicalizer accepted (its
+/// grammar is not checked again: only quotes, escapes and brackets are followed).
+pub(crate) fn skip_value(input: &[u8], start: usize) -> Option<usize> {
+    match *input.get(start)? {
+        b'"' => string_end(input, start),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut position = start;
+            loop {
+                match *input.get(position)? {
+                    b'"' => {
+                        position = string_end(input, position)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(position + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                position += 1;
+            }
+        }
+        _ => {
+            let length = input[start..]
+                .iter()
+                .take_while(|byte| {
+                    !matches!(byte, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                })
+                .count();
+            (length > 0).then_some(start + length)
+        }
+    }
+}
+
+/// The position after the closing quote of the string whose opening quote is at `start`.
+fn string_end(input: &[u8], start: usize) -> Option<usize> {
+    let mut position = start + 1;
+    loop {
+        position += next_special(input.get(position..)?)?;
+        match input[position] {
+            b'"' => return Some(position + 1),
+            b'\\' => position += 2,
+            _ => return None,
+        }
+    }
+}
+
+pub(crate) fn skip_whitespace(input: &[u8], mut position: usize) -> usize {
     while let Some(b' ' | b'\t' | b'\n' | b'\r') = input.get(position) {
         position += 1;
     }

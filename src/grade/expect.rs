@@ -149,62 +149,86 @@ impl<'de> Deserialize<'de> for Expect<'de> {
 fn read_assertions<'de, A: MapAccess<'de>>(mut map: A) -> Result<Assertions<'de>, A::Error> {
     let mut assertions = Assertions::default();
     while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
-        assertions.members += 1;
-        let name = key.as_ref();
-        match name {
-            "json" | "status_in" | "equals" | "max_chars" | "args" => {
-                let value: Value = map.next_value()?;
-                if JSON_ASSERTIONS.contains(&name) && value != Value::Bool(false) {
-                    assertions.wants_json = true;
-                }
-                let slot = match name {
-                    "json" => &mut assertions.json,
-                    "status_in" => &mut assertions.status_in,
-                    "equals" => &mut assertions.equals,
-                    "max_chars" => &mut assertions.max_chars,
-                    _ => &mut assertions.args,
-                };
-                *slot = Some(value);
+        match Member::of(&key) {
+            Member::Value => {
+                let value = map.next_value()?;
+                assertions.set_value(&key, value);
             }
-            "require_clarification" => {
+            Member::Strings => {
+                let strings = map.next_value()?;
+                assertions.set_strings(&key, strings);
+            }
+            Member::Clarification => {
+                assertions.members += 1;
                 assertions.require_clarification = Some(map.next_value()?);
             }
-            _ => match strings_slot(&mut assertions, name) {
-                Some(slot) => {
-                    let strings: Strings<'de> = map.next_value()?;
-                    *slot = Some(strings);
-                    if JSON_ASSERTIONS.contains(&name)
-                        && slot.as_ref().is_some_and(Strings::asks_for_json)
-                    {
-                        assertions.wants_json = true;
-                    }
-                }
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                    assertions.unknown.push(key);
-                }
-            },
+            Member::Unknown => {
+                map.next_value::<IgnoredAny>()?;
+                assertions.members += 1;
+                assertions.unknown.push(key);
+            }
         }
     }
     Ok(assertions)
 }
 
-/// Where an assertion that takes strings goes; `None` for a name that is not one.
-fn strings_slot<'s, 'a>(
-    assertions: &'s mut Assertions<'a>,
-    name: &str,
-) -> Option<&'s mut Option<Strings<'a>>> {
-    Some(match name {
-        "required_keys" => &mut assertions.required_keys,
-        "allowed_keys" => &mut assertions.allowed_keys,
-        "must_include" => &mut assertions.must_include,
-        "forbidden" => &mut assertions.forbidden,
-        "forbid_patterns" => &mut assertions.forbid_patterns,
-        "regex" => &mut assertions.regex,
-        "must_call" => &mut assertions.must_call,
-        "must_not_call" => &mut assertions.must_not_call,
-        _ => return None,
-    })
+/// How the grader reads a member of `expect`.
+enum Member {
+    /// Kept as a JSON value.
+    Value,
+    /// A string or a list of strings.
+    Strings,
+    Clarification,
+    Unknown,
+}
+
+impl Member {
+    fn of(name: &str) -> Member {
+        match name {
+            "json" | "status_in" | "equals" | "max_chars" | "args" => Member::Value,
+            "required_keys" | "allowed_keys" | "must_include" | "forbidden" | "forbid_patterns"
+            | "regex" | "must_call" | "must_not_call" => Member::Strings,
+            "require_clarification" => Member::Clarification,
+            _ => Member::Unknown,
+        }
+    }
+}
+
+impl<'a> Assertions<'a> {
+    /// A [`Member::Value`] assertion.
+    fn set_value(&mut self, name: &str, value: Value) {
+        self.members += 1;
+        if JSON_ASSERTIONS.contains(&name) && value != Value::Bool(false) {
+            self.wants_json = true;
+        }
+        let slot = match name {
+            "json" => &mut self.json,
+            "status_in" => &mut self.status_in,
+            "equals" => &mut self.equals,
+            "max_chars" => &mut self.max_chars,
+            _ => &mut self.args,
+        };
+        *slot = Some(value);
+    }
+
+    /// A [`Member::Strings`] assertion.
+    fn set_strings(&mut self, name: &str, strings: Strings<'a>) {
+        self.members += 1;
+        if JSON_ASSERTIONS.contains(&name) && strings.asks_for_json() {
+            self.wants_json = true;
+        }
+        let slot = match name {
+            "required_keys" => &mut self.required_keys,
+            "allowed_keys" => &mut self.allowed_keys,
+            "must_include" => &mut self.must_include,
+            "forbidden" => &mut self.forbidden,
+            "forbid_patterns" => &mut self.forbid_patterns,
+            "regex" => &mut self.regex,
+            "must_call" => &mut self.must_call,
+            _ => &mut self.must_not_call,
+        };
+        *slot = Some(strings);
+    }
 }
 
 /// A string, borrowed when the input allows.
@@ -357,5 +381,6 @@ fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
     Ok(())
 }
 
+mod checked;
 #[cfg(test)]
 mod tests;

@@ -150,7 +150,7 @@ fn case_from_text(
     for member in object.members {
         let raw = line_text.get(member.raw_value.clone())?;
         match member.key {
-            "expect" => expect = Expect::of_text(raw)?,
+            "expect" => expect = Expect::of_checked_text(raw)?,
             key => interpreted.push((key, member_value(raw)?)),
         }
     }

@@ -140,3 +140,84 @@ fn shapes_are_kept_for_the_grader_to_name() {
         );
     }
 }
+
+#[test]
+fn the_checked_text_reading_is_the_serde_reading() {
+    for text in EXPECTS {
+        assert_eq!(
+            Expect::of_checked_text(text),
+            Expect::of_text(text),
+            "{text}"
+        );
+    }
+    // Generated objects: every assertion name and some unknown ones, values of every
+    // shape (strings with escapes and brackets in them, nested containers, lists of
+    // mixed items), odd whitespace.
+    const NAMES: &[&str] = &[
+        "json",
+        "required_keys",
+        "allowed_keys",
+        "status_in",
+        "equals",
+        "must_include",
+        "forbidden",
+        "forbid_patterns",
+        "regex",
+        "max_chars",
+        "must_call",
+        "must_not_call",
+        "args",
+        "require_clarification",
+        "schema",
+        "max_words",
+        "caf\\u00e9",
+    ];
+    const VALUES: &[&str] = &[
+        "true",
+        "false",
+        "null",
+        "0",
+        "-2.5e3",
+        "\"plain\"",
+        "\"br]ack}ets, \\\"quoted\\\" \\\\ \\u00e9 \\ud83d\\ude42\"",
+        "[]",
+        "[ \"a\" , \"b\\n\" ]",
+        "[\"a\", 1]",
+        "[[\"nested\"], \"x\"]",
+        "[{\"k\": \"]\"}, \"y\"]",
+        "{}",
+        "{\"a\": [1, {\"b\": \"}\"}], \"c\": null}",
+        "{\"order_id\": {\"eq\": \"1842-AX\"}}",
+    ];
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    let spaces = [" ", "", "\n\t", "  "];
+    for _ in 0..5_000 {
+        let mut names: Vec<&str> = Vec::new();
+        for _ in 0..next(6) {
+            let name = NAMES[next(NAMES.len())];
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        let members: Vec<String> = names
+            .iter()
+            .map(|name| {
+                let space = spaces[next(spaces.len())];
+                format!(
+                    "{space}\"{name}\"{space}:{space}{}{space}",
+                    VALUES[next(VALUES.len())]
+                )
+            })
+            .collect();
+        let text = format!("{{{}}}", members.join(","));
+        let read = Expect::of_checked_text(&text);
+        assert!(read.is_some(), "{text}");
+        assert_eq!(read, Expect::of_text(&text), "{text}");
+    }
+}
