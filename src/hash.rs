@@ -82,6 +82,13 @@ impl From<Digest> for String {
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_text(f)
+    }
+}
+
+impl Digest {
+    /// `sha256:` and the hex digits, into any writer (the lock writes 200,000 of them).
+    pub fn write_text(&self, out: &mut impl fmt::Write) -> fmt::Result {
         let mut text = [0u8; DIGEST_PREFIX.len() + 64];
         text[..DIGEST_PREFIX.len()].copy_from_slice(DIGEST_PREFIX.as_bytes());
         for (index, byte) in self.0.iter().enumerate() {
@@ -90,7 +97,7 @@ impl fmt::Display for Digest {
             text[at + 1] = HEX_DIGITS[usize::from(byte & 0xf)];
         }
         // Only ASCII was written.
-        f.write_str(std::str::from_utf8(&text).unwrap_or_default())
+        out.write_str(std::str::from_utf8(&text).unwrap_or_default())
     }
 }
 

@@ -287,16 +287,28 @@ impl Lock {
                 }
             }
         }
+        // 200,000 entries in a large lock: each is put together in one buffer, without
+        // the formatting machinery, and written at once.
+        let mut entry = String::new();
         for (suite, cases) in &self.cases {
             let suite_key = toml_key(suite);
             for (id, case) in cases {
-                writeln!(out, "\n[case.{suite_key}.{}]", TomlKey(id))?;
-                writeln!(out, "version = {}", case.version)?;
-                writeln!(out, "digest = \"{}\"", case.digest)?;
-                writeln!(out, "file = {}", TomlString(&case.file))?;
+                entry.clear();
+                entry.push_str("\n[case.");
+                entry.push_str(&suite_key);
+                entry.push('.');
+                write_toml_key(&mut entry, id)?;
+                entry.push_str("]\nversion = ");
+                push_decimal(&mut entry, case.version);
+                entry.push_str("\ndigest = \"");
+                case.digest.write_text(&mut entry)?;
+                entry.push_str("\"\nfile = ");
+                write_toml_string(&mut entry, &case.file)?;
+                entry.push('\n');
                 if case.retired {
-                    out.write_str("retired = true\n")?;
+                    entry.push_str("retired = true\n");
                 }
+                out.write_str(&entry)?;
             }
         }
         let mut skills = String::new();
@@ -336,15 +348,7 @@ pub struct TomlKey<'a>(pub &'a str);
 
 impl fmt::Display for TomlKey<'_> {
     fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let key = self.0;
-        let bare = !key.is_empty()
-            && key
-                .bytes()
-                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
-        match bare {
-            true => out.write_str(key),
-            false => TomlString(key).fmt(out),
-        }
+        write_toml_key(out, self.0)
     }
 }
 
@@ -353,35 +357,75 @@ pub struct TomlString<'a>(pub &'a str);
 
 impl fmt::Display for TomlString<'_> {
     fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let value = self.0;
-        out.write_char('"')?;
-        let mut plain_from = 0;
-        for (at, character) in value.char_indices() {
-            let escape = match character {
-                '"' => Some("\\\""),
-                '\\' => Some("\\\\"),
-                '\n' => Some("\\n"),
-                '\t' => Some("\\t"),
-                '\r' => Some("\\r"),
-                control if control.is_control() => None,
-                _ => continue,
-            };
-            out.write_str(&value[plain_from..at])?;
-            match escape {
-                Some(escape) => out.write_str(escape)?,
-                None => write!(out, "\\u{:04X}", u32::from(character))?,
-            }
-            plain_from = at + character.len_utf8();
-        }
-        out.write_str(&value[plain_from..])?;
-        out.write_char('"')
+        write_toml_string(out, self.0)
     }
+}
+
+/// [`toml_key`] into any writer.
+fn write_toml_key(out: &mut impl Write, key: &str) -> fmt::Result {
+    let bare = !key.is_empty()
+        && key
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+    match bare {
+        true => out.write_str(key),
+        false => write_toml_string(out, key),
+    }
+}
+
+/// [`toml_string`] into any writer.
+fn write_toml_string(out: &mut impl Write, value: &str) -> fmt::Result {
+    out.write_char('"')?;
+    let mut plain_from = 0;
+    for (at, character) in value.char_indices() {
+        let escape = match character {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '\n' => Some("\\n"),
+            '\t' => Some("\\t"),
+            '\r' => Some("\\r"),
+            control if control.is_control() => None,
+            _ => continue,
+        };
+        out.write_str(&value[plain_from..at])?;
+        match escape {
+            Some(escape) => out.write_str(escape)?,
+            None => write!(out, "\\u{:04X}", u32::from(character))?,
+        }
+        plain_from = at + character.len_utf8();
+    }
+    out.write_str(&value[plain_from..])?;
+    out.write_char('"')
+}
+
+/// `value` in decimal, as `{}` formats it.
+fn push_decimal(out: &mut String, mut value: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::hash::bytes_digest;
+
+    #[test]
+    fn decimals_are_written_as_formatting_writes_them() {
+        for value in [0, 1, 9, 10, 99, 100, 1001, 4_294_967_296, u64::MAX] {
+            let mut written = String::from("x");
+            push_decimal(&mut written, value);
+            assert_eq!(written, format!("x{value}"));
+        }
+    }
 
     fn sample() -> Lock {
         let mut lock = Lock::new();
