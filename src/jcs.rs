@@ -19,8 +19,10 @@ const EXACT_INTEGER_DIGITS: usize = 15;
 /// One member of an object being canonicalized.
 #[derive(Debug, Clone)]
 struct Member {
-    /// The decoded key, in `Canonicalizer::keys`.
+    /// The decoded key: in the input when it has no escapes (it is its own decoding),
+    /// else in `Canonicalizer::keys`.
     key: Range<usize>,
+    key_in_input: bool,
     /// `"key":value` in canonical form, in `Canonicalizer::out`.
     segment: Range<usize>,
     /// The value as written in the input.
@@ -32,25 +34,44 @@ struct Member {
     byte_ordered: bool,
 }
 
+/// Where decoded keys are: the input line and the buffer of keys that had escapes.
+#[derive(Clone, Copy)]
+struct Keys<'a> {
+    input: &'a [u8],
+    decoded: &'a [u8],
+}
+
 impl Member {
-    fn new(key: Range<usize>, keys: &[u8]) -> Self {
-        let decoded = &keys[key.clone()];
-        let mut head = [0u8; 8];
-        let length = decoded.len().min(8);
-        head[..length].copy_from_slice(&decoded[..length]);
-        Member {
-            prefix: u64::from_be_bytes(head),
-            byte_ordered: decoded.is_ascii() || decoded.iter().all(|byte| *byte < 0xF0),
+    fn new(key: Range<usize>, key_in_input: bool, keys: Keys<'_>) -> Self {
+        let mut member = Member {
             key,
+            key_in_input,
             segment: 0..0,
             raw_value: 0..0,
+            prefix: 0,
+            byte_ordered: true,
+        };
+        let decoded = member.key_bytes(keys);
+        let mut head = [0u8; 8];
+        for (slot, byte) in head.iter_mut().zip(decoded) {
+            *slot = *byte;
+        }
+        member.prefix = u64::from_be_bytes(head);
+        member.byte_ordered = decoded.is_ascii() || decoded.iter().all(|byte| *byte < 0xF0);
+        member
+    }
+
+    fn key_bytes<'k>(&self, keys: Keys<'k>) -> &'k [u8] {
+        match self.key_in_input {
+            true => &keys.input[self.key.clone()],
+            false => &keys.decoded[self.key.clone()],
         }
     }
 
     /// RFC 8785 order: UTF-16 code units of the decoded keys.
     #[inline]
-    fn cmp_key(&self, other: &Member, keys: &[u8]) -> Ordering {
-        let whole = || (&keys[self.key.clone()], &keys[other.key.clone()]);
+    fn cmp_key(&self, other: &Member, keys: Keys<'_>) -> Ordering {
+        let whole = || (self.key_bytes(keys), other.key_bytes(keys));
         if self.byte_ordered && other.byte_ordered {
             // Zero padding keeps the prefixes in byte order; equal ones need the rest.
             self.prefix.cmp(&other.prefix).then_with(|| {
@@ -207,21 +228,26 @@ impl Canonicalizer {
                 return None;
             }
             let segment_start = self.out.len();
-            let key_start = self.keys.len();
             let (key_end, decoded_from_scratch) =
                 decode_string(input, position, &mut self.scratch)?;
-            match decoded_from_scratch {
+            let key = match decoded_from_scratch {
                 true => {
+                    let key_start = self.keys.len();
                     self.keys.extend_from_slice(&self.scratch);
                     write_canonical_string(&self.scratch, &mut self.out);
+                    key_start..self.keys.len()
                 }
                 // No escapes: nothing in it needs one either, so the key is written as is.
                 false => {
-                    self.keys
-                        .extend_from_slice(&input[position + 1..key_end - 1]);
                     self.out.extend_from_slice(&input[position..key_end]);
+                    position + 1..key_end - 1
                 }
-            }
+            };
+            let keys = Keys {
+                input,
+                decoded: &self.keys,
+            };
+            let member = Member::new(key, !decoded_from_scratch, keys);
             self.out.push(b':');
             position = skip_whitespace(input, key_end);
             if input.get(position) != Some(&b':') {
@@ -232,7 +258,7 @@ impl Canonicalizer {
             self.members.push(Member {
                 segment: segment_start..self.out.len(),
                 raw_value: value_start..value_end,
-                ..Member::new(key_start..self.keys.len(), &self.keys)
+                ..member
             });
             position = skip_whitespace(input, value_end);
             match *input.get(position)? {
@@ -248,7 +274,7 @@ impl Canonicalizer {
                 _ => return None,
             }
         }
-        self.finish_object(object_start, members_start, depth == 1)?;
+        self.finish_object(input, object_start, members_start, depth == 1)?;
         self.members.truncate(members_start);
         self.keys.truncate(keys_start);
         Some(position)
@@ -258,11 +284,15 @@ impl Canonicalizer {
     /// duplicate keys. At the top level also records the wanted members.
     fn finish_object(
         &mut self,
+        input: &[u8],
         object_start: usize,
         members_start: usize,
         top_level: bool,
     ) -> Option<()> {
-        let keys = &self.keys;
+        let keys = Keys {
+            input,
+            decoded: &self.keys,
+        };
         let members = &mut self.members[members_start..];
         let in_order = members
             .windows(2)
@@ -296,19 +326,23 @@ impl Canonicalizer {
             self.out.push(b'}');
         }
         if top_level {
-            self.record_top_level(members_start);
+            self.record_top_level(input, members_start);
         }
         Some(())
     }
 
     /// The wanted top-level members and the object without the excluded one, both in the
     /// order [`Self::finish_object`] left in `order`.
-    fn record_top_level(&mut self, members_start: usize) {
+    fn record_top_level(&mut self, input: &[u8], members_start: usize) {
+        let keys = Keys {
+            input,
+            decoded: &self.keys,
+        };
         let excluded = self.contract_excluded;
         let members = &self.members[members_start..];
         let mut excluded_found = false;
         for member in self.order.iter().map(|index| &members[*index]) {
-            let key = &self.keys[member.key.clone()];
+            let key = member.key_bytes(keys);
             let known = self
                 .wanted
                 .iter()
@@ -326,7 +360,7 @@ impl Canonicalizer {
             self.contract.push(b'{');
             let mut first = true;
             for member in self.order.iter().map(|index| &members[*index]) {
-                if excluded.is_some_and(|name| self.keys[member.key.clone()] == *name.as_bytes()) {
+                if excluded.is_some_and(|name| member.key_bytes(keys) == name.as_bytes()) {
                     continue;
                 }
                 if !first {
@@ -414,6 +448,7 @@ pub(crate) fn skip_whitespace(input: &[u8], mut position: usize) -> usize {
 /// Finds the end of the string starting at `start` (its opening quote). Returns the
 /// position after the closing quote, and whether the decoded text was written to `scratch`
 /// (only when the string has escapes; otherwise the raw bytes are the decoded text).
+#[inline]
 fn decode_string(input: &[u8], start: usize, scratch: &mut Vec<u8>) -> Option<(usize, bool)> {
     let mut position = start + 1 + next_special(input.get(start + 1..)?)?;
     match input[position] {
@@ -486,7 +521,8 @@ fn write_string_value(input: &[u8], start: usize, out: &mut Vec<u8>) -> Option<u
                         let encoded = character.encode_utf8(&mut buffer).as_bytes();
                         match character {
                             '"' | '\\' | '\u{0}'..='\u{1f}' => write_escaped(encoded, out),
-                            _ => out.extend_from_slice(encoded),
+                            // One to four bytes: pushed, not a call to copy them.
+                            _ => encoded.iter().for_each(|byte| out.push(*byte)),
                         }
                     }
                     _ => return None,
@@ -500,6 +536,7 @@ fn write_string_value(input: &[u8], start: usize, out: &mut Vec<u8>) -> Option<u
 
 /// The offset of the first `"`, `\` or control character in `bytes`, eight bytes at a
 /// time.
+#[inline]
 fn next_special(bytes: &[u8]) -> Option<usize> {
     let mut chunks = bytes.chunks_exact(8);
     let mut offset = 0;
