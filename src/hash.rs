@@ -51,19 +51,21 @@ impl Digest {
         if hex.len() != 64 {
             return Err(malformed());
         }
-        let nibble = |digit: u8| match digit {
-            b'0'..=b'9' => Some(digit - b'0'),
-            b'a'..=b'f' => Some(digit - b'a' + 10),
-            _ => None,
-        };
         let mut bytes = [0u8; 32];
+        // Every pair is decoded, then checked once (a lock has 200,000 digests).
+        let mut invalid = false;
         for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
-            *byte = nibble(pair[0])
-                .zip(nibble(pair[1]))
-                .map(|(high, low)| high << 4 | low)
-                .ok_or_else(malformed)?;
+            let (high, low) = (
+                HEX_VALUES[usize::from(pair[0])],
+                HEX_VALUES[usize::from(pair[1])],
+            );
+            invalid |= (high | low) & 0x10 != 0;
+            *byte = high << 4 | (low & 0xf);
         }
-        Ok(Digest(bytes))
+        match invalid {
+            true => Err(malformed()),
+            false => Ok(Digest(bytes)),
+        }
     }
 }
 
@@ -112,6 +114,17 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// Each byte's value as a lowercase hex digit, or 0x10 when it is not one.
+const HEX_VALUES: [u8; 256] = {
+    let mut values = [0x10u8; 256];
+    let mut digit = 0;
+    while digit < 16 {
+        values[HEX_DIGITS[digit] as usize] = digit as u8;
+        digit += 1;
+    }
+    values
+};
 
 fn push_hex(out: &mut String, bytes: &[u8]) {
     for byte in bytes {
@@ -368,5 +381,17 @@ mod tests {
         assert!(Digest::parse(&format!("md5:{}", "0".repeat(64))).is_err());
         assert!(Digest::parse(&format!("sha256:{}", "A".repeat(64))).is_err());
         assert!(Digest::parse(&format!("sha256:{}", "a".repeat(64))).is_ok());
+        // One bad digit anywhere, the neighbours of the hex ranges included.
+        let good = "0123456789abcdef".repeat(4);
+        for position in 0..64 {
+            for bad in ["/", ":", "`", "g", "G", "F", " ", "\u{e9}"] {
+                let mut text = good.clone();
+                // Same length: a two-byte character takes the place of two digits.
+                let end = (position + bad.len()).min(64);
+                text.replace_range(end - bad.len()..end, bad);
+                let text = format!("sha256:{text}");
+                assert!(Digest::parse(&text).is_err(), "{text}");
+            }
+        }
     }
 }

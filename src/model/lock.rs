@@ -290,6 +290,8 @@ impl Lock {
         // 200,000 entries in a large lock: each is put together in one buffer, without
         // the formatting machinery, and written at once.
         let mut entry = String::new();
+        // Neighbouring entries share their file: its line is written once per run of them.
+        let mut file_line: Option<(&Arc<str>, String)> = None;
         for (suite, cases) in &self.cases {
             let suite_key = toml_key(suite);
             for (id, case) in cases {
@@ -302,9 +304,17 @@ impl Lock {
                 push_decimal(&mut entry, case.version);
                 entry.push_str("\ndigest = \"");
                 case.digest.write_text(&mut entry)?;
-                entry.push_str("\"\nfile = ");
-                write_toml_string(&mut entry, &case.file)?;
-                entry.push('\n');
+                entry.push('"');
+                match &file_line {
+                    Some((file, line)) if Arc::ptr_eq(file, &case.file) => entry.push_str(line),
+                    _ => {
+                        let mut line = String::from("\nfile = ");
+                        write_toml_string(&mut line, &case.file)?;
+                        line.push('\n');
+                        entry.push_str(&line);
+                        file_line = Some((&case.file, line));
+                    }
+                }
                 if case.retired {
                     entry.push_str("retired = true\n");
                 }

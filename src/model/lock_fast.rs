@@ -35,7 +35,7 @@ pub(super) fn parse_rendered_from<R: Read>(
 ) -> Option<Lock> {
     let mut lines = Lines {
         input: BufReader::with_capacity(READ_BUFFER, input),
-        line: String::new(),
+        line: Vec::new(),
         section: Section::Suites,
         graders: String::new(),
         skills: String::new(),
@@ -74,8 +74,8 @@ enum Section {
 /// set aside as text.
 struct Lines<R> {
     input: BufReader<R>,
-    /// The current line, without its newline (one buffer for all of them).
-    line: String,
+    /// The current line, with its newline (one buffer for all of them).
+    line: Vec<u8>,
     section: Section,
     graders: String,
     skills: String,
@@ -86,30 +86,65 @@ struct Lines<R> {
 impl<R: Read> Lines<R> {
     fn next_line(&mut self) -> Option<&str> {
         loop {
-            self.line.clear();
-            match self.input.read_line(&mut self.line) {
-                Ok(0) => return None,
-                Ok(_) => {}
+            if !self.read_line() {
+                return None;
+            }
+            let line = self.line.as_slice();
+            let next = match self.section {
+                Section::Suites if line.starts_with(b"[grader.") => Section::Graders,
+                Section::Suites | Section::Graders if line.starts_with(b"[case.") => Section::Cases,
+                _ if line.starts_with(b"[skill.") => Section::Skills,
+                current => current,
+            };
+            self.section = next;
+            let set_aside = match next {
+                Section::Graders => &mut self.graders,
+                Section::Skills => &mut self.skills,
+                Section::Suites | Section::Cases => break,
+            };
+            match std::str::from_utf8(line) {
+                Ok(line) => set_aside.push_str(line),
                 Err(_) => {
                     self.failed = true;
                     return None;
                 }
             }
-            let line = &self.line;
-            let next = match self.section {
-                Section::Suites if line.starts_with("[grader.") => Section::Graders,
-                Section::Suites | Section::Graders if line.starts_with("[case.") => Section::Cases,
-                _ if line.starts_with("[skill.") => Section::Skills,
-                current => current,
-            };
-            self.section = next;
-            match next {
-                Section::Graders => self.graders.push_str(line),
-                Section::Skills => self.skills.push_str(line),
-                Section::Suites | Section::Cases => break,
+        }
+        match std::str::from_utf8(&self.line) {
+            Ok(line) => Some(line.strip_suffix('\n').unwrap_or(line)),
+            Err(_) => {
+                self.failed = true;
+                None
             }
         }
-        Some(self.line.strip_suffix('\n').unwrap_or(&self.line))
+    }
+
+    /// The next line's bytes into `line`, newline included; false at the end or on an
+    /// error (then `failed`).
+    fn read_line(&mut self) -> bool {
+        self.line.clear();
+        loop {
+            let buffered = match self.input.fill_buf() {
+                Ok(buffered) => buffered,
+                Err(_) => {
+                    self.failed = true;
+                    return false;
+                }
+            };
+            if buffered.is_empty() {
+                return !self.line.is_empty();
+            }
+            let (piece, complete) = match memchr::memchr(b'\n', buffered) {
+                Some(newline) => (&buffered[..=newline], true),
+                None => (buffered, false),
+            };
+            self.line.extend_from_slice(piece);
+            let length = piece.len();
+            self.input.consume(length);
+            if complete {
+                return true;
+            }
+        }
     }
 }
 
