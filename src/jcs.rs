@@ -495,24 +495,26 @@ fn decode_string(input: &[u8], start: usize, scratch: &mut Vec<u8>) -> Option<(u
 /// Writes the string value starting at `start` (its opening quote) to `out` in JCS form,
 /// decoding and re-escaping in one pass; the position after its closing quote.
 fn write_string_value(input: &[u8], start: usize, out: &mut Vec<u8>) -> Option<usize> {
-    out.push(b'"');
+    // Text is copied in runs as long as its canonical form is what is written: short
+    // escapes (`\n`, `\"`, …) are their own canonical form and do not end a run.
+    let mut run_start = start;
     let mut position = start + 1;
     loop {
-        let run = next_special(input.get(position..)?)?;
-        out.extend_from_slice(&input[position..position + run]);
-        position += run;
+        position += next_special(input.get(position..)?)?;
         match input[position] {
             b'"' => {
-                out.push(b'"');
+                out.extend_from_slice(&input[run_start..=position]);
                 return Some(position + 1);
             }
             b'\\' => {
                 let escape = *input.get(position + 1)?;
+                if let b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' = escape {
+                    position += 2;
+                    continue;
+                }
+                out.extend_from_slice(&input[run_start..position]);
                 position += 2;
                 match escape {
-                    b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                        out.extend_from_slice(&[b'\\', escape]);
-                    }
                     b'/' => out.push(b'/'),
                     b'u' => {
                         let (character, end) = decode_unicode_escape(input, position)?;
@@ -527,6 +529,7 @@ fn write_string_value(input: &[u8], start: usize, out: &mut Vec<u8>) -> Option<u
                     }
                     _ => return None,
                 }
+                run_start = position;
             }
             // A raw control character: not JSON.
             _ => return None,
