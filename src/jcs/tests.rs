@@ -1,6 +1,8 @@
 //! The fast path must agree with serde_json + serde_json_canonicalizer on every input it
 //! accepts, and must decline every input the slow path rejects.
 
+use super::numbers::{is_shortest_decimal, write_formatted_number};
+use super::strings::next_special;
 use super::*;
 use crate::hash::canonical_json;
 use crate::model::StrictValue;
