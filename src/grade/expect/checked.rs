@@ -3,7 +3,7 @@
 //! through serde. It reads exactly what the serde reading does (tests hold the two to
 //! each other); anything unexpected is `None` and the caller takes the reference path.
 
-use super::{Assertions, Clarification, Expect, Member, Strings};
+use super::{Assertions, Expect, FromLoose, Member, Scalar};
 use crate::jcs::{read_string, skip_value, skip_whitespace};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -36,10 +36,10 @@ impl<'a> Expect<'a> {
                 Member::Value => {
                     assertions.set_value(&key, serde_json::from_str::<Value>(raw).ok()?)
                 }
-                Member::Strings => assertions.set_strings(&key, strings(raw)?),
+                Member::Strings => assertions.set_strings(&key, loose(raw)?),
                 Member::Clarification => {
                     assertions.members += 1;
-                    assertions.require_clarification = Some(clarification(raw)?);
+                    assertions.require_clarification = Some(loose(raw)?);
                 }
                 Member::Unknown => {
                     assertions.members += 1;
@@ -56,29 +56,17 @@ impl<'a> Expect<'a> {
     }
 }
 
-/// A string or list-of-strings assertion from its text.
-fn strings(raw: &str) -> Option<Strings<'_>> {
+/// An assertion's value from its text, through the same [`FromLoose`] rules as the serde
+/// reading: a string, a list (of strings or not), `true`/`false`, or anything else.
+fn loose<'a, T: FromLoose<'a>>(raw: &'a str) -> Option<T> {
     Some(match raw.as_bytes().first()? {
-        b'"' => Strings::Valid(vec![read_string(raw, 0)?.0]),
-        b'[' => match string_list(raw)? {
-            Some(items) => Strings::Valid(items),
-            None => Strings::Invalid { is_false: false },
-        },
-        _ => Strings::Invalid {
-            is_false: raw == "false",
-        },
-    })
-}
-
-fn clarification(raw: &str) -> Option<Clarification<'_>> {
-    Some(match raw {
-        "true" => Clarification::Required(true),
-        "false" => Clarification::Required(false),
-        _ if raw.starts_with('[') => Clarification::Patterns(match string_list(raw)? {
-            Some(items) => Strings::Valid(items),
-            None => Strings::Invalid { is_false: false },
+        b'"' => T::scalar(Scalar::Text(read_string(raw, 0)?.0)),
+        b'[' => T::list(string_list(raw)?),
+        _ => T::scalar(match raw {
+            "true" => Scalar::Bool(true),
+            "false" => Scalar::Bool(false),
+            _ => Scalar::Other,
         }),
-        _ => Clarification::Invalid,
     })
 }
 
