@@ -10,6 +10,7 @@ use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fmt;
 
 /// Grades `raw` against the case's `expect` (absent: no assertions, which fails).
 pub fn grade(expect: Option<&Value>, raw: &str) -> Grade {
@@ -24,25 +25,24 @@ pub fn grade_with(expect: &Expect<'_>, completion: &Completion<'_>) -> Grade {
 /// Whether `completion` passes: `grade(expect, raw).pass`, but stops at the first failure
 /// (the probes of EL303 and EL304 need only the verdict, for every case of every check).
 pub fn passes(expect: &Expect<'_>, completion: &Completion<'_>) -> bool {
-    assess(expect, completion, true).found.is_empty()
+    !assess(expect, completion, true).failed
 }
 
 fn assess(expect: &Expect<'_>, completion: &Completion<'_>, stop_at_first: bool) -> Reasons {
-    let mut reasons = Reasons {
-        found: Vec::new(),
-        stop_at_first,
-    };
+    let mut reasons = Reasons::new(stop_at_first);
     if completion.raw.trim().is_empty() {
-        reasons.push("empty_completion".into());
+        reasons.push(format_args!("empty_completion"));
         if reasons.settled() {
             return reasons;
         }
     }
     match expect {
-        Expect::Missing => reasons.push("no_assertions".into()),
-        Expect::Object(expect) if expect.members == 0 => reasons.push("no_assertions".into()),
+        Expect::Missing => reasons.push(format_args!("no_assertions")),
+        Expect::Object(expect) if expect.members == 0 => {
+            reasons.push(format_args!("no_assertions"))
+        }
         Expect::Object(expect) => check_all(expect, completion, &mut reasons),
-        Expect::NotObject => reasons.push("invalid_expect".into()),
+        Expect::NotObject => reasons.push(format_args!("invalid_expect")),
     }
     reasons
 }
@@ -50,12 +50,27 @@ fn assess(expect: &Expect<'_>, completion: &Completion<'_>, stop_at_first: bool)
 /// Failure reasons in the order found, without repeats.
 struct Reasons {
     found: Vec<String>,
-    /// Only the verdict is wanted: the first reason settles it.
+    failed: bool,
+    /// Only the verdict is wanted: the first reason settles it, and no reason is written
+    /// out (the probes grade every case several times in every check).
     stop_at_first: bool,
 }
 
 impl Reasons {
-    fn push(&mut self, reason: String) {
+    fn new(stop_at_first: bool) -> Self {
+        Reasons {
+            found: Vec::new(),
+            failed: false,
+            stop_at_first,
+        }
+    }
+
+    fn push(&mut self, reason: fmt::Arguments<'_>) {
+        self.failed = true;
+        if self.stop_at_first {
+            return;
+        }
+        let reason = reason.to_string();
         if !self.found.contains(&reason) {
             self.found.push(reason);
         }
@@ -63,21 +78,21 @@ impl Reasons {
 
     /// The verdict is known and nothing more is wanted.
     fn settled(&self) -> bool {
-        self.stop_at_first && !self.found.is_empty()
+        self.stop_at_first && self.failed
     }
 }
 
 fn check_all(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mut Reasons) {
     for key in &expect.unknown {
-        reasons.push(format!("unknown_assertion:{key}"));
+        reasons.push(format_args!("unknown_assertion:{key}"));
         if reasons.settled() {
             return;
         }
     }
     if expect.wants_json {
         match (&completion.json, completion.object()) {
-            (None, _) => reasons.push("parse_fail".into()),
-            (Some(_), None) => reasons.push("not_object".into()),
+            (None, _) => reasons.push(format_args!("parse_fail")),
+            (Some(_), None) => reasons.push(format_args!("not_object")),
             (Some(_), Some(object)) => check_json(expect, object, reasons),
         }
         if reasons.settled() {
@@ -100,7 +115,7 @@ fn strings<'e>(
     match assertion {
         None => Vec::new(),
         Some(strings) => strings.valid().unwrap_or_else(|| {
-            reasons.push(format!("invalid_assertion:{key}"));
+            reasons.push(format_args!("invalid_assertion:{key}"));
             Vec::new()
         }),
     }
@@ -108,28 +123,28 @@ fn strings<'e>(
 
 fn check_json(expect: &Assertions<'_>, object: &Map<String, Value>, reasons: &mut Reasons) {
     if !matches!(expect.json, None | Some(Value::Bool(_))) {
-        reasons.push("invalid_assertion:json".into());
+        reasons.push(format_args!("invalid_assertion:json"));
     }
     for key in strings(expect.required_keys.as_ref(), "required_keys", reasons) {
         if !object.contains_key(key) {
-            reasons.push(format!("missing_key:{key}"));
+            reasons.push(format_args!("missing_key:{key}"));
         }
     }
     if expect.allowed_keys.is_some() {
         let allowed = strings(expect.allowed_keys.as_ref(), "allowed_keys", reasons);
         for key in object.keys().filter(|key| !allowed.contains(&key.as_str())) {
-            reasons.push(format!("unexpected_key:{key}"));
+            reasons.push(format_args!("unexpected_key:{key}"));
         }
     }
     if let Some(allowed) = &expect.status_in {
         match (allowed, object.get("status")) {
             (Value::Array(allowed), Some(status)) if allowed.contains(status) => {}
             (Value::Array(_), Some(Value::String(status))) => {
-                reasons.push(format!("status_not_in:{status}"))
+                reasons.push(format_args!("status_not_in:{status}"))
             }
-            (Value::Array(_), Some(other)) => reasons.push(format!("status_not_in:{other}")),
-            (Value::Array(_), None) => reasons.push("missing_key:status".into()),
-            _ => reasons.push("invalid_assertion:status_in".into()),
+            (Value::Array(_), Some(other)) => reasons.push(format_args!("status_not_in:{other}")),
+            (Value::Array(_), None) => reasons.push(format_args!("missing_key:status")),
+            _ => reasons.push(format_args!("invalid_assertion:status_in")),
         }
     }
     match &expect.equals {
@@ -138,13 +153,13 @@ fn check_json(expect: &Assertions<'_>, object: &Map<String, Value>, reasons: &mu
             let document = Value::Object(object.clone());
             for (path, expected) in pairs {
                 match lookup(&document, path) {
-                    None => reasons.push(format!("missing_path:{path}")),
+                    None => reasons.push(format_args!("missing_path:{path}")),
                     Some(actual) if actual == expected => {}
-                    Some(_) => reasons.push(format!("not_equal:{path}")),
+                    Some(_) => reasons.push(format_args!("not_equal:{path}")),
                 }
             }
         }
-        Some(_) => reasons.push("invalid_assertion:equals".into()),
+        Some(_) => reasons.push(format_args!("invalid_assertion:equals")),
     }
 }
 
@@ -168,28 +183,28 @@ fn check_text(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mu
     let lowered = completion.raw.to_lowercase();
     for needle in strings(expect.must_include.as_ref(), "must_include", reasons) {
         if !lowered.contains(&needle.to_lowercase()) {
-            reasons.push(format!("missing:{needle}"));
+            reasons.push(format_args!("missing:{needle}"));
         }
     }
     for phrase in strings(expect.forbidden.as_ref(), "forbidden", reasons) {
         if lowered.contains(&phrase.to_lowercase()) {
-            reasons.push(format!("forbidden:{phrase}"));
+            reasons.push(format_args!("forbidden:{phrase}"));
         }
     }
     for pattern in strings(expect.forbid_patterns.as_ref(), "forbid_patterns", reasons) {
         match compile(pattern, true) {
             Some(regex) if regex.is_match(completion.raw) => {
-                reasons.push(format!("forbid_pattern:{pattern}"))
+                reasons.push(format_args!("forbid_pattern:{pattern}"))
             }
             Some(_) => {}
-            None => reasons.push(format!("invalid_regex:{pattern}")),
+            None => reasons.push(format_args!("invalid_regex:{pattern}")),
         }
     }
     for pattern in strings(expect.regex.as_ref(), "regex", reasons) {
         match compile(pattern, false) {
             Some(regex) if regex.is_match(completion.raw) => {}
-            Some(_) => reasons.push(format!("regex_mismatch:{pattern}")),
-            None => reasons.push(format!("invalid_regex:{pattern}")),
+            Some(_) => reasons.push(format_args!("regex_mismatch:{pattern}")),
+            None => reasons.push(format_args!("invalid_regex:{pattern}")),
         }
     }
     match &expect.max_chars {
@@ -198,10 +213,10 @@ fn check_text(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mu
             let limit = number.as_u64().unwrap_or(0);
             let count = completion.raw.chars().count() as u64;
             if count > limit {
-                reasons.push(format!("too_long:{count}>{limit}"));
+                reasons.push(format_args!("too_long:{count}>{limit}"));
             }
         }
-        Some(_) => reasons.push("invalid_assertion:max_chars".into()),
+        Some(_) => reasons.push(format_args!("invalid_assertion:max_chars")),
     }
 }
 
@@ -238,12 +253,12 @@ fn compile(pattern: &str, case_insensitive: bool) -> Option<Regex> {
 fn check_tools(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mut Reasons) {
     for name in strings(expect.must_call.as_ref(), "must_call", reasons) {
         if completion.calls_named(name).next().is_none() {
-            reasons.push(format!("missing_tool:{name}"));
+            reasons.push(format_args!("missing_tool:{name}"));
         }
     }
     for name in strings(expect.must_not_call.as_ref(), "must_not_call", reasons) {
         if completion.calls_named(name).next().is_some() {
-            reasons.push(format!("forbidden_tool:{name}"));
+            reasons.push(format_args!("forbidden_tool:{name}"));
         }
     }
     match &expect.args {
@@ -253,7 +268,7 @@ fn check_tools(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &m
                 check_arguments(tool, spec, completion, reasons);
             }
         }
-        Some(_) => reasons.push("invalid_assertion:args".into()),
+        Some(_) => reasons.push(format_args!("invalid_assertion:args")),
     }
     match &expect.require_clarification {
         None | Some(Clarification::Required(false)) => {}
@@ -263,7 +278,7 @@ fn check_tools(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &m
             check_clarification(completion, &patterns, reasons);
         }
         Some(Clarification::Invalid) => {
-            reasons.push("invalid_assertion:require_clarification".into())
+            reasons.push(format_args!("invalid_assertion:require_clarification"))
         }
     }
 }
@@ -272,11 +287,11 @@ fn check_tools(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &m
 /// or `{"eq": value}`.
 fn check_arguments(tool: &str, spec: &Value, completion: &Completion<'_>, reasons: &mut Reasons) {
     let Value::Object(expected) = spec else {
-        reasons.push(format!("invalid_assertion:args.{tool}"));
+        reasons.push(format_args!("invalid_assertion:args.{tool}"));
         return;
     };
     let Some(call) = completion.calls_named(tool).next() else {
-        reasons.push(format!("missing_tool:{tool}"));
+        reasons.push(format_args!("missing_tool:{tool}"));
         return;
     };
     for (key, rule) in expected {
@@ -285,7 +300,7 @@ fn check_arguments(tool: &str, spec: &Value, completion: &Completion<'_>, reason
             other => other,
         };
         if call.arguments.get(key) != Some(wanted) {
-            reasons.push(format!("arg_mismatch:{tool}.{key}"));
+            reasons.push(format_args!("arg_mismatch:{tool}.{key}"));
         }
     }
 }
@@ -294,7 +309,10 @@ fn check_arguments(tool: &str, spec: &Value, completion: &Completion<'_>, reason
 /// must ask: contain a `?`, or match one of the given patterns (case-insensitive).
 fn check_clarification(completion: &Completion<'_>, patterns: &[&str], reasons: &mut Reasons) {
     for call in &completion.tool_calls {
-        reasons.push(format!("completed_without_clarification:{}", call.name));
+        reasons.push(format_args!(
+            "completed_without_clarification:{}",
+            call.name
+        ));
     }
     let reply = completion.reply_text();
     let asked = if patterns.is_empty() {
@@ -305,7 +323,7 @@ fn check_clarification(completion: &Completion<'_>, patterns: &[&str], reasons: 
             .any(|pattern| compile(pattern, true).is_some_and(|regex| regex.is_match(reply)))
     };
     if !asked {
-        reasons.push("no_clarifying_question".into());
+        reasons.push(format_args!("no_clarifying_question"));
     }
 }
 

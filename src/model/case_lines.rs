@@ -82,6 +82,8 @@ fn parse_chunk(path: &str, first_line: u32, chunk: &str, detail: CaseDetail) -> 
     let mut canonicalizer = Canonicalizer::new();
     let file: Arc<str> = Arc::from(path);
     let mut grader_versions = SharedText::default();
+    // The interpreted members of the current line; reused from line to line.
+    let mut interpreted = Vec::new();
     for (index, line_text) in split_lines(chunk).enumerate() {
         let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
         if line_text.trim().is_empty() {
@@ -90,6 +92,7 @@ fn parse_chunk(path: &str, first_line: u32, chunk: &str, detail: CaseDetail) -> 
         let fast = match detail {
             CaseDetail::Summary => case_from_text(
                 &mut canonicalizer,
+                &mut interpreted,
                 &mut grader_versions,
                 &file,
                 line,
@@ -137,6 +140,7 @@ fn case_through_value(
 /// keys, …). Only the members evalock interprets are parsed into values.
 fn case_from_text(
     canonicalizer: &mut Canonicalizer,
+    interpreted: &mut Vec<(&'static str, Value)>,
     grader_versions: &mut SharedText,
     file: &Arc<str>,
     line: u32,
@@ -146,7 +150,7 @@ fn case_from_text(
     // `expect` is read into the grader's assertions straight from its text: as a value it
     // would cost more than the rest of the case.
     let mut expect = Expect::Missing;
-    let mut interpreted = Vec::with_capacity(object.members.len());
+    interpreted.clear();
     for member in object.members {
         let raw = line_text.get(member.raw_value.clone())?;
         match member.key {
@@ -165,11 +169,20 @@ fn case_from_text(
             }))
         }
     };
+    let (version, retired) = (fields.version, fields.retired);
+    let grader_version = fields
+        .grader_version
+        .map(|version| grader_versions.share(&version));
     let body = CaseValue::probed(probe_builtin_with(
-        &fields.id,
+        fields.id,
         interpreted.as_slice(),
         &expect,
     ));
+    // The id was validated as a string: it moves into the case instead of being copied.
+    let id = match interpreted.iter_mut().find(|(key, _)| *key == "id") {
+        Some((_, Value::String(id))) => std::mem::take(id),
+        _ => return None,
+    };
     let digest = bytes_digest(object.canonical);
     let contract = object
         .without_excluded
@@ -177,17 +190,15 @@ fn case_from_text(
         .filter(|contract| *contract != digest)
         .map(Box::new);
     Some(Ok(Case {
-        id: fields.id,
-        version: fields.version,
+        id,
+        version,
         digest,
         contract,
         file: Arc::clone(file),
         line,
         end_line: line,
-        retired: fields.retired,
-        grader_version: fields
-            .grader_version
-            .map(|version| grader_versions.share(&version)),
+        retired,
+        grader_version,
         body,
     }))
 }

@@ -9,6 +9,7 @@ use crate::text::{require_clean_text, LineIndex};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -547,6 +548,8 @@ pub(super) fn case_from_element(
         }
     }
     let fields = case_fields(map).map_err(problem)?;
+    let (id, version, retired) = (fields.id.to_owned(), fields.version, fields.retired);
+    let grader_version: Option<Arc<str>> = fields.grader_version.as_deref().map(Arc::from);
     let digest = case_digest(&value).map_err(|error| problem(error.to_string()))?;
     let contract = match &value {
         Value::Object(map) if map.contains_key("retired") => {
@@ -563,18 +566,18 @@ pub(super) fn case_from_element(
     .map(Box::new);
     let body = match detail {
         CaseDetail::Full => CaseValue::Full(Box::new(value)),
-        CaseDetail::Summary => CaseValue::probed(probe_builtin(&fields.id, &value)),
+        CaseDetail::Summary => CaseValue::probed(probe_builtin(&id, &value)),
     };
     Ok(Case {
-        id: fields.id,
-        version: fields.version,
+        id,
+        version,
         digest,
         contract,
         file: Arc::clone(file),
         line,
         end_line,
-        retired: fields.retired,
-        grader_version: fields.grader_version.map(Arc::from),
+        retired,
+        grader_version,
         body,
     })
 }
@@ -597,18 +600,18 @@ impl SharedText {
     }
 }
 
-/// The members of a case that evalock itself interprets.
-pub(super) struct CaseFields {
-    pub id: String,
+/// The members of a case that evalock itself interprets, borrowed from the case.
+pub(super) struct CaseFields<'a> {
+    pub id: &'a str,
     pub version: u64,
     pub retired: bool,
-    pub grader_version: Option<Box<str>>,
+    pub grader_version: Option<Cow<'a, str>>,
 }
 
 /// Validates `id`, `version`, `retired`, `grader_version` and `n`; the error says what to fix.
-pub(super) fn case_fields(map: &(impl CaseMembers + ?Sized)) -> Result<CaseFields, String> {
+pub(super) fn case_fields(map: &(impl CaseMembers + ?Sized)) -> Result<CaseFields<'_>, String> {
     let id = match map.member("id") {
-        Some(Value::String(id)) => id.clone(),
+        Some(Value::String(id)) => id.as_str(),
         Some(_) => return Err("`id` must be a string".into()),
         None => return Err("case has no `id`: add a stable string `id`".into()),
     };
@@ -635,8 +638,8 @@ pub(super) fn case_fields(map: &(impl CaseMembers + ?Sized)) -> Result<CaseField
     };
     let grader_version = match map.member("grader_version") {
         None => None,
-        Some(Value::String(text)) => Some(text.as_str().into()),
-        Some(Value::Number(number)) => Some(number.to_string().into()),
+        Some(Value::String(text)) => Some(Cow::Borrowed(text.as_str())),
+        Some(Value::Number(number)) => Some(Cow::Owned(number.to_string())),
         Some(_) => return Err(format!("case `{id}`: `grader_version` must be a string")),
     };
     if let Some(samples) = map.member("n") {
