@@ -3,6 +3,7 @@
 use crate::hash::sha256_hex;
 use crate::rules::{RuleId, Severity};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Where a finding points: a repository-relative path and a 1-based line span.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -62,8 +63,9 @@ impl Location {
 /// What a finding is about, independent of where it is printed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Subject {
+    /// Shared: every case of a suite names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suite: Option<String>,
+    pub suite: Option<Arc<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub case: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,7 +77,7 @@ pub struct Subject {
 impl Subject {
     pub fn case(suite: &str, case: &str) -> Self {
         Subject {
-            suite: Some(suite.to_owned()),
+            suite: Some(suite.into()),
             case: Some(case.to_owned()),
             ..Subject::default()
         }
@@ -83,7 +85,7 @@ impl Subject {
 
     pub fn suite(suite: &str) -> Self {
         Subject {
-            suite: Some(suite.to_owned()),
+            suite: Some(suite.into()),
             ..Subject::default()
         }
     }
@@ -103,11 +105,16 @@ impl Subject {
     }
 
     fn key(&self) -> String {
-        [&self.suite, &self.case, &self.skill, &self.grader]
-            .iter()
-            .map(|part| part.as_deref().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join("\u{1f}")
+        [
+            self.suite.as_deref(),
+            self.case.as_deref(),
+            self.skill.as_deref(),
+            self.grader.as_deref(),
+        ]
+        .iter()
+        .map(|part| part.unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\u{1f}")
     }
 }
 

@@ -11,6 +11,7 @@ use super::{key_tag, CacheContext};
 use crate::error::Result;
 use crate::finding::{Finding, Location, Subject};
 use crate::hash::EntryKind;
+use crate::model::cases::SharedText;
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
 use crate::source::{ContentIdentity, ContentSource, SourceFile};
@@ -314,14 +315,7 @@ fn encode_report(encoder: &mut Encoder, report: &Report) {
             encoder.optional_u32(location.column);
         }
         let subject = &finding.subject;
-        for part in [
-            &subject.suite,
-            &subject.case,
-            &subject.skill,
-            &subject.grader,
-        ] {
-            encoder.optional_str(part.as_deref());
-        }
+        encode_subject(encoder, subject);
         encoder.str(&finding.fingerprint);
         encoder.optional_str(finding.detail.as_deref());
     }
@@ -337,26 +331,28 @@ fn encode_subjects(encoder: &mut Encoder, subjects: &[Subject]) {
 fn decode_subjects(decoder: &mut Decoder<'_>) -> Option<Vec<Subject>> {
     let count = decoder.len()?;
     let mut subjects = Vec::with_capacity(count.min(decoder.rest().len()));
+    let mut suites = SharedText::default();
     for _ in 0..count {
-        subjects.push(decode_subject(decoder)?);
+        subjects.push(decode_subject(decoder, &mut suites)?);
     }
     Some(subjects)
 }
 
 fn encode_subject(encoder: &mut Encoder, subject: &Subject) {
     for part in [
-        &subject.suite,
-        &subject.case,
-        &subject.skill,
-        &subject.grader,
+        subject.suite.as_deref(),
+        subject.case.as_deref(),
+        subject.skill.as_deref(),
+        subject.grader.as_deref(),
     ] {
-        encoder.optional_str(part.as_deref());
+        encoder.optional_str(part);
     }
 }
 
-fn decode_subject(decoder: &mut Decoder<'_>) -> Option<Subject> {
+/// One subject; consecutive subjects of one suite share its name.
+fn decode_subject(decoder: &mut Decoder<'_>, suites: &mut SharedText) -> Option<Subject> {
     Some(Subject {
-        suite: decoder.optional_string()?,
+        suite: decoder.optional_str()?.map(|suite| suites.share(suite)),
         case: decoder.optional_string()?,
         skill: decoder.optional_string()?,
         grader: decoder.optional_string()?,
@@ -390,7 +386,7 @@ fn decode_report(decoder: &mut Decoder<'_>) -> Option<Report> {
             }),
             false => None,
         };
-        let subject = decode_subject(decoder)?;
+        let subject = decode_subject(decoder, &mut SharedText::default())?;
         let fingerprint = decoder.string()?;
         let detail = decoder.optional_string()?;
         findings.push(Finding {

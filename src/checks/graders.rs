@@ -318,14 +318,20 @@ fn must_fail_finding(suite: &SuiteModel, case: &Case, grader: &Grader, kind: Mus
 /// EL302 outranks everything else said about the same case: the case is scored
 /// against a retired contract, so its other findings are noise.
 pub fn drop_outranked(findings: &mut Vec<Finding>) {
+    let suite_and_case = |finding: &Finding| {
+        (
+            finding.subject.suite.as_deref().map(str::to_owned),
+            finding.subject.case.clone(),
+        )
+    };
     let drifted: BTreeSet<(Option<String>, Option<String>)> = findings
         .iter()
         .filter(|finding| finding.rule == RuleId::GraderVersionDrift)
-        .map(|finding| (finding.subject.suite.clone(), finding.subject.case.clone()))
+        .map(suite_and_case)
         .collect();
     findings.retain(|finding| {
         finding.rule == RuleId::GraderVersionDrift
             || finding.subject.case.is_none()
-            || !drifted.contains(&(finding.subject.suite.clone(), finding.subject.case.clone()))
+            || !drifted.contains(&suite_and_case(finding))
     });
 }

@@ -431,7 +431,7 @@ fn static_findings(project: &Project, selected: &BTreeSet<String>, full: bool) -
             finding
                 .subject
                 .suite
-                .as_ref()
+                .as_deref()
                 .is_none_or(|suite| selected.contains(suite))
         })
         .collect();

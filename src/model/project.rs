@@ -353,9 +353,9 @@ impl Project {
             move || drop(lock),
             || {
                 for suite in suites {
-                    let name = suite.name;
+                    let name: Arc<str> = suite.name.into();
                     subjects.extend(suite.cases.into_iter().map(|case| Subject {
-                        suite: Some(name.clone()),
+                        suite: Some(Arc::clone(&name)),
                         case: Some(case.id),
                         ..Subject::default()
                     }));

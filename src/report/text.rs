@@ -6,7 +6,7 @@ use crate::finding::{Finding, Subject};
 /// The group a subject belongs to: its suite, or `skills`, `graders`, `project`.
 pub fn subject_group(subject: &Subject) -> String {
     if let Some(suite) = &subject.suite {
-        return suite.clone();
+        return suite.to_string();
     }
     if subject.skill.is_some() {
         return "skills".to_owned();
