@@ -106,7 +106,7 @@ fn every_reporter_matches_its_expected_output() {
         }
         let expected = std::fs::read_to_string(&path).unwrap_or_default();
         if expected != actual {
-            let actual_path = path.with_extension("actual");
+            let actual_path = expected_dir().join(format!("{name}.actual"));
             std::fs::write(&actual_path, &actual).expect("write actual output");
             mismatched.push(format!(
                 "{} (actual output in {})",

@@ -3,7 +3,7 @@
 //! errors, ten warnings and ten notices per step, so the most severe findings are
 //! annotated and the rest are listed in the log and counted in one closing `::notice`.
 
-use super::text::plural;
+use super::text::{plural, severity_tally};
 use super::Report;
 use crate::finding::Finding;
 use crate::hash::sha256_hex;
@@ -142,18 +142,7 @@ fn summary_notice(report: &Report, omitted: &[&Finding]) -> String {
             .filter(|finding| finding.severity == severity)
             .count()
     };
-    let mut parts = Vec::new();
-    for (severity, label) in [
-        (Severity::Refuse, "refused"),
-        (Severity::Error, "errors"),
-        (Severity::Warn, "warnings"),
-        (Severity::Note, "notes"),
-    ] {
-        let n = count(severity);
-        if n > 0 {
-            parts.push(format!("{n} {label}"));
-        }
-    }
+    let parts = severity_tally(count);
     let title = format!(
         "evalock {}: {} more not annotated",
         report.command,

@@ -1,5 +1,6 @@
 //! The terminal format: `path:line: EL102 case-edited-in-place: …`, then what to do.
 
+use super::text::severity_tally;
 use super::Report;
 use crate::finding::Verdict;
 use crate::rules::Severity;
@@ -61,17 +62,7 @@ pub fn render(report: &Report, colour: bool) -> String {
         Some(base) => format!("{} vs {}", report.source, base),
         None => report.source.clone(),
     };
-    let mut parts = Vec::new();
-    for (count, label) in [
-        (counts.refuse, "refused"),
-        (counts.error, "errors"),
-        (counts.warn, "warnings"),
-        (counts.note, "notes"),
-    ] {
-        if count > 0 {
-            parts.push(format!("{count} {label}"));
-        }
-    }
+    let parts = severity_tally(|severity| counts.of(severity));
     let tally = if parts.is_empty() {
         "no findings".to_owned()
     } else {

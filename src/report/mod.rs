@@ -48,6 +48,17 @@ pub struct Counts {
     pub note: usize,
 }
 
+impl Counts {
+    pub fn of(&self, severity: Severity) -> usize {
+        match severity {
+            Severity::Refuse => self.refuse,
+            Severity::Error => self.error,
+            Severity::Warn => self.warn,
+            Severity::Note => self.note,
+        }
+    }
+}
+
 impl Report {
     pub fn new(
         command: &str,

@@ -2,6 +2,7 @@
 //! cutting text at a character boundary.
 
 use crate::finding::{Finding, Subject};
+use crate::rules::Severity;
 
 /// The group a subject belongs to: its suite, or `skills`, `graders`, `project`.
 pub fn subject_group(subject: &Subject) -> String {
@@ -48,6 +49,20 @@ pub fn cut(text: &str, max_bytes: usize) -> (&str, bool) {
     (&text[..end], true)
 }
 
+/// "2 refused, 1 error, 3 warnings": the severities that have findings, most severe first.
+pub fn severity_tally(count: impl Fn(Severity) -> usize) -> Vec<String> {
+    [
+        (Severity::Refuse, "refused", "refused"),
+        (Severity::Error, "error", "errors"),
+        (Severity::Warn, "warning", "warnings"),
+        (Severity::Note, "note", "notes"),
+    ]
+    .into_iter()
+    .filter(|(severity, _, _)| count(*severity) > 0)
+    .map(|(severity, singular, plural_form)| plural(count(severity), singular, plural_form))
+    .collect()
+}
+
 /// `count` followed by the noun, singular or plural.
 pub fn plural(count: usize, singular: &str, plural: &str) -> String {
     if count == 1 {
@@ -60,6 +75,25 @@ pub fn plural(count: usize, singular: &str, plural: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tally_names_each_severity_with_findings_in_singular_or_plural() {
+        let counts = |severity| match severity {
+            Severity::Refuse => 1,
+            Severity::Error => 1,
+            Severity::Warn => 0,
+            Severity::Note => 3,
+        };
+        assert_eq!(
+            severity_tally(counts),
+            vec!["1 refused", "1 error", "3 notes"]
+        );
+        assert!(severity_tally(|_| 0).is_empty());
+        assert_eq!(
+            severity_tally(|severity| usize::from(severity == Severity::Warn) * 2),
+            vec!["2 warnings"]
+        );
+    }
 
     #[test]
     fn cut_respects_character_boundaries() {
