@@ -271,7 +271,39 @@ fn rev_judges_a_commit_not_the_working_tree() {
     repo.evalock(&["check", "--rev", "main"]).assert_code(0);
     repo.evalock(&["check", "--rev", "no-such-branch"])
         .assert_code(64)
-        .assert_contains("no-such-branch");
+        .assert_contains("cannot resolve revision `no-such-branch`: no branch, tag or commit")
+        .assert_contains("git rev-parse --verify no-such-branch");
+    repo.evalock(&["check", "--base", "main~40"])
+        .assert_code(64)
+        .assert_contains("cannot resolve revision `main~40`");
+    repo.evalock(&["check", "--rev", "main:prompts"])
+        .assert_code(64)
+        .assert_contains("`main:prompts` names a tree or a file, not a commit");
+}
+
+#[test]
+fn an_ambiguous_short_id_is_called_ambiguous() {
+    let repo = locked_demo();
+    // A thousand blobs: some two of them share their first four hex digits.
+    let names: Vec<String> = (0..1000).map(|number| format!("blobs/{number}")).collect();
+    for name in &names {
+        repo.write(name, name.clone());
+    }
+    let mut arguments = vec!["hash-object", "-w"];
+    arguments.extend(names.iter().map(String::as_str));
+    let ids = repo.git(&arguments);
+    let mut prefixes: Vec<&str> = ids.lines().map(|id| &id[..4]).collect();
+    prefixes.sort_unstable();
+    let shared = prefixes
+        .windows(2)
+        .find(|pair| pair[0] == pair[1])
+        .map(|pair| pair[0])
+        .expect("two of a thousand ids share four hex digits");
+    repo.evalock(&["check", "--rev", shared])
+        .assert_code(64)
+        .assert_contains(&format!(
+            "cannot resolve revision `{shared}`: Short id {shared} is ambiguous. Candidates are:"
+        ));
 }
 
 #[test]

@@ -49,15 +49,17 @@ impl GitRepo {
     /// Resolves a revision (`main`, `HEAD~2`, a SHA) to a commit id.
     pub fn resolve_commit(&self, revision: &str) -> Result<ObjectId> {
         let repo = self.local();
-        let id = repo.rev_parse_single(revision).map_err(|error| {
-            Error::Usage(format!("cannot resolve revision `{revision}`: {error}"))
-        })?;
+        let id = repo
+            .rev_parse_single(revision)
+            .map_err(|error| unresolved_revision(revision, &error.to_string()))?;
         let commit = id
             .object()
             .map_err(Error::git)?
             .peel_to_commit()
-            .map_err(|error| {
-                Error::Usage(format!("`{revision}` does not name a commit: {error}"))
+            .map_err(|_| {
+                Error::Usage(format!(
+                    "`{revision}` names a tree or a file, not a commit: pass a branch, tag or commit"
+                ))
             })?;
         Ok(commit.id)
     }
@@ -329,4 +331,15 @@ impl ContentSource for GitSnapshot {
             })
             .collect())
     }
+}
+
+/// Why a revision did not resolve, in the user's terms (the parser's own message names
+/// its internals); an ambiguous abbreviation keeps the candidates it lists.
+fn unresolved_revision(revision: &str, detail: &str) -> Error {
+    if detail.contains("ambiguous") {
+        return Error::Usage(format!("cannot resolve revision `{revision}`: {detail}"));
+    }
+    Error::Usage(format!(
+        "cannot resolve revision `{revision}`: no branch, tag or commit by that name here (check with `git rev-parse --verify {revision}`); in a shallow CI clone, fetch it first or check out with `fetch-depth: 0`"
+    ))
 }
