@@ -114,17 +114,21 @@ pub fn skills_below(source: &dyn ContentSource, dir: &str) -> Result<Vec<String>
 }
 
 /// A SKILL.md inside another skill (a template, an example) belongs to the outer skill.
+/// Each path's ancestors are looked up, not every other skill compared with it (which was
+/// quadratic in the number of skills). A skill at the root holds every other one.
 fn drop_nested(found: BTreeSet<String>) -> Vec<String> {
-    let mut kept: Vec<String> = Vec::new();
-    for path in found {
-        if !kept
-            .iter()
-            .any(|outer| outer.is_empty() || path.starts_with(&format!("{outer}/")))
-        {
-            kept.push(path);
-        }
+    if found.contains("") {
+        return vec![String::new()];
     }
-    kept
+    let inside_another = |path: &str| {
+        path.match_indices('/')
+            .any(|(slash, _)| found.contains(&path[..slash]))
+    };
+    found
+        .iter()
+        .filter(|path| !inside_another(path))
+        .cloned()
+        .collect()
 }
 
 fn join(dir: &str, name: &str) -> String {
@@ -299,5 +303,14 @@ mod tests {
             .map(String::from)
             .into();
         assert_eq!(drop_nested(found), ["skills/a", "skills/ab"]);
+        // Deeper nesting, a sibling sharing a name's start, and one nested in a nested one.
+        let found: BTreeSet<String> = [
+            "a", "a-b", "a/x/y", "a/x/y/z", "b/c", "b/c.d", "b/cd/e", "b/c/d/e",
+        ]
+        .map(String::from)
+        .into();
+        assert_eq!(drop_nested(found), ["a", "a-b", "b/c", "b/c.d", "b/cd/e"]);
+        let with_root: BTreeSet<String> = ["", "a", "b/c"].map(String::from).into();
+        assert_eq!(drop_nested(with_root), [""]);
     }
 }
