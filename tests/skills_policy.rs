@@ -314,6 +314,38 @@ fn el209_growth_against_the_base_revision() {
 }
 
 #[test]
+fn el209_follows_a_skill_moved_to_another_folder() {
+    let repo = project();
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.git(&["mv", "skills/notes", "skills/notes-moved"]);
+    repo.replace(
+        "skills/notes-moved/SKILL.md",
+        "allowed-tools: Read Grep",
+        "allowed-tools: Read Grep Bash(git:push)",
+    );
+    lock_and_commit(&repo, "move and widen");
+    let found = check(&repo, &["--base", "main"]);
+    let escalations: Vec<_> = found
+        .iter()
+        .filter(|finding| finding.0 == "EL209")
+        .collect();
+    assert_eq!(escalations.len(), 1, "{found:#?}");
+    assert_eq!(escalations[0].2, "skills/notes-moved/SKILL.md:6");
+    // Moved without widening: nothing grew.
+    repo.replace(
+        "skills/notes-moved/SKILL.md",
+        "allowed-tools: Read Grep Bash(git:push)",
+        "allowed-tools: Read Grep",
+    );
+    lock_and_commit(&repo, "narrow again");
+    let found = check(&repo, &["--base", "main"]);
+    assert!(
+        found.iter().all(|finding| finding.0 != "EL209"),
+        "{found:#?}"
+    );
+}
+
+#[test]
 fn el210_registry_skills_need_an_exact_version_and_a_content_digest() {
     let repo = project();
     let manifest = |version: &str, digest: Option<&str>| {

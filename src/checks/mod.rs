@@ -10,7 +10,7 @@ pub mod skills;
 pub mod baselines;
 pub mod graders;
 
-use crate::finding::{sort_findings, Finding};
+use crate::finding::{sort_findings, Finding, Subject};
 use crate::model::Project;
 use crate::rules::RuleId;
 use std::collections::BTreeSet;
@@ -61,7 +61,7 @@ pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> 
 /// When a stronger rule explains a subject, weaker restatements of it are noise:
 /// a case removed vs base (EL103) is not also reported as missing from the lock (EL101).
 fn drop_superseded(findings: &mut Vec<Finding>) {
-    let removed: Vec<_> = findings
+    let removed: BTreeSet<Subject> = findings
         .iter()
         .filter(|finding| finding.rule == RuleId::CaseRemoved)
         .map(|finding| finding.subject.clone())

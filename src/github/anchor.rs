@@ -100,7 +100,7 @@ impl AnchorContext<'_> {
         // The hunk with the most added lines in the span; the first one on a tie
         // (`max_by_key` keeps the last maximum, hence the reversed walk).
         let added = file
-            .hunks
+            .hunks_overlapping(start, end)
             .iter()
             .rev()
             .map(|hunk| added_within(hunk, start, end))
@@ -116,7 +116,7 @@ impl AnchorContext<'_> {
     /// The finding's span where it overlaps a hunk but the change only removed lines there.
     fn hunk_context_of_finding(&self, finding: &Finding) -> Option<Anchor> {
         let (path, file, start, end) = self.located_file(finding)?;
-        let hunk = file.hunks.iter().find(|hunk| {
+        let hunk = file.hunks_overlapping(start, end).iter().find(|hunk| {
             hunk.last_line()
                 .is_some_and(|last| hunk.new_start <= end && start <= last)
         })?;

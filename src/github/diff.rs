@@ -40,7 +40,21 @@ pub struct FileDiff {
 impl FileDiff {
     /// The hunk that shows `line` on the RIGHT side.
     pub fn hunk_at(&self, line: u32) -> Option<&Hunk> {
-        self.hunks.iter().find(|hunk| hunk.contains(line))
+        self.hunks_overlapping(line, line)
+            .iter()
+            .find(|hunk| hunk.contains(line))
+    }
+
+    /// The hunks whose new-side lines reach into `start..=end`, in order (hunks that only
+    /// delete, at a position inside the span, included). Hunks are kept sorted and apart,
+    /// so this is a binary search: a change to thousands of cases of one file has
+    /// thousands of hunks, and every finding looks up its own.
+    pub fn hunks_overlapping(&self, start: u32, end: u32) -> &[Hunk] {
+        let first = self
+            .hunks
+            .partition_point(|hunk| hunk.new_start.saturating_add(hunk.new_count) <= start);
+        let last = self.hunks.partition_point(|hunk| hunk.new_start <= end);
+        self.hunks.get(first..last).unwrap_or(&[])
     }
 }
 
@@ -198,7 +212,18 @@ impl Parser {
     }
 
     fn flush(&mut self) {
-        if let Some(file) = self.current.take() {
+        if let Some(mut file) = self.current.take() {
+            // Real diffs list a file's hunks in order and apart; a hunk that overlaps the
+            // one before it is not from a real diff and is left out.
+            file.hunks.sort_by_key(|hunk| hunk.new_start);
+            let mut end = 0;
+            file.hunks.retain(|hunk| {
+                let apart = hunk.new_start >= end;
+                if apart {
+                    end = hunk.new_start.saturating_add(hunk.new_count);
+                }
+                apart
+            });
             if !file.path.is_empty() {
                 self.files.insert(file.path.clone(), file);
             }
@@ -362,6 +387,64 @@ Binary files a/logo.png and b/logo.png differ
             }
         );
         assert!(cases.hunks[0].contains(4) && !cases.hunks[0].contains(5));
+    }
+
+    /// A file with many hunks, some only deleting: the binary search finds exactly the
+    /// hunks a scan of all of them finds, for every span.
+    #[test]
+    fn overlapping_hunks_are_those_a_full_scan_finds() {
+        let mut text = String::from("diff --git a/f b/f\n--- a/f\n+++ b/f\n");
+        let mut new_line = 1;
+        for number in 0..60u32 {
+            new_line += number % 4;
+            match number % 5 {
+                // Deletes two lines: no new-side line.
+                3 => text.push_str(&format!("@@ -{new_line},2 +{new_line},0 @@\n-x\n-y\n")),
+                _ => {
+                    text.push_str(&format!("@@ -{new_line},2 +{new_line},3 @@\n c\n+a\n c\n"));
+                    new_line += 3;
+                }
+            }
+        }
+        let diff = PullDiff::parse(&text);
+        let file = diff.changed_file("f").expect("file");
+        assert_eq!(file.hunks.len(), 60);
+        let reaches = |hunk: &Hunk, start: u32, end: u32| {
+            hunk.new_start <= end && hunk.new_start + hunk.new_count > start
+        };
+        for start in 0..new_line + 3 {
+            for end in start..(start + 7).min(new_line + 3) {
+                let scanned: Vec<&Hunk> = file
+                    .hunks
+                    .iter()
+                    .filter(|hunk| reaches(hunk, start, end))
+                    .collect();
+                let searched: Vec<&Hunk> = file.hunks_overlapping(start, end).iter().collect();
+                assert_eq!(searched, scanned, "span {start}..={end}");
+                assert_eq!(
+                    file.hunk_at(start),
+                    file.hunks.iter().find(|hunk| hunk.contains(start)),
+                    "line {start}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn hunks_are_kept_in_order_and_one_overlapping_its_predecessor_is_left_out() {
+        let text = "diff --git a/f b/f\n--- a/f\n+++ b/f\n\
+            @@ -20,1 +20,2 @@\n c\n+a\n\
+            @@ -1,1 +1,3 @@\n c\n+a\n+b\n\
+            @@ -2,1 +2,2 @@\n c\n+a\n";
+        let diff = PullDiff::parse(text);
+        let starts: Vec<u32> = diff
+            .changed_file("f")
+            .expect("file")
+            .hunks
+            .iter()
+            .map(|hunk| hunk.new_start)
+            .collect();
+        assert_eq!(starts, vec![1, 20]);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::finding::{Finding, Location};
 use crate::rules::RuleId;
 use crate::skills::spec::{is_allowed, is_real_commit, is_semver, python_list, python_repr};
 use crate::skills::{Skill, SourceDecl};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// EL202: a vendored or registry skill records its repository and an exact commit.
 pub fn provenance(skill: &Skill) -> Option<Finding> {
@@ -213,17 +213,25 @@ pub fn permission_escalation(
     base_description: &str,
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
+    // Looked up, not searched per skill (a repository can hold thousands of skills); the
+    // first base skill wins a key, as a search in base order would find it.
+    let mut base_by_path: BTreeMap<&str, &Skill> = BTreeMap::new();
+    for base in base_skills {
+        base_by_path.entry(base.path.as_str()).or_insert(base);
+    }
+    let current_paths: BTreeSet<&str> = skills.iter().map(|skill| skill.path.as_str()).collect();
+    let mut gone_by_name: BTreeMap<&str, &Skill> = BTreeMap::new();
+    for base in base_skills {
+        if !current_paths.contains(base.path.as_str()) {
+            gone_by_name.entry(base.name()).or_insert(base);
+        }
+    }
     for skill in skills {
         // The same folder, else a skill of the same name whose folder is gone (a move).
-        let counterpart = base_skills
-            .iter()
-            .find(|base| base.path == skill.path)
-            .or_else(|| {
-                base_skills.iter().find(|base| {
-                    base.name() == skill.name()
-                        && !skills.iter().any(|current| current.path == base.path)
-                })
-            });
+        let counterpart = base_by_path
+            .get(skill.path.as_str())
+            .or_else(|| gone_by_name.get(skill.name()))
+            .copied();
         let Some(base) = counterpart else { continue };
         let before = base.declared_permissions();
         let tools = skill
