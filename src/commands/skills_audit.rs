@@ -15,7 +15,7 @@ use crate::rules::Severity;
 use crate::skills::discovery::skills_below;
 use crate::skills::{load_paths, load_skills, LoadSettings, Skill, SkillSet};
 use crate::source::{ContentSource, WorktreeSource};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -150,9 +150,11 @@ pub fn audit(project_root: &Path, dirs: &[PathBuf]) -> Result<AuditOutcome> {
                 if found.is_empty() {
                     return Err(no_skill(dir));
                 }
+                let known: BTreeSet<&str> =
+                    in_project.iter().map(|skill| skill.path.as_str()).collect();
                 let new: Vec<String> = found
                     .iter()
-                    .filter(|path| !in_project.iter().any(|skill| &skill.path == *path))
+                    .filter(|path| !known.contains(path.as_str()))
                     .cloned()
                     .collect();
                 in_project.extend(load_paths(&source, &new, false, &settings)?);
@@ -264,19 +266,29 @@ fn outcome(
 ) -> AuditOutcome {
     sort_findings(&mut findings);
     let mut result = AuditOutcome::default();
+    // Indexed once: an audit of every skill of a large repository stays linear.
+    let by_path: BTreeMap<&str, &Skill> = skills
+        .iter()
+        .map(|skill| (skill.path.as_str(), skill))
+        .rev()
+        .collect();
+    let mut findings_of: BTreeMap<&str, Vec<Finding>> = BTreeMap::new();
+    for finding in &findings {
+        if let Some(path) = finding.subject.skill.as_deref() {
+            findings_of.entry(path).or_default().push(finding.clone());
+        }
+    }
     for path in targets {
-        let Some(skill) = skills.iter().find(|skill| &skill.path == path) else {
+        let Some(skill) = by_path.get(path.as_str()) else {
             continue;
         };
-        let own: Vec<Finding> = findings
-            .iter()
-            .filter(|finding| finding.subject.skill.as_deref() == Some(path.as_str()))
-            .cloned()
-            .collect();
+        let own = findings_of
+            .get(path.as_str())
+            .map_or(&[][..], Vec::as_slice);
         result.skills.push(SkillAudit {
             path: path.clone(),
             name: skill.name().to_owned(),
-            lines: audit_lines(skill, &own, lock, config),
+            lines: audit_lines(skill, own, lock, config),
         });
     }
     let all: BTreeSet<&str> = skills.iter().map(|skill| skill.path.as_str()).collect();
