@@ -9,6 +9,7 @@ use crate::grade::{completion_digest, Grade};
 use crate::hash::Digest;
 use crate::model::{BaselineContext, BaselineEntry, BaselineState, Case, Project, SuiteModel};
 use crate::rules::RuleId;
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// One sample: its grade and normalized completion, or why there is none (EL504).
@@ -272,9 +273,14 @@ fn diff_against(entry: &BaselineEntry, current: &str, digest: &Digest) -> Option
 /// The most common normalized completion (the first one on ties) and the share of
 /// samples equal to it.
 fn modal_completion<'t>(graded: &[(&Grade, &'t str)]) -> (&'t str, f64) {
+    // Counted in one pass (a case may ask for up to 1,000 samples).
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for (_, text) in graded {
+        *counts.entry(text).or_default() += 1;
+    }
     let mut best: (&str, usize) = ("", 0);
     for (_, text) in graded {
-        let count = graded.iter().filter(|(_, other)| other == text).count();
+        let count = counts[text];
         if count > best.1 {
             best = (text, count);
         }
