@@ -183,9 +183,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub completions: Option<PathBuf>,
 
-    /// How many completers run at once; results keep the same order whatever N is.
-    #[arg(long, short = 'j', value_name = "N", default_value_t = default_jobs())]
-    pub jobs: usize,
+    /// How many completers run at once (default: the CPUs this process may use); results
+    /// keep the same order whatever N is.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
 
     /// Samples per case when the case sets no `n` (else the suite's `samples`, else 1).
     /// Agreement across samples below `agreement_min` is EL505.
@@ -236,7 +237,9 @@ pub struct MergeArgs {
     pub format: Format,
 }
 
-fn default_jobs() -> usize {
+/// Asked only when `run` starts without `--jobs`: it reads the cgroup's CPU quota, which
+/// every other command (and every commit's hook) would otherwise pay for.
+pub fn default_jobs() -> usize {
     std::thread::available_parallelism()
         .map(usize::from)
         .unwrap_or(2)

@@ -104,7 +104,7 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 project_root: root,
                 suites: run_args.suites.clone(),
                 completions: run_args.completions.clone(),
-                jobs: run_args.jobs,
+                jobs: run_args.jobs.unwrap_or_else(args::default_jobs),
                 samples: run_args.samples,
                 out: run_args.out.clone(),
                 fail_on_diff: run_args.fail_on_diff,
