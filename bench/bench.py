@@ -143,6 +143,16 @@ def generate_config_without_skills(root):
     (root / "evalock.toml").write_text(config.split("\n[skills]")[0])
 
 
+def files_a_check_reads(root):
+    """Every file a cold `check` of the generated project reads: the configuration, the
+    lock, the case files, the prompts and every file of every skill (`tree-v1` hashes them
+    all). Unrelated files (`src/`) are not read."""
+    files = [root / "evalock.toml", root / "evalock.lock"]
+    for folder in ("evals", "prompts", "skills"):
+        files += sorted(path for path in (root / folder).rglob("*") if path.is_file() and not path.is_symlink())
+    return files
+
+
 def measure(args, root, case_files):
     binary = str(args.binary.resolve())
     repeat = args.repeat
@@ -154,8 +164,10 @@ def measure(args, root, case_files):
         shutil.rmtree(cache, ignore_errors=True)
 
     # Read everything once so every contender starts from the same warm page cache.
-    wall(["cat", *relative], root, 1)
+    read_by_check = [str(path.relative_to(root)) for path in files_a_check_reads(root)]
+    wall(["cat", *read_by_check], root, 1)
     results["sha256sum"] = wall(["sha256sum", *relative], root, repeat)
+    results["sha256sum_all_read"] = wall(["sha256sum", *read_by_check], root, repeat)
     results["openssl"] = wall(["openssl", "dgst", "-sha256", *relative], root, repeat)
     results["check_cold"] = wall([binary, "check"], root, repeat, prepare=drop_cache)
     wall([binary, "check"], root, 1)
@@ -176,6 +188,7 @@ def measure(args, root, case_files):
     lock_mib = (root / "evalock.lock").stat().st_size / 1024 / 1024
     results["largest_input_mib"] = max(results["largest_file_mib"], lock_mib)
     results["case_bytes_mib"] = sum(path.stat().st_size for path in case_files) / 1024 / 1024
+    results["read_bytes_mib"] = sum((root / path).stat().st_size for path in read_by_check) / 1024 / 1024
     results["cases"] = int(subprocess.run([sys.executable, "-c", "import sys; print(sum(1 for p in sys.argv[1:] for l in open(p) if l.strip()))", *relative], cwd=root, capture_output=True, text=True).stdout)
 
     if supports_run(binary):
@@ -215,7 +228,8 @@ def measure_run(args, root, binary):
 
 def table(results, info):
     rows = [
-        ("full cold `check` / `sha256sum` (same bytes)", results["check_cold"] / results["sha256sum"], "<= 0.5"),
+        ("full cold `check` / `sha256sum` over the case files", results["check_cold"] / results["sha256sum"], "<= 0.5"),
+        ("full cold `check` / `sha256sum` over every file the check reads", results["check_cold"] / results["sha256sum_all_read"], "<= 0.5"),
         ("full cold `check` / `openssl dgst -sha256`", results["check_cold"] / results["openssl"], "(reference)"),
         ("warm re-check / cold check", results["check_warm"] / results["check_cold"], "<= 0.1"),
         ("`check --staged`, nothing relevant staged / `git diff --cached --name-only`", results["check_staged"] / results["git_diff_cached"], "<= 1.5"),
@@ -227,7 +241,7 @@ def table(results, info):
     lines = [
         f"machine: {info['cpus']} CPUs ({info['cpu']}, sha_ni: {'yes' if info['sha_ni'] else 'no'}), {info['memory_gib']} GiB RAM, {info['os']}",
         f"corpus: {results['cases']} cases, {results['case_bytes_mib']:.0f} MiB of JSONL; largest case file {results['largest_file_mib']:.2f} MiB; "
-        f"evalock.lock {results['largest_input_mib']:.1f} MiB",
+        f"evalock.lock {results['largest_input_mib']:.1f} MiB; a check reads {results['read_bytes_mib']:.0f} MiB in all",
         "",
         "| measurement | ratio | target |",
         "| --- | --- | --- |",
