@@ -100,7 +100,9 @@ pub fn require_clean_text(bytes: &[u8]) -> Result<&str, (u32, u32, String)> {
         return Err((
             line,
             column,
-            "CRLF line ending; convert the file to LF line endings".into(),
+            "CRLF line ending; convert the file to LF line endings (if git adds them on \
+             checkout, `core.autocrlf`, a `* text eol=lf` line in .gitattributes keeps them out)"
+                .into(),
         ));
     }
     Ok(text)
