@@ -434,6 +434,24 @@ fn dash_c_runs_in_another_directory_and_init_detects_the_project() {
 }
 
 #[test]
+fn git_options_outside_a_repository_are_usage_errors_and_a_plain_check_needs_no_git() {
+    let repo = TestRepo::with_fixture("demo");
+    std::fs::remove_dir_all(repo.join(".git")).expect("remove .git");
+    repo.evalock(&["check"]).assert_code(0);
+    for args in [
+        &["check", "--staged"][..],
+        &["check", "--rev", "HEAD"],
+        &["check", "--base", "main"],
+        &["hook", "install"],
+    ] {
+        repo.evalock(args)
+            .assert_code(64)
+            .assert_contains("is not inside a git repository: run this in a clone")
+            .assert_not_contains("Could not find");
+    }
+}
+
+#[test]
 fn usage_errors_exit_64() {
     let repo = TestRepo::new();
     repo.evalock(&["check", "--no-such-flag"]).assert_code(64);

@@ -22,10 +22,26 @@ pub struct GitRepo {
 impl GitRepo {
     pub fn discover(project_root: &Path) -> Result<GitRepo> {
         let repo = gix::discover(project_root).map_err(|error| {
-            Error::git(format!(
-                "{} is not inside a git repository: {error}",
-                project_root.display()
-            ))
+            use gix::discover::upwards::Error as Upwards;
+            match error.downcast_any_ref::<Upwards>() {
+                // Not a failure of git: the command was asked for somewhere it cannot work.
+                Some(
+                    Upwards::NoGitRepository { .. }
+                    | Upwards::NoGitRepositoryWithinCeiling { .. }
+                    | Upwards::NoGitRepositoryWithinFs { .. },
+                ) => Error::Usage(format!(
+                    "{} is not inside a git repository: run this in a clone, or `git init` \
+                     and commit first",
+                    std::path::absolute(project_root)
+                        .as_deref()
+                        .unwrap_or(project_root)
+                        .display()
+                )),
+                _ => Error::git(format!(
+                    "cannot open the git repository around {}: {error}",
+                    project_root.display()
+                )),
+            }
         })?;
         let workdir = repo.workdir().ok_or_else(|| {
             Error::git("the repository has no work tree (bare repositories are not supported)")
