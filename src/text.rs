@@ -83,7 +83,8 @@ pub fn require_clean_text(bytes: &[u8]) -> Result<&str, (u32, u32, String)> {
             "file starts with a UTF-8 byte order mark (BOM); save it as UTF-8 without BOM".into(),
         ));
     }
-    let text = match std::str::from_utf8(bytes) {
+    // The vectorized check answers only yes or no; std's decoder then says where.
+    let text = match simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes)) {
         Ok(text) => text,
         Err(error) => {
             let (line, column) = LineIndex::new(bytes).position_of(error.valid_up_to());
@@ -164,5 +165,42 @@ mod tests {
         let (line, column, message) = require_clean_text(b"a\n\xffb").unwrap_err();
         assert_eq!((line, column), (2, 1));
         assert!(message.contains("UTF-8"));
+    }
+
+    /// The vectorized validation works on blocks of 64 bytes: what std accepts and rejects
+    /// must not depend on where in a block (or across two) a sequence falls.
+    #[test]
+    fn clean_text_accepts_exactly_what_std_accepts_at_every_offset() {
+        let sequences: [&[u8]; 12] = [
+            "é".as_bytes(),
+            "東".as_bytes(),
+            "🙂".as_bytes(),
+            b"\xC0\xAF",         // overlong '/'
+            b"\xE0\x80\xAF",     // overlong, three bytes
+            b"\xED\xA0\x80",     // a UTF-16 surrogate
+            b"\xF4\x90\x80\x80", // above U+10FFFF
+            b"\xF0\x9F\x99",     // truncated four-byte sequence
+            b"\x80",             // a lone continuation byte
+            b"\xFF",
+            b"\xE6\x9D",     // truncated three-byte sequence
+            b"\xEF\xBF\xBF", // U+FFFF, valid
+        ];
+        for sequence in sequences {
+            for offset in 0..130 {
+                let mut bytes = vec![b'a'; offset];
+                bytes.extend_from_slice(sequence);
+                bytes.extend_from_slice(&[b'z'; 70]);
+                let std_answer = std::str::from_utf8(&bytes);
+                match require_clean_text(&bytes) {
+                    Ok(text) => assert_eq!(Ok(text), std_answer, "{sequence:?} at {offset}"),
+                    Err((line, column, message)) => {
+                        let error = std_answer.expect_err("std accepted it");
+                        assert_eq!(line, 1);
+                        assert_eq!(column as usize, error.valid_up_to() + 1, "{sequence:?}");
+                        assert!(message.contains("invalid UTF-8"), "{message}");
+                    }
+                }
+            }
+        }
     }
 }
