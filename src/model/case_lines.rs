@@ -86,7 +86,8 @@ fn parse_chunk(path: &str, first_line: u32, chunk: &str, detail: CaseDetail) -> 
     let mut interpreted = Vec::new();
     for (index, line_text) in split_lines(chunk).enumerate() {
         let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
-        if line_text.trim().is_empty() {
+        // A line that opens an object (nearly all) is not blank: no trimming needed.
+        if !line_text.starts_with('{') && line_text.trim().is_empty() {
             continue;
         }
         let fast = match detail {
