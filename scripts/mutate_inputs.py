@@ -120,6 +120,8 @@ def damage(data, rng):
 
 def main():
     args = parse_args()
+    # The commands run inside scratch projects: a relative path must not depend on them.
+    args.binary = args.binary.resolve()
     if not args.binary.exists():
         sys.exit(f"{args.binary} not found: run `cargo build` first")
     rng = random.Random(args.seed)
