@@ -33,14 +33,7 @@ pub(super) fn parse_rendered_from<R: Read>(
     input: impl Read,
     reopen: impl FnOnce() -> Option<R>,
 ) -> Option<Lock> {
-    let mut lines = Lines {
-        input: BufReader::with_capacity(READ_BUFFER, input),
-        line: Vec::new(),
-        section: Section::Suites,
-        graders: String::new(),
-        skills: String::new(),
-        failed: false,
-    };
+    let mut lines = Lines::new(input);
     let lock = read_lines(&mut lines);
     let Lines {
         graders,
@@ -72,10 +65,19 @@ enum Section {
 
 /// The lines of the suite and case tables, one at a time; grader and skill tables are
 /// set aside as text.
+///
+/// The file is read in blocks; the whole lines of each block are validated as UTF-8 at
+/// once and kept as text, from which lines are borrowed (a newline never falls inside a
+/// UTF-8 sequence, so every cut at one is a character boundary).
 struct Lines<R> {
-    input: BufReader<R>,
-    /// The current line, with its newline (one buffer for all of them).
-    line: Vec<u8>,
+    input: R,
+    /// Whole lines of the file, validated, newlines included (the last line of the file
+    /// may lack its newline).
+    text: String,
+    /// Where the next line starts in `text`.
+    position: usize,
+    /// Bytes read after the last newline: the start of a line still being read.
+    partial: Vec<u8>,
     section: Section,
     graders: String,
     skills: String,
@@ -84,66 +86,81 @@ struct Lines<R> {
 }
 
 impl<R: Read> Lines<R> {
-    fn next_line(&mut self) -> Option<&str> {
-        loop {
-            if !self.read_line() {
-                return None;
-            }
-            let line = self.line.as_slice();
-            let next = match self.section {
-                Section::Suites if line.starts_with(b"[grader.") => Section::Graders,
-                Section::Suites | Section::Graders if line.starts_with(b"[case.") => Section::Cases,
-                _ if line.starts_with(b"[skill.") => Section::Skills,
-                current => current,
-            };
-            self.section = next;
-            let set_aside = match next {
-                Section::Graders => &mut self.graders,
-                Section::Skills => &mut self.skills,
-                Section::Suites | Section::Cases => break,
-            };
-            match std::str::from_utf8(line) {
-                Ok(line) => set_aside.push_str(line),
-                Err(_) => {
-                    self.failed = true;
-                    return None;
-                }
-            }
-        }
-        match std::str::from_utf8(&self.line) {
-            Ok(line) => Some(line.strip_suffix('\n').unwrap_or(line)),
-            Err(_) => {
-                self.failed = true;
-                None
-            }
+    fn new(input: R) -> Self {
+        Lines {
+            input,
+            text: String::new(),
+            position: 0,
+            partial: Vec::new(),
+            section: Section::Suites,
+            graders: String::new(),
+            skills: String::new(),
+            failed: false,
         }
     }
 
-    /// The next line's bytes into `line`, newline included; false at the end or on an
-    /// error (then `failed`).
-    fn read_line(&mut self) -> bool {
-        self.line.clear();
+    fn next_line(&mut self) -> Option<&str> {
+        let line = loop {
+            if self.position == self.text.len() && !self.refill() {
+                return None;
+            }
+            let rest = &self.text.as_bytes()[self.position..];
+            let length = memchr::memchr(b'\n', rest).map_or(rest.len(), |newline| newline + 1);
+            let start = self.position;
+            self.position += length;
+            let line = &self.text[start..self.position];
+            let next = match self.section {
+                Section::Suites if line.starts_with("[grader.") => Section::Graders,
+                Section::Suites | Section::Graders if line.starts_with("[case.") => Section::Cases,
+                _ if line.starts_with("[skill.") => Section::Skills,
+                current => current,
+            };
+            self.section = next;
+            match next {
+                Section::Graders => self.graders.push_str(line),
+                Section::Skills => self.skills.push_str(line),
+                Section::Suites | Section::Cases => break start..self.position,
+            }
+        };
+        let line = &self.text[line];
+        Some(line.strip_suffix('\n').unwrap_or(line))
+    }
+
+    /// The next block's whole lines into `text`; false at the end or on an error (then
+    /// `failed`).
+    fn refill(&mut self) -> bool {
+        self.text.clear();
+        self.position = 0;
         loop {
-            let buffered = match self.input.fill_buf() {
-                Ok(buffered) => buffered,
+            let start = self.partial.len();
+            let mut block = (&mut self.input).take(READ_BUFFER as u64);
+            let read = match block.read_to_end(&mut self.partial) {
+                Ok(read) => read,
                 Err(_) => {
                     self.failed = true;
                     return false;
                 }
             };
-            if buffered.is_empty() {
-                return !self.line.is_empty();
-            }
-            let (piece, complete) = match memchr::memchr(b'\n', buffered) {
-                Some(newline) => (&buffered[..=newline], true),
-                None => (buffered, false),
+            let whole = match read {
+                // The end of the file: what is left is its last line.
+                0 => self.partial.len(),
+                _ => match memchr::memrchr(b'\n', &self.partial[start..]) {
+                    Some(newline) => start + newline + 1,
+                    None => continue,
+                },
             };
-            self.line.extend_from_slice(piece);
-            let length = piece.len();
-            self.input.consume(length);
-            if complete {
-                return true;
+            if whole == 0 {
+                return false;
             }
+            match simdutf8::basic::from_utf8(&self.partial[..whole]) {
+                Ok(lines) => self.text.push_str(lines),
+                Err(_) => {
+                    self.failed = true;
+                    return false;
+                }
+            }
+            self.partial.drain(..whole);
+            return true;
         }
     }
 }
@@ -593,6 +610,63 @@ mod tests {
         }
         assert!(parse_rendered(&format!("{text}#")).is_none());
         assert!(parse_rendered(&text[..text.len() - 1]).is_none());
+    }
+
+    /// A reader that hands out a few bytes at a time, cutting lines and characters apart.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+            self.step = self.step % 7 + 1;
+            let length = self.step.min(buffer.len()).min(self.bytes.len());
+            buffer[..length].copy_from_slice(&self.bytes[..length]);
+            self.bytes = &self.bytes[length..];
+            Ok(length)
+        }
+    }
+
+    fn all_lines(input: impl Read) -> (Vec<String>, bool) {
+        let mut lines = Lines::new(input);
+        let mut read = Vec::new();
+        while let Some(line) = lines.next_line() {
+            read.push(line.to_owned());
+        }
+        (read, lines.failed)
+    }
+
+    /// Lines come out whole and in order however the reads fall: across blocks, inside
+    /// multi-byte characters, longer than a block, with or without a last newline.
+    #[test]
+    fn lines_are_whole_whatever_the_reads() {
+        let long = "é".repeat(READ_BUFFER);
+        let text = format!("a = 1\n\n東京 = \"🙂\"\n{long}\nlast");
+        for input in [text.clone(), format!("{text}\n")] {
+            let expected: Vec<String> = input
+                .strip_suffix('\n')
+                .unwrap_or(&input)
+                .split('\n')
+                .map(str::to_owned)
+                .collect();
+            let trickled = Trickle {
+                bytes: input.as_bytes(),
+                step: 0,
+            };
+            assert_eq!(all_lines(trickled), (expected.clone(), false));
+            assert_eq!(all_lines(input.as_bytes()), (expected, false));
+        }
+        // Invalid UTF-8 ends the lines and marks the read as failed, in any block.
+        for at in [0, 3, READ_BUFFER + 5] {
+            let mut bytes = text.clone().into_bytes();
+            bytes[at] = 0xFF;
+            let trickled = Trickle {
+                bytes: &bytes,
+                step: 0,
+            };
+            assert!(all_lines(trickled).1, "a bad byte at {at}");
+        }
     }
 
     /// The file read for the comparison is not the one parsed (it changed in between):
