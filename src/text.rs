@@ -60,8 +60,6 @@ pub fn line_of_first(text: &str, needles: &[&str]) -> u32 {
         .unwrap_or(1)
 }
 
-/// Checks what evalock requires of every text input it parses: UTF-8, no BOM, LF line
-/// endings. Returns the text, or (line, column, what to fix).
 /// The lines of `text` exactly as `text.split('\n')` gives them, found with a vectorized
 /// byte search (case files run to hundreds of megabytes).
 pub fn split_lines(text: &str) -> impl Iterator<Item = &str> {
@@ -75,38 +73,58 @@ pub fn split_lines(text: &str) -> impl Iterator<Item = &str> {
         })
 }
 
-pub fn require_clean_text(bytes: &[u8]) -> Result<&str, (u32, u32, String)> {
-    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        return Err((
-            1,
-            1,
-            "file starts with a UTF-8 byte order mark (BOM); save it as UTF-8 without BOM".into(),
-        ));
+/// A file-wide problem of a text input: (line, column, what to fix).
+pub type TextProblem = (u32, u32, String);
+
+/// Checks what evalock requires of every text input it parses: UTF-8, no BOM, LF line
+/// endings. Returns the text, or the first problem in that order of precedence.
+pub fn require_clean_text(bytes: &[u8]) -> Result<&str, TextProblem> {
+    if starts_with_byte_order_mark(bytes) {
+        return Err(byte_order_mark_problem());
     }
+    let text = require_utf8(bytes)?;
+    match crlf_problem(text) {
+        Some(problem) => Err(problem),
+        None => Ok(text),
+    }
+}
+
+pub fn starts_with_byte_order_mark(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0xEF, 0xBB, 0xBF])
+}
+
+pub fn byte_order_mark_problem() -> TextProblem {
+    (
+        1,
+        1,
+        "file starts with a UTF-8 byte order mark (BOM); save it as UTF-8 without BOM".into(),
+    )
+}
+
+/// `bytes` as text, or where their first invalid UTF-8 sequence is.
+pub fn require_utf8(bytes: &[u8]) -> Result<&str, TextProblem> {
     // The vectorized check answers only yes or no; std's decoder then says where.
-    let text = match simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes)) {
-        Ok(text) => text,
-        Err(error) => {
+    simdutf8::basic::from_utf8(bytes)
+        .or_else(|_| std::str::from_utf8(bytes))
+        .map_err(|error| {
             let (line, column) = LineIndex::new(bytes).position_of(error.valid_up_to());
-            return Err((line, column, "invalid UTF-8; save the file as UTF-8".into()));
-        }
-    };
+            (line, column, "invalid UTF-8; save the file as UTF-8".into())
+        })
+}
+
+/// Where the first CRLF line ending of `text` is, if it has one.
+pub fn crlf_problem(text: &str) -> Option<TextProblem> {
     // Most files have no `\r` at all: a byte search (memchr) settles that quickly.
-    let carriage_return = match memchr::memchr(b'\r', bytes).is_some() {
-        true => text.find("\r\n"),
-        false => None,
-    };
-    if let Some(position) = carriage_return {
-        let (line, column) = LineIndex::new(bytes).position_of(position);
-        return Err((
-            line,
-            column,
-            "CRLF line ending; convert the file to LF line endings (if git adds them on \
-             checkout, `core.autocrlf`, a `* text eol=lf` line in .gitattributes keeps them out)"
-                .into(),
-        ));
-    }
-    Ok(text)
+    memchr::memchr(b'\r', text.as_bytes())?;
+    let position = text.find("\r\n")?;
+    let (line, column) = LineIndex::new(text.as_bytes()).position_of(position);
+    Some((
+        line,
+        column,
+        "CRLF line ending; convert the file to LF line endings (if git adds them on \
+         checkout, `core.autocrlf`, a `* text eol=lf` line in .gitattributes keeps them out)"
+            .into(),
+    ))
 }
 
 #[cfg(test)]

@@ -123,9 +123,7 @@ impl CaseFileCache for CaseFileStore {
         let mut encoder = Encoder::default();
         encoder.str(path);
         encoder.identity(&identity);
-        let encoded = encode_parsed(parsed);
-        encoder.len(encoded.len());
-        encoder.raw(&encoded);
+        encoder.length_prefixed(|body| encode_parsed(body, parsed));
         let Ok(mut added) = self.added.lock() else {
             return;
         };
@@ -150,8 +148,7 @@ impl CaseFileCache for CaseFileStore {
     }
 }
 
-fn encode_parsed(parsed: &ParsedCaseFile) -> Vec<u8> {
-    let mut encoder = Encoder::default();
+fn encode_parsed(encoder: &mut Encoder, parsed: &ParsedCaseFile) {
     encoder.len(parsed.cases.len());
     for case in &parsed.cases {
         encoder.str(&case.id);
@@ -165,7 +162,7 @@ fn encode_parsed(parsed: &ParsedCaseFile) -> Vec<u8> {
         encoder.u32(case.end_line);
         encoder.bool(case.retired);
         encoder.optional_str(case.grader_version.as_deref());
-        encode_probe(&mut encoder, case.probe());
+        encode_probe(encoder, case.probe());
     }
     encoder.len(parsed.problems.len());
     for problem in &parsed.problems {
@@ -173,7 +170,6 @@ fn encode_parsed(parsed: &ParsedCaseFile) -> Vec<u8> {
         encoder.u32(problem.column);
         encoder.str(&problem.message);
     }
-    encoder.into_bytes()
 }
 
 /// A summary's probe outcome: the must-fail completions that passed (0 empty, 1 refusal,

@@ -14,10 +14,6 @@ impl Encoder {
         &self.bytes
     }
 
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.bytes
-    }
-
     pub fn raw(&mut self, bytes: &[u8]) {
         self.bytes.extend_from_slice(bytes);
     }
@@ -44,6 +40,15 @@ impl Encoder {
 
     pub fn len(&mut self, length: usize) {
         self.u64(length as u64);
+    }
+
+    /// Writes `body` prefixed with its length in bytes, without a buffer of its own.
+    pub fn length_prefixed(&mut self, body: impl FnOnce(&mut Encoder)) {
+        let at = self.bytes.len();
+        self.len(0);
+        body(self);
+        let length = (self.bytes.len() - at - 8) as u64;
+        self.bytes[at..at + 8].copy_from_slice(&length.to_le_bytes());
     }
 
     pub fn str(&mut self, text: &str) {
@@ -219,8 +224,8 @@ mod tests {
             device: 5,
         });
         encoder.digest(&crate::hash::bytes_digest(b"x"));
-        let bytes = encoder.into_bytes();
-        let mut decoder = Decoder::new(&bytes);
+        let bytes = encoder.bytes();
+        let mut decoder = Decoder::new(bytes);
         assert_eq!(decoder.str(), Some("héllo"));
         assert_eq!(decoder.optional_string(), Some(None));
         assert_eq!(decoder.optional_u32(), Some(Some(7)));
@@ -242,5 +247,25 @@ mod tests {
                 && decoder.digest().is_some();
             assert!(!complete, "a truncation at {cut} must not decode");
         }
+    }
+
+    #[test]
+    fn a_length_prefix_counts_the_body_written_after_it() {
+        let mut encoder = Encoder::default();
+        encoder.u8(9);
+        encoder.length_prefixed(|body| {
+            body.str("abc");
+            body.u32(7);
+        });
+        encoder.length_prefixed(|_| {});
+        let mut decoder = Decoder::new(encoder.bytes());
+        assert_eq!(decoder.u8(), Some(9));
+        assert_eq!(decoder.len(), Some(8 + 3 + 4));
+        let mut body = Decoder::new(decoder.raw(15).unwrap_or_default());
+        assert_eq!(body.str(), Some("abc"));
+        assert_eq!(body.u32(), Some(7));
+        assert!(body.is_done());
+        assert_eq!(decoder.len(), Some(0));
+        assert!(decoder.is_done());
     }
 }

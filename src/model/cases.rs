@@ -134,11 +134,46 @@ pub struct ParsedCaseFile {
     pub problems: Vec<CaseProblem>,
 }
 
+impl ParsedCaseFile {
+    /// The parts of one file, in order, as one.
+    pub(super) fn joined(parts: Vec<ParsedCaseFile>) -> ParsedCaseFile {
+        let mut all = ParsedCaseFile::default();
+        all.append(parts);
+        all
+    }
+
+    /// Adds the parts of the file that follow what it holds; each part is freed once moved.
+    pub(super) fn append(&mut self, parts: Vec<ParsedCaseFile>) {
+        let mut parts = parts.into_iter();
+        if self.cases.is_empty() && self.problems.is_empty() {
+            // The first part's vectors are taken, not copied.
+            match parts.next() {
+                Some(first) => *self = first,
+                None => return,
+            }
+        }
+        let rest = parts.as_slice();
+        self.cases
+            .reserve(rest.iter().map(|part| part.cases.len()).sum());
+        self.problems
+            .reserve(rest.iter().map(|part| part.problems.len()).sum());
+        for part in parts {
+            self.cases.extend(part.cases);
+            self.problems.extend(part.problems);
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CaseFormat {
     JsonLines,
     Json,
     Yaml,
+}
+
+/// Whether `path` names a JSONL case file, which can be read in blocks.
+pub(super) fn is_json_lines(path: &str) -> bool {
+    format_of(path) == Some(CaseFormat::JsonLines)
 }
 
 fn format_of(path: &str) -> Option<CaseFormat> {
@@ -153,6 +188,8 @@ fn format_of(path: &str) -> Option<CaseFormat> {
     }
 }
 
+pub(super) const CONFLICT_MESSAGE: &str = "unresolved merge conflict: keep one side (or both cases, with distinct ids), delete the markers, then run `evalock lock`";
+
 /// Parses one case file, keeping every case's value. Never fails: every problem is
 /// reported with its position.
 pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
@@ -161,6 +198,21 @@ pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
 
 /// Parses one case file, keeping as much of each case as `detail` asks for.
 pub fn parse_case_file_with(path: &str, bytes: &[u8], detail: CaseDetail) -> ParsedCaseFile {
+    ParsedCaseFile::joined(parse_case_file_parts(path, bytes, detail))
+}
+
+/// [`parse_case_file_with`] for a caller that owns the bytes: they are freed before the
+/// cases of the file's chunks are put together, so the peak holds the text and the cases
+/// once each (a file far larger than the rest of the suite then costs about its own size).
+pub fn parse_owned_case_file(path: &str, bytes: Vec<u8>, detail: CaseDetail) -> ParsedCaseFile {
+    let parts = parse_case_file_parts(path, &bytes, detail);
+    drop(bytes);
+    ParsedCaseFile::joined(parts)
+}
+
+/// The cases of a file in parts, in file order: one part, or one per chunk of a large
+/// JSONL file.
+fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<ParsedCaseFile> {
     let mut parsed = ParsedCaseFile::default();
     let problem = |line, column, message: String| CaseProblem {
         file: path.to_owned(),
@@ -172,15 +224,14 @@ pub fn parse_case_file_with(path: &str, bytes: &[u8], detail: CaseDetail) -> Par
         Ok(text) => text,
         Err((line, column, message)) => {
             parsed.problems.push(problem(line, column, message));
-            return parsed;
+            return vec![parsed];
         }
     };
     if let Some(line) = super::lock::conflict_marker_line(text) {
-        let message = "unresolved merge conflict: keep one side (or both cases, with distinct ids), delete the markers, then run `evalock lock`";
         parsed
             .problems
-            .push(problem(line_u32(line), 1, message.into()));
-        return parsed;
+            .push(problem(line_u32(line), 1, CONFLICT_MESSAGE.into()));
+        return vec![parsed];
     }
     let Some(format) = format_of(path) else {
         parsed.problems.push(problem(
@@ -188,10 +239,10 @@ pub fn parse_case_file_with(path: &str, bytes: &[u8], detail: CaseDetail) -> Par
             1,
             "unknown case file type: use .jsonl, .json, .yaml or .yml".into(),
         ));
-        return parsed;
+        return vec![parsed];
     };
     let elements = match format {
-        CaseFormat::JsonLines => return parse_json_lines(path, text, detail),
+        CaseFormat::JsonLines => return parse_json_lines(path, text, 1, detail),
         CaseFormat::Json => json_elements(text),
         CaseFormat::Yaml => yaml_elements(text),
     };
@@ -207,7 +258,7 @@ pub fn parse_case_file_with(path: &str, bytes: &[u8], detail: CaseDetail) -> Par
         }
         Err((line, column, message)) => parsed.problems.push(problem(line, column, message)),
     }
-    parsed
+    vec![parsed]
 }
 
 /// A top-level element of a case file: its value, its line span and, for

@@ -472,6 +472,7 @@ fn read_string(text: &str) -> Option<Cow<'_, str>> {
 mod tests {
     use super::*;
     use crate::hash::bytes_digest;
+    use crate::model::trickle::Trickle;
 
     fn tricky_lock() -> Lock {
         let mut lock = Lock::new();
@@ -612,22 +613,6 @@ mod tests {
         assert!(parse_rendered(&text[..text.len() - 1]).is_none());
     }
 
-    /// A reader that hands out a few bytes at a time, cutting lines and characters apart.
-    struct Trickle<'a> {
-        bytes: &'a [u8],
-        step: usize,
-    }
-
-    impl Read for Trickle<'_> {
-        fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-            self.step = self.step % 7 + 1;
-            let length = self.step.min(buffer.len()).min(self.bytes.len());
-            buffer[..length].copy_from_slice(&self.bytes[..length]);
-            self.bytes = &self.bytes[length..];
-            Ok(length)
-        }
-    }
-
     fn all_lines(input: impl Read) -> (Vec<String>, bool) {
         let mut lines = Lines::new(input);
         let mut read = Vec::new();
@@ -650,10 +635,7 @@ mod tests {
                 .split('\n')
                 .map(str::to_owned)
                 .collect();
-            let trickled = Trickle {
-                bytes: input.as_bytes(),
-                step: 0,
-            };
+            let trickled = Trickle::new(input.as_bytes());
             assert_eq!(all_lines(trickled), (expected.clone(), false));
             assert_eq!(all_lines(input.as_bytes()), (expected, false));
         }
@@ -661,10 +643,7 @@ mod tests {
         for at in [0, 3, READ_BUFFER + 5] {
             let mut bytes = text.clone().into_bytes();
             bytes[at] = 0xFF;
-            let trickled = Trickle {
-                bytes: &bytes,
-                step: 0,
-            };
+            let trickled = Trickle::new(&bytes);
             assert!(all_lines(trickled).1, "a bad byte at {at}");
         }
     }

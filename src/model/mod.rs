@@ -1,6 +1,7 @@
 //! The model: what evalock reads from a snapshot of a project.
 
 pub mod baseline;
+mod case_blocks;
 mod case_lines;
 pub mod cases;
 pub mod config;
@@ -10,6 +11,8 @@ mod lock_fast;
 pub mod project;
 pub mod skill_lock;
 mod strict_json;
+#[cfg(test)]
+mod trickle;
 
 pub use baseline::{BaselineContext, BaselineEntry, BaselineFile, BaselineState, SuiteBaseline};
 pub use cases::{

@@ -2,7 +2,10 @@
 //! content source. Checks are pure functions over this model.
 
 use super::baseline::{load_baseline, SuiteBaseline};
-use super::cases::{parse_case_file_with, Case, CaseDetail, CaseProblem, ParsedCaseFile};
+use super::case_blocks::parse_json_lines_from;
+use super::cases::{
+    is_json_lines, parse_owned_case_file, Case, CaseDetail, CaseProblem, ParsedCaseFile,
+};
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
@@ -494,14 +497,34 @@ fn load_case_file(
             return Ok(parsed);
         }
     }
-    let Some(bytes) = source.read(path)? else {
-        return Ok(ParsedCaseFile::default());
+    let parsed = match read_case_file(source, path, options.detail)? {
+        Some(parsed) => parsed,
+        None => return Ok(ParsedCaseFile::default()),
     };
-    let parsed = parse_case_file_with(path, &bytes, options.detail);
     if let (Some(cache), Some(identity)) = (cache, identity) {
         cache.put(path, identity, &parsed);
     }
     Ok(parsed)
+}
+
+/// A JSONL file is read in blocks when the source can stream it (a file far larger than
+/// the rest of the suite is then never held whole); other files are read whole. `None`
+/// when the file is absent.
+fn read_case_file(
+    source: &dyn ContentSource,
+    path: &str,
+    detail: CaseDetail,
+) -> Result<Option<ParsedCaseFile>> {
+    if is_json_lines(path) {
+        if let Some(reader) = source.reader(path)? {
+            let parsed = parse_json_lines_from(path, reader, detail)
+                .map_err(|error| Error::io(path, error))?;
+            return Ok(Some(parsed));
+        }
+    }
+    Ok(source
+        .read(path)?
+        .map(|bytes| parse_owned_case_file(path, bytes, detail)))
 }
 
 /// A command grader receives the whole case, so its suite is loaded in full even for a
@@ -545,12 +568,8 @@ fn load_suite(
         .par_iter()
         .map(|path| load_case_file(source, path, options))
         .collect::<Result<Vec<_>>>()?;
-    let mut cases = Vec::with_capacity(parsed.iter().map(|file| file.cases.len()).sum());
-    let mut problems = Vec::new();
-    for file in parsed {
-        cases.extend(file.cases);
-        problems.extend(file.problems);
-    }
+    // The first file's cases are not copied: a suite of one large file is held once.
+    let ParsedCaseFile { cases, problems } = ParsedCaseFile::joined(parsed);
     let prompts = suite
         .prompt_paths()
         .into_iter()
