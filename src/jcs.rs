@@ -58,11 +58,13 @@ impl Member {
             byte_ordered: true,
         };
         let decoded = member.key_bytes(keys);
-        let mut head = [0u8; 8];
-        for (slot, byte) in head.iter_mut().zip(decoded) {
-            *slot = *byte;
-        }
-        member.prefix = u64::from_be_bytes(head);
+        member.prefix = match decoded.first_chunk::<8>() {
+            Some(head) => u64::from_be_bytes(*head),
+            // Shorter keys (most) are shifted in byte by byte: no call to copy them.
+            None => decoded.iter().enumerate().fold(0, |prefix, (index, byte)| {
+                prefix | u64::from(*byte) << (56 - 8 * index)
+            }),
+        };
         member.byte_ordered = decoded.is_ascii() || decoded.iter().all(|byte| *byte < 0xF0);
         member
     }
