@@ -345,6 +345,61 @@ fn duplicate_ids_and_malformed_cases_point_at_the_line() {
     assert_eq!(repo.read_bytes("evalock.lock"), before);
 }
 
+/// A case file larger than the 8 MiB blocks the working tree is read in: findings past
+/// the first block point at the same lines as a check of the index, which reads the file
+/// whole.
+#[test]
+fn a_case_file_larger_than_a_read_block_is_judged_line_for_line() {
+    let repo = locked_demo();
+    let original = repo.read("evals/support.jsonl");
+    let template = original.lines().nth(2).expect("a third case").to_owned();
+    let padding = "p".repeat(700);
+    let mut text = original.clone();
+    for number in 0..12_000 {
+        let id = format!("\"bulk-{number:05}\", \"note\": \"{padding}\"");
+        text.push_str(&template.replacen("\"refund-with-order-id\"", &id, 1));
+        text.push('\n');
+    }
+    assert!(text.len() > 10 << 20, "{} bytes", text.len());
+    repo.write("evals/support.jsonl", &text);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("twelve thousand more cases");
+    repo.evalock(&["check"]).assert_code(0);
+
+    let edited = text
+        .replacen(
+            "\"bulk-11000\", \"note\": \"p",
+            "\"bulk-11000\", \"note\": \"q",
+            1,
+        )
+        .replacen("{\"id\": \"bulk-11500\",", "{\"id\": \"bulk-11500\",,", 1);
+    repo.write("evals/support.jsonl", &edited);
+    let first_bulk_line = original.lines().count() + 1;
+    let (edited_line, malformed_line) = (first_bulk_line + 11_000, first_bulk_line + 11_500);
+    let from_tree = repo.evalock(&["check"]);
+    from_tree
+        .assert_code(2)
+        .assert_contains(&format!(
+            "evals/support.jsonl:{edited_line}: EL101 case-unlocked"
+        ))
+        .assert_contains(&format!(
+            "evals/support.jsonl:{malformed_line}:21: EL105 malformed-case"
+        ))
+        .assert_contains("locked case `bulk-11500` (version 1) is missing");
+    repo.git(&["add", "evals/support.jsonl"]);
+    let from_index = repo.evalock(&["check", "--staged"]);
+    from_index.assert_code(2);
+    let findings = |output: &str| -> Vec<String> {
+        output
+            .lines()
+            .filter(|line| line.starts_with("evals/support.jsonl:"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(findings(&from_tree.stdout), findings(&from_index.stdout));
+    assert_eq!(findings(&from_tree.stdout).len(), 3, "{}", from_tree.all());
+}
+
 #[test]
 fn malformed_config_and_lock_exit_65_with_a_position() {
     let repo = locked_demo();
