@@ -30,10 +30,10 @@ const INTERPRETED_MEMBERS: &[&str] = &[
     "mutate",
 ];
 
-/// One case per non-blank line; a bad line is a problem at its line and the rest still load.
-/// Gives the cases of each chunk, in file order, for [`ParsedCaseFile::joined`], which a
-/// caller owning the text calls after freeing it.
-/// `first_line` is the number of the first line of `text` in its file.
+/// One case per non-blank line of `text`, whose first line is line `first_line` of its
+/// file; a bad line is a problem at its line and the rest still load. The cases come per
+/// chunk, in file order, to be joined ([`ParsedCaseFile::joined`]) once a caller that owns
+/// the text has freed it.
 pub(super) fn parse_json_lines(
     path: &str,
     text: &str,
