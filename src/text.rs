@@ -76,7 +76,7 @@ pub fn split_lines(text: &str) -> impl Iterator<Item = &str> {
 /// A file-wide problem of a text input: (line, column, what to fix).
 pub type TextProblem = (u32, u32, String);
 
-/// Checks what evalock requires of every text input it parses: UTF-8, no BOM, LF line
+/// Checks what evalock requires of every text input it parses: no BOM, UTF-8, LF line
 /// endings. Returns the text, or the first problem in that order of precedence.
 pub fn require_clean_text(bytes: &[u8]) -> Result<&str, TextProblem> {
     if starts_with_byte_order_mark(bytes) {

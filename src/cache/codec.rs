@@ -46,9 +46,10 @@ impl Encoder {
     pub fn length_prefixed(&mut self, body: impl FnOnce(&mut Encoder)) {
         let at = self.bytes.len();
         self.len(0);
+        let body_start = self.bytes.len();
         body(self);
-        let length = (self.bytes.len() - at - 8) as u64;
-        self.bytes[at..at + 8].copy_from_slice(&length.to_le_bytes());
+        let length = (self.bytes.len() - body_start) as u64;
+        self.bytes[at..body_start].copy_from_slice(&length.to_le_bytes());
     }
 
     pub fn str(&mut self, text: &str) {
