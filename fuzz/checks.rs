@@ -1,10 +1,23 @@
 //! The properties each fuzz target checks, as plain functions: the fuzz targets call
 //! them, and tests/fuzz_regressions.rs replays saved inputs through the very same code.
 
-use evalock::model::{cases::parse_case_file, Config, Lock};
+use evalock::grade::probe::probe_builtin;
+use evalock::hash::EntryKind;
+use evalock::model::{
+    parse_case_file, parse_case_file_with, parse_json_lines_in_blocks, Case, CaseDetail, CaseValue,
+    Config, Lock,
+};
+use evalock::source::{ContentSource, SourceFile};
+use std::io::Read;
 
 /// The first byte picks the format, so one corpus exercises the JSONL, JSON and YAML
 /// parsers. Never panics; every problem and case has a 1-based position; ids are clean.
+///
+/// Two differentials hold the fast paths to the reference: a summary load (JSONL lines
+/// canonicalized straight from their text, `expect` read from its text) gives the cases,
+/// digests, probe outcomes and problems of a full load (serde_json, then RFC 8785 on the
+/// value); and JSONL read in blocks of a few bytes (the rest of the first byte picks the
+/// size) gives what the whole-file parse gives, in either detail.
 pub fn case_file(data: &[u8]) {
     let Some((selector, bytes)) = data.split_first() else {
         return;
@@ -28,6 +41,25 @@ pub fn case_file(data: &[u8]) {
         );
         assert!(case.version >= 1);
     }
+    let summary = parse_case_file_with(path, bytes, CaseDetail::Summary);
+    assert_eq!(summary.problems, parsed.problems);
+    let probed: Vec<Case> = parsed
+        .cases
+        .iter()
+        .map(|case| Case {
+            body: CaseValue::probed(probe_builtin(&case.id, case.value())),
+            ..case.clone()
+        })
+        .collect();
+    assert_eq!(summary.cases, probed);
+    if selector % 3 == 0 {
+        let block_bytes = 1 + usize::from(selector / 3);
+        for (detail, whole) in [(CaseDetail::Full, &parsed), (CaseDetail::Summary, &summary)] {
+            let blocks = parse_json_lines_in_blocks(path, bytes, detail, block_bytes)
+                .expect("reading a byte slice cannot fail");
+            assert_eq!(&blocks, whole, "blocks of {block_bytes} bytes, {detail:?}");
+        }
+    }
 }
 
 /// evalock.toml: never panics; an error is malformed input (exit 65) at `evalock.toml:line`.
@@ -40,21 +72,86 @@ pub fn config(data: &[u8]) {
 
 /// evalock.lock: never panics; errors carry `evalock.lock:line`; whatever parses renders
 /// to a lock that parses back to the same value and renders the same again.
+///
+/// The reader of the shape `evalock lock` writes is held to the reference: a lock it
+/// accepts is what the TOML parser reads, and streamed in pieces of a few bytes (the way
+/// a check reads the working tree's lock) it gives what the whole bytes give, error
+/// included.
 pub fn lock(data: &[u8]) {
-    match Lock::parse("evalock.lock", data) {
+    let parsed = Lock::parse("evalock.lock", data);
+    match &parsed {
         Ok(lock) => {
+            let text = std::str::from_utf8(data).expect("a lock that parses is UTF-8");
+            match toml::from_str::<Lock>(text) {
+                Ok(reference) => assert_eq!(&reference, lock),
+                Err(error) => panic!("a lock that parses is not TOML: {error}"),
+            }
             let rendered = lock.render();
             let reparsed = match Lock::parse("evalock.lock", rendered.as_bytes()) {
                 Ok(reparsed) => reparsed,
                 Err(error) => panic!("a rendered lock does not parse: {error}\n{rendered}"),
             };
-            assert_eq!(reparsed, lock);
+            assert_eq!(&reparsed, lock);
             assert_eq!(reparsed.render(), rendered);
         }
         Err(error) => {
             assert_eq!(error.exit_code(), 65, "{error}");
             assert!(error.to_string().starts_with("evalock.lock:"), "{error}");
         }
+    }
+    let piece = 1 + data.len() % 7;
+    let streamed = Lock::read(&StreamedFile { bytes: data, piece }, "evalock.lock");
+    match (&parsed, streamed) {
+        (Ok(whole), Ok(Some(streamed))) => assert_eq!(&streamed, whole),
+        (Err(whole), Err(streamed)) => assert_eq!(streamed.to_string(), whole.to_string()),
+        (whole, streamed) => panic!("whole: {whole:?}\nstreamed: {streamed:?}"),
+    }
+}
+
+/// A source of one file, `evalock.lock`, whose stream yields `piece` bytes per read.
+struct StreamedFile<'a> {
+    bytes: &'a [u8],
+    piece: usize,
+}
+
+impl ContentSource for StreamedFile<'_> {
+    fn describe(&self) -> String {
+        "fuzz input".into()
+    }
+    fn read(&self, path: &str) -> evalock::Result<Option<Vec<u8>>> {
+        Ok((path == "evalock.lock").then(|| self.bytes.to_vec()))
+    }
+    fn kind_of(&self, path: &str) -> evalock::Result<Option<EntryKind>> {
+        Ok((path == "evalock.lock").then_some(EntryKind::File))
+    }
+    fn list(&self, _dir: &str) -> evalock::Result<Vec<SourceFile>> {
+        Ok(vec![SourceFile {
+            path: "evalock.lock".into(),
+            kind: EntryKind::File,
+        }])
+    }
+    fn reader(&self, path: &str) -> evalock::Result<Option<Box<dyn Read + '_>>> {
+        Ok((path == "evalock.lock").then(|| {
+            Box::new(Pieces {
+                rest: self.bytes,
+                piece: self.piece,
+            }) as Box<dyn Read>
+        }))
+    }
+}
+
+/// Yields at most `piece` bytes per read.
+struct Pieces<'a> {
+    rest: &'a [u8],
+    piece: usize,
+}
+
+impl Read for Pieces<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let count = self.piece.min(buffer.len()).min(self.rest.len());
+        buffer[..count].copy_from_slice(&self.rest[..count]);
+        self.rest = &self.rest[count..];
+        Ok(count)
     }
 }
 

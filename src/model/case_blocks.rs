@@ -29,7 +29,10 @@ pub(super) fn parse_json_lines_from(
     parse_in_blocks(path, reader, detail, BLOCK_BYTES)
 }
 
-fn parse_in_blocks(
+/// [`parse_json_lines_from`] with blocks of about `block_bytes`: public for the fuzz
+/// targets, which hold it to the whole-file parse with blocks of a few bytes.
+#[doc(hidden)]
+pub fn parse_in_blocks(
     path: &str,
     reader: impl Read,
     detail: CaseDetail,

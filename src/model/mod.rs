@@ -15,6 +15,8 @@ mod strict_json;
 mod trickle;
 
 pub use baseline::{BaselineContext, BaselineEntry, BaselineFile, BaselineState, SuiteBaseline};
+#[doc(hidden)]
+pub use case_blocks::parse_in_blocks as parse_json_lines_in_blocks;
 pub use cases::{
     parse_case_file, parse_case_file_with, Case, CaseDetail, CaseProblem, CaseValue,
     ParsedCaseFile, SharedText,
