@@ -79,10 +79,11 @@ impl Report {
     /// Records every subject that was judged (kept sorted and unique).
     pub fn with_subjects(mut self, subjects: impl IntoIterator<Item = Subject>) -> Report {
         let mut unique: Vec<Subject> = subjects.into_iter().collect();
-        if !unique.is_sorted() {
+        // Usually they come sorted and unique already: one pass over them proves it.
+        if !unique.is_sorted_by(|left, right| left < right) {
             unique.par_sort_unstable();
+            unique.dedup();
         }
-        unique.dedup();
         self.subjects = unique;
         self
     }
@@ -202,6 +203,21 @@ mod tests {
         assert_eq!(merged.exit_code(), 2);
         assert!(merged.fail_on_diff);
         assert!(Report::merge(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn subjects_are_listed_sorted_and_once_whatever_order_they_come_in() {
+        let subjects = |cases: &[&str]| -> Vec<Subject> {
+            let report = Report::new("check", "index".into(), None, Vec::new());
+            let listed = report.with_subjects(cases.iter().map(|case| Subject::case("s", case)));
+            listed.subjects
+        };
+        let expected = subjects(&["a", "b", "c"]);
+        assert_eq!(expected.len(), 3);
+        assert!(expected.is_sorted());
+        // Sorted and unique, sorted with a repeat, unsorted with a repeat.
+        assert_eq!(subjects(&["a", "b", "b", "c"]), expected);
+        assert_eq!(subjects(&["c", "a", "b", "a"]), expected);
     }
 
     #[test]
