@@ -2,12 +2,14 @@
 //! them, and tests/fuzz_regressions.rs replays saved inputs through the very same code.
 
 use evalock::grade::probe::probe_builtin;
-use evalock::hash::EntryKind;
+use evalock::hash::{canonical_json, EntryKind};
+use evalock::jcs::Canonicalizer;
 use evalock::model::{
     parse_case_file, parse_case_file_with, parse_json_lines_in_blocks, Case, CaseDetail, CaseValue,
-    Config, Lock,
+    Config, Lock, StrictValue,
 };
 use evalock::source::{ContentSource, SourceFile};
+use serde_json::Value;
 use std::io::Read;
 
 /// The first byte picks the format, so one corpus exercises the JSONL, JSON and YAML
@@ -60,6 +62,52 @@ pub fn case_file(data: &[u8]) {
             assert_eq!(&blocks, whole, "blocks of {block_bytes} bytes, {detail:?}");
         }
     }
+}
+
+/// RFC 8785 straight from the text (the hot path of `case-v1`): whenever it answers, it
+/// gives what strict serde_json and the reference canonicalizer give, with and without
+/// the excluded member, and each wanted member's raw text is that member's value.
+pub fn jcs(data: &[u8]) {
+    const WANTED: &[&str] = &["id", "version", "expect"];
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut canonicalizer = Canonicalizer::new();
+    let Some(object) = canonicalizer.object(text, WANTED, Some("retired")) else {
+        return;
+    };
+    let value = match serde_json::from_str::<StrictValue>(text) {
+        Ok(StrictValue(value)) => value,
+        Err(error) => panic!("the fast path accepted what serde_json refuses: {error}"),
+    };
+    let reference = canonical_json(&value).expect("a parsed value canonicalizes");
+    assert_eq!(String::from_utf8_lossy(object.canonical), reference);
+    let Value::Object(mut members) = value else {
+        panic!("the fast path accepted a top level that is not an object");
+    };
+    let excluded = members.remove("retired");
+    match object.without_excluded {
+        Some(without) => {
+            assert!(excluded.is_some());
+            let reference = canonical_json(&Value::Object(members.clone()))
+                .expect("a parsed value canonicalizes");
+            assert_eq!(String::from_utf8_lossy(without), reference);
+        }
+        None => assert!(excluded.is_none()),
+    }
+    for member in object.members {
+        let raw = &text[member.raw_value.clone()];
+        let read: Value = serde_json::from_str(raw).expect("a member's raw text is JSON");
+        let expected = match member.key {
+            "retired" => excluded.as_ref(),
+            key => members.get(key),
+        };
+        assert_eq!(Some(&read), expected, "member `{}`", member.key);
+    }
+    let reported = |key: &str| object.members.iter().any(|member| member.key == key);
+    assert!(WANTED
+        .iter()
+        .all(|key| reported(key) == members.contains_key(*key)));
 }
 
 /// evalock.toml: never panics; an error is malformed input (exit 65) at `evalock.toml:line`.

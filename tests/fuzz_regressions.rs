@@ -89,3 +89,8 @@ fn diff_inputs_replay_cleanly() {
 fn event_inputs_replay_cleanly() {
     replay("event", checks::event);
 }
+
+#[test]
+fn jcs_inputs_replay_cleanly() {
+    replay("jcs", checks::jcs);
+}
