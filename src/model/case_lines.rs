@@ -2,9 +2,10 @@
 //! line is canonicalized straight from its text (see [`crate::jcs`]) instead of through a
 //! `serde_json::Value`; big files are cut into chunks of whole lines hashed in parallel.
 
+use super::case_documents::Element;
 use super::cases::{
     case_fields, case_from_element, column_u32, json_error_message_at, Case, CaseDetail,
-    CaseProblem, CaseValue, Element, ParsedCaseFile, SharedText,
+    CaseProblem, CaseValue, ParsedCaseFile, SharedText,
 };
 use super::strict_json::StrictValue;
 use crate::grade::expect::Expect;

@@ -2,6 +2,7 @@
 
 pub mod baseline;
 mod case_blocks;
+mod case_documents;
 mod case_lines;
 pub mod cases;
 pub mod config;
