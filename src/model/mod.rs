@@ -12,6 +12,7 @@ mod lock_fast;
 pub mod project;
 pub mod skill_lock;
 mod strict_json;
+mod suite;
 #[cfg(test)]
 mod trickle;
 
@@ -25,6 +26,7 @@ pub use cases::{
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
 pub use graders::GraderModel;
 pub use lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
-pub use project::{suite_digest, CaseFileCache, LoadOptions, Project, PromptFile, SuiteModel};
+pub use project::{CaseFileCache, LoadOptions, Project};
 pub use skill_lock::{FileLock, SkillLock, SourceKind, SourceLock};
 pub use strict_json::StrictValue;
+pub use suite::{suite_digest, PromptFile, SuiteModel};

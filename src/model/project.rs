@@ -3,165 +3,19 @@
 
 use super::baseline::{load_baseline, SuiteBaseline};
 use super::case_blocks::parse_json_lines_from;
-use super::cases::{
-    is_json_lines, parse_owned_case_file, Case, CaseDetail, CaseProblem, ParsedCaseFile,
-};
+use super::cases::{is_json_lines, parse_owned_case_file, CaseDetail, CaseProblem, ParsedCaseFile};
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
-use super::lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
+use super::lock::{GraderLock, Lock, SuiteLock, LOCK_FILE};
+use super::suite::{suite_digest, PromptFile, SuiteModel};
 use crate::error::{Error, Result};
 use crate::finding::Subject;
-use crate::hash::{bytes_digest, tree_digest, Digest, EntryKind, TreeEntry};
+use crate::hash::{bytes_digest, EntryKind};
 use crate::source::{glob_files, ContentIdentity, ContentSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// One prompt file of a suite; `digest` is `None` when the file is missing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PromptFile {
-    pub path: String,
-    pub digest: Option<Digest>,
-}
-
-/// A suite as found in one snapshot.
-#[derive(Debug)]
-pub struct SuiteModel {
-    pub name: String,
-    pub case_files: Vec<String>,
-    pub cases: Vec<Case>,
-    /// Places in case files that could not become cases (EL105).
-    pub problems: Vec<CaseProblem>,
-    /// Case globs that matched no file.
-    pub unmatched_globs: Vec<String>,
-    pub prompts: Vec<PromptFile>,
-    /// Positions of the cases sorted by id (first occurrence first), so lookups by id
-    /// are a binary search rather than a scan.
-    case_index: Vec<u32>,
-    /// Positions of the cases whose id an earlier case already has, in file order
-    /// (usually none).
-    repeats: Vec<u32>,
-}
-
-impl SuiteModel {
-    /// `bytes-v1` of the only prompt file, `tree-v1` over several; `None` without prompts
-    /// or when one is missing.
-    pub fn prompt_digest(&self) -> Option<Digest> {
-        prompt_digest(&self.prompts)
-    }
-
-    /// The cases and their suite, with what lookups by id need.
-    pub fn new(name: String, cases: Vec<Case>) -> SuiteModel {
-        let mut case_index: Vec<u32> =
-            (0..u32::try_from(cases.len()).unwrap_or(u32::MAX)).collect();
-        // A stable sort keeps the first of duplicate ids first.
-        case_index.sort_by(|left, right| cases[*left as usize].id.cmp(&cases[*right as usize].id));
-        let mut repeats: Vec<u32> = case_index
-            .windows(2)
-            .filter(|pair| cases[pair[0] as usize].id == cases[pair[1] as usize].id)
-            .map(|pair| pair[1])
-            .collect();
-        repeats.sort_unstable();
-        SuiteModel {
-            name,
-            case_files: Vec::new(),
-            cases,
-            problems: Vec::new(),
-            unmatched_globs: Vec::new(),
-            prompts: Vec::new(),
-            case_index,
-            repeats,
-        }
-    }
-
-    /// The first case of each id, in file order.
-    pub fn first_of_each_id(&self) -> impl Iterator<Item = &Case> {
-        self.first_of_each_id_at().map(|(_, case)| case)
-    }
-
-    /// [`SuiteModel::first_of_each_id`] with the position of each case.
-    pub fn first_of_each_id_at(&self) -> impl Iterator<Item = (usize, &Case)> {
-        let mut repeats = self.repeats.iter().peekable();
-        self.cases.iter().enumerate().filter(move |(position, _)| {
-            repeats
-                .next_if(|repeat| **repeat as usize == *position)
-                .is_none()
-        })
-    }
-
-    /// The positions of the first case of each id, in id order.
-    pub fn first_positions_by_id(&self) -> impl Iterator<Item = usize> + '_ {
-        let mut previous: Option<&str> = None;
-        self.case_index.iter().filter_map(move |position| {
-            let id = self.cases[*position as usize].id.as_str();
-            let first = previous != Some(id);
-            previous = Some(id);
-            first.then_some(*position as usize)
-        })
-    }
-
-    /// Each case that repeats an earlier case's id, with that first case, in file order.
-    pub fn repeated_ids(&self) -> impl Iterator<Item = (&Case, &Case)> {
-        self.repeats.iter().filter_map(|position| {
-            let repeat = &self.cases[*position as usize];
-            Some((repeat, self.case(&repeat.id)?))
-        })
-    }
-
-    /// The first case with this id.
-    pub fn case(&self, id: &str) -> Option<&Case> {
-        let first = self
-            .case_index
-            .partition_point(|position| self.cases[*position as usize].id.as_str() < id);
-        let position = *self.case_index.get(first)? as usize;
-        (self.cases[position].id == id).then(|| &self.cases[position])
-    }
-
-    /// Lock entries for this suite's cases (the first of duplicate ids wins).
-    pub fn case_locks(&self) -> BTreeMap<String, CaseLock> {
-        let mut entries = BTreeMap::new();
-        for case in &self.cases {
-            entries.entry(case.id.clone()).or_insert_with(|| CaseLock {
-                version: case.version,
-                digest: case.digest,
-                file: Arc::clone(&case.file),
-                retired: case.retired,
-            });
-        }
-        entries
-    }
-}
-
-fn prompt_digest(prompts: &[PromptFile]) -> Option<Digest> {
-    match prompts {
-        [] => None,
-        [only] => only.digest,
-        several => {
-            let entries = several
-                .iter()
-                .map(|prompt| {
-                    Some(TreeEntry {
-                        path: prompt.path.clone(),
-                        kind: EntryKind::File,
-                        digest: prompt.digest?,
-                    })
-                })
-                .collect::<Option<Vec<_>>>()?;
-            tree_digest(&entries).ok()
-        }
-    }
-}
-
-/// `suite-v1`: sha256 over `<id as JSON> <version> <digest>\n` for every entry, sorted by id.
-pub fn suite_digest(entries: &BTreeMap<String, CaseLock>) -> Digest {
-    let mut listing = String::new();
-    for (id, entry) in entries {
-        let quoted = serde_json::to_string(id).unwrap_or_default();
-        listing.push_str(&format!("{quoted} {} {}\n", entry.version, entry.digest));
-    }
-    bytes_digest(listing.as_bytes())
-}
 
 /// What a load reads and keeps.
 #[derive(Clone, Copy)]
@@ -581,11 +435,10 @@ fn load_suite(
             Ok(PromptFile { path, digest })
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(SuiteModel {
-        case_files,
-        problems,
-        unmatched_globs,
-        prompts,
-        ..SuiteModel::new(suite.name().to_owned(), cases)
-    })
+    let mut model = SuiteModel::new(suite.name().to_owned(), cases);
+    model.case_files = case_files;
+    model.problems = problems;
+    model.unmatched_globs = unmatched_globs;
+    model.prompts = prompts;
+    Ok(model)
 }
