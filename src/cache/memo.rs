@@ -14,7 +14,7 @@ use crate::hash::EntryKind;
 use crate::model::cases::SharedText;
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
-use crate::source::{ContentIdentity, ContentSource, SourceFile};
+use crate::source::{ContentIdentity, ContentSource, Listing, SourceFile, UnpinnableReason};
 use rayon::prelude::*;
 use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
@@ -83,11 +83,19 @@ impl<'a> RecordingSource<'a> {
     }
 }
 
-fn listing_digest(files: &[SourceFile]) -> [u8; 32] {
+fn listing_digest(listing: &Listing) -> [u8; 32] {
     let mut hasher = Sha256::new();
-    for file in files {
+    for file in &listing.files {
         hasher.update(file.path.as_bytes());
         hasher.update([b' ', file.kind.letter() as u8, b'\n']);
+    }
+    for entry in &listing.unpinnable {
+        let reason = match entry.reason {
+            UnpinnableReason::Submodule => b's',
+            UnpinnableReason::NameNotUtf8 => b'n',
+        };
+        hasher.update(entry.path.as_bytes());
+        hasher.update([b' ', b'?', reason, b'\n']);
     }
     hasher.finalize().into()
 }
@@ -130,9 +138,16 @@ impl ContentSource for RecordingSource<'_> {
     }
 
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
-        let files = self.inner.list(dir)?;
-        self.record(Dependency::Listing(dir.to_owned(), listing_digest(&files)));
-        Ok(files)
+        Ok(self.listing(dir)?.files)
+    }
+
+    fn listing(&self, dir: &str) -> Result<Listing> {
+        let listing = self.inner.listing(dir)?;
+        self.record(Dependency::Listing(
+            dir.to_owned(),
+            listing_digest(&listing),
+        ));
+        Ok(listing)
     }
 
     fn identity(&self, path: &str) -> Result<Option<ContentIdentity>> {
@@ -243,7 +258,7 @@ fn still_holds(dependency: &Dependency, source: &dyn ContentSource) -> Option<bo
         }
         Dependency::Content(path, None) => source.kind_of(path).ok()?.is_none(),
         Dependency::Kind(path, kind) => source.kind_of(path).ok()? == *kind,
-        Dependency::Listing(dir, digest) => listing_digest(&source.list(dir).ok()?) == *digest,
+        Dependency::Listing(dir, digest) => listing_digest(&source.listing(dir).ok()?) == *digest,
     })
 }
 

@@ -2,6 +2,7 @@
 //! the skill paths that plugin marketplaces (`.claude-plugin/marketplace.json`) list.
 
 use crate::error::{Error, Result};
+use crate::hash::EntryKind;
 use crate::model::StrictValue;
 use crate::source::{literal_prefix, ContentSource};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -43,6 +44,8 @@ pub struct DiscoveryProblem {
     pub message: String,
     /// The marketplace points at content outside the repository (fetched at install time).
     pub remote: bool,
+    /// What fixes it, when not the marketplace entry.
+    pub help: Option<&'static str>,
 }
 
 /// Skill folders found through roots and marketplaces, sorted, without nested duplicates.
@@ -58,10 +61,19 @@ pub fn discover(
     marketplaces: &[String],
 ) -> Result<Discovered> {
     let mut found = BTreeSet::new();
+    let mut problems = Vec::new();
     for root in roots {
         found.extend(skills_under_glob(source, root)?);
+        for link in symlinks_under_glob(source, root)? {
+            problems.push(DiscoveryProblem {
+                file: crate::model::CONFIG_FILE.into(),
+                line: 1,
+                message: format!("{link} is a symlink where skills root `{root}` looks for skills; evalock never follows symlinks, so nothing behind it is pinned or audited"),
+                remote: false,
+                help: Some("replace the symlink with the skill's files (vendor them), or remove it, then run `evalock lock`"),
+            });
+        }
     }
-    let mut problems = Vec::new();
     for marketplace in marketplaces {
         read_marketplace(source, marketplace, &mut found, &mut problems)?;
     }
@@ -74,6 +86,7 @@ pub fn discover(
                 line: 1,
                 message: format!("a skill folder cannot be pinned: {error}; rename it"),
                 remote: false,
+                help: Some("rename the skill folder to a plain name, then run `evalock lock`"),
             }),
         }
     }
@@ -97,6 +110,38 @@ pub fn skills_under_glob(source: &dyn ContentSource, root: &str) -> Result<Vec<S
         }
     }
     Ok(skills)
+}
+
+/// Symlinks where `root` looks for skill folders: a symlink matching the folder glob, or
+/// one on the way to it (`skills` itself a link). An agent runtime follows them; evalock
+/// does not, so they are reported rather than passed over in silence.
+fn symlinks_under_glob(source: &dyn ContentSource, root: &str) -> Result<Vec<String>> {
+    let folders = compile_folder_globs(&[root.to_owned()])?;
+    let prefix = literal_prefix(&format!("{}/{SKILL_FILE}", root.trim_end_matches('/')));
+    if let Some(link) = symlink_on_path(source, &prefix)? {
+        return Ok(vec![link]);
+    }
+    let links = source
+        .list(&prefix)?
+        .into_iter()
+        .filter(|file| file.kind == EntryKind::Symlink && folders.is_match(&file.path))
+        .map(|file| file.path)
+        .collect();
+    Ok(links)
+}
+
+/// The first part of `path` (itself included) that is a symlink in `source`.
+fn symlink_on_path(source: &dyn ContentSource, path: &str) -> Result<Option<String>> {
+    if path.is_empty() {
+        return Ok(None);
+    }
+    for (end, _) in path.match_indices('/').chain([(path.len(), "")]) {
+        let part = &path[..end];
+        if source.kind_of(part)? == Some(EntryKind::Symlink) {
+            return Ok(Some(part.to_owned()));
+        }
+    }
+    Ok(None)
 }
 
 /// Every folder below `dir` (or `dir` itself) that holds a SKILL.md, outermost only.
@@ -152,6 +197,7 @@ fn read_marketplace(
         line,
         message,
         remote,
+        help: None,
     };
     let Some(bytes) = source.read(marketplace)? else {
         problems.push(DiscoveryProblem {
@@ -159,6 +205,7 @@ fn read_marketplace(
             line: 1,
             message: format!("skills.marketplaces names {marketplace}, which does not exist"),
             remote: false,
+            help: Some("correct the path in `skills.marketplaces` in evalock.toml, or remove it"),
         });
         return Ok(());
     };
@@ -227,11 +274,13 @@ fn read_marketplace(
                         Some(path) if !path.is_empty() && source.kind_of(&join(&path, SKILL_FILE))?.is_some() => {
                             found.insert(path);
                         }
-                        Some(path) if !path.is_empty() => problems.push(problem(
-                            line_of(&format!("\"{entry}\"")),
-                            format!("plugin `{name}` lists {entry}, but {path}/{SKILL_FILE} does not exist"),
-                            false,
-                        )),
+                        Some(path) if !path.is_empty() => {
+                            let message = match symlink_on_path(source, &path)? {
+                                Some(link) => format!("plugin `{name}` lists {entry}, but {link} is a symlink, which evalock never follows: nothing in {path} is pinned; vendor the files instead"),
+                                None => format!("plugin `{name}` lists {entry}, but {path}/{SKILL_FILE} does not exist"),
+                            };
+                            problems.push(problem(line_of(&format!("\"{entry}\"")), message, false));
+                        }
                         _ => problems.push(problem(
                             line_of(&format!("\"{entry}\"")),
                             format!("plugin `{name}` lists {entry}, which is not a folder inside the repository"),

@@ -1,7 +1,7 @@
 //! Git access through gix: the index and commits as content sources, revision
 //! resolution and merge bases. Nothing else in evalock talks to git objects.
 
-use super::{ContentIdentity, ContentSource, SourceFile};
+use super::{ContentIdentity, ContentSource, Listing, SourceFile, Unpinnable, UnpinnableReason};
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
 use gix::ObjectId;
@@ -156,18 +156,35 @@ impl GitRepo {
             .breadthfirst(&mut recorder)
             .map_err(Error::git)?;
         let mut entries = BTreeMap::new();
+        let mut unpinnable = BTreeSet::new();
         for record in recorder.records {
-            let Ok(repo_path) = std::str::from_utf8(&record.filepath) else {
+            let repo_path = String::from_utf8_lossy(&record.filepath);
+            let Some(path) = self.project_relative(&repo_path) else {
                 continue;
             };
-            let Some(path) = self.project_relative(repo_path) else {
+            let tree_kind = record.mode.kind();
+            if tree_kind == gix::object::tree::EntryKind::Tree {
                 continue;
-            };
-            let kind = match record.mode.kind() {
+            }
+            if matches!(repo_path, std::borrow::Cow::Owned(_)) {
+                unpinnable.insert(Unpinnable {
+                    path,
+                    reason: UnpinnableReason::NameNotUtf8,
+                });
+                continue;
+            }
+            let kind = match tree_kind {
                 gix::object::tree::EntryKind::Blob => EntryKind::File,
                 gix::object::tree::EntryKind::BlobExecutable => EntryKind::Executable,
                 gix::object::tree::EntryKind::Link => EntryKind::Symlink,
-                _ => continue,
+                gix::object::tree::EntryKind::Commit => {
+                    unpinnable.insert(Unpinnable {
+                        path,
+                        reason: UnpinnableReason::Submodule,
+                    });
+                    continue;
+                }
+                gix::object::tree::EntryKind::Tree => continue,
             };
             entries.insert(path, (record.oid, kind));
         }
@@ -175,6 +192,7 @@ impl GitRepo {
             repo: self.repo.clone(),
             entries,
             unmerged: BTreeSet::new(),
+            unpinnable,
             description,
         })
     }
@@ -273,6 +291,8 @@ pub struct GitSnapshot {
     repo: gix::ThreadSafeRepository,
     entries: BTreeMap<String, (ObjectId, EntryKind)>,
     unmerged: BTreeSet<String>,
+    /// Submodules and names that are not UTF-8, sorted by path.
+    unpinnable: BTreeSet<Unpinnable>,
     description: String,
 }
 
@@ -332,20 +352,39 @@ impl ContentSource for GitSnapshot {
     }
 
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
-        let range_start = if dir.is_empty() {
-            String::new()
-        } else {
-            format!("{dir}/")
-        };
+        let prefix = directory_prefix(dir);
         Ok(self
             .entries
-            .range(range_start.clone()..)
-            .take_while(|(path, _)| path.starts_with(&range_start))
+            .range(prefix.clone()..)
+            .take_while(|(path, _)| path.starts_with(&prefix))
             .map(|(path, (_, kind))| SourceFile {
                 path: path.clone(),
                 kind: *kind,
             })
             .collect())
+    }
+
+    fn listing(&self, dir: &str) -> Result<Listing> {
+        let prefix = directory_prefix(dir);
+        let unpinnable = self
+            .unpinnable
+            .iter()
+            .filter(|entry| entry.path.starts_with(&prefix))
+            .cloned()
+            .collect();
+        Ok(Listing {
+            files: self.list(dir)?,
+            unpinnable,
+        })
+    }
+}
+
+/// `dir/`, or `""` for the whole project: what every path below `dir` starts with.
+fn directory_prefix(dir: &str) -> String {
+    if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
     }
 }
 

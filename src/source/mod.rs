@@ -30,6 +30,40 @@ pub struct SourceFile {
     pub kind: EntryKind,
 }
 
+/// An entry of a snapshot that has no content evalock can read or pin: a git submodule
+/// (its files live in another repository) or a name that is not UTF-8. Listed apart from
+/// [`SourceFile`]s so that whoever pins a folder can refuse it instead of missing it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unpinnable {
+    /// Project-relative, `/`-separated; bytes that are not UTF-8 shown as U+FFFD.
+    pub path: String,
+    pub reason: UnpinnableReason,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum UnpinnableReason {
+    Submodule,
+    NameNotUtf8,
+}
+
+impl UnpinnableReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            UnpinnableReason::Submodule => {
+                "a git submodule: its files live in another repository and nothing here pins them"
+            }
+            UnpinnableReason::NameNotUtf8 => "its name is not valid UTF-8",
+        }
+    }
+}
+
+/// Everything below a folder: the files, and the entries that cannot be pinned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub files: Vec<SourceFile>,
+    pub unpinnable: Vec<Unpinnable>,
+}
+
 /// Read access to one snapshot of the project.
 pub trait ContentSource: Send + Sync {
     /// For messages: `working tree`, `index`, `main (1a2b3c4)`.
@@ -43,6 +77,15 @@ pub trait ContentSource: Send + Sync {
 
     /// Every file below `dir` (`""` for the whole project), recursively, sorted by path.
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>>;
+
+    /// [`ContentSource::list`] together with the entries below `dir` that have no
+    /// content to pin (submodules, names that are not UTF-8), each sorted by path.
+    fn listing(&self, dir: &str) -> Result<Listing> {
+        Ok(Listing {
+            files: self.list(dir)?,
+            unpinnable: Vec::new(),
+        })
+    }
 
     /// The content of the regular file at `path` as a stream, for large files read once;
     /// `None` when this source reads only whole files (then use [`ContentSource::read`]).

@@ -1,6 +1,6 @@
 //! The working tree as a content source: the bytes on disk right now.
 
-use super::{ContentIdentity, ContentSource, SourceFile};
+use super::{ContentIdentity, ContentSource, Listing, SourceFile, Unpinnable, UnpinnableReason};
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
 use std::fs;
@@ -36,7 +36,7 @@ impl WorktreeSource {
         Ok(self.root.join(path))
     }
 
-    fn walk(&self, relative: &str, files: &mut Vec<SourceFile>) -> Result<()> {
+    fn walk(&self, relative: &str, listing: &mut Listing) -> Result<()> {
         let directory = self.absolute(relative)?;
         let entries = match fs::read_dir(&directory) {
             Ok(entries) => entries,
@@ -45,31 +45,56 @@ impl WorktreeSource {
         };
         for entry in entries {
             let entry = entry.map_err(|error| Error::io(display(&directory), error))?;
-            let name = entry
-                .file_name()
-                .into_string()
-                .map_err(|name| Error::InvalidPath {
-                    path: format!("{relative}/{}", name.to_string_lossy()),
-                    reason: "file names must be valid UTF-8".into(),
-                })?;
+            let join = |name: &str| {
+                if relative.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{relative}/{name}")
+                }
+            };
+            let name = match entry.file_name().into_string() {
+                Ok(name) => name,
+                Err(name) => {
+                    listing.unpinnable.push(Unpinnable {
+                        path: join(&name.to_string_lossy()),
+                        reason: UnpinnableReason::NameNotUtf8,
+                    });
+                    continue;
+                }
+            };
             if relative.is_empty() && SKIPPED_ROOT_DIRECTORIES.contains(&name.as_str()) {
                 continue;
             }
-            let path = if relative.is_empty() {
-                name
-            } else {
-                format!("{relative}/{name}")
-            };
+            let path = join(&name);
             let file_type = entry
                 .file_type()
                 .map_err(|error| Error::io(path.clone(), error))?;
             if file_type.is_dir() {
-                self.walk(&path, files)?;
+                self.walk(&path, listing)?;
             } else if let Some(kind) = self.kind_of(&path)? {
-                files.push(SourceFile { path, kind });
+                listing.files.push(SourceFile { path, kind });
             }
         }
         Ok(())
+    }
+
+    /// Whether a directory on the way from the project root to `path` is a symlink: a
+    /// commit stores such a link as a link, never what it points at, so the working tree
+    /// must not reach through it either (it may leave the project).
+    fn through_symlink(&self, path: &str) -> bool {
+        let mut prefix = self.root.clone();
+        let mut parts = path.split('/').peekable();
+        while let Some(part) = parts.next() {
+            if parts.peek().is_none() {
+                return false;
+            }
+            prefix.push(part);
+            if fs::symlink_metadata(&prefix).is_ok_and(|metadata| metadata.file_type().is_symlink())
+            {
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -108,7 +133,11 @@ impl ContentSource for WorktreeSource {
     }
 
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
-        let metadata = match fs::symlink_metadata(self.absolute(path)?) {
+        let absolute = self.absolute(path)?;
+        if self.through_symlink(path) {
+            return Ok(None);
+        }
+        let metadata = match fs::symlink_metadata(absolute) {
             Ok(metadata) => metadata,
             Err(error)
                 if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
@@ -132,7 +161,11 @@ impl ContentSource for WorktreeSource {
     }
 
     fn identity(&self, path: &str) -> Result<Option<ContentIdentity>> {
-        match fs::symlink_metadata(self.absolute(path)?) {
+        let absolute = self.absolute(path)?;
+        if self.through_symlink(path) {
+            return Ok(None);
+        }
+        match fs::symlink_metadata(absolute) {
             Ok(metadata) if metadata.file_type().is_file() => Ok(stat_identity(&metadata)),
             Ok(_) => Ok(None),
             Err(error)
@@ -145,13 +178,19 @@ impl ContentSource for WorktreeSource {
     }
 
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
-        let mut files = Vec::new();
+        Ok(self.listing(dir)?.files)
+    }
+
+    fn listing(&self, dir: &str) -> Result<Listing> {
+        let mut listing = Listing::default();
         match self.kind_of(dir)? {
             Some(_) if !dir.is_empty() => {}
-            _ => self.walk(dir, &mut files)?,
+            _ if self.through_symlink(dir) => {}
+            _ => self.walk(dir, &mut listing)?,
         }
-        files.sort();
-        Ok(files)
+        listing.files.sort();
+        listing.unpinnable.sort();
+        Ok(listing)
     }
 }
 

@@ -49,7 +49,7 @@ pub fn tampered(scope: &SkillScope) -> Vec<Finding> {
         findings.push(
             Finding::new(RuleId::SkillTampered, Default::default(), problem.message.clone())
                 .at(Location::line(&problem.file, problem.line))
-                .help("fix the marketplace entry so every listed skill is a folder in this repository with a SKILL.md")
+                .help(problem.help.unwrap_or("fix the marketplace entry so every listed skill is a folder in this repository with a SKILL.md"))
                 .discriminator(&problem.message),
         );
     }
@@ -327,17 +327,17 @@ fn unpinnable_entries(skill: &Skill) -> Vec<Finding> {
             .help(format!("move the history out of the skill (`mv {path} {folder}.git`), or vendor the files without their .git")),
         );
     }
-    for (name, reason) in &skill.tree.unpinnable {
-        let path = skill.file_path(name);
+    for entry in &skill.tree.unpinnable {
+        let path = skill.file_path(&entry.path);
         findings.push(
             skill_finding(
                 RuleId::SkillTampered,
                 skill,
-                &format!("unpinnable:{name}"),
-                format!("{} cannot be pinned: {reason}", path.escape_debug()),
+                &format!("unpinnable:{}", entry.path),
+                format!("{} cannot be pinned: {}", path.escape_debug(), entry.reason),
             )
             .at(Location::file(skill.path.clone()))
-            .help("rename the file to a plain name inside the skill, then run `evalock lock`"),
+            .help(entry.help),
         );
     }
     for file in skill.tree.files.iter().filter(|file| file.escapes()) {

@@ -11,6 +11,7 @@
 use super::{GitRepo, GitSnapshot};
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
+use crate::source::{Unpinnable, UnpinnableReason};
 use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage};
 use gix::index::extension::Tree as CacheTree;
@@ -132,13 +133,19 @@ impl StagedIndex {
     pub fn into_snapshot(self) -> GitSnapshot {
         let mut entries = BTreeMap::new();
         let mut unmerged = BTreeSet::new();
+        let mut unpinnable = BTreeSet::new();
         for entry in self.index.entries() {
-            let Ok(repo_path) = std::str::from_utf8(entry.path(&self.index)) else {
+            let repo_path = String::from_utf8_lossy(entry.path(&self.index));
+            let Some(path) = project_relative(&self.prefix, &repo_path) else {
                 continue;
             };
-            let Some(path) = project_relative(&self.prefix, repo_path) else {
+            if matches!(repo_path, std::borrow::Cow::Owned(_)) {
+                unpinnable.insert(Unpinnable {
+                    path,
+                    reason: UnpinnableReason::NameNotUtf8,
+                });
                 continue;
-            };
+            }
             if entry.stage_raw() != 0 {
                 unmerged.insert(path);
                 continue;
@@ -150,6 +157,13 @@ impl StagedIndex {
                 Mode::FILE => EntryKind::File,
                 Mode::FILE_EXECUTABLE => EntryKind::Executable,
                 Mode::SYMLINK => EntryKind::Symlink,
+                Mode::COMMIT => {
+                    unpinnable.insert(Unpinnable {
+                        path,
+                        reason: UnpinnableReason::Submodule,
+                    });
+                    continue;
+                }
                 _ => continue,
             };
             entries.insert(path, (entry.id, kind));
@@ -158,6 +172,7 @@ impl StagedIndex {
             repo: self.repo,
             entries,
             unmerged,
+            unpinnable,
             description: "index".into(),
         }
     }
