@@ -521,3 +521,33 @@ fn usage_errors_exit_64() {
         .assert_code(0)
         .assert_contains("Exit codes");
 }
+
+/// `evalock check | head -1`: the reader goes away before the report is written. The
+/// command must still exit with its own code, quietly, not panic on the closed pipe.
+#[test]
+fn a_reader_that_stops_early_does_not_crash_the_command() {
+    use std::process::{Command, Stdio};
+    let repo = locked_demo();
+    repo.write("prompts/support.txt", "drifted\n");
+    for (args, expected) in [
+        (&["check"][..], 2),
+        (&["check", "--format", "sarif"][..], 2),
+        (&["rules"][..], 0),
+    ] {
+        let mut child = Command::new(common::EVALOCK)
+            .args(args)
+            .current_dir(repo.path())
+            .env_remove("CI")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn evalock");
+        // Close the read end before evalock writes anything.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}

@@ -1,7 +1,46 @@
 //! Everything the binary prints. Findings go to standard output (or `--output`),
 //! errors and progress to standard error.
 
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+use std::io::Write;
+
+/// Writes to standard output. A reader that stops early (`evalock check | head`) closes
+/// the pipe: the rest is dropped quietly and the command still exits with its own code,
+/// where `print!` would panic. Other write errors are reported once on standard error.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        emit(&mut std::io::stdout().lock(), format_args!($($arg)*))
+    };
+}
+
+macro_rules! outln {
+    () => { out!("\n") };
+    ($($arg:tt)*) => { out!("{}\n", format_args!($($arg)*)) };
+}
+
+/// Standard error: a closed one is not worth a panic either.
+macro_rules! err {
+    ($($arg:tt)*) => {
+        emit(&mut std::io::stderr().lock(), format_args!($($arg)*))
+    };
+}
+
+macro_rules! errln {
+    ($($arg:tt)*) => { err!("{}\n", format_args!($($arg)*)) };
+}
+
+fn emit(stream: &mut dyn Write, text: std::fmt::Arguments<'_>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static REPORTED: AtomicBool = AtomicBool::new(false);
+    match stream.write_fmt(text).and_then(|()| stream.flush()) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(error) => {
+            if !REPORTED.swap(true, Ordering::Relaxed) {
+                let _ = writeln!(std::io::stderr(), "error: cannot write the output: {error}");
+            }
+        }
+    }
+}
 
 use crate::args::{ColorChoice, Format};
 use evalock::commands::hook::{HookChange, HookOutcome};
@@ -38,9 +77,9 @@ impl Printer {
 
     pub fn error(&self, message: &str) {
         if self.colour_stderr {
-            eprintln!("\x1b[1;31merror\x1b[0m: {message}");
+            errln!("\x1b[1;31merror\x1b[0m: {message}");
         } else {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
         }
     }
 
@@ -62,7 +101,7 @@ impl Printer {
         match output {
             Some(path) => evalock::fs_util::write_atomic(path, text.as_bytes()),
             None => {
-                print!("{text}");
+                out!("{text}");
                 Ok(())
             }
         }
@@ -72,16 +111,16 @@ impl Printer {
     /// posted and what failed go to standard error.
     pub fn github_outcome(&self, outcome: &evalock::github::Outcome) {
         if let Some(commands) = &outcome.workflow_commands {
-            print!("{commands}");
+            out!("{commands}");
         }
         for note in &outcome.notes {
-            eprintln!("note: {note}");
+            errln!("note: {note}");
         }
         for problem in &outcome.problems {
             self.error(problem);
         }
         if let Some(posted) = &outcome.posted {
-            eprintln!(
+            errln!(
                 "posted {} inline and {} file comment(s); {} already on the pull request; {} in the summary; resolved {}, deleted {}, left {} with replies; summary comment {}",
                 posted.inline,
                 posted.file_level,
@@ -104,32 +143,32 @@ impl Printer {
             } else {
                 ""
             };
-            eprintln!("not posted ({reason}): findings are in the annotations above{written}");
+            errln!("not posted ({reason}): findings are in the annotations above{written}");
         }
     }
 
     pub fn init_summary(&self, outcome: &InitOutcome) {
-        println!("wrote evalock.toml");
+        outln!("wrote evalock.toml");
         for (suite, files) in &outcome.suites {
-            println!("  suite {suite}: {}", files.join(", "));
+            outln!("  suite {suite}: {}", files.join(", "));
         }
         if outcome.suites.is_empty() {
-            println!("  no case files found: add a [[suite]] by hand");
+            outln!("  no case files found: add a [[suite]] by hand");
         }
         if !outcome.prompts.is_empty() {
-            println!("  prompts found: {}", outcome.prompts.join(", "));
+            outln!("  prompts found: {}", outcome.prompts.join(", "));
         }
         for root in &outcome.skill_roots {
-            println!("  skills: {root}");
+            outln!("  skills: {root}");
         }
-        println!("next: review evalock.toml, then run `evalock lock` and commit both files");
+        outln!("next: review evalock.toml, then run `evalock lock` and commit both files");
     }
 
     pub fn lock_summary(&self, outcome: &LockOutcome) {
         if outcome.written {
-            println!("wrote evalock.lock");
+            outln!("wrote evalock.lock");
         } else {
-            println!("evalock.lock is up to date");
+            outln!("evalock.lock is up to date");
         }
     }
 
@@ -147,9 +186,9 @@ impl Printer {
         for (index, skill) in outcome.skills.iter().enumerate() {
             if several {
                 if index > 0 {
-                    println!();
+                    outln!();
                 }
-                println!(
+                outln!(
                     "{}",
                     paint("\x1b[1m", &format!("== {} ({})", skill.path, skill.name))
                 );
@@ -162,14 +201,14 @@ impl Printer {
                 };
                 let headline = line.headline();
                 let (status, rest) = headline.split_at(5);
-                println!("{}{rest}", paint(style, status));
+                outln!("{}{rest}", paint(style, status));
                 for finding in &line.findings {
                     print_audit_finding(finding);
                 }
             }
         }
         if !outcome.other.is_empty() {
-            println!();
+            outln!();
             for finding in &outcome.other {
                 print_audit_finding(finding);
             }
@@ -196,7 +235,7 @@ impl Printer {
         } else {
             counts.join(", ")
         };
-        eprintln!(
+        errln!(
             "{} cases: {tally}; results in {}",
             outcome.results.cases.len(),
             outcome.results_path.display()
@@ -208,20 +247,20 @@ impl Printer {
             )
         });
         if reviewable {
-            eprintln!("next: `evalock review` shows every moved completion; `evalock accept --reason \"…\"` records passing ones");
+            errln!("next: `evalock review` shows every moved completion; `evalock accept --reason \"…\"` records passing ones");
         }
     }
 
     pub fn accept_summary(&self, outcome: &AcceptOutcome) {
         for suite in &outcome.suites {
             if suite.recorded.is_empty() && suite.dropped.is_empty() {
-                eprintln!(
+                errln!(
                     "{}: {} unchanged, nothing to write",
                     suite.path, suite.unchanged
                 );
                 continue;
             }
-            eprintln!(
+            errln!(
                 "wrote {}: {} recorded, {} unchanged, {} dropped",
                 suite.path,
                 suite.recorded.len(),
@@ -229,41 +268,41 @@ impl Printer {
                 suite.dropped.len()
             );
             for id in &suite.recorded {
-                eprintln!("  recorded {}/{id}", suite.suite);
+                errln!("  recorded {}/{id}", suite.suite);
             }
             for id in &suite.dropped {
-                eprintln!("  dropped {}/{id} (no such active case)", suite.suite);
+                errln!("  dropped {}/{id} (no such active case)", suite.suite);
             }
         }
         for skipped in &outcome.skipped {
-            eprintln!("  skipped {skipped}: only passing cases are accepted");
+            errln!("  skipped {skipped}: only passing cases are accepted");
         }
         if outcome.suites.is_empty() {
-            eprintln!("nothing to accept: no suite in the results has a `baseline` file");
+            errln!("nothing to accept: no suite in the results has a `baseline` file");
         }
     }
 
     pub fn review(&self, items: &[ReviewItem], from: &Path) {
         if items.is_empty() {
-            println!("nothing moved, regressed or improved in {}", from.display());
+            outln!("nothing moved, regressed or improved in {}", from.display());
             return;
         }
         for item in items {
-            println!(
+            outln!(
                 "{} {}/{} ({})",
                 item.status, item.suite, item.case_id, item.at
             );
             if !item.reasons.is_empty() {
-                println!("  reasons: {}", item.reasons.join(", "));
+                outln!("  reasons: {}", item.reasons.join(", "));
             }
             if let Some(note) = &item.note {
-                println!("  note: {note}");
+                outln!("  note: {note}");
             }
             match &item.diff {
-                Some(diff) => print!("{diff}"),
-                None => println!("  (no diff)"),
+                Some(diff) => out!("{diff}"),
+                None => outln!("  (no diff)"),
             }
-            println!();
+            outln!();
         }
     }
 
@@ -275,17 +314,17 @@ impl Printer {
                 ))
             })?;
             let row = rule_id.rule();
-            println!(
+            outln!(
                 "{} {} ({})\n\n{}.\n\nfix: {}",
                 row.id, row.name, row.severity, row.summary, row.help
             );
             return Ok(());
         }
         if markdown {
-            print!("{}", evalock::rules::markdown_table());
+            out!("{}", evalock::rules::markdown_table());
         } else {
             for row in RULES {
-                println!(
+                outln!(
                     "{}  {:<28} {:<7} {}",
                     row.id,
                     row.name,
@@ -301,23 +340,23 @@ impl Printer {
         for hook in &outcome.hooks {
             let (name, path) = (hook.name, hook.path.display());
             match &hook.change {
-                HookChange::Installed => println!("installed evalock's {name} hook: {path}"),
-                HookChange::Updated => println!("updated evalock's {name} hook: {path}"),
-                HookChange::Unchanged => println!("evalock's {name} hook is up to date: {path}"),
-                HookChange::Chained { kept } => println!(
+                HookChange::Installed => outln!("installed evalock's {name} hook: {path}"),
+                HookChange::Updated => outln!("updated evalock's {name} hook: {path}"),
+                HookChange::Unchanged => outln!("evalock's {name} hook is up to date: {path}"),
+                HookChange::Chained { kept } => outln!(
                     "installed evalock's {name} hook: {path}\n  the {name} hook that was there runs first, from {}",
                     kept.display()
                 ),
-                HookChange::Replaced { kept } => println!(
+                HookChange::Replaced { kept } => outln!(
                     "installed evalock's {name} hook: {path}\n  the {name} hook that was there no longer runs; it is kept at {} and `evalock hook uninstall` puts it back",
                     kept.display()
                 ),
-                HookChange::Removed => println!("removed evalock's {name} hook: {path}"),
+                HookChange::Removed => outln!("removed evalock's {name} hook: {path}"),
                 HookChange::Restored { from } => {
-                    println!("removed evalock's {name} hook and put back the one that was there: {path} (from {})", from.display())
+                    outln!("removed evalock's {name} hook and put back the one that was there: {path} (from {})", from.display())
                 }
-                HookChange::NotInstalled => println!("no {name} hook to remove: {path}"),
-                HookChange::Foreign => println!("{path} is not evalock's hook: left alone"),
+                HookChange::NotInstalled => outln!("no {name} hook to remove: {path}"),
+                HookChange::Foreign => outln!("{path} is not evalock's hook: left alone"),
             }
         }
         let installed = outcome.hooks.iter().any(|hook| {
@@ -331,7 +370,7 @@ impl Printer {
             )
         });
         if installed {
-            println!("next: every commit now runs `evalock check --staged`; to skip it once: `git commit --no-verify`");
+            outln!("next: every commit now runs `evalock check --staged`; to skip it once: `git commit --no-verify`");
         }
     }
 }
@@ -345,10 +384,10 @@ fn print_audit_finding(finding: &evalock::Finding) {
         }
         _ => String::new(),
     };
-    println!("      {} {place}{}", finding.rule.id(), finding.message);
-    println!("        fix: {}", finding.help);
+    outln!("      {} {place}{}", finding.rule.id(), finding.message);
+    outln!("        fix: {}", finding.help);
     for line in finding.detail.iter().flat_map(|detail| detail.lines()) {
-        println!("          {line}");
+        outln!("          {line}");
     }
 }
 
@@ -375,12 +414,12 @@ impl ProgressBar {
         let filled = done * WIDTH / total;
         let bar = format!("{}{}", "#".repeat(filled), "-".repeat(WIDTH - filled));
         let label: String = label.chars().take(48).collect();
-        eprint!("\r\x1b[2K[{bar}] {done}/{total} {label}");
+        err!("\r\x1b[2K[{bar}] {done}/{total} {label}");
     }
 
     pub fn finish(&self) {
         if self.enabled {
-            eprint!("\r\x1b[2K");
+            err!("\r\x1b[2K");
         }
     }
 }
