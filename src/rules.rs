@@ -72,7 +72,7 @@ rule_table! {
         "compared with the base revision, a case kept its id and version but its content changed",
         "a shipped case is never edited in place: bump its `version` (or add a new case and retire the old one), then run `evalock lock`"),
     CaseRemoved => ("EL103", "case-removed", Refuse,
-        "a case in the base lock is gone and was not retired",
+        "a case in the base lock is gone: removed instead of retired, or a retired case deleted",
         "restore the case and mark it `\"retired\": true` instead of deleting it, then run `evalock lock`"),
     DuplicateCaseId => ("EL104", "duplicate-case-id", Refuse,
         "two cases share an id within a suite",

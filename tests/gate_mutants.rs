@@ -87,11 +87,10 @@ fn an_edit_with_a_bumped_version_asks_only_for_a_relock() {
         .assert_not_contains("still version");
 }
 
-/// Kills `src/checks/cases.rs: delete ! in cases_removed` (both filters on `retired`):
-/// deleting a case the base had already retired is not a removal (EL103); only active
-/// cases must be kept.
+/// A retired case stays in its file: deleting it, even re-locked, is a removal (EL103)
+/// against the base, so its id cannot come back later with another contract.
 #[test]
-fn deleting_an_already_retired_case_is_not_a_removal() {
+fn deleting_an_already_retired_case_is_a_removal() {
     let repo = TestRepo::with_fixture("demo");
     let cases = repo.read("evals/support.jsonl");
     let kept: String = cases
@@ -102,9 +101,45 @@ fn deleting_an_already_retired_case_is_not_a_removal() {
     assert_ne!(kept, cases);
     repo.write("evals/support.jsonl", kept);
     repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
     repo.evalock(&["check", "--base", "HEAD"])
-        .assert_code(0)
-        .assert_not_contains("EL103");
+        .assert_code(2)
+        .assert_contains("EL103")
+        .assert_contains(
+            "retired case `legacy-greeting` (version 1, evals/support.jsonl) was deleted",
+        );
+}
+
+/// One bad byte in a case file is one EL105 finding at its line, not every other case of
+/// the file reported missing (EL101) or removed (EL103) because the file did not load.
+#[test]
+fn a_file_that_does_not_load_is_malformed_not_emptied() {
+    let repo = TestRepo::with_fixture("demo");
+    let cases = repo.read("evals/support.jsonl");
+    let mut lines: Vec<String> = cases.lines().map(str::to_owned).collect();
+    lines[4].push('\r');
+    repo.write("evals/support.jsonl", lines.join("\n") + "\n");
+    for args in [&["check"][..], &["check", "--base", "HEAD"]] {
+        repo.evalock(args)
+            .assert_code(2)
+            .assert_contains("evals/support.jsonl:5:")
+            .assert_contains("EL105")
+            .assert_not_contains("EL101")
+            .assert_not_contains("EL103");
+    }
+    // A case really deleted from a file that loads is still reported both ways.
+    let without_first: String = cases
+        .lines()
+        .skip(1)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    repo.write("evals/support.jsonl", without_first);
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("EL101");
+    repo.evalock(&["check", "--base", "HEAD"])
+        .assert_code(2)
+        .assert_contains("EL103");
 }
 
 /// Kills `src/checks/cases.rs: delete match arm (None, _) in prompts_unlocked`: a prompt

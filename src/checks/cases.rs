@@ -215,7 +215,13 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
             };
             findings.push(finding.at(case_location(case)));
         }
-        for (id, entry) in missing {
+        let unreadable = files_with_problems(suite);
+        // A file that did not load in full reports its EL105 problems; its cases are not
+        // "missing" (one bad byte would otherwise read as every case deleted).
+        for (id, entry) in missing
+            .into_iter()
+            .filter(|(_, entry)| !unreadable.contains(&*entry.file))
+        {
             findings.push(
                 Finding::new(
                     RuleId::CaseUnlocked,
@@ -251,6 +257,16 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// The case files of a suite with a malformed-case problem (EL105): some of their cases
+/// may not have loaded.
+fn files_with_problems(suite: &SuiteModel) -> BTreeSet<&str> {
+    suite
+        .problems
+        .iter()
+        .map(|problem| problem.file.as_str())
+        .collect()
 }
 
 /// EL107: each prompt file against its locked digest.
@@ -378,29 +394,34 @@ pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> 
 pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
     let mut findings = Vec::new();
     for base_suite in &base.suites {
-        let mut base_ids: BTreeMap<&str, (&str, u64)> = base_suite
+        // Retired cases too: a retired case stays in its file, so its id is never reused
+        // for another contract.
+        let mut base_ids: BTreeMap<&str, (&str, u64, bool)> = base_suite
             .cases
             .iter()
-            .filter(|case| !case.retired)
-            .map(|case| (case.id.as_str(), (&*case.file, case.version)))
+            .map(|case| (case.id.as_str(), (&*case.file, case.version, case.retired)))
             .collect();
         if let Some(locked) = base
             .lock
             .as_ref()
             .and_then(|lock| lock.cases.get(&base_suite.name))
         {
-            for (id, entry) in locked.iter().filter(|(_, entry)| !entry.retired) {
+            for (id, entry) in locked {
                 base_ids
                     .entry(id.as_str())
-                    .or_insert((&*entry.file, entry.version));
+                    .or_insert((&*entry.file, entry.version, entry.retired));
             }
         }
         let current = project.suite(&base_suite.name);
-        for (id, (file, version)) in base_ids {
-            if current.is_some_and(|suite| suite.case(id).is_some()) {
+        let unreadable = current.map(files_with_problems).unwrap_or_default();
+        for (id, (file, version, retired)) in base_ids {
+            if current.is_some_and(|suite| suite.case(id).is_some()) || unreadable.contains(file) {
                 continue;
             }
             let message = match current {
+                Some(_) if retired => format!(
+                    "retired case `{id}` (version {version}, {file}) was deleted: a retired case stays in its file, so its id is never reused"
+                ),
                 Some(_) => format!(
                     "case `{id}` (version {version}, {file}) was removed instead of retired"
                 ),

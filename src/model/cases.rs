@@ -356,6 +356,10 @@ pub(super) struct CaseFields<'a> {
 }
 
 /// Validates `id`, `version`, `retired`, `grader_version` and `n`; the error says what to fix.
+/// The largest case version: every version and its successor are exact JSON numbers
+/// (2^53 − 1), so "bump to N + 1" is always possible and always means N + 1.
+pub const MAX_CASE_VERSION: u64 = (1 << 53) - 1;
+
 pub(super) fn case_fields(map: &(impl CaseMembers + ?Sized)) -> Result<CaseFields<'_>, String> {
     let id = match map.member("id") {
         Some(Value::String(id)) => id.as_str(),
@@ -363,20 +367,22 @@ pub(super) fn case_fields(map: &(impl CaseMembers + ?Sized)) -> Result<CaseField
         None => return Err("case has no `id`: add a stable string `id`".into()),
     };
     if id.trim().is_empty() {
-        return Err("`id` must not be empty".into());
+        return Err("`id` must not be empty or blank".into());
     }
     if id.chars().any(char::is_control) {
         return Err(format!(
             "`id` {id:?} contains control characters (newline, NUL, ...): use a plain identifier"
         ));
     }
+    let version_error =
+        || format!("case `{id}`: `version` must be a whole number from 1 to {MAX_CASE_VERSION}");
     let version = match map.member("version") {
         None => 1,
         Some(Value::Number(number)) => match number.as_u64() {
-            Some(version) if version >= 1 => version,
-            _ => return Err(format!("case `{id}`: `version` must be a positive integer")),
+            Some(version) if (1..=MAX_CASE_VERSION).contains(&version) => version,
+            _ => return Err(version_error()),
         },
-        Some(_) => return Err(format!("case `{id}`: `version` must be a positive integer")),
+        Some(_) => return Err(version_error()),
     };
     let retired = match map.member("retired") {
         None => false,
@@ -489,6 +495,24 @@ mod tests {
         assert_eq!(parsed.problems.len(), 1);
         assert_eq!(parsed.problems[0].line, 2);
         assert!(parsed.problems[0].message.contains("duplicate key"));
+    }
+
+    #[test]
+    fn versions_stop_where_their_successor_is_still_exact() {
+        for detail in [CaseDetail::Full, CaseDetail::Summary] {
+            let parsed = parse_case_file_with(
+                "a.jsonl",
+                b"{\"id\":\"top\",\"version\":9007199254740991}\n{\"id\":\"over\",\"version\":9007199254740992}\n{\"id\":\"zero\",\"version\":0}\n",
+                detail,
+            );
+            assert_eq!(ids(&parsed), vec![("top", 1, 1)]);
+            assert_eq!(parsed.cases[0].version, MAX_CASE_VERSION);
+            let lines: Vec<u32> = parsed.problems.iter().map(|problem| problem.line).collect();
+            assert_eq!(lines, [2, 3], "{:?}", parsed.problems);
+            assert!(parsed.problems[0]
+                .message
+                .contains("from 1 to 9007199254740991"));
+        }
     }
 
     #[test]

@@ -256,7 +256,8 @@ impl Printer {
             if suite.recorded.is_empty() && suite.dropped.is_empty() {
                 errln!(
                     "{}: {} unchanged, nothing to write",
-                    suite.path, suite.unchanged
+                    suite.path,
+                    suite.unchanged
                 );
                 continue;
             }
@@ -290,7 +291,10 @@ impl Printer {
         for item in items {
             outln!(
                 "{} {}/{} ({})",
-                item.status, item.suite, item.case_id, item.at
+                item.status,
+                item.suite,
+                item.case_id,
+                item.at
             );
             if !item.reasons.is_empty() {
                 outln!("  reasons: {}", item.reasons.join(", "));
@@ -316,7 +320,11 @@ impl Printer {
             let row = rule_id.rule();
             outln!(
                 "{} {} ({})\n\n{}.\n\nfix: {}",
-                row.id, row.name, row.severity, row.summary, row.help
+                row.id,
+                row.name,
+                row.severity,
+                row.summary,
+                row.help
             );
             return Ok(());
         }
