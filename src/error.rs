@@ -62,10 +62,27 @@ impl Error {
             Error::Malformed { .. } | Error::InvalidPath { .. } => exit_code::MALFORMED,
             Error::Usage(_) => exit_code::USAGE,
             Error::Refused(_) => exit_code::REFUSED,
-            Error::Io { .. } | Error::Git(_) | Error::Canonicalize(_) | Error::Internal(_) => {
-                exit_code::INTERNAL
-            }
+            Error::Io { source, .. } => io_exit_code(source.kind()),
+            Error::Git(_) | Error::Canonicalize(_) | Error::Internal(_) => exit_code::INTERNAL,
         }
+    }
+}
+
+/// A path the user named that is not there is a usage error; one that is there but cannot
+/// be used as a file (a directory, no permission, bytes that are not text) is bad input.
+/// Only the rest (disk full, interrupted, …) is left to "internal".
+fn io_exit_code(kind: std::io::ErrorKind) -> i32 {
+    use std::io::ErrorKind;
+    match kind {
+        ErrorKind::NotFound => exit_code::USAGE,
+        ErrorKind::IsADirectory
+        | ErrorKind::NotADirectory
+        | ErrorKind::PermissionDenied
+        | ErrorKind::AlreadyExists
+        | ErrorKind::ReadOnlyFilesystem
+        | ErrorKind::InvalidData
+        | ErrorKind::InvalidFilename => exit_code::MALFORMED,
+        _ => exit_code::INTERNAL,
     }
 }
 

@@ -487,6 +487,47 @@ fn dash_c_runs_in_another_directory_and_init_detects_the_project() {
         .assert_code(0);
     repo.evalock(&["-C", "project", "check", "--rev", "HEAD"])
         .assert_code(0);
+    // Like `git -C`: relative paths on the command line are read from DIR as well.
+    repo.evalock(&[
+        "-C",
+        "project",
+        "check",
+        "--format",
+        "json",
+        "--output",
+        "report.json",
+    ])
+    .assert_code(0);
+    assert!(repo.join("project/report.json").is_file());
+    assert!(!repo.join("report.json").exists());
+    repo.evalock(&["-C", "project", "report", "--from", "report.json"])
+        .assert_code(0)
+        .assert_contains("PASS");
+}
+
+/// A run that fails before its report is written removes the report an earlier run left
+/// at `--output`: a pipeline reading it must not see the old PASS. Paths in the way of a
+/// file are bad input (65), not internal errors (70).
+#[test]
+fn a_failed_check_leaves_no_stale_report_and_bad_paths_are_not_internal_errors() {
+    let repo = locked_demo();
+    repo.evalock(&["check", "--format", "json", "--output", "report.json"])
+        .assert_code(0);
+    assert!(repo.read("report.json").contains("\"verdict\": \"PASS\""));
+    let config = repo.read("evalock.toml");
+    repo.write("evalock.toml", format!("{config}\nbogus = 1\n"));
+    repo.evalock(&["check", "--format", "json", "--output", "report.json"])
+        .assert_code(65);
+    assert!(!repo.join("report.json").exists());
+    repo.write("evalock.toml", config);
+    std::fs::create_dir(repo.join("a-directory")).expect("mkdir");
+    repo.evalock(&["check", "--output", "a-directory"])
+        .assert_code(65)
+        .assert_contains("a-directory");
+    repo.evalock(&["report", "--from", "a-directory"])
+        .assert_code(65);
+    repo.evalock(&["report", "--from", "no-such-report.json"])
+        .assert_code(64);
 }
 
 #[test]

@@ -22,7 +22,8 @@ Rules: `evalock rules` lists every rule id with what it means and how to fix it.
 #[derive(Debug, Parser)]
 #[command(name = "evalock", version, about, long_about, after_help = AFTER_HELP, propagate_version = true)]
 pub struct Cli {
-    /// Run as if evalock was started in DIR (like `git -C`).
+    /// Run as if evalock was started in DIR (like `git -C`): relative paths given to other
+    /// options (`--output`, `--from`, `--completions`, `--out`) are read from DIR too.
     #[arg(short = 'C', value_name = "DIR", global = true)]
     pub directory: Option<PathBuf>,
 

@@ -42,18 +42,36 @@ fn run() -> i32 {
     }
 }
 
-fn project_root(cli: &Cli) -> PathBuf {
-    cli.directory.clone().unwrap_or_else(|| PathBuf::from("."))
+/// `-C DIR` works like `git -C`: evalock moves into DIR first, so every relative path on
+/// the command line (`--output`, `--from`, `--completions`, `--out`) is read from there too.
+fn enter_directory(cli: &Cli) -> evalock::Result<()> {
+    let Some(directory) = &cli.directory else {
+        return Ok(());
+    };
+    // git hands hooks a GIT_INDEX_FILE relative to where the hook started; it must keep
+    // naming the same file once evalock has moved. (Still single-threaded here.)
+    if let Some(index) = std::env::var_os("GIT_INDEX_FILE").filter(|value| !value.is_empty()) {
+        if let Ok(absolute) = std::path::absolute(&index) {
+            std::env::set_var("GIT_INDEX_FILE", absolute);
+        }
+    }
+    std::env::set_current_dir(directory)
+        .map_err(|error| evalock::Error::Usage(format!("-C {}: {error}", directory.display())))
+}
+
+/// A report file left from an earlier run must not outlive a run that failed before
+/// writing its own: a pipeline reading it would see the old verdict.
+fn discard_stale_output(output: Option<&std::path::Path>) {
+    if let Some(path) = output {
+        if std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file()) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
-    let root = project_root(cli);
-    if !root.is_dir() {
-        return Err(evalock::Error::Usage(format!(
-            "-C {}: no such directory",
-            root.display()
-        )));
-    }
+    enter_directory(cli)?;
+    let root = PathBuf::from(".");
     match &cli.command {
         Command::Init(init_args) => {
             let outcome = commands::init(&root, init_args.force)?;
@@ -82,7 +100,9 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 cache: !check_args.no_cache,
                 subjects: check_args.format.lists_subjects(),
             };
-            let report = commands::check(&options)?;
+            let report = commands::check(&options).inspect_err(|_| {
+                discard_stale_output(check_args.output.as_deref());
+            })?;
             printer.report(&report, check_args.format, check_args.output.as_deref())?;
             Ok(report.exit_code())
         }
@@ -163,7 +183,9 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
 
         // [github] dispatch goes here.
         Command::Report(report_args) => {
-            let report = read_saved_reports(&report_args.from)?;
+            let report = read_saved_reports(&report_args.from).inspect_err(|_| {
+                discard_stale_output(report_args.output.as_deref());
+            })?;
             let report = match &report_args.path_prefix {
                 Some(prefix) => report.with_path_prefix(prefix),
                 None => report,
