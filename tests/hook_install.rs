@@ -328,3 +328,35 @@ fn without_evalock_on_path_the_installing_binary_runs_or_the_hook_says_what_to_d
         .assert_contains("`evalock` is not on PATH")
         .assert_contains("git commit --no-verify");
 }
+
+/// A hook that cannot work is not installed: for a folder with no evalock.toml (every
+/// commit would then fail), or into a core.hooksPath set in the user's git configuration
+/// (the hook would run in every other repository too). Set for this repository only, the
+/// same folder is fine.
+#[test]
+fn install_refuses_a_folder_without_a_project_and_a_hooks_path_every_repository_shares() {
+    let sandbox = Sandbox::demo();
+    let hooks = git_hooks_dir(&sandbox);
+    std::fs::create_dir_all(sandbox.path().join("docs")).expect("mkdir");
+    sandbox
+        .evalock(&["-C", "docs", "hook", "install"])
+        .assert_code(64)
+        .assert_contains("/docs: the hook checks the project there")
+        .assert_contains("evalock init");
+    assert!(!hooks.join("pre-commit").exists());
+
+    let shared = tempfile::tempdir().expect("shared hooks");
+    let shared_path = shared.path().to_str().expect("utf-8");
+    sandbox.git_ok(&["config", "--unset", "core.hooksPath"]);
+    sandbox.git_ok(&["config", "--global", "core.hooksPath", shared_path]);
+    sandbox
+        .evalock(&["hook", "install"])
+        .assert_code(64)
+        .assert_contains("core.hooksPath is set in")
+        .assert_contains("outside this repository");
+    assert!(!shared.path().join("pre-commit").exists());
+
+    sandbox.git_ok(&["config", "core.hooksPath", shared_path]);
+    sandbox.evalock(&["hook", "install"]).assert_code(0);
+    assert!(shared.path().join("pre-commit").is_file());
+}

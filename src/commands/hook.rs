@@ -150,6 +150,13 @@ pub fn render_script(project_dir: &str, fallback_binary: Option<&Path>) -> Resul
     Ok(script)
 }
 
+fn display_folder(path: &Path) -> String {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
 /// Single-quotes a value for POSIX sh.
 fn shell_quote(value: &str) -> String {
     format!("'{}'", value.replace('\'', r"'\''"))
@@ -158,7 +165,20 @@ fn shell_quote(value: &str) -> String {
 /// Installs evalock's hook as every name in [`HOOK_NAMES`]. Nothing is changed unless
 /// every hook can be installed.
 pub fn install(options: &InstallOptions) -> Result<HookOutcome> {
+    let config = options.project_root.join(crate::model::CONFIG_FILE);
+    if !config.is_file() {
+        return Err(Error::Usage(format!(
+            "no {} in {}: the hook checks the project there on every commit; run `evalock init` first, or pass -C with the project's folder",
+            crate::model::CONFIG_FILE,
+            display_folder(&options.project_root),
+        )));
+    }
     let repo = GitRepo::discover(&options.project_root)?;
+    if let Some(origin) = repo.shared_hooks_path_origin() {
+        return Err(Error::Usage(format!(
+            "core.hooksPath is set in {origin}, outside this repository: a hook installed there would run in every repository it reaches. Set it for this repository only (`git config core.hooksPath .git/hooks`) and run `evalock hook install` again, or use the pre-commit framework"
+        )));
+    }
     let hooks_dir = repo.hooks_dir()?;
     let script = render_script(repo.prefix(), options.fallback_binary.as_deref())?;
     let suffix = if options.force {

@@ -137,6 +137,28 @@ impl GitRepo {
             .collect())
     }
 
+    /// Where the `core.hooksPath` in effect was set, when it comes from outside this
+    /// repository (the user's or the system's git configuration, the environment): hooks
+    /// written there run in every repository that configuration reaches.
+    pub fn shared_hooks_path_origin(&self) -> Option<String> {
+        use gix::config::Source;
+        let repo = self.local();
+        let config = repo.config_snapshot();
+        let section = config
+            .plumbing()
+            .sections_by_name("core")?
+            .filter(|section| section.value("hooksPath").is_some())
+            .last()?;
+        let meta = section.meta();
+        match meta.source {
+            Source::Local | Source::Worktree => None,
+            source => Some(match &meta.path {
+                Some(path) => path.display().to_string(),
+                None => format!("{source:?} configuration").to_lowercase(),
+            }),
+        }
+    }
+
     /// The content of a commit's tree.
     pub fn revision_source(&self, revision: &str) -> Result<GitSnapshot> {
         let commit_id = self.resolve_commit(revision)?;
