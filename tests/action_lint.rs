@@ -272,5 +272,16 @@ fn the_sharded_example_fans_out_and_gates_on_merge() {
     assert_eq!(gate["needs"], "shard");
     assert!(runs(gate)
         .iter()
-        .any(|run| run.starts_with("evalock merge ") && run.ends_with("--out results.json")));
+        .any(|run| run.contains("evalock merge ") && run.contains("--out results.json")));
+    // `run` judges completions only: the gate must also check drift, skills and in-place
+    // edits against the base, and fail when either fails.
+    assert_eq!(gate["steps"][0]["with"]["fetch-depth"], json!(0));
+    assert!(runs(gate)
+        .iter()
+        .any(|run| run.contains("evalock check --base ")));
+    let last = runs(gate).pop().expect("a last step");
+    assert!(
+        last.contains("$CHECK") && last.contains("$MERGE"),
+        "{last}"
+    );
 }
