@@ -280,8 +280,5 @@ fn the_sharded_example_fans_out_and_gates_on_merge() {
         .iter()
         .any(|run| run.contains("evalock check --base ")));
     let last = runs(gate).pop().expect("a last step");
-    assert!(
-        last.contains("$CHECK") && last.contains("$MERGE"),
-        "{last}"
-    );
+    assert!(last.contains("$CHECK") && last.contains("$MERGE"), "{last}");
 }

@@ -166,18 +166,22 @@ pub fn add_staging_step(findings: &mut [Finding]) {
         if finding.help.contains("git add") {
             continue;
         }
-        let staging = if finding.help.contains("`evalock lock`") {
-            "`git add evalock.lock`"
+        let (command, staging) = if finding.help.contains("`evalock lock`") {
+            ("`evalock lock`", "`git add evalock.lock`")
         } else if finding.help.contains("`evalock accept") {
-            "`git add` the re-recorded baseline file"
+            ("`evalock accept", "`git add` the re-recorded baseline file")
         } else {
             continue;
         };
-        if finding.help.ends_with('`') {
-            finding.help.push_str(&format!(" and {staging}"));
-        } else {
-            finding.help.push_str(&format!(" (then {staging})"));
-        }
+        // Right after the command it follows, not at the end: the help may go on with
+        // another way out ("…, else restore it with …") that needs no staging.
+        let Some(start) = finding.help.find(command) else {
+            continue;
+        };
+        let end = finding.help[start + 1..]
+            .find('`')
+            .map_or(finding.help.len(), |offset| start + offset + 2);
+        finding.help.insert_str(end, &format!(" and {staging}"));
     }
 }
 
@@ -295,6 +299,8 @@ reason = "read line by line: *nothing* leaves the machine"
                 .help("give each case a unique `id`"),
             Finding::new(RuleId::BaselineDrifted, Subject::case("s", "d"), "m")
                 .help("run the suite and re-record with `evalock accept --reason \"…\"`"),
+            Finding::new(RuleId::SkillTampered, Subject::skill("skills/x"), "m")
+                .help("if intended, run `evalock lock`, else restore it with `git restore -- x`"),
         ];
         add_staging_step(&mut findings);
         assert_eq!(
@@ -303,9 +309,13 @@ reason = "read line by line: *nothing* leaves the machine"
         );
         assert_eq!(
             findings[1].help,
-            "run `evalock lock` and commit it (then `git add evalock.lock`)"
+            "run `evalock lock` and `git add evalock.lock` and commit it"
         );
         assert_eq!(findings[2].help, "give each case a unique `id`");
+        assert_eq!(
+            findings[4].help,
+            "if intended, run `evalock lock` and `git add evalock.lock`, else restore it with `git restore -- x`"
+        );
         assert_eq!(
             findings[3].help,
             "run the suite and re-record with `evalock accept --reason \"…\"` and `git add` the re-recorded baseline file"

@@ -166,7 +166,7 @@ fn yaml_error(error: &serde_saphyr::Error) -> Position {
 
 /// serde-saphyr speaks to programmers ("set DuplicateKeyPolicy in Options"); say instead
 /// what is wrong in the file and how to fix it. The position is reported separately.
-fn yaml_message_for_people(message: &str) -> String {
+pub(crate) fn yaml_message_for_people(message: &str) -> String {
     let message = match message.find(" at line ") {
         Some(index) => &message[..index],
         None => message,

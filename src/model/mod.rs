@@ -3,6 +3,7 @@
 pub mod baseline;
 mod case_blocks;
 mod case_documents;
+pub(crate) use case_documents::yaml_message_for_people;
 mod case_lines;
 pub mod cases;
 pub mod config;

@@ -158,6 +158,9 @@ fn parse_yaml(yaml: &str) -> Result<RawFrontMatter, Problem> {
             .unwrap_or((1, 1));
         let message = error.to_string();
         let first = message.lines().next().unwrap_or("invalid YAML");
+        // The parser's own "at line L column C" counts from the YAML's first line: the
+        // position is reported once, in the file's numbering, so drop it from the text.
+        let first = crate::model::yaml_message_for_people(first);
         // The YAML starts on the file's second line, after the opening `---`.
         Problem::at(
             line.max(1).saturating_add(1),
@@ -313,14 +316,17 @@ mod tests {
         );
         let bad_yaml =
             parse_front_matter(b"---\nname: a\ndescription: [unclosed\n---\n").unwrap_err();
-        assert!(bad_yaml.line >= 3, "{bad_yaml:?}");
+        assert_eq!(bad_yaml.line, 3, "{bad_yaml:?}");
+        // One numbering, the file's: the parser's own "at line" (counted from the YAML's
+        // first line) is not repeated in the text.
+        assert!(!bad_yaml.message.contains("at line"), "{bad_yaml:?}");
         let duplicate =
             parse_front_matter(b"---\nname: a\nallowed-tools: Read\nallowed-tools: Bash\n---\n")
                 .unwrap_err();
-        assert!(
-            duplicate.message.contains("uplicate"),
-            "{}",
-            duplicate.message
+        assert_eq!(duplicate.line, 4, "{duplicate:?}");
+        assert_eq!(
+            duplicate.message,
+            "invalid front matter: duplicate key `allowed-tools`: keep one of them"
         );
         assert!(parse_front_matter(b"\xEF\xBB\xBF---\n").is_err());
         assert!(parse_front_matter(b"---\n\xff\n---\n").is_err());

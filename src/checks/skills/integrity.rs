@@ -237,7 +237,7 @@ fn drift_finding(skill: &Skill, relative: &str, drift: Drift, pin: &str) -> Find
         Drift::Changed { pinned, now } => (
             "changed",
             format!("{path} changed since it was pinned in {pin_name} ({pinned} pinned, {now} now)"),
-            format!("review the change; if it is intended, {relock} (and bump the skill's version), else restore it with `git checkout -- {path}`"),
+            format!("review the change; if it is intended, {relock} (and bump the skill's version), else restore the committed file with `git restore --source=HEAD --staged --worktree -- {path}`"),
         ),
         Drift::Mode { pinned, now } => (
             "mode",
