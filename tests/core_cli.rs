@@ -593,3 +593,33 @@ fn a_reader_that_stops_early_does_not_crash_the_command() {
         assert!(stderr.is_empty(), "{args:?}: {stderr}");
     }
 }
+
+/// `lock` pins what it can, and never lets "wrote evalock.lock" read as "clean": what
+/// `check` still refuses and no lock can fix is listed (a prompt file that is gone). A
+/// symlinked lock is refused like `check` refuses it, never followed.
+#[test]
+fn lock_lists_what_it_cannot_pin_and_refuses_a_symlinked_lock() {
+    let repo = locked_demo();
+    repo.remove("prompts/support.txt");
+    let locked = repo.evalock(&["lock"]);
+    locked
+        .assert_code(0)
+        .assert_contains("wrote evalock.lock")
+        .assert_contains("but `evalock check` still refuses what no lock can pin")
+        .assert_contains("prompts/support.txt: EL107")
+        .assert_contains("restore prompts/support.txt, or point `prompt` of suite `support`");
+    repo.evalock(&["lock", "--check"]).assert_code(2);
+    repo.evalock(&["check"]).assert_code(2);
+    repo.git(&["checkout", "--", "prompts/support.txt"]);
+    repo.evalock(&["lock"])
+        .assert_code(0)
+        .assert_not_contains("still refuses");
+
+    std::fs::rename(repo.join("evalock.lock"), repo.join("real.lock")).expect("rename");
+    std::os::unix::fs::symlink("real.lock", repo.join("evalock.lock")).expect("symlink");
+    for args in [&["lock"][..], &["lock", "--check"], &["check"]] {
+        repo.evalock(args)
+            .assert_code(65)
+            .assert_contains("symlink");
+    }
+}

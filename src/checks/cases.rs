@@ -282,11 +282,18 @@ pub fn prompts_unlocked(project: &Project) -> Vec<Finding> {
             .unwrap_or_default();
         let subject = Subject::suite(&suite.name);
         for prompt in &suite.prompts {
+            let mut help = None;
             let message = match (&prompt.digest, locked_prompts.get(&prompt.path)) {
-                (None, _) => format!(
-                    "prompt file {} of suite `{}` is missing (or is a symlink)",
-                    prompt.path, suite.name
-                ),
+                (None, _) => {
+                    help = Some(format!(
+                        "restore {}, or point `prompt` of suite `{}` in {CONFIG_FILE} at the prompt it uses; then run `evalock lock`",
+                        prompt.path, suite.name
+                    ));
+                    format!(
+                        "prompt file {} of suite `{}` is missing (or is a symlink)",
+                        prompt.path, suite.name
+                    )
+                }
                 (Some(_), None) => format!(
                     "prompt file {} of suite `{}` is not in {LOCK_FILE}",
                     prompt.path, suite.name
@@ -300,11 +307,13 @@ pub fn prompts_unlocked(project: &Project) -> Vec<Finding> {
                 ),
                 _ => continue,
             };
-            findings.push(
-                Finding::new(RuleId::PromptUnlocked, subject.clone(), message)
-                    .at(Location::file(&prompt.path))
-                    .discriminator(&prompt.path),
-            );
+            let finding = Finding::new(RuleId::PromptUnlocked, subject.clone(), message)
+                .at(Location::file(&prompt.path))
+                .discriminator(&prompt.path);
+            findings.push(match help {
+                Some(help) => finding.help(help),
+                None => finding,
+            });
         }
         let current: BTreeSet<&str> = suite
             .prompts

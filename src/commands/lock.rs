@@ -6,7 +6,7 @@ use crate::finding::{Finding, Location, Subject};
 use crate::fs_util::write_atomic;
 use crate::model::{CaseDetail, LoadOptions, Lock, Project, CONFIG_FILE, LOCK_FILE};
 use crate::report::Report;
-use crate::rules::RuleId;
+use crate::rules::{RuleId, Severity};
 use crate::source::WorktreeSource;
 use std::path::Path;
 
@@ -18,6 +18,10 @@ pub struct LockOutcome {
     pub written: bool,
     /// The lock on disk differed from what the sources produce.
     pub changed: bool,
+    /// After a successful `lock`: what `evalock check` still refuses, which no lock can
+    /// fix (a missing prompt, a file a skill cannot pin, …). Listed, so that "wrote
+    /// evalock.lock" is never read as "the project is clean".
+    pub remaining: Vec<Finding>,
 }
 
 pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutcome> {
@@ -28,6 +32,12 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
     }
     let source = WorktreeSource::new(project_root);
     let lock_path = project_root.join(LOCK_FILE);
+    if std::fs::symlink_metadata(&lock_path).is_ok_and(|metadata| metadata.is_symlink()) {
+        return Err(Error::malformed(
+            LOCK_FILE,
+            "is a symlink, and evalock never follows symlinks: replace it with the file itself",
+        ));
+    }
     let existing = match std::fs::read(&lock_path) {
         Ok(bytes) => Some(bytes),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
@@ -64,6 +74,7 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
             report,
             written: false,
             changed,
+            remaining: Vec::new(),
         });
     }
     if check_only {
@@ -85,16 +96,25 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
             report,
             written: false,
             changed,
+            remaining: Vec::new(),
         });
     }
     if changed {
         debug_assert!(Lock::parse(LOCK_FILE, rendered.as_bytes()).is_ok());
         write_atomic(&lock_path, rendered.as_bytes())?;
     }
+    let source_description = project.source.clone();
+    let mut locked = project;
+    locked.lock = Some(locked.to_lock());
+    let remaining = check_project(&locked, None)
+        .into_iter()
+        .filter(|finding| finding.severity == Severity::Refuse)
+        .collect();
     Ok(LockOutcome {
-        report: Report::new("lock", project.source.clone(), None, Vec::new()),
+        report: Report::new("lock", source_description, None, Vec::new()),
         written: changed,
         changed,
+        remaining,
     })
 }
 

@@ -170,6 +170,17 @@ impl Printer {
         } else {
             outln!("evalock.lock is up to date");
         }
+        if outcome.remaining.is_empty() {
+            return;
+        }
+        errln!("but `evalock check` still refuses what no lock can pin:");
+        let report = Report::new(
+            "check",
+            outcome.report.source.clone(),
+            None,
+            outcome.remaining.clone(),
+        );
+        err!("{}", report::human::render(&report, self.colour_stderr));
     }
 
     /// The seed article's lines (`FAIL  provenance   …`), each WARN or FAIL followed by
