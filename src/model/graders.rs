@@ -1,5 +1,5 @@
-//! Graders as the model sees them: each `[grader.<id>]` with its version and the
-//! `tree-v1` digest of its `sources`, read from one content source.
+//! Graders as the model sees them: each `[grader.<id>]` with its version, what it runs
+//! and the `tree-v1` digest of its `sources`, read from one content source.
 
 use super::config::{Config, GraderKind};
 use crate::error::{Error, Result};
@@ -14,6 +14,8 @@ pub struct GraderModel {
     pub version: String,
     pub kind: GraderKind,
     pub command: Option<Vec<String>>,
+    /// Where evalock.toml says what it runs (its `command`, else its table header).
+    pub line: u32,
     /// The files its `sources` globs match, with their digests.
     pub files: Vec<TreeEntry>,
     /// `tree-v1` over `files`.
@@ -25,14 +27,19 @@ pub struct GraderModel {
 impl GraderModel {
     /// The runnable grader.
     pub fn grader(&self) -> Grader {
-        let program = match (&self.kind, &self.command) {
-            (GraderKind::Command, Some(argv)) => GraderProgram::Command(argv.clone()),
-            _ => GraderProgram::Builtin,
-        };
         Grader {
             id: self.id.clone(),
             version: self.version.clone(),
-            program,
+            program: self.program(),
+        }
+    }
+
+    /// What it runs; verdicts depend on it as much as on its sources, so it is pinned
+    /// with them. A `command` beside `kind = "builtin"` is never run, so it is not part.
+    pub fn program(&self) -> GraderProgram {
+        match (&self.kind, &self.command) {
+            (GraderKind::Command, Some(argv)) => GraderProgram::Command(argv.clone()),
+            _ => GraderProgram::Builtin,
         }
     }
 }
@@ -72,7 +79,8 @@ pub fn load_graders(source: &dyn ContentSource, config: &Config) -> Result<Vec<G
                 id: id.clone(),
                 version: grader.version.0.clone(),
                 kind: grader.kind,
-                command: grader.command.clone(),
+                command: grader.argv().map(<[String]>::to_vec),
+                line: grader.line,
                 files,
                 digest,
                 unmatched_sources,
