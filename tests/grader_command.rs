@@ -81,12 +81,22 @@ fn a_changed_argv_without_a_version_bump_is_refused_and_never_re_pinned() {
             lock_before,
             "lock must not re-pin the unversioned change"
         );
-        // A worse completion passes the loosened grader: the run is refused.
+        // A worse completion passes the loosened grader: the run is refused, and its
+        // verdicts are never recorded as last-good.
         repo.write("complete.sh", "cat > /dev/null\necho 'no idea'\n");
         repo.evalock(&["run"])
             .assert_code(2)
             .assert_contains("EL301")
             .assert_contains("BLOCK");
+        let baseline_before = repo.read_bytes("evals/refunds.baseline.json");
+        repo.evalock(&["accept", "--reason", "looks fine"])
+            .assert_code(2)
+            .assert_contains("refused: grader `check` changed (runs ")
+            .assert_contains("nothing was written");
+        assert_eq!(
+            repo.read_bytes("evals/refunds.baseline.json"),
+            baseline_before
+        );
     }
 }
 
