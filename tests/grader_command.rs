@@ -134,9 +134,11 @@ fn a_lock_regenerated_over_a_changed_argv_is_caught_against_the_base() {
         .read("evalock.lock")
         .contains("command = [\"sh\", \"lenient.sh\"]\n"));
     repo.commit_all("loosen the grader");
-    // Against its own lock only the grader that passes anything shows.
+    // Against its own lock only the gaps show: a script outside `sources`, and a grader
+    // that passes anything.
     repo.evalock(&["check"])
         .assert_code(1)
+        .assert_contains("evalock.toml:16: EL301 grader-changed-unversioned (warn): grader `check` runs `lenient.sh`, which no `sources` pattern matches, so edits to it are not pinned")
         .assert_contains("EL303")
         .assert_not_contains("(refuse)");
     repo.evalock(&["check", "--base", "main"])
@@ -236,4 +238,39 @@ fn the_demo_grader_swapped_for_a_lenient_script_is_refused_at_its_line() {
     repo.evalock(&["check"])
         .assert_code(2)
         .assert_contains("evalock.toml:35: EL301 grader-changed-unversioned (refuse): grader `escalation` changed (runs [\"python3\", \"lenient.py\"] instead of [\"python3\", \"graders/escalation.py\"]) but is still version 1 as in evalock.lock");
+}
+
+#[test]
+fn a_file_the_command_runs_outside_sources_is_a_warning_until_it_is_pinned() {
+    let repo = project();
+    repo.write("tools/helper.sh", LENIENT_GRADER);
+    repo.replace(
+        "evalock.toml",
+        COMMAND,
+        "command = [\"sh\", \"./graders/check.sh\", \"tools/helper.sh\", \"--strict\"]",
+    );
+    repo.replace(
+        "evalock.toml",
+        "[grader.check]\nversion = 1",
+        "[grader.check]\nversion = 2",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let check = repo.evalock(&["check"]);
+    check
+        .assert_contains("EL301 grader-changed-unversioned (warn): grader `check` runs `tools/helper.sh`, which no `sources` pattern matches")
+        .assert_contains("add `tools/helper.sh` to `[grader.check] sources`")
+        .assert_not_contains("runs `graders/check.sh`")
+        .assert_not_contains("--strict`");
+    repo.replace(
+        "evalock.toml",
+        "sources = [\"graders/*.sh\"]",
+        "sources = [\"graders/*.sh\", \"tools/helper.sh\"]",
+    );
+    repo.replace(
+        "evalock.toml",
+        "[grader.check]\nversion = 2",
+        "[grader.check]\nversion = 3",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_not_contains("EL301");
 }

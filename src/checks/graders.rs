@@ -64,6 +64,7 @@ pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Fin
     };
     for grader in &project.graders {
         findings.extend(unmatched_sources(grader));
+        findings.extend(unpinned_command_files(grader));
         let Some(locked) = lock.graders.get(&grader.id) else {
             findings.push(needs_lock(
                 grader,
@@ -141,6 +142,28 @@ fn unmatched_sources(grader: &GraderModel) -> impl Iterator<Item = Finding> + '_
         .at(Location::file(CONFIG_FILE))
         .help("fix the glob in `[grader.…] sources`, then run `evalock lock`")
         .discriminator(pattern)
+    })
+}
+
+/// Files the grader's `command` runs that its `sources` leave out: the argv is pinned,
+/// but edits to them would pass unseen.
+fn unpinned_command_files(grader: &GraderModel) -> impl Iterator<Item = Finding> + '_ {
+    grader.unpinned_command_files.iter().map(|path| {
+        Finding::new(
+            RuleId::GraderChangedUnversioned,
+            Subject::grader(&grader.id),
+            format!(
+                "grader `{}` runs `{path}`, which no `sources` pattern matches, so edits to it are not pinned",
+                grader.id
+            ),
+        )
+        .severity(Severity::Warn)
+        .at(Location::line(CONFIG_FILE, grader.line))
+        .help(format!(
+            "add `{path}` to `[grader.{}] sources`, bump the grader's `version`, then run `evalock lock`",
+            grader.id
+        ))
+        .discriminator(&format!("unpinned:{path}"))
     })
 }
 

@@ -4,7 +4,7 @@
 use super::config::{Config, GraderKind};
 use crate::error::{Error, Result};
 use crate::grade::{Grader, GraderProgram};
-use crate::hash::{bytes_digest, tree_digest, Digest, TreeEntry};
+use crate::hash::{bytes_digest, tree_digest, validate_relative_path, Digest, TreeEntry};
 use crate::source::{glob_files, ContentSource};
 
 /// One configured grader and the sources pinned with its version.
@@ -22,6 +22,9 @@ pub struct GraderModel {
     pub digest: Digest,
     /// `sources` globs that match no file.
     pub unmatched_sources: Vec<String>,
+    /// Project files its `command` names that no `sources` glob matches: edits to them
+    /// move no digest.
+    pub unpinned_command_files: Vec<String>,
 }
 
 impl GraderModel {
@@ -72,6 +75,10 @@ pub fn load_graders(source: &dyn ContentSource, config: &Config) -> Result<Vec<G
                 }
             }
             files.sort();
+            let unpinned_command_files = match grader.kind {
+                GraderKind::Command => unpinned_files(source, grader.argv(), &files),
+                GraderKind::Builtin => Vec::new(),
+            };
             let digest = tree_digest(&files).map_err(|error| {
                 Error::malformed("evalock.toml", format!("grader `{id}`: {error}"))
             })?;
@@ -84,7 +91,32 @@ pub fn load_graders(source: &dyn ContentSource, config: &Config) -> Result<Vec<G
                 files,
                 digest,
                 unmatched_sources,
+                unpinned_command_files,
             })
         })
         .collect()
+}
+
+/// The arguments of `argv` that name a file of the project outside `files`.
+fn unpinned_files(
+    source: &dyn ContentSource,
+    argv: Option<&[String]>,
+    files: &[TreeEntry],
+) -> Vec<String> {
+    let mut unpinned: Vec<String> = Vec::new();
+    for argument in argv.unwrap_or_default() {
+        let path = argument.strip_prefix("./").unwrap_or(argument);
+        if validate_relative_path(path).is_err()
+            || files.iter().any(|entry| entry.path == path)
+            || unpinned.iter().any(|seen| seen == path)
+        {
+            continue;
+        }
+        // Most arguments are not paths at all (flags, inline code): one that cannot be
+        // looked up names no file.
+        if let Ok(Some(_)) = source.kind_of(path) {
+            unpinned.push(path.to_owned());
+        }
+    }
+    unpinned
 }
