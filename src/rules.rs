@@ -114,7 +114,7 @@ rule_table! {
         "a registry skill is pinned by version or tag without a content digest",
         "set `source.version` to the exact version you mirrored and `source.digest` to the content digest evalock prints, then run `evalock lock`"),
     GraderChangedUnversioned => ("EL301", "grader-changed-unversioned", Refuse,
-        "grader sources changed but the grader's version did not",
+        "a grader's sources or what it runs (`kind`, `command`) changed but its version did not",
         "bump the grader's `version` in evalock.toml, then run `evalock lock` and re-record baselines"),
     GraderVersionDrift => ("EL302", "grader-version-drift", Refuse,
         "a case pins a grader version that is not the current one",

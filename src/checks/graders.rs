@@ -1,15 +1,19 @@
-//! EL3xx: graders as code. Sources pinned with their version (EL301), cases pinned to
-//! the current version (EL302), graders that cannot fail (EL303) and negative controls
-//! that pass (EL304).
+//! EL3xx: graders as code. Sources and what runs pinned with their version (EL301),
+//! cases pinned to the current version (EL302), graders that cannot fail (EL303) and
+//! negative controls that pass (EL304).
 
 use crate::finding::{Finding, Location, Subject};
 use crate::grade::probe::{probe_case, MustFail};
 use crate::grade::{Grader, GraderProgram, REFUSAL_PROBE};
-use crate::model::{Case, GraderModel, Project, SuiteModel, CONFIG_FILE, LOCK_FILE};
+use crate::hash::Digest;
+use crate::model::lock::toml_string_array;
+use crate::model::{
+    Case, GraderLock, GraderModel, Lock, Project, SuiteModel, CONFIG_FILE, LOCK_FILE,
+};
 use crate::rules::{RuleId, Severity};
 use crate::run::process::ProcessPolicy;
 use rayon::prelude::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Every grader check for the suites in `suites` (EL301 looks at all graders).
 pub fn check(project: &Project, base: Option<&Project>, suites: &BTreeSet<String>) -> Vec<Finding> {
@@ -35,83 +39,75 @@ pub fn active_cases(suite: &SuiteModel) -> impl Iterator<Item = &Case> {
     suite.first_of_each_id().filter(|case| !case.retired)
 }
 
-/// EL301 as `evalock lock` enforces it: re-pinning changed sources under the same version
-/// would launder the change, so the lock is not written.
-pub fn changed_without_version_bump(project: &Project, lock: &crate::model::Lock) -> Vec<Finding> {
+/// EL301 as `evalock lock` enforces it: re-pinning a changed grader (sources or what it
+/// runs) under the same version would launder the change, so the lock is not written.
+pub fn changed_without_version_bump(project: &Project, lock: &Lock) -> Vec<Finding> {
     project
         .graders
         .iter()
         .filter_map(|grader| {
             let locked = lock.graders.get(&grader.id)?;
-            (locked.version == grader.version && locked.digest != grader.digest)
-                .then(|| unversioned_change(grader, &locked.files, LOCK_FILE))
+            if locked.version != grader.version {
+                return None;
+            }
+            unversioned_change(grader, &Pinned::from_lock(locked), LOCK_FILE)
         })
         .collect()
 }
 
-/// EL301: a grader's sources moved but its version did not (against the lock and the base).
+/// EL301: a grader's sources or what it runs moved but its version did not (against the
+/// lock and the base).
 pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Finding> {
     let mut findings = Vec::new();
     let Some(lock) = &project.lock else {
         return findings;
     };
     for grader in &project.graders {
-        let subject = Subject::grader(&grader.id);
-        for pattern in &grader.unmatched_sources {
-            findings.push(
-                Finding::new(
-                    RuleId::GraderChangedUnversioned,
-                    subject.clone(),
-                    format!(
-                        "grader `{}`: `sources` pattern `{pattern}` matches no file, so nothing of it is pinned",
-                        grader.id
-                    ),
-                )
-                .severity(Severity::Warn)
-                .at(Location::file(CONFIG_FILE))
-                .help("fix the glob in `[grader.…] sources`, then run `evalock lock`")
-                .discriminator(pattern),
-            );
-        }
-        let message = match lock.graders.get(&grader.id) {
-            None => format!(
-                "grader `{}` (version {}) is not pinned in {LOCK_FILE}",
-                grader.id, grader.version
-            ),
-            Some(locked) if locked.version == grader.version && locked.digest != grader.digest => {
-                findings.push(unversioned_change(grader, &locked.files, LOCK_FILE));
-                continue;
-            }
-            Some(locked) if locked.version != grader.version || locked.digest != grader.digest => {
+        findings.extend(unmatched_sources(grader));
+        findings.extend(unpinned_command_files(grader));
+        let Some(locked) = lock.graders.get(&grader.id) else {
+            findings.push(needs_lock(
+                grader,
+                format!(
+                    "grader `{}` (version {}) is not pinned in {LOCK_FILE}",
+                    grader.id, grader.version
+                ),
+            ));
+            continue;
+        };
+        if locked.version != grader.version {
+            findings.push(needs_lock(
+                grader,
                 format!(
                     "grader `{}` is version {} now but {LOCK_FILE} pins version {}",
                     grader.id, grader.version, locked.version
-                )
+                ),
+            ));
+            continue;
+        }
+        if let Some(finding) = unversioned_change(grader, &Pinned::from_lock(locked), LOCK_FILE) {
+            findings.push(finding);
+            continue;
+        }
+        if locked.program().is_none() {
+            findings.push(needs_lock(
+                grader,
+                format!(
+                    "grader `{}`: {LOCK_FILE} pins its sources but not what it runs (`kind`, `command`); it was written by an earlier evalock",
+                    grader.id
+                ),
+            ));
+        }
+        let base_grader = base.and_then(|base| Some((base, base.grader_model(&grader.id)?)));
+        if let Some((base, base_grader)) = base_grader {
+            if base_grader.version == grader.version {
+                findings.extend(unversioned_change(
+                    grader,
+                    &Pinned::from_model(base_grader),
+                    &base.source,
+                ));
             }
-            Some(_) => {
-                if let Some(base_grader) = base.and_then(|base| base.grader_model(&grader.id)) {
-                    if base_grader.version == grader.version && base_grader.digest != grader.digest
-                    {
-                        let base_files = base_grader
-                            .files
-                            .iter()
-                            .map(|file| (file.path.clone(), file.digest))
-                            .collect();
-                        findings.push(unversioned_change(
-                            grader,
-                            &base_files,
-                            &base.map(|b| b.source.clone()).unwrap_or_default(),
-                        ));
-                    }
-                }
-                continue;
-            }
-        };
-        findings.push(
-            Finding::new(RuleId::GraderChangedUnversioned, subject, message)
-                .at(Location::file(CONFIG_FILE))
-                .help("run `evalock lock` to pin the grader's version with its sources"),
-        );
+        }
     }
     for id in lock
         .graders
@@ -131,12 +127,140 @@ pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Fin
     findings
 }
 
-fn unversioned_change(
-    grader: &GraderModel,
-    pinned: &std::collections::BTreeMap<String, crate::hash::Digest>,
-    against: &str,
-) -> Finding {
-    let current: std::collections::BTreeMap<&str, &crate::hash::Digest> = grader
+/// `sources` globs that match nothing: the grader's code they meant is not pinned.
+fn unmatched_sources(grader: &GraderModel) -> impl Iterator<Item = Finding> + '_ {
+    grader.unmatched_sources.iter().map(|pattern| {
+        Finding::new(
+            RuleId::GraderChangedUnversioned,
+            Subject::grader(&grader.id),
+            format!(
+                "grader `{}`: `sources` pattern `{pattern}` matches no file, so nothing of it is pinned",
+                grader.id
+            ),
+        )
+        .severity(Severity::Warn)
+        .at(Location::file(CONFIG_FILE))
+        .help("fix the glob in `[grader.…] sources`, then run `evalock lock`")
+        .discriminator(pattern)
+    })
+}
+
+/// Files the grader's `command` runs that its `sources` leave out: the argv is pinned,
+/// but edits to them would pass unseen.
+fn unpinned_command_files(grader: &GraderModel) -> impl Iterator<Item = Finding> + '_ {
+    grader.unpinned_command_files.iter().map(|path| {
+        Finding::new(
+            RuleId::GraderChangedUnversioned,
+            Subject::grader(&grader.id),
+            format!(
+                "grader `{}` runs `{path}`, which no `sources` pattern matches, so edits to it are not pinned",
+                grader.id
+            ),
+        )
+        .severity(Severity::Warn)
+        .at(Location::line(CONFIG_FILE, grader.line))
+        .help(format!(
+            "add `{path}` to `[grader.{}] sources`, bump the grader's `version`, then run `evalock lock`",
+            grader.id
+        ))
+        .discriminator(&format!("unpinned:{path}"))
+    })
+}
+
+/// The lock does not pin the grader as configured, and no change hides behind it.
+fn needs_lock(grader: &GraderModel, message: String) -> Finding {
+    Finding::new(
+        RuleId::GraderChangedUnversioned,
+        Subject::grader(&grader.id),
+        message,
+    )
+    .at(Location::file(CONFIG_FILE))
+    .help("run `evalock lock` to pin the grader's version with its sources and what it runs")
+}
+
+/// What one grader version was pinned with, in the lock or in the base revision.
+struct Pinned {
+    digest: Digest,
+    files: BTreeMap<String, Digest>,
+    /// `None` when the lock predates pinning what a grader runs.
+    program: Option<GraderProgram>,
+}
+
+impl Pinned {
+    fn from_lock(locked: &GraderLock) -> Pinned {
+        Pinned {
+            digest: locked.digest,
+            files: locked.files.clone(),
+            program: locked.program(),
+        }
+    }
+
+    fn from_model(grader: &GraderModel) -> Pinned {
+        Pinned {
+            digest: grader.digest,
+            files: grader
+                .files
+                .iter()
+                .map(|file| (file.path.clone(), file.digest))
+                .collect(),
+            program: Some(grader.program()),
+        }
+    }
+}
+
+/// EL301 when `grader`, still at the version of `pinned`, runs something else or has
+/// other sources; `against` names where the pin is (`evalock.lock`, `main`).
+fn unversioned_change(grader: &GraderModel, pinned: &Pinned, against: &str) -> Option<Finding> {
+    let program = grader.program();
+    let program_moved = pinned.program.as_ref().filter(|pinned| **pinned != program);
+    let sources_moved = pinned.digest != grader.digest;
+    if program_moved.is_none() && !sources_moved {
+        return None;
+    }
+    let mut moved: Vec<String> = Vec::new();
+    if let Some(pinned_program) = program_moved {
+        moved.push(format!(
+            "runs {} instead of {}",
+            describe_program(&program),
+            describe_program(pinned_program)
+        ));
+    }
+    if sources_moved {
+        moved.extend(moved_files(grader, &pinned.files));
+    }
+    let first_file = grader
+        .files
+        .iter()
+        .find(|file| pinned.files.get(&file.path) != Some(&file.digest))
+        .map(|file| file.path.clone());
+    // What it runs is said in evalock.toml; a changed source file is where to look else.
+    let location = match (program_moved, first_file) {
+        (None, Some(file)) => Location::file(file),
+        _ => Location::line(CONFIG_FILE, grader.line),
+    };
+    let finding = Finding::new(
+        RuleId::GraderChangedUnversioned,
+        Subject::grader(&grader.id),
+        format!(
+            "grader `{}` changed ({}) but is still version {} as in {against}",
+            grader.id,
+            moved.join(", "),
+            grader.version
+        ),
+    )
+    .at(location)
+    .help(format!(
+        "bump `[grader.{}] version` in {CONFIG_FILE}, run `evalock lock`, then re-record baselines with `evalock run` and `evalock accept --reason \"…\"`",
+        grader.id
+    ))
+    .discriminator(against);
+    Some(finding)
+}
+
+/// The source files added, changed or removed since `pinned`; `file modes` when only
+/// those moved.
+fn moved_files(grader: &GraderModel, pinned: &BTreeMap<String, Digest>) -> Vec<String> {
+    let current: BTreeMap<&str, &Digest> = grader
         .files
         .iter()
         .map(|file| (file.path.as_str(), &file.digest))
@@ -158,27 +282,15 @@ fn unversioned_change(
     if moved.is_empty() {
         moved.push("file modes".into());
     }
-    let first_file = grader
-        .files
-        .iter()
-        .find(|file| pinned.get(&file.path) != Some(&file.digest))
-        .map(|file| file.path.clone());
-    Finding::new(
-        RuleId::GraderChangedUnversioned,
-        Subject::grader(&grader.id),
-        format!(
-            "grader `{}` changed ({}) but is still version {} as in {against}",
-            grader.id,
-            moved.join(", "),
-            grader.version
-        ),
-    )
-    .at(Location::file(first_file.unwrap_or_else(|| CONFIG_FILE.to_owned())))
-    .help(format!(
-        "bump `[grader.{}] version` in {CONFIG_FILE}, run `evalock lock`, then re-record baselines with `evalock run` and `evalock accept --reason \"…\"`",
-        grader.id
-    ))
-    .discriminator(against)
+    moved
+}
+
+/// A grader's program as a reader of evalock.toml knows it.
+fn describe_program(program: &GraderProgram) -> String {
+    match program {
+        GraderProgram::Builtin => "the built-in grader".into(),
+        GraderProgram::Command(argv) => toml_string_array(argv),
+    }
 }
 
 /// EL302: a case pins a grader version that is not the suite grader's current one.

@@ -2,14 +2,14 @@
 //! baselines, atomically. Refused when CI is set: baselines are frozen by people.
 
 use crate::checks::baselines::{context_changes, current_context};
-use crate::checks::graders::active_cases;
+use crate::checks::graders::{active_cases, graders_unversioned};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Location, Subject};
 use crate::fs_util::write_all_atomic;
 use crate::grade::completion_digest;
 use crate::model::{BaselineEntry, BaselineFile, BaselineState, Project, CONFIG_FILE};
 use crate::report::Report;
-use crate::rules::RuleId;
+use crate::rules::{RuleId, Severity};
 use crate::run::results::{CaseResult, Results, Status};
 use crate::source::WorktreeSource;
 use std::collections::BTreeSet;
@@ -73,6 +73,7 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
     let display = options.from.display().to_string();
     let results = Results::read(&options.project_root.join(&options.from), &display)?;
     let suites = selected_suites(&project, &results, &options.suites)?;
+    refuse_unversioned_graders(&project, &suites)?;
     for case_id in &options.cases {
         if !results
             .cases
@@ -133,6 +134,32 @@ fn refused_in_ci(project: &Project, suites: &[String]) -> AcceptOutcome {
         report: Report::new("accept", project.source.clone(), None, vec![finding]),
         suites: Vec::new(),
         skipped: Vec::new(),
+    }
+}
+
+/// Verdicts of a grader that changed under its pinned version are no last-good answers:
+/// recording them would carry the unversioned change into the baselines.
+fn refuse_unversioned_graders(project: &Project, suites: &[String]) -> Result<()> {
+    let graders: BTreeSet<String> = suites
+        .iter()
+        .map(|suite| project.grader_for(suite).id)
+        .collect();
+    let refused = graders_unversioned(project, None)
+        .into_iter()
+        .find(|finding| {
+            finding.severity == Severity::Refuse
+                && finding
+                    .subject
+                    .grader
+                    .as_ref()
+                    .is_some_and(|id| graders.contains(id))
+        });
+    match refused {
+        Some(finding) => Err(Error::Refused(format!(
+            "refused: {}; nothing was written: {}",
+            finding.message, finding.help
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -203,7 +203,8 @@ pub struct Acknowledgement {
     pub reason: String,
 }
 
-/// One grader: its version and the sources whose digest is pinned with it.
+/// One grader: its version, pinned with what it runs (`kind`, `command`) and the digest
+/// of its sources.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraderConfig {
@@ -214,7 +215,21 @@ pub struct GraderConfig {
     pub sources: Vec<String>,
     /// argv of a `command` grader.
     #[serde(default)]
-    pub command: Option<Vec<String>>,
+    #[schemars(with = "Option<Vec<String>>")]
+    pub command: Option<Spanned<Vec<String>>>,
+    /// The line of evalock.toml that says what the grader runs: its `command`, else its
+    /// table header. Set by [`Config::parse`]; findings about the grader point there.
+    #[serde(skip)]
+    pub line: u32,
+}
+
+impl GraderConfig {
+    /// The argv of a command grader, as written.
+    pub fn argv(&self) -> Option<&[String]> {
+        self.command
+            .as_ref()
+            .map(|command| command.get_ref().as_slice())
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -223,6 +238,16 @@ pub enum GraderKind {
     #[default]
     Builtin,
     Command,
+}
+
+impl GraderKind {
+    /// As written in evalock.toml and evalock.lock.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GraderKind::Builtin => "builtin",
+            GraderKind::Command => "command",
+        }
+    }
 }
 
 /// A version label written as a string (`"struct-3"`) or an integer (`3`).
@@ -285,14 +310,29 @@ impl Config {
                 "unresolved merge conflict: keep the side you want, delete the markers, then run `evalock check`",
             ));
         }
-        let config: Config = toml::from_str(text).map_err(|error| {
+        let mut config: Config = toml::from_str(text).map_err(|error| {
             Error::malformed(
                 location_of(path, text, error.span()),
                 error.message().trim().to_owned(),
             )
         })?;
         config.validate(path, text)?;
+        config.locate_graders(text);
         Ok(config)
+    }
+
+    /// Records where each grader says what it runs, for findings made after parsing.
+    fn locate_graders(&mut self, text: &str) {
+        let lines = LineIndex::new(text.as_bytes());
+        for (id, grader) in &mut self.graders {
+            grader.line = match &grader.command {
+                Some(command) => lines.line_of(command.span().start),
+                None => line_of_first(
+                    text,
+                    &[&format!("[grader.{id}]"), &format!("[grader.\"{id}\"]")],
+                ),
+            };
+        }
     }
 
     fn validate(&self, path: &str, text: &str) -> Result<()> {
@@ -371,8 +411,7 @@ impl Config {
                 text,
                 &[&format!("[grader.{id}]"), &format!("[grader.\"{id}\"]"), id],
             );
-            if grader.kind == GraderKind::Command
-                && grader.command.as_ref().is_none_or(Vec::is_empty)
+            if grader.kind == GraderKind::Command && grader.argv().is_none_or(<[String]>::is_empty)
             {
                 return Err(Error::malformed(
                     format!("{path}:{grader_line}"),

@@ -1,8 +1,10 @@
 //! `evalock.lock`: TOML, deterministic and sorted, one reviewable line group per case so
 //! that branches adding different cases merge cleanly.
 
+use super::config::GraderKind;
 use super::skill_lock::{render_skills, validate_skill_paths, SkillLock};
 use crate::error::{Error, Result};
+use crate::grade::GraderProgram;
 use crate::hash::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
 use crate::source::ContentSource;
 use crate::text::{line_of_first, require_clean_text, LineIndex};
@@ -23,7 +25,7 @@ pub struct Lock {
     pub recipes: Recipes,
     #[serde(default, rename = "suite")]
     pub suites: BTreeMap<String, SuiteLock>,
-    /// Graders by id: version and the digest of their sources.
+    /// Graders by id: version, what they run and the digest of their sources.
     #[serde(default, rename = "grader")]
     pub graders: BTreeMap<String, GraderLock>,
     /// Cases by suite, then by id.
@@ -67,15 +69,49 @@ pub struct SuiteLock {
     pub prompts: BTreeMap<String, Digest>,
 }
 
-/// A grader's version pinned with the `tree-v1` digest of its sources.
+/// A grader's version pinned with what it runs and the `tree-v1` digest of its sources.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GraderLock {
     pub version: String,
+    /// `builtin` or `command`; absent from locks written before evalock pinned it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<GraderKind>,
+    /// The argv of a command grader.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
     pub digest: Digest,
     /// Per source file, so drift names the file.
     #[serde(default)]
     pub files: BTreeMap<String, Digest>,
+}
+
+impl GraderLock {
+    /// The entry for a grader that runs `program`.
+    pub fn new(version: &str, program: &GraderProgram, digest: Digest) -> GraderLock {
+        let (kind, command) = match program {
+            GraderProgram::Builtin => (GraderKind::Builtin, None),
+            GraderProgram::Command(argv) => (GraderKind::Command, Some(argv.clone())),
+        };
+        GraderLock {
+            version: version.to_owned(),
+            kind: Some(kind),
+            command,
+            digest,
+            files: BTreeMap::new(),
+        }
+    }
+
+    /// What the lock says the grader runs, read as the config is (a `command` beside
+    /// `kind = "builtin"` is never run); `None` when the lock predates pinning it.
+    pub fn program(&self) -> Option<GraderProgram> {
+        match (self.kind?, &self.command) {
+            (GraderKind::Command, command) => {
+                Some(GraderProgram::Command(command.clone().unwrap_or_default()))
+            }
+            (GraderKind::Builtin, _) => Some(GraderProgram::Builtin),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -274,6 +310,12 @@ impl Lock {
         for (id, grader) in &self.graders {
             let _ = writeln!(out, "\n[grader.{}]", toml_key(id));
             let _ = writeln!(out, "version = {}", toml_string(&grader.version));
+            if let Some(kind) = grader.kind {
+                let _ = writeln!(out, "kind = {}", toml_string(kind.as_str()));
+            }
+            if let Some(command) = &grader.command {
+                let _ = writeln!(out, "command = {}", toml_string_array(command));
+            }
             let _ = writeln!(out, "digest = {}", toml_string(&grader.digest.to_string()));
             if !grader.files.is_empty() {
                 let _ = writeln!(out, "\n[grader.{}.files]", toml_key(id));
@@ -351,6 +393,12 @@ pub fn toml_key(key: &str) -> String {
 /// A TOML basic string. JSON string escapes are a subset TOML accepts.
 pub fn toml_string(value: &str) -> String {
     TomlString(value).to_string()
+}
+
+/// A TOML array of basic strings on one line: `["python3", "graders/check.py"]`.
+pub fn toml_string_array(values: &[String]) -> String {
+    let items: Vec<String> = values.iter().map(|value| toml_string(value)).collect();
+    format!("[{}]", items.join(", "))
 }
 
 /// Writes [`toml_key`] without building a string (a lock renders 200,000 of them).
@@ -450,9 +498,12 @@ mod tests {
         lock.graders.insert(
             "strict".into(),
             GraderLock {
-                version: "struct-3".into(),
-                digest: bytes_digest(b"tree"),
                 files: [("graders/strict.py".to_owned(), bytes_digest(b"py"))].into(),
+                ..GraderLock::new(
+                    "struct-3",
+                    &GraderProgram::Command(vec!["python3".into(), "graders/strict.py".into()]),
+                    bytes_digest(b"tree"),
+                )
             },
         );
         let cases = lock.cases.entry("support".into()).or_default();

@@ -506,17 +506,41 @@ mod tests {
             }
         }
         // Grader tables sit between the suites and the cases; a grader whose file path
-        // looks like a table header must not split the text there.
+        // or argv looks like a table header must not split the text there.
         for (id, file) in [("struct", "graders/[case.x].py"), ("a.b", "g\n[case.y]")] {
+            let argv = vec![
+                "python3".to_owned(),
+                file.to_owned(),
+                "--q\"uote".to_owned(),
+            ];
             lock.graders.insert(
                 id.into(),
                 GraderLock {
-                    version: format!("{id}-3"),
-                    digest: bytes_digest(id.as_bytes()),
                     files: [(file.to_owned(), bytes_digest(file.as_bytes()))].into(),
+                    ..GraderLock::new(
+                        &format!("{id}-3"),
+                        &crate::grade::GraderProgram::Command(argv),
+                        bytes_digest(id.as_bytes()),
+                    )
                 },
             );
         }
+        let builtin = GraderLock::new(
+            "1",
+            &crate::grade::GraderProgram::Builtin,
+            bytes_digest(b"builtin"),
+        );
+        lock.graders.insert("plain".into(), builtin);
+        // A grader pinned before evalock pinned what it runs: no `kind`, no `command`.
+        let older = GraderLock {
+            kind: None,
+            ..GraderLock::new(
+                "2",
+                &crate::grade::GraderProgram::Builtin,
+                bytes_digest(b"o"),
+            )
+        };
+        lock.graders.insert("older".into(), older);
         lock
     }
 

@@ -284,13 +284,12 @@ impl Project {
             lock.graders.insert(
                 grader.id.clone(),
                 GraderLock {
-                    version: grader.version.clone(),
-                    digest: grader.digest,
                     files: grader
                         .files
                         .iter()
                         .map(|file| (file.path.clone(), file.digest))
                         .collect(),
+                    ..GraderLock::new(&grader.version, &grader.program(), grader.digest)
                 },
             );
         }
