@@ -247,6 +247,23 @@ fn disagreeing_samples_that_all_pass_are_not_a_regression() {
 }
 
 #[test]
+fn jobs_outside_one_to_256_are_usage_errors() {
+    let repo = project("", "cat > /dev/null\necho hello\n", &[SIMPLE_CASE]);
+    for jobs in ["0", "257", "100000", "-1"] {
+        repo.evalock(&["run", &format!("--jobs={jobs}")])
+            .assert_code(64)
+            .assert_contains("--jobs");
+    }
+    repo.evalock(&["run", "--jobs", "100000"])
+        .assert_code(64)
+        .assert_contains("100000 is not in 1..=256");
+    assert!(!repo.join(".evalock/results.json").exists());
+    repo.evalock(&["run", "--help"]).assert_contains("1 to 256");
+    repo.evalock(&["run", "--jobs", "2"]).assert_code(0);
+    repo.evalock(&["run", "-j", "1"]).assert_code(0);
+}
+
+#[test]
 fn completions_made_elsewhere_are_graded_from_a_file() {
     let repo = project(
         "",
