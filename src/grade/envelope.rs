@@ -47,17 +47,46 @@ impl<'a> Completion<'a> {
         self.json.as_ref().and_then(Value::as_object)
     }
 
+    /// The envelope's reply field, decoded; `None` when the completion is not a JSON
+    /// object with one.
+    pub fn reply_field(&self) -> Option<&str> {
+        let map = self.object()?;
+        REPLY_KEYS
+            .iter()
+            .find_map(|key| map.get(*key).and_then(Value::as_str))
+    }
+
     /// What the assistant said to the user: the envelope's reply field, else the whole text.
     pub fn reply_text(&self) -> &str {
-        if let Some(map) = self.object() {
-            for key in REPLY_KEYS {
-                if let Some(Value::String(text)) = map.get(*key) {
-                    return text;
-                }
-            }
-            return "";
+        match (self.reply_field(), self.object()) {
+            (Some(reply), _) => reply,
+            (None, Some(_)) => "",
+            (None, None) => self.raw,
         }
-        self.raw
+    }
+
+    /// What text assertions read: the decoded reply of an envelope, else the completion as
+    /// written (plain text, or a JSON document without a reply field).
+    pub fn asserted_text(&self) -> &str {
+        self.reply_field().unwrap_or(self.raw)
+    }
+
+    /// Every string value inside a JSON completion, decoded (the reply, tool-call
+    /// arguments, other fields); none for plain text.
+    pub fn decoded_strings(&self) -> Vec<&str> {
+        fn collect<'v>(value: &'v Value, strings: &mut Vec<&'v str>) {
+            match value {
+                Value::String(text) => strings.push(text),
+                Value::Array(items) => items.iter().for_each(|item| collect(item, strings)),
+                Value::Object(map) => map.values().for_each(|item| collect(item, strings)),
+                _ => {}
+            }
+        }
+        let mut strings = Vec::new();
+        if let Some(json) = &self.json {
+            collect(json, &mut strings);
+        }
+        strings
     }
 
     pub fn calls_named<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s ToolCall> + 's {
@@ -145,6 +174,19 @@ mod tests {
 
         let tool = Completion::read(r#"{"tool":{"name":"create_refund","args":{"order_id":"7"}}}"#);
         assert_eq!(tool.tool_calls[0].arguments, json!({"order_id": "7"}));
+    }
+
+    #[test]
+    fn text_assertions_read_the_decoded_reply() {
+        let envelope = Completion::read(r#"{"reply":"caf\u00e9 \"ok\"","tool_calls":[]}"#);
+        assert_eq!(envelope.asserted_text(), "café \"ok\"");
+        let document = Completion::read(r#"{"status":"caf\u00e9"}"#);
+        assert_eq!(document.asserted_text(), r#"{"status":"caf\u00e9"}"#);
+        assert_eq!(document.decoded_strings(), vec!["café"]);
+        assert_eq!(document.reply_text(), "");
+        let text = Completion::read(r"caf\u00e9");
+        assert_eq!(text.asserted_text(), r"caf\u00e9");
+        assert!(text.decoded_strings().is_empty());
     }
 
     #[test]
