@@ -157,3 +157,129 @@ fn plain_text_and_clean_envelopes_are_graded_as_before() {
         ]
     );
 }
+
+#[test]
+fn must_not_call_sees_every_call_shape_inside_tool_calls() {
+    let no_refund = json!({"must_not_call": ["create_refund"]});
+    let ids = [
+        "function",
+        "name",
+        "tool",
+        "tool-name",
+        "top-tool",
+        "top-tool-name",
+    ];
+    let cases: Vec<(&str, Value)> = ids.iter().map(|id| (*id, no_refund.clone())).collect();
+    let completions = [
+        (
+            "function",
+            r#"{"tool_calls": [{"type": "function", "function": {"name": "create_refund", "arguments": "{}"}}]}"#,
+        ),
+        (
+            "name",
+            r#"{"tool_calls": [{"name": "create_refund", "arguments": {}}]}"#,
+        ),
+        (
+            "tool",
+            r#"{"tool_calls": [{"tool": {"name": "create_refund", "args": {"order_id": "7"}}}]}"#,
+        ),
+        (
+            "tool-name",
+            r#"{"reply": "Done.", "tool_calls": [{"tool_name": "create_refund", "arguments": {}}]}"#,
+        ),
+        (
+            "top-tool",
+            r#"{"tool": {"name": "create_refund", "args": {}}, "text": "Done."}"#,
+        ),
+        (
+            "top-tool-name",
+            r#"{"tool_name": "create_refund", "arguments": {}, "content": "Done."}"#,
+        ),
+    ];
+    // `ids` are in case order (suite, then id), as the results file lists them.
+    let expected: Vec<(String, Value)> = ids
+        .iter()
+        .map(|id| verdict(id, "FAIL", json!(["forbidden_tool:create_refund"])))
+        .collect();
+    assert_eq!(grade(&cases, &completions), expected);
+}
+
+#[test]
+fn a_call_that_cannot_be_read_fails_closed_and_readable_other_calls_stay_quiet() {
+    let no_refund = json!({"must_not_call": ["create_refund"]});
+    let ids = [
+        "bad-element",
+        "bad-function",
+        "bad-list",
+        "bad-name",
+        "bad-tool",
+        "clean-calls",
+        "clean-null",
+        "no-calls-asked",
+    ];
+    let cases: Vec<(&str, Value)> = ids
+        .iter()
+        .map(|id| match *id {
+            // No assertion about calls: an unreadable call is nobody's business.
+            "no-calls-asked" => (*id, json!({"must_include": ["done"]})),
+            _ => (*id, no_refund.clone()),
+        })
+        .collect();
+    let completions = [
+        (
+            "bad-element",
+            r#"{"reply": "Done.", "tool_calls": [{"name": "get_order"}, {"id": "call_1", "type": "function"}]}"#,
+        ),
+        (
+            "bad-function",
+            r#"{"tool_calls": [{"function": "create_refund"}]}"#,
+        ),
+        ("bad-list", r#"{"tool_calls": {"name": "create_refund"}}"#),
+        (
+            "bad-name",
+            r#"{"tool_calls": [{"tool_name": ["create_refund"]}]}"#,
+        ),
+        ("bad-tool", r#"{"tool": "create_refund", "reply": "Done."}"#),
+        (
+            "clean-calls",
+            r#"{"reply": "Which order?", "tool_calls": [{"tool_name": "get_order", "arguments": {}}, {"tool": {"name": "lookup", "args": {}}}]}"#,
+        ),
+        (
+            "clean-null",
+            r#"{"reply": "Which order?", "tool_name": null}"#,
+        ),
+        (
+            "no-calls-asked",
+            r#"{"reply": "done", "tool_calls": [{"id": "call_1"}]}"#,
+        ),
+    ];
+    assert_eq!(
+        grade(&cases, &completions),
+        vec![
+            verdict(
+                "bad-element",
+                "FAIL",
+                json!(["unreadable_tool_call:tool_calls[1]"])
+            ),
+            verdict(
+                "bad-function",
+                "FAIL",
+                json!(["unreadable_tool_call:tool_calls[0].function"])
+            ),
+            verdict(
+                "bad-list",
+                "FAIL",
+                json!(["unreadable_tool_call:tool_calls"])
+            ),
+            verdict(
+                "bad-name",
+                "FAIL",
+                json!(["unreadable_tool_call:tool_calls[0].tool_name"])
+            ),
+            verdict("bad-tool", "FAIL", json!(["unreadable_tool_call:tool"])),
+            verdict("clean-calls", "PASS", json!([])),
+            verdict("clean-null", "PASS", json!([])),
+            verdict("no-calls-asked", "PASS", json!([])),
+        ]
+    );
+}

@@ -292,10 +292,14 @@ fn check_tools(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &m
             reasons.push(format_args!("missing_tool:{name}"));
         }
     }
-    for name in strings(expect.must_not_call.as_ref(), "must_not_call", reasons) {
+    let forbidden_calls = strings(expect.must_not_call.as_ref(), "must_not_call", reasons);
+    for name in &forbidden_calls {
         if completion.calls_named(name).next().is_some() {
             reasons.push(format_args!("forbidden_tool:{name}"));
         }
+    }
+    if !forbidden_calls.is_empty() {
+        unreadable_calls(completion, reasons);
     }
     match &expect.args {
         None => {}
@@ -316,6 +320,14 @@ fn check_tools(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &m
         Some(Clarification::Invalid) => {
             reasons.push(format_args!("invalid_assertion:require_clarification"))
         }
+    }
+}
+
+/// A call the grader cannot read may be any call: assertions that forbid calls fail
+/// closed on it, naming where it is (`unreadable_tool_call:tool_calls[1]`).
+fn unreadable_calls(completion: &Completion<'_>, reasons: &mut Reasons) {
+    for at in &completion.unreadable_calls {
+        reasons.push(format_args!("unreadable_tool_call:{at}"));
     }
 }
 
@@ -350,6 +362,7 @@ fn check_clarification(completion: &Completion<'_>, patterns: &[&str], reasons: 
             call.name
         ));
     }
+    unreadable_calls(completion, reasons);
     let reply = completion.reply_text();
     let asked = if patterns.is_empty() {
         reply.contains('?')
@@ -473,6 +486,24 @@ mod tests {
     }
 
     #[test]
+    fn unreadable_calls_fail_only_assertions_that_forbid_calls() {
+        let unreadable = r#"{"reply": "Which order?", "tool_calls": [{"id": "call_1"}]}"#;
+        assert_eq!(
+            reasons(json!({"must_not_call": ["create_refund"]}), unreadable),
+            vec!["unreadable_tool_call:tool_calls[0]"]
+        );
+        assert_eq!(
+            reasons(json!({"require_clarification": true}), unreadable),
+            vec!["unreadable_tool_call:tool_calls[0]"]
+        );
+        assert!(reasons(json!({"must_include": ["order"]}), unreadable).is_empty());
+        assert_eq!(
+            reasons(json!({"must_call": ["create_refund"]}), unreadable),
+            vec!["missing_tool:create_refund"]
+        );
+    }
+
+    #[test]
     fn tool_call_assertions() {
         let expect = json!({"must_call": ["get_order"], "must_not_call": ["create_refund"], "args": {"get_order": {"order_id": {"eq": "1842-AX"}}}});
         let good = r#"{"tool_calls":[{"name":"get_order","arguments":{"order_id":"1842-AX"}}]}"#;
@@ -567,6 +598,7 @@ mod tests {
             r#"{"answer": "no"}"#,
             r#"{"tool_calls": [{"name": "lookup", "arguments": {"id": 7}}]}"#,
             r#"{"tool_calls": [{"name": "delete", "arguments": {}}]}"#,
+            r#"{"reply": "Refund within 30 days, \u00e9", "tool_calls": [{"id": 1}]}"#,
             "[1, 2]",
         ];
         for expect in &expects {
