@@ -220,11 +220,21 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict of findings by severity alone: what a gate without `--fail-on-diff` says.
     pub fn of(findings: &[Finding]) -> Verdict {
         match findings.iter().map(|finding| finding.severity).max() {
             Some(Severity::Refuse | Severity::Error) => Verdict::Block,
             Some(Severity::Warn) => Verdict::Warn,
             _ => Verdict::Pass,
+        }
+    }
+
+    /// The verdict of the gate: BLOCK whenever the exit code fails it, including moved
+    /// completions under `--fail-on-diff` (exit 3), whose findings are only notes.
+    pub fn of_gate(findings: &[Finding], fail_on_diff: bool) -> Verdict {
+        match exit_code_for(findings, fail_on_diff) {
+            exit_code::CLEAN => Verdict::of(findings),
+            _ => Verdict::Block,
         }
     }
 
@@ -347,5 +357,27 @@ mod tests {
             Verdict::Warn
         );
         assert_eq!(Verdict::of(&[finding(RuleId::Failing)]), Verdict::Block);
+    }
+
+    /// Exit 3 fails the gate, so its verdict cannot read PASS (or WARN).
+    #[test]
+    fn a_gate_failed_by_moved_completions_blocks() {
+        let moved = [finding(RuleId::Moved), finding(RuleId::BaselineMissing)];
+        assert_eq!(exit_code_for(&moved, true), exit_code::MOVED);
+        assert_eq!(Verdict::of_gate(&moved, true), Verdict::Block);
+        assert_eq!(Verdict::of_gate(&moved, false), Verdict::Warn);
+        assert_eq!(
+            Verdict::of_gate(&[finding(RuleId::Moved)], false),
+            Verdict::Pass
+        );
+        assert_eq!(Verdict::of_gate(&[], true), Verdict::Pass);
+        assert_eq!(
+            Verdict::of_gate(&[finding(RuleId::BaselineMissing)], true),
+            Verdict::Warn
+        );
+        assert_eq!(
+            Verdict::of_gate(&[finding(RuleId::Failing)], false),
+            Verdict::Block
+        );
     }
 }

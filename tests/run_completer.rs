@@ -213,6 +213,56 @@ fn agreement_at_the_threshold_passes() {
     );
 }
 
+/// REGRESSED means "passed at baseline and fails now": samples that all pass but disagree
+/// fail with EL505 alone, also when the most common one is the baseline's completion.
+#[test]
+fn disagreeing_samples_that_all_pass_are_not_a_regression() {
+    let repo = project("agreement_min = 0.8", FLAKY_SCRIPT, &[SAMPLED_CASE]);
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0);
+    repo.commit_all("record the baseline");
+    repo.evalock(&["run"])
+        .assert_code(0)
+        .assert_not_contains("EL5");
+    assert_eq!(results(&repo)["cases"][0]["status"], "PASS");
+
+    repo.replace("evalock.toml", "agreement_min = 0.8", "agreement_min = 1.0");
+    let run = repo.evalock(&["run"]);
+    run.assert_code(1)
+        .assert_contains("EL505 samples-disagree (error)")
+        .assert_contains("4 of 5 samples agree")
+        .assert_not_contains("EL501")
+        .assert_not_contains("regressed");
+    let results = results(&repo);
+    let case = &results["cases"][0];
+    assert_eq!(case["status"], "FAIL");
+    assert_eq!(case["baseline"], "compared");
+    assert_eq!(case["completion"], "answer A");
+    assert_eq!(
+        case["reasons"],
+        serde_json::json!(["samples_disagree:0.80<1.00"])
+    );
+    assert_eq!(results["counts"], serde_json::json!({"FAIL": 1}));
+}
+
+#[test]
+fn jobs_outside_one_to_256_are_usage_errors() {
+    let repo = project("", "cat > /dev/null\necho hello\n", &[SIMPLE_CASE]);
+    for jobs in ["0", "257", "100000", "-1"] {
+        repo.evalock(&["run", &format!("--jobs={jobs}")])
+            .assert_code(64)
+            .assert_contains("--jobs");
+    }
+    repo.evalock(&["run", "--jobs", "100000"])
+        .assert_code(64)
+        .assert_contains("100000 is not in 1..=256");
+    assert!(!repo.join(".evalock/results.json").exists());
+    repo.evalock(&["run", "--help"]).assert_contains("1 to 256");
+    repo.evalock(&["run", "--jobs", "2"]).assert_code(0);
+    repo.evalock(&["run", "-j", "1"]).assert_code(0);
+}
+
 #[test]
 fn completions_made_elsewhere_are_graded_from_a_file() {
     let repo = project(

@@ -109,6 +109,60 @@ fn a_silent_move_exits_3_only_with_fail_on_diff() {
         .contains("\"reason\": \"warmer warranty wording\""));
 }
 
+/// Exit 3 fails the gate, so no report may read PASS: every format says BLOCK, and the
+/// same move without --fail-on-diff stays PASS.
+#[test]
+fn a_move_that_fails_the_gate_is_blocked_in_every_format() {
+    let repo = accepted_demo();
+    use_variant(&repo, "moved");
+    let json = repo.evalock(&[
+        "run",
+        "--suite",
+        "support",
+        "--fail-on-diff",
+        "--format",
+        "json",
+    ]);
+    json.assert_code(3);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("a JSON report");
+    assert_eq!(report["verdict"], "BLOCK");
+    assert_eq!(report["exit_code"], 3);
+    assert_eq!(report["fail_on_diff"], true);
+    repo.evalock(&["run", "--suite", "support", "--fail-on-diff"])
+        .assert_code(3)
+        .assert_contains("): BLOCK (")
+        .assert_contains("; moved completions fail the gate with --fail-on-diff)");
+    let from = ["report", "--from", ".evalock/results.json", "--format"];
+    let render = |format: &str| {
+        let mut args = from.to_vec();
+        args.push(format);
+        let run = repo.evalock(&args);
+        run.assert_code(0);
+        run.stdout
+    };
+    let markdown = render("markdown");
+    assert!(
+        markdown.starts_with("## ❌ evalock run: BLOCK"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("**exit code:** 3"), "{markdown}");
+    assert!(render("junit").contains("evalock run: BLOCK"));
+    assert!(render("human").contains(": BLOCK ("));
+    assert!(render("json").contains("\"verdict\": \"BLOCK\""));
+
+    // The same move, gate not asked to fail on it: PASS, exit 0.
+    let json = repo.evalock(&["run", "--suite", "support", "--format", "json"]);
+    json.assert_code(0);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("a JSON report");
+    assert_eq!(report["verdict"], "PASS");
+    assert_eq!(report["exit_code"], 0);
+    let markdown = render("markdown");
+    assert!(
+        markdown.starts_with("## ✅ evalock run: PASS"),
+        "{markdown}"
+    );
+}
+
 #[test]
 fn a_prompt_edit_is_refused_until_re_recorded() {
     let repo = accepted_demo();

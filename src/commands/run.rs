@@ -22,6 +22,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+/// The most completers `run` starts at once (`--jobs`): completers wait on a model, so more
+/// than the CPUs can pay off, but each worker is a thread that sweeps its own orphaned
+/// processes, and past this the sweeping costs more than the waiting saves.
+pub const MAX_JOBS: usize = 256;
+
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub project_root: PathBuf,
@@ -29,6 +34,7 @@ pub struct RunOptions {
     pub suites: Vec<String>,
     /// Grade completions from this JSONL file instead of running completers.
     pub completions: Option<PathBuf>,
+    /// Completers at once, 1 to [`MAX_JOBS`] (anything else is brought into that range).
     pub jobs: usize,
     /// Samples per case when the case sets no `n` (else the suite's `samples`, else 1).
     pub samples: Option<u32>,
@@ -126,12 +132,11 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         &owned,
     );
     let done = AtomicUsize::new(0);
+    let workers = options.jobs.clamp(1, MAX_JOBS);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.jobs.max(1))
+        .num_threads(workers)
         .build()
-        .map_err(|error| {
-            Error::Internal(format!("cannot start {} workers: {error}", options.jobs))
-        })?;
+        .map_err(|error| Error::Internal(format!("cannot start {workers} workers: {error}")))?;
     let outcomes: Vec<SampleOutcome> = pool.install(|| {
         jobs.par_iter()
             .map(|job| {
@@ -267,7 +272,7 @@ fn sample_count(
     let configured = project
         .config
         .suite(&suite.model.name)
-        .and_then(|config| config.samples);
+        .and_then(|config| config.samples());
     case.value()
         .get("n")
         .and_then(|n| n.as_u64())

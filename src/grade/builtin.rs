@@ -179,21 +179,57 @@ pub fn lookup<'v>(document: &'v Value, path: &str) -> Option<&'v Value> {
         })
 }
 
+/// Text assertions read what the assistant said: the decoded reply of a JSON envelope,
+/// else the completion as written, and, when it is a JSON document without a reply, each
+/// of its strings decoded. `forbidden` and `forbid_patterns` read every string of an
+/// envelope too (tool-call arguments, other fields), so nothing forbidden passes behind an
+/// escape or inside a call.
 fn check_text(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mut Reasons) {
-    let lowered = completion.raw.to_lowercase();
-    for needle in strings(expect.must_include.as_ref(), "must_include", reasons) {
-        if !lowered.contains(&needle.to_lowercase()) {
-            reasons.push(format_args!("missing:{needle}"));
+    let said = completion.asserted_text();
+    let is_envelope = completion.reply_field().is_some();
+    let any_text = expect.must_include.is_some()
+        || expect.forbidden.is_some()
+        || expect.forbid_patterns.is_some()
+        || expect.regex.is_some();
+    let decoded = if any_text {
+        completion.decoded_strings()
+    } else {
+        Vec::new()
+    };
+    // What positive assertions (`must_include`, `regex`) may match, and what negative
+    // ones (`forbidden`, `forbid_patterns`) must not.
+    let required_in: Vec<&str> = match is_envelope {
+        true => vec![said],
+        false => std::iter::once(said)
+            .chain(decoded.iter().copied())
+            .collect(),
+    };
+    let forbidden_in: Vec<&str> = std::iter::once(said)
+        .chain(decoded.iter().copied())
+        .collect();
+    let lowered =
+        |texts: &[&str]| -> Vec<String> { texts.iter().map(|text| text.to_lowercase()).collect() };
+    if expect.must_include.is_some() {
+        let haystacks = lowered(&required_in);
+        for needle in strings(expect.must_include.as_ref(), "must_include", reasons) {
+            let needle_lowered = needle.to_lowercase();
+            if !haystacks.iter().any(|text| text.contains(&needle_lowered)) {
+                reasons.push(format_args!("missing:{needle}"));
+            }
         }
     }
-    for phrase in strings(expect.forbidden.as_ref(), "forbidden", reasons) {
-        if lowered.contains(&phrase.to_lowercase()) {
-            reasons.push(format_args!("forbidden:{phrase}"));
+    if expect.forbidden.is_some() {
+        let haystacks = lowered(&forbidden_in);
+        for phrase in strings(expect.forbidden.as_ref(), "forbidden", reasons) {
+            let phrase_lowered = phrase.to_lowercase();
+            if haystacks.iter().any(|text| text.contains(&phrase_lowered)) {
+                reasons.push(format_args!("forbidden:{phrase}"));
+            }
         }
     }
     for pattern in strings(expect.forbid_patterns.as_ref(), "forbid_patterns", reasons) {
         match compile(pattern, true) {
-            Some(regex) if regex.is_match(completion.raw) => {
+            Some(regex) if forbidden_in.iter().any(|text| regex.is_match(text)) => {
                 reasons.push(format_args!("forbid_pattern:{pattern}"))
             }
             Some(_) => {}
@@ -202,7 +238,7 @@ fn check_text(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mu
     }
     for pattern in strings(expect.regex.as_ref(), "regex", reasons) {
         match compile(pattern, false) {
-            Some(regex) if regex.is_match(completion.raw) => {}
+            Some(regex) if required_in.iter().any(|text| regex.is_match(text)) => {}
             Some(_) => reasons.push(format_args!("regex_mismatch:{pattern}")),
             None => reasons.push(format_args!("invalid_regex:{pattern}")),
         }
@@ -211,7 +247,7 @@ fn check_text(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mu
         None => {}
         Some(Value::Number(number)) if number.as_u64().is_some() => {
             let limit = number.as_u64().unwrap_or(0);
-            let count = completion.raw.chars().count() as u64;
+            let count = said.chars().count() as u64;
             if count > limit {
                 reasons.push(format_args!("too_long:{count}>{limit}"));
             }
@@ -256,10 +292,14 @@ fn check_tools(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &m
             reasons.push(format_args!("missing_tool:{name}"));
         }
     }
-    for name in strings(expect.must_not_call.as_ref(), "must_not_call", reasons) {
+    let forbidden_calls = strings(expect.must_not_call.as_ref(), "must_not_call", reasons);
+    for name in &forbidden_calls {
         if completion.calls_named(name).next().is_some() {
             reasons.push(format_args!("forbidden_tool:{name}"));
         }
+    }
+    if !forbidden_calls.is_empty() {
+        unreadable_calls(completion, reasons);
     }
     match &expect.args {
         None => {}
@@ -280,6 +320,14 @@ fn check_tools(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &m
         Some(Clarification::Invalid) => {
             reasons.push(format_args!("invalid_assertion:require_clarification"))
         }
+    }
+}
+
+/// A call the grader cannot read may be any call: assertions that forbid calls fail
+/// closed on it, naming where it is (`unreadable_tool_call:tool_calls[1]`).
+fn unreadable_calls(completion: &Completion<'_>, reasons: &mut Reasons) {
+    for at in &completion.unreadable_calls {
+        reasons.push(format_args!("unreadable_tool_call:{at}"));
     }
 }
 
@@ -314,6 +362,7 @@ fn check_clarification(completion: &Completion<'_>, patterns: &[&str], reasons: 
             call.name
         ));
     }
+    unreadable_calls(completion, reasons);
     let reply = completion.reply_text();
     let asked = if patterns.is_empty() {
         reply.contains('?')
@@ -399,6 +448,59 @@ mod tests {
             ]
         );
         assert_eq!(reasons(json!({"regex": "("}), "x"), vec!["invalid_regex:("]);
+    }
+
+    #[test]
+    fn text_assertions_read_the_decoded_reply_of_an_envelope() {
+        assert_eq!(
+            reasons(
+                json!({"forbidden": ["désolé"]}),
+                r#"{"reply": "Je suis d\u00e9sol\u00e9"}"#
+            ),
+            vec!["forbidden:désolé"]
+        );
+        assert!(reasons(
+            json!({"must_include": ["café"]}),
+            r#"{"reply": "caf\u00e9"}"#
+        )
+        .is_empty());
+        assert_eq!(
+            reasons(
+                json!({"forbidden": ["say \"yes\""]}),
+                r#"{"reply": "I say \"yes\""}"#
+            ),
+            vec!["forbidden:say \"yes\""]
+        );
+        // Only the reply is said: the envelope around it is not counted or matched.
+        let envelope = r#"{"reply": "Hello", "status": "answered", "tool_calls": [{"name": "lookup", "arguments": {"q": "a long query"}}]}"#;
+        assert!(reasons(json!({"max_chars": 5, "regex": ["^Hello$"]}), envelope).is_empty());
+        assert_eq!(
+            reasons(json!({"must_include": ["answered"]}), envelope),
+            vec!["missing:answered"]
+        );
+        // ... but nothing forbidden hides in a call.
+        assert_eq!(
+            reasons(json!({"forbid_patterns": ["long QUERY"]}), envelope),
+            vec!["forbid_pattern:long QUERY"]
+        );
+    }
+
+    #[test]
+    fn unreadable_calls_fail_only_assertions_that_forbid_calls() {
+        let unreadable = r#"{"reply": "Which order?", "tool_calls": [{"id": "call_1"}]}"#;
+        assert_eq!(
+            reasons(json!({"must_not_call": ["create_refund"]}), unreadable),
+            vec!["unreadable_tool_call:tool_calls[0]"]
+        );
+        assert_eq!(
+            reasons(json!({"require_clarification": true}), unreadable),
+            vec!["unreadable_tool_call:tool_calls[0]"]
+        );
+        assert!(reasons(json!({"must_include": ["order"]}), unreadable).is_empty());
+        assert_eq!(
+            reasons(json!({"must_call": ["create_refund"]}), unreadable),
+            vec!["missing_tool:create_refund"]
+        );
     }
 
     #[test]
@@ -496,6 +598,7 @@ mod tests {
             r#"{"answer": "no"}"#,
             r#"{"tool_calls": [{"name": "lookup", "arguments": {"id": 7}}]}"#,
             r#"{"tool_calls": [{"name": "delete", "arguments": {}}]}"#,
+            r#"{"reply": "Refund within 30 days, \u00e9", "tool_calls": [{"id": 1}]}"#,
             "[1, 2]",
         ];
         for expect in &expects {

@@ -2,9 +2,14 @@
 //!
 //! Accepted envelope shapes (the ones the seeds and common chat APIs produce):
 //! - `{"reply"|"text"|"content"|"message": "...", "tool_calls": [{"name": "...", "arguments": {...}}]}`;
-//!   a call may also be `{"function": {"name": "...", "arguments": "<JSON text>"}}` or use `args`;
+//!   a call may also be `{"function": {"name": "...", "arguments": "<JSON text>"}}`,
+//!   `{"tool_name": "...", "arguments": {...}}` or `{"tool": {"name": "...", "args": {...}}}`,
+//!   and use `args` for `arguments`;
 //! - `{"tool_name": "...", "arguments": {...}, "content": "..."}` (one call);
 //! - `{"tool": {"name": "...", "args": {...}}, "text": "..."}` (one call).
+//!
+//! A call in none of these shapes is recorded as unreadable, never dropped: the grader
+//! cannot know what it calls.
 
 use serde_json::{Map, Value};
 
@@ -22,6 +27,10 @@ pub struct Completion<'a> {
     /// The parsed JSON document, when the completion is one.
     pub json: Option<Value>,
     pub tool_calls: Vec<ToolCall>,
+    /// Where the envelope holds something that looks like a tool call but names no tool
+    /// in any shape the grader knows (`tool_calls[2]`, `tool`): assertions that forbid
+    /// calls cannot tell what it calls, so they fail.
+    pub unreadable_calls: Vec<String>,
 }
 
 const REPLY_KEYS: &[&str] = &["reply", "text", "content", "message", "final_text"];
@@ -32,14 +41,15 @@ impl<'a> Completion<'a> {
             Ok(crate::model::StrictValue(value)) => Some(value),
             Err(_) => None,
         };
-        let tool_calls = match &json {
-            Some(Value::Object(map)) => tool_calls_of(map),
-            _ => Vec::new(),
-        };
+        let mut calls = Calls::default();
+        if let Some(Value::Object(map)) = &json {
+            calls.read_envelope(map);
+        }
         Completion {
             raw,
             json,
-            tool_calls,
+            tool_calls: calls.found,
+            unreadable_calls: calls.unreadable,
         }
     }
 
@@ -47,17 +57,46 @@ impl<'a> Completion<'a> {
         self.json.as_ref().and_then(Value::as_object)
     }
 
+    /// The envelope's reply field, decoded; `None` when the completion is not a JSON
+    /// object with one.
+    pub fn reply_field(&self) -> Option<&str> {
+        let map = self.object()?;
+        REPLY_KEYS
+            .iter()
+            .find_map(|key| map.get(*key).and_then(Value::as_str))
+    }
+
     /// What the assistant said to the user: the envelope's reply field, else the whole text.
     pub fn reply_text(&self) -> &str {
-        if let Some(map) = self.object() {
-            for key in REPLY_KEYS {
-                if let Some(Value::String(text)) = map.get(*key) {
-                    return text;
-                }
-            }
-            return "";
+        match (self.reply_field(), self.object()) {
+            (Some(reply), _) => reply,
+            (None, Some(_)) => "",
+            (None, None) => self.raw,
         }
-        self.raw
+    }
+
+    /// What text assertions read: the decoded reply of an envelope, else the completion as
+    /// written (plain text, or a JSON document without a reply field).
+    pub fn asserted_text(&self) -> &str {
+        self.reply_field().unwrap_or(self.raw)
+    }
+
+    /// Every string value inside a JSON completion, decoded (the reply, tool-call
+    /// arguments, other fields); none for plain text.
+    pub fn decoded_strings(&self) -> Vec<&str> {
+        fn collect<'v>(value: &'v Value, strings: &mut Vec<&'v str>) {
+            match value {
+                Value::String(text) => strings.push(text),
+                Value::Array(items) => items.iter().for_each(|item| collect(item, strings)),
+                Value::Object(map) => map.values().for_each(|item| collect(item, strings)),
+                _ => {}
+            }
+        }
+        let mut strings = Vec::new();
+        if let Some(json) = &self.json {
+            collect(json, &mut strings);
+        }
+        strings
     }
 
     pub fn calls_named<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s ToolCall> + 's {
@@ -65,39 +104,74 @@ impl<'a> Completion<'a> {
     }
 }
 
-fn tool_calls_of(map: &Map<String, Value>) -> Vec<ToolCall> {
-    let mut calls = Vec::new();
-    if let Some(Value::Array(items)) = map.get("tool_calls") {
-        calls.extend(
-            items
-                .iter()
-                .filter_map(|item| item.as_object().and_then(call_of)),
-        );
-    }
-    if let Some(Value::String(name)) = map.get("tool_name") {
-        calls.push(ToolCall {
-            name: name.clone(),
-            arguments: arguments_of(map),
-        });
-    }
-    if let Some(Value::Object(tool)) = map.get("tool") {
-        calls.extend(call_of(tool));
-    }
-    calls
+/// The tool calls of an envelope, and where calls could not be read.
+#[derive(Default)]
+struct Calls {
+    found: Vec<ToolCall>,
+    unreadable: Vec<String>,
 }
 
-fn call_of(item: &Map<String, Value>) -> Option<ToolCall> {
-    if let Some(Value::Object(function)) = item.get("function") {
-        let name = function.get("name")?.as_str()?.to_owned();
-        return Some(ToolCall {
-            name,
-            arguments: arguments_of(function),
-        });
+/// How a call names its tool, as a key of the call object: `{"function": {"name", "arguments"}}`,
+/// `{"tool_name", "arguments"}`, `{"tool": {"name", "args"}}`, `{"name", "arguments"}`.
+const CALL_KEYS: &[&str] = &["function", "tool_name", "tool", "name"];
+
+/// The shapes an envelope may use at its top level for its one call (`name` there is not
+/// a call).
+const TOP_LEVEL_CALL_KEYS: &[&str] = &["tool_name", "tool"];
+
+impl Calls {
+    fn read_envelope(&mut self, map: &Map<String, Value>) {
+        match map.get("tool_calls") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                for (index, item) in items.iter().enumerate() {
+                    let at = format!("tool_calls[{index}]");
+                    match item {
+                        Value::Object(call) => self.read_call(call, CALL_KEYS, &at),
+                        _ => self.unreadable.push(at),
+                    }
+                }
+            }
+            Some(_) => self.unreadable.push("tool_calls".into()),
+        }
+        self.read_call(map, TOP_LEVEL_CALL_KEYS, "");
     }
-    let name = item.get("name")?.as_str()?.to_owned();
+
+    /// Every shape present in `call` is read (a call object that mixes two shapes is
+    /// counted under both names, so neither can hide from `must_not_call`). An object of
+    /// `tool_calls` in no known shape is unreadable; `at` names it in reasons (empty: the
+    /// envelope itself, where each offending key is named instead).
+    fn read_call(&mut self, call: &Map<String, Value>, keys: &[&str], at: &str) {
+        let mut named = false;
+        for key in keys {
+            // `"tool_name": null` says there is no call.
+            let Some(value) = call.get(*key).filter(|value| !value.is_null()) else {
+                continue;
+            };
+            named = true;
+            match call_by(call, key, value) {
+                Some(found) => self.found.push(found),
+                None if at.is_empty() => self.unreadable.push((*key).to_owned()),
+                None => self.unreadable.push(format!("{at}.{key}")),
+            }
+        }
+        if !named && !at.is_empty() {
+            self.unreadable.push(at.to_owned());
+        }
+    }
+}
+
+/// The call `call` describes through `key`, or `None` when that part cannot be read (a
+/// name that is not a string, a `function` or `tool` that is not an object with one).
+fn call_by(call: &Map<String, Value>, key: &str, value: &Value) -> Option<ToolCall> {
+    let (holder, name) = match (key, value) {
+        ("function" | "tool", Value::Object(inner)) => (inner, inner.get("name")?),
+        ("function" | "tool", _) => return None,
+        _ => (call, value),
+    };
     Some(ToolCall {
-        name,
-        arguments: arguments_of(item),
+        name: name.as_str()?.to_owned(),
+        arguments: arguments_of(holder),
     })
 }
 
@@ -145,6 +219,68 @@ mod tests {
 
         let tool = Completion::read(r#"{"tool":{"name":"create_refund","args":{"order_id":"7"}}}"#);
         assert_eq!(tool.tool_calls[0].arguments, json!({"order_id": "7"}));
+    }
+
+    #[test]
+    fn every_call_shape_is_read_inside_tool_calls_too() {
+        let calls = Completion::read(
+            r#"{"tool_calls":[{"tool_name":"a","arguments":{"x":1}},{"tool":{"name":"b","args":{"y":2}}},{"function":{"name":"c","arguments":"{}"}},{"name":"d"}]}"#,
+        );
+        let names: Vec<&str> = calls
+            .tool_calls
+            .iter()
+            .map(|call| call.name.as_str())
+            .collect();
+        assert_eq!(names, vec!["a", "b", "c", "d"]);
+        assert_eq!(calls.tool_calls[0].arguments, json!({"x": 1}));
+        assert_eq!(calls.tool_calls[1].arguments, json!({"y": 2}));
+        assert!(calls.unreadable_calls.is_empty());
+    }
+
+    #[test]
+    fn calls_that_cannot_be_read_are_named_never_dropped() {
+        let read = |raw: &str| Completion::read(raw).unreadable_calls;
+        assert_eq!(
+            read(r#"{"tool_calls":[{"name":"ok"},{"id":"call_1"},7,{"name":3}]}"#),
+            vec!["tool_calls[1]", "tool_calls[2]", "tool_calls[3].name"]
+        );
+        assert_eq!(
+            read(r#"{"tool_calls":"create_refund"}"#),
+            vec!["tool_calls"]
+        );
+        assert_eq!(
+            read(r#"{"tool":"create_refund","tool_name":{"n":1}}"#),
+            vec!["tool_name", "tool"]
+        );
+        assert_eq!(
+            read(r#"{"tool_calls":[{"function":{"arguments":"{}"}}]}"#),
+            vec!["tool_calls[0].function"]
+        );
+        // Absent or null: no call, nothing unreadable.
+        for quiet in [
+            r#"{"reply":"hi","tool_calls":null,"tool_name":null,"tool":null}"#,
+            r#"{"reply":"hi","tool_calls":[]}"#,
+            r#"{"name":"Ada","reply":"hi"}"#,
+            "[1]",
+            "plain text",
+        ] {
+            let completion = Completion::read(quiet);
+            assert!(completion.unreadable_calls.is_empty(), "{quiet}");
+            assert!(completion.tool_calls.is_empty(), "{quiet}");
+        }
+    }
+
+    #[test]
+    fn text_assertions_read_the_decoded_reply() {
+        let envelope = Completion::read(r#"{"reply":"caf\u00e9 \"ok\"","tool_calls":[]}"#);
+        assert_eq!(envelope.asserted_text(), "café \"ok\"");
+        let document = Completion::read(r#"{"status":"caf\u00e9"}"#);
+        assert_eq!(document.asserted_text(), r#"{"status":"caf\u00e9"}"#);
+        assert_eq!(document.decoded_strings(), vec!["café"]);
+        assert_eq!(document.reply_text(), "");
+        let text = Completion::read(r"caf\u00e9");
+        assert_eq!(text.asserted_text(), r"caf\u00e9");
+        assert!(text.decoded_strings().is_empty());
     }
 
     #[test]

@@ -104,9 +104,10 @@ pub struct SuiteConfig {
     /// Model name, recorded in baselines.
     #[serde(default)]
     pub model: Option<String>,
-    /// Samples per case (a case's `n` overrides it).
+    /// Samples per case, 1 to 1000 (a case's `n` overrides it).
     #[serde(default)]
-    pub samples: Option<u32>,
+    #[schemars(with = "Option<u32>", range(min = 1, max = 1000))]
+    pub samples: Option<Spanned<u32>>,
     /// Per-case timeout for this suite, in seconds.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
@@ -119,6 +120,11 @@ fn default_normalizer() -> String {
 impl SuiteConfig {
     pub fn name(&self) -> &str {
         self.name.get_ref()
+    }
+
+    /// Samples per case, when the suite sets them.
+    pub fn samples(&self) -> Option<u32> {
+        self.samples.as_ref().map(|samples| *samples.get_ref())
     }
 
     pub fn prompt_paths(&self) -> Vec<String> {
@@ -298,6 +304,9 @@ impl std::fmt::Display for VersionLabel {
 
 pub const NORMALIZERS: &[&str] = &["exact", "ws-v1", "json-v1"];
 
+/// Samples per case a suite's `samples` (and a case's `n`, and `run --samples`) may ask for.
+pub const SAMPLES_RANGE: std::ops::RangeInclusive<u32> = 1..=1000;
+
 impl Config {
     /// Parses and validates `evalock.toml`; `path` is used in messages.
     pub fn parse(path: &str, bytes: &[u8]) -> Result<Config> {
@@ -387,6 +396,19 @@ impl Config {
                     at(),
                     format!("suite `{name}`: `completer` must name a program"),
                 ));
+            }
+            if let Some(samples) = &suite.samples {
+                if !SAMPLES_RANGE.contains(samples.get_ref()) {
+                    return Err(Error::malformed(
+                        location_of(path, text, Some(samples.span())),
+                        format!(
+                            "suite `{name}`: `samples` must be an integer from {} to {} (as a case's `n`), not {}",
+                            SAMPLES_RANGE.start(),
+                            SAMPLES_RANGE.end(),
+                            samples.get_ref()
+                        ),
+                    ));
+                }
             }
             for pattern in &suite.cases {
                 validate_glob(path, text, &format!("suite `{name}`: case glob"), pattern)?;

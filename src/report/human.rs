@@ -2,7 +2,7 @@
 
 use super::text::severity_tally;
 use super::Report;
-use crate::finding::Verdict;
+use crate::finding::{exit_code, Verdict};
 use crate::rules::Severity;
 use std::fmt::Write as _;
 
@@ -63,11 +63,14 @@ pub fn render(report: &Report, colour: bool) -> String {
         None => report.source.clone(),
     };
     let parts = severity_tally(|severity| counts.of(severity));
-    let tally = if parts.is_empty() {
+    let mut tally = if parts.is_empty() {
         "no findings".to_owned()
     } else {
         parts.join(", ")
     };
+    if report.exit_code() == exit_code::MOVED {
+        tally.push_str("; moved completions fail the gate with --fail-on-diff");
+    }
     if !report.findings.is_empty() {
         out.push('\n');
     }
@@ -113,5 +116,18 @@ mod tests {
         );
         assert!(!text.contains('\x1b'));
         assert!(render(&report, true).contains('\x1b'));
+    }
+
+    #[test]
+    fn moved_completions_under_fail_on_diff_block_and_say_why() {
+        let moved = Finding::new(RuleId::Moved, Subject::case("support", "a"), "moved");
+        let mut report = Report::new("run", "working tree".into(), None, vec![moved]);
+        assert!(render(&report, false).ends_with("evalock run (working tree): PASS (1 note)\n"));
+        report.fail_on_diff = true;
+        let text = render(&report, false);
+        assert!(
+            text.ends_with("evalock run (working tree): BLOCK (1 note; moved completions fail the gate with --fail-on-diff)\n"),
+            "{text}"
+        );
     }
 }

@@ -88,8 +88,9 @@ impl Report {
         self
     }
 
+    /// PASS / WARN / BLOCK, agreeing with the exit code (exit 3 is BLOCK).
     pub fn verdict(&self) -> Verdict {
-        Verdict::of(&self.findings)
+        Verdict::of_gate(&self.findings, self.fail_on_diff)
     }
 
     pub fn exit_code(&self) -> i32 {

@@ -225,22 +225,22 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
             );
             Status::Improved
         }
-        (BaselineRef::Usable(entry), false) if entry.passed => {
-            if !samples_pass {
-                let mut finding = Finding::new(
-                    RuleId::Regressed,
-                    subject.clone(),
-                    format!(
-                        "case `{}` ({at}) passed at baseline and fails now{reason_list}",
-                        case.id
-                    ),
-                )
-                .at(location.clone());
-                if let Some(diff) = diff_against(entry, modal, &digest) {
-                    finding = finding.detail(diff);
-                }
-                findings.push(finding);
+        // Only a sample that fails its assertions is a regression; samples that all pass
+        // but disagree are FAIL with EL505 alone, whatever the baseline says.
+        (BaselineRef::Usable(entry), false) if entry.passed && !samples_pass => {
+            let mut finding = Finding::new(
+                RuleId::Regressed,
+                subject.clone(),
+                format!(
+                    "case `{}` ({at}) passed at baseline and fails now{reason_list}",
+                    case.id
+                ),
+            )
+            .at(location.clone());
+            if let Some(diff) = diff_against(entry, modal, &digest) {
+                finding = finding.detail(diff);
             }
+            findings.push(finding);
             Status::Regressed
         }
         (_, true) => Status::Pass,
@@ -564,13 +564,41 @@ mod tests {
         }
     }
 
+    /// Samples that all pass but disagree are not a regression (REGRESSED is "passed at
+    /// baseline and fails now"): FAIL with EL505 alone, whether or not the most common
+    /// completion is the baseline's, and whatever the baseline recorded.
     #[test]
-    fn disagreeing_samples_fail_with_el505_only() {
+    fn disagreeing_passing_samples_fail_with_el505_only_whatever_the_baseline() {
         let passed = entry("ok", true);
-        let samples = vec![sample(0, "ok"), sample(1, "ok"), sample(2, "ok then")];
+        let failed = entry("nope", false);
+        for baseline in [&passed, &failed] {
+            for modal in ["ok", "ok now"] {
+                let samples = vec![sample(0, modal), sample(1, modal), sample(2, "ok then")];
+                let (result, findings) = judge_full(samples, BaselineRef::Usable(baseline));
+                assert_eq!(result.status, Status::Fail, "{modal}");
+                assert_eq!(
+                    findings
+                        .iter()
+                        .map(|finding| finding.rule)
+                        .collect::<Vec<_>>(),
+                    vec![RuleId::SamplesDisagree]
+                );
+                assert_eq!(result.reasons, vec!["samples_disagree:0.67<1.00"]);
+            }
+        }
+    }
+
+    /// A failing sample among disagreeing ones is still a regression, with its diff.
+    #[test]
+    fn a_failing_sample_among_disagreeing_ones_regresses() {
+        let passed = entry("ok", true);
+        let samples = vec![sample(0, "no"), sample(1, "no"), sample(2, "ok")];
         assert_eq!(
             judge(samples, BaselineRef::Usable(&passed)),
-            (Status::Regressed, vec![RuleId::SamplesDisagree])
+            (
+                Status::Regressed,
+                vec![RuleId::SamplesDisagree, RuleId::Regressed]
+            )
         );
     }
 }

@@ -184,9 +184,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub completions: Option<PathBuf>,
 
-    /// How many completers run at once (default: the CPUs this process may use); results
-    /// keep the same order whatever N is.
-    #[arg(long, short = 'j', value_name = "N")]
+    /// How many completers run at once, 1 to 256 (default: the CPUs this process may use);
+    /// results keep the same order whatever N is.
+    #[arg(long, short = 'j', value_name = "N", value_parser = jobs_parser())]
     pub jobs: Option<usize>,
 
     /// Samples per case when the case sets no `n` (else the suite's `samples`, else 1).
@@ -244,6 +244,12 @@ pub fn default_jobs() -> usize {
     std::thread::available_parallelism()
         .map(usize::from)
         .unwrap_or(2)
+        .min(evalock::commands::run::MAX_JOBS)
+}
+
+/// `--jobs`: 1 to [`evalock::commands::run::MAX_JOBS`], else a usage error (exit 64).
+fn jobs_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=evalock::commands::run::MAX_JOBS as u64)
 }
 
 #[derive(Debug, Args)]

@@ -44,6 +44,7 @@ const COMPLETIONS: &[&str] = &[
     "{\"answer\": \"no\", \"extra\": 1}",
     "{\"reply\": \"Which order id?\", \"tool_calls\": [{\"name\": \"lookup\", \"arguments\": {\"id\": 7}}]}",
     "{\"tool_calls\": [{\"name\": \"delete\", \"arguments\": {}}]}",
+    "{\"reply\": \"Which caf\\u00e9? \\\"q\\\"\", \"tool_calls\": [{\"tool\": {\"name\": \"delete\"}}, {\"id\": 1}]}",
     "[1, 2]",
 ];
 
