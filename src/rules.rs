@@ -129,7 +129,7 @@ rule_table! {
         "a baseline entry was recorded against another case, prompt, grader or normalizer",
         "run the suite and re-record with `evalock accept --reason \"…\"`"),
     BaselineTampered => ("EL402", "baseline-tampered", Refuse,
-        "a baseline entry's digest does not match its own stored completion, or the file cannot be read as a baseline (malformed, a key twice)",
+        "a baseline entry's digest does not match its own stored completion, or the file cannot be read as a baseline (malformed, a key twice, a directory in its place)",
         "baselines are written only by `evalock accept`: restore the file or re-record it"),
     BaselineWrittenInCi => ("EL403", "baseline-written-in-ci", Refuse,
         "a baseline or lock write was attempted with CI set",

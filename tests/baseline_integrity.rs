@@ -1,5 +1,5 @@
-//! What a change may do to the baseline files: a file with a key twice is refused with
-//! the line of the second (EL402).
+//! What the baseline files may hold and where: a file with a key twice is refused with
+//! the line of the second (EL402), and `accept` writes every suite's file or none.
 
 mod common;
 
@@ -14,6 +14,15 @@ fn accepted_demo() -> TestRepo {
         .assert_code(0);
     repo.commit_all("record the stub's completions as last-good");
     repo
+}
+
+fn temporary_files_in(repo: &TestRepo, dir: &str) -> Vec<String> {
+    std::fs::read_dir(repo.join(dir))
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".evalock-tmp"))
+        .collect()
 }
 
 #[test]
@@ -46,4 +55,45 @@ fn a_baseline_with_a_key_twice_is_refused_on_the_line_of_the_second() {
     repo.evalock(&["check"])
         .assert_code(0)
         .assert_contains("PASS (no findings)");
+}
+
+#[test]
+fn a_directory_in_the_way_of_a_baseline_is_reported_and_accept_writes_nothing() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.evalock(&["run"]).assert_code(0);
+    std::fs::create_dir(repo.join("evals/support.baseline.json")).unwrap();
+    repo.evalock(&["run"])
+        .assert_code(2)
+        .assert_contains("evals/support.baseline.json: EL402 baseline-tampered (refuse): baseline evals/support.baseline.json of suite `support` is a directory, not a file")
+        .assert_not_contains("has no baseline in evals/support.baseline.json yet");
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(65)
+        .assert_contains("evals/support.baseline.json: a directory is in the way")
+        .assert_contains("nothing was written");
+    assert!(!repo.join("evals/escalation.baseline.json").exists());
+    assert!(temporary_files_in(&repo, "evals").is_empty());
+    // Out of the way, accept writes both.
+    std::fs::remove_dir(repo.join("evals/support.baseline.json")).unwrap();
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0)
+        .assert_contains("wrote evals/escalation.baseline.json")
+        .assert_contains("wrote evals/support.baseline.json");
+}
+
+#[test]
+fn a_file_in_the_way_of_a_baseline_folder_writes_nothing() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.replace(
+        "evalock.toml",
+        "baseline = \"evals/support.baseline.json\"",
+        "baseline = \"evals/recorded/support.baseline.json\"",
+    );
+    repo.write("evals/recorded", "not a folder\n");
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(65)
+        .assert_contains("evals/recorded: this is a file, but evals/recorded/support.baseline.json needs it to be a directory");
+    assert!(!repo.join("evals/escalation.baseline.json").exists());
+    assert!(temporary_files_in(&repo, "evals").is_empty());
 }

@@ -147,6 +147,19 @@ pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
         )
         .at(Location::line(&baseline.path, *line).with_column(*column))
         .help(help)],
+        BaselineState::Directory => vec![Finding::new(
+            RuleId::BaselineTampered,
+            Subject::suite(&suite.name),
+            format!(
+                "baseline {} of suite `{}` is a directory, not a file: no baseline can be read from it",
+                baseline.path, suite.name
+            ),
+        )
+        .at(Location::file(&baseline.path))
+        .help(format!(
+            "move the directory out of the way (each suite's baselines are one file, written by `evalock accept`), then `evalock run --suite {0}` and `evalock accept --suite {0} --reason \"…\"`",
+            suite.name
+        ))],
         BaselineState::Parsed { file, .. } => file
             .entries
             .iter()
@@ -201,7 +214,7 @@ pub fn drifted(project: &Project, suite: &SuiteModel, baseline: &SuiteBaseline) 
 
 /// EL404: active cases without a baseline entry.
 pub fn missing(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
-    if matches!(baseline.state, BaselineState::Malformed { .. }) {
+    if baseline.is_unreadable() {
         return Vec::new();
     }
     active_cases(suite)

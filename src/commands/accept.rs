@@ -92,7 +92,7 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
             accept_suite(&project, &results, suite, options, &display, &mut skipped)?;
         if !summary.recorded.is_empty() || !summary.dropped.is_empty() {
             writes.push((
-                options.project_root.join(&summary.path),
+                destination(&options.project_root, &summary.path),
                 file.render().into_bytes(),
             ));
         }
@@ -134,6 +134,23 @@ fn refused_in_ci(project: &Project, suites: &[String]) -> AcceptOutcome {
         suites: Vec::new(),
         skipped: Vec::new(),
     }
+}
+
+/// Where a baseline file is written, as the user would name it (`evals/…` from the root).
+fn destination(project_root: &std::path::Path, path: &str) -> PathBuf {
+    if project_root == std::path::Path::new(".") {
+        PathBuf::from(path)
+    } else {
+        project_root.join(path)
+    }
+}
+
+/// Raised before anything is written: accept writes every suite's file or none.
+fn directory_in_the_way(path: &str) -> Error {
+    Error::malformed(
+        path,
+        "a directory is in the way of this suite's baseline file: move or remove it, then accept again; nothing was written",
+    )
 }
 
 /// The suites to accept: those named, else every suite of the results with a baseline.
@@ -191,6 +208,7 @@ fn accept_suite(
                 ),
             ))
         }
+        BaselineState::Directory => return Err(directory_in_the_way(&baseline.path)),
     };
     let mut summary = AcceptedSuite {
         suite: suite_name.to_owned(),

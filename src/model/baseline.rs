@@ -190,6 +190,8 @@ pub enum BaselineState {
         column: u32,
         message: String,
     },
+    /// A directory stands where the file belongs: nothing can be read or written there.
+    Directory,
 }
 
 impl SuiteBaseline {
@@ -198,6 +200,14 @@ impl SuiteBaseline {
             BaselineState::Parsed { file, .. } => Some(&file.entries),
             _ => None,
         }
+    }
+
+    /// Whether the file is there but cannot be read as a baseline.
+    pub fn is_unreadable(&self) -> bool {
+        matches!(
+            self.state,
+            BaselineState::Malformed { .. } | BaselineState::Directory
+        )
     }
 
     pub fn entry(&self, case_id: &str) -> Option<&BaselineEntry> {
@@ -218,6 +228,7 @@ pub fn load_baseline(source: &dyn ContentSource, suite: &str, path: &str) -> Res
         Error::malformed("evalock.toml", format!("suite `{suite}`: baseline {error}"))
     })?;
     let state = match source.read(path)? {
+        None if source.is_directory(path)? => BaselineState::Directory,
         None => BaselineState::Absent,
         Some(bytes) => match BaselineFile::parse(suite, &bytes) {
             Ok(file) => {
