@@ -1,5 +1,7 @@
-//! What the baseline files may hold and where: a file with a key twice is refused with
-//! the line of the second (EL402), and `accept` writes every suite's file or none.
+//! What a change may do to the baseline files, against the base revision and on disk: a
+//! deleted entry or file is a re-recording that needs a reason (EL406) unless its case was
+//! retired; a file with a key twice is refused with the line of the second (EL402);
+//! and `accept` writes every suite's file or none.
 
 mod common;
 
@@ -16,6 +18,21 @@ fn accepted_demo() -> TestRepo {
     repo
 }
 
+fn use_variant(repo: &TestRepo, variant: &str) {
+    repo.replace(
+        "evalock.toml",
+        "completer = [\"python3\", \"completers/stub.py\"]",
+        &format!("completer = [\"python3\", \"completers/stub.py\", \"{variant}\"]"),
+    );
+}
+
+/// The baseline file without one entry, as a hand would leave it.
+fn without_entry(repo: &TestRepo, path: &str, id: &str) -> String {
+    let mut value: serde_json::Value = serde_json::from_str(&repo.read(path)).unwrap();
+    value["entries"].as_object_mut().unwrap().remove(id);
+    format!("{}\n", serde_json::to_string_pretty(&value).unwrap())
+}
+
 fn temporary_files_in(repo: &TestRepo, dir: &str) -> Vec<String> {
     std::fs::read_dir(repo.join(dir))
         .unwrap()
@@ -23,6 +40,103 @@ fn temporary_files_in(repo: &TestRepo, dir: &str) -> Vec<String> {
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .filter(|name| name.starts_with(".evalock-tmp"))
         .collect()
+}
+
+#[test]
+fn a_deleted_entry_of_an_active_case_needs_a_reason() {
+    let repo = accepted_demo();
+    repo.git(&["checkout", "-q", "-b", "drop-entry"]);
+    // The completion moved: deleting its entry would otherwise slip past --fail-on-diff.
+    use_variant(&repo, "moved");
+    repo.write(
+        "evals/support.baseline.json",
+        without_entry(&repo, "evals/support.baseline.json", "warranty-question"),
+    );
+    repo.commit_all("moved wording");
+    repo.evalock(&["run", "--fail-on-diff"])
+        .assert_code(0)
+        .assert_contains("EL404");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("evals/support.baseline.json: EL406 rebaseline-without-reason (refuse): baseline entry `warranty-question` was deleted from evals/support.baseline.json since main (")
+        .assert_contains("case `warranty-question` (evals/support.jsonl:9) is still active")
+        .assert_contains("fix: record it again: `evalock run --suite support`");
+    // A trailer on a commit since the base is a reason.
+    repo.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "drop it\n\nRebaseline-Reason: warranty wording is re-recorded next",
+    ]);
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(0)
+        .assert_not_contains("EL406");
+}
+
+#[test]
+fn a_deleted_or_unconfigured_baseline_file_needs_a_reason() {
+    let repo = accepted_demo();
+    repo.git(&["checkout", "-q", "-b", "drop-file"]);
+    repo.git(&["rm", "-q", "evals/escalation.baseline.json"]);
+    repo.commit_all("no escalation baseline");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("evals/escalation.baseline.json: EL406 rebaseline-without-reason (refuse): baseline evals/escalation.baseline.json of suite `escalation` was deleted since main (")
+        .assert_contains("3 active cases (angry-customer-escalates, legal-threat-escalates, simple-question-stays)");
+    repo.git(&[
+        "checkout",
+        "-q",
+        "main",
+        "--",
+        "evals/escalation.baseline.json",
+    ]);
+    repo.replace(
+        "evalock.toml",
+        "baseline = \"evals/escalation.baseline.json\"\n",
+        "",
+    );
+    repo.commit_all("escalation without baselines");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("of suite `escalation` is no longer configured");
+}
+
+#[test]
+fn entries_of_retired_cases_go_without_a_reason() {
+    let repo = accepted_demo();
+    repo.git(&["checkout", "-q", "-b", "retire"]);
+    repo.replace(
+        "evals/support.jsonl",
+        "{\"id\": \"shipping-cost\", \"version\": 1,",
+        "{\"id\": \"shipping-cost\", \"version\": 1, \"retired\": true,",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    // By hand, as accept would.
+    repo.write(
+        "evals/support.baseline.json",
+        without_entry(&repo, "evals/support.baseline.json", "shipping-cost"),
+    );
+    repo.commit_all("retire shipping-cost");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(0)
+        .assert_not_contains("EL406");
+    // And by accept, which drops the entries of retired cases.
+    repo.git(&[
+        "checkout",
+        "-q",
+        "main",
+        "--",
+        "evals/support.baseline.json",
+    ]);
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "shipping-cost retired"])
+        .assert_code(0)
+        .assert_contains("dropped support/shipping-cost");
+    repo.commit_all("accept");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(0)
+        .assert_contains("PASS (no findings)");
 }
 
 #[test]
