@@ -1,6 +1,7 @@
 //! What a change may do to the baseline files, against the base revision and on disk: a
 //! deleted entry or file is a re-recording that needs a reason (EL406) unless its case was
-//! retired; a file with a key twice is refused with the line of the second (EL402);
+//! retired; a re-recording by `evalock accept` is reasoned even when its reason repeats
+//! the base's; a file with a key twice is refused with the line of the second (EL402);
 //! and `accept` writes every suite's file or none.
 
 mod common;
@@ -137,6 +138,53 @@ fn entries_of_retired_cases_go_without_a_reason() {
     repo.evalock(&["check", "--base", "main"])
         .assert_code(0)
         .assert_contains("PASS (no findings)");
+}
+
+#[test]
+fn a_re_recording_by_accept_is_reasoned_even_with_the_base_reason() {
+    let repo = accepted_demo();
+    repo.git(&["checkout", "-q", "-b", "moved"]);
+    use_variant(&repo, "moved");
+    repo.evalock(&["run", "--fail-on-diff"]).assert_code(3);
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0)
+        .assert_contains("recorded support/warranty-question");
+    repo.commit_all("warmer warranty wording");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(0)
+        .assert_contains("PASS (no findings)");
+}
+
+#[test]
+fn a_hand_edit_that_keeps_the_base_reason_is_named_as_one() {
+    let repo = accepted_demo();
+    repo.git(&["checkout", "-q", "-b", "by-hand"]);
+    use_variant(&repo, "moved");
+    repo.evalock(&["run"]).assert_code(0);
+    // The moved entry copied into the file by hand, with the base's reason and commit.
+    let results: serde_json::Value =
+        serde_json::from_str(&repo.read(".evalock/results.json")).unwrap();
+    let moved = results["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|case| case["case_id"] == "warranty-question")
+        .unwrap();
+    let mut baseline: serde_json::Value =
+        serde_json::from_str(&repo.read("evals/support.baseline.json")).unwrap();
+    let entry = &mut baseline["entries"]["warranty-question"];
+    entry["completion"] = moved["completion"].clone();
+    entry["digest"] = moved["digest"].clone();
+    repo.write(
+        "evals/support.baseline.json",
+        format!("{}\n", serde_json::to_string_pretty(&baseline).unwrap()),
+    );
+    repo.commit_all("by hand");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("EL406 rebaseline-without-reason (refuse): baseline entry `warranty-question` in evals/support.baseline.json changed since main (")
+        .assert_contains("it keeps the reason (\"first recording\") and the run commit recorded there, so it was not re-recorded by `evalock accept`")
+        .assert_contains("fix: restore it (`git checkout ");
 }
 
 #[test]

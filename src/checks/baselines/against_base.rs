@@ -18,8 +18,10 @@ fn entry_changed(current: &BaselineEntry, base: Option<&BaselineEntry>) -> bool 
 }
 
 /// EL406: compared with the base, baselines changed without a reason, unless a commit
-/// since the base carries a `Rebaseline-Reason:` trailer: an entry changed without a new
-/// `reason`, or an entry, or the whole file, deleted by hand. Entries of cases that were
+/// since the base carries a `Rebaseline-Reason:` trailer. A re-recording made by
+/// `evalock accept` carries one: `--reason` is required, and the entry names the commit of
+/// the run it came from. An entry changed by hand keeps the base's reason and run commit;
+/// an entry, or the whole file, deleted by hand carries none. Entries of cases that were
 /// retired or removed go without one: `accept` drops them (EL405), and EL103 guards the
 /// cases themselves.
 pub fn rebaselined_without_reason(
@@ -53,6 +55,16 @@ pub fn rebaselined_without_reason(
     findings
 }
 
+/// Whether a changed entry says why it changed: a reason, and one that is new or comes
+/// with a new run.
+fn entry_has_reason(entry: &BaselineEntry, base_entry: Option<&BaselineEntry>) -> bool {
+    !entry.reason.trim().is_empty()
+        && base_entry.is_none_or(|base_entry| {
+            base_entry.reason != entry.reason
+                || (entry.commit.is_some() && base_entry.commit != entry.commit)
+        })
+}
+
 /// The base revision as git names it (`a012454` from `main (a012454)`), for commands.
 fn base_revision(base: &Project) -> &str {
     base.source
@@ -61,7 +73,15 @@ fn base_revision(base: &Project) -> &str {
         .unwrap_or(&base.source)
 }
 
-/// Entries that differ from the base without a new reason.
+fn rerecord_or_trailer_help(base: &Project, suite: &SuiteModel, path: &str) -> String {
+    format!(
+        "restore it (`git checkout {} -- {path}`), run `evalock run --suite {1}` and record the change with `evalock accept --suite {1} --reason \"…\"`; or give a commit since the base a `Rebaseline-Reason: …` trailer",
+        base_revision(base),
+        suite.name
+    )
+}
+
+/// Entries that differ from the base without a reason of their own.
 fn changed_without_reason(
     base: &Project,
     suite: &SuiteModel,
@@ -75,22 +95,28 @@ fn changed_without_reason(
         .iter()
         .filter_map(|(id, entry)| {
             let base_entry = base_entries.and_then(|base_entries| base_entries.get(id));
-            if !entry_changed(entry, base_entry) {
+            if !entry_changed(entry, base_entry) || entry_has_reason(entry, base_entry) {
                 return None;
             }
-            let has_new_reason = !entry.reason.trim().is_empty()
-                && base_entry.is_none_or(|base| base.reason != entry.reason);
-            (!has_new_reason).then(|| {
+            let why = match base_entry {
+                Some(_) if !entry.reason.trim().is_empty() => format!(
+                    "but it keeps the reason (\"{}\") and the run commit recorded there, so it was not re-recorded by `evalock accept`",
+                    entry.reason.trim()
+                ),
+                _ => "with no reason recorded".to_owned(),
+            };
+            Some(
                 Finding::new(
                     RuleId::RebaselineWithoutReason,
                     Subject::case(&suite.name, id),
                     format!(
-                        "baseline entry `{id}` in {} changed since {} with no new reason recorded",
+                        "baseline entry `{id}` in {} changed since {} {why}",
                         baseline.path, base.source
                     ),
                 )
                 .at(entry_location(baseline, id))
-            })
+                .help(rerecord_or_trailer_help(base, suite, &baseline.path)),
+            )
         })
         .collect()
 }
