@@ -16,11 +16,12 @@ pub fn write_atomic_executable(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn write_atomic_with(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
+    require_file_destination(path)?;
     let staged = stage_temporary(path, bytes, executable)?;
     staged
         .temporary
         .persist(path)
-        .map_err(|error| Error::io(staged.display, error.error))?;
+        .map_err(|error| blocked_or_io(staged.display, error.error))?;
     if let Ok(directory_handle) = std::fs::File::open(&staged.directory) {
         // Makes the rename itself durable; not every platform allows it, and a failure
         // here cannot leave a half-written file.
@@ -43,13 +44,13 @@ fn stage_temporary(path: &Path, bytes: &[u8], executable: bool) -> Result<Staged
         _ => Path::new("."),
     };
     std::fs::create_dir_all(directory)
-        .map_err(|error| Error::io(directory.display().to_string(), error))?;
+        .map_err(|error| blocked_or_io(directory.display().to_string(), error))?;
     let mut builder = tempfile::Builder::new();
     builder.prefix(".evalock-tmp-");
     set_ordinary_mode(&mut builder);
     let mut temporary = builder
         .tempfile_in(directory)
-        .map_err(|error| Error::io(directory.display().to_string(), error))?;
+        .map_err(|error| blocked_or_io(directory.display().to_string(), error))?;
     temporary
         .write_all(bytes)
         .map_err(|error| Error::io(display.clone(), error))?;
@@ -67,20 +68,103 @@ fn stage_temporary(path: &Path, bytes: &[u8], executable: bool) -> Result<Staged
     })
 }
 
-/// Writes several files so that a failure before the last rename leaves every one of them
-/// untouched: all temporary files are written and synced first, then renamed in order.
+/// A write that the file system refuses for a reason the user can fix (no permission, a
+/// read-only file system) is malformed project state, not an internal error.
+fn blocked_or_io(path: String, error: std::io::Error) -> Error {
+    use std::io::ErrorKind;
+    match error.kind() {
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => Error::malformed(
+            path,
+            format!("cannot write here ({error}): make it writable, then try again"),
+        ),
+        ErrorKind::NotADirectory | ErrorKind::AlreadyExists => Error::malformed(
+            path,
+            format!("cannot create this directory ({error}): a file is in the way; move it, then try again"),
+        ),
+        _ => Error::io(path, error),
+    }
+}
+
+/// Refuses a destination that a rename cannot replace with a file: a directory (or
+/// anything but a file or symlink) where the file goes, or a file where one of its
+/// folders goes.
+pub fn require_file_destination(path: &Path) -> Result<()> {
+    let display = path.display().to_string();
+    if let Ok(metadata) = std::fs::symlink_metadata(path) {
+        let file_type = metadata.file_type();
+        if file_type.is_dir() {
+            return Err(Error::malformed(
+                display,
+                "a directory is in the way of this file: move or remove it, then try again",
+            ));
+        }
+        if !file_type.is_file() && !file_type.is_symlink() {
+            return Err(Error::malformed(
+                display,
+                "this is not a regular file: move or remove it, then try again",
+            ));
+        }
+    }
+    for ancestor in path.ancestors().skip(1) {
+        if ancestor.as_os_str().is_empty() {
+            break;
+        }
+        match std::fs::metadata(ancestor) {
+            Ok(metadata) if metadata.is_dir() => break,
+            Ok(_) => {
+                return Err(Error::malformed(
+                    ancestor.display().to_string(),
+                    format!("this is a file, but {display} needs it to be a directory: move it, then try again"),
+                ))
+            }
+            Err(_) => continue,
+        }
+    }
+    Ok(())
+}
+
+/// Writes several files all or nothing, as far as a file system allows: every destination
+/// is checked and every temporary file written and synced before the first rename, so a
+/// blocked destination writes nothing. Should a rename still fail, the files already
+/// renamed get their previous content back.
 pub fn write_all_atomic(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<()> {
+    for (path, _) in files {
+        require_file_destination(path)?;
+    }
     let staged = files
         .iter()
         .map(|(path, bytes)| Ok((stage_temporary(path, bytes, false)?, path)))
         .collect::<Result<Vec<_>>>()?;
-    for (staged_file, path) in staged {
-        staged_file
-            .temporary
-            .persist(path)
-            .map_err(|error| Error::io(staged_file.display, error.error))?;
+    let previous = files
+        .iter()
+        .map(|(path, _)| previous_content(path))
+        .collect::<Result<Vec<_>>>()?;
+    for (index, (staged_file, path)) in staged.into_iter().enumerate() {
+        if let Err(error) = staged_file.temporary.persist(path) {
+            restore_previous(&files[..index], &previous[..index]);
+            return Err(blocked_or_io(staged_file.display, error.error));
+        }
     }
     Ok(())
+}
+
+/// A destination's bytes before it is replaced (`None`: it does not exist yet).
+fn previous_content(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(blocked_or_io(path.display().to_string(), error)),
+    }
+}
+
+/// Best effort: the write already failed, and that failure is what gets reported.
+fn restore_previous(files: &[(std::path::PathBuf, Vec<u8>)], previous: &[Option<Vec<u8>>]) {
+    for ((path, _), bytes) in files.iter().zip(previous) {
+        let _ = match bytes {
+            Some(bytes) => write_atomic(path, bytes),
+            None => std::fs::remove_file(path).map_err(|error| Error::io("", error)),
+        };
+    }
 }
 
 /// Files evalock writes are committed and shared: they get the mode of any new file
@@ -162,6 +246,58 @@ mod tests {
         std::fs::write(&plain, b"").unwrap();
         let expected = std::fs::metadata(&plain).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, expected, "a written lock must not be private (0600)");
+    }
+
+    #[test]
+    fn a_blocked_destination_writes_none_of_the_files() {
+        let directory = tempfile::tempdir().unwrap();
+        let first = directory.path().join("a.baseline.json");
+        let in_the_way = directory.path().join("b.baseline.json");
+        std::fs::create_dir(&in_the_way).unwrap();
+        let error =
+            write_all_atomic(&[(first.clone(), b"a".to_vec()), (in_the_way, b"b".to_vec())])
+                .unwrap_err();
+        assert_eq!(error.exit_code(), crate::finding::exit_code::MALFORMED);
+        assert!(
+            error.to_string().contains("a directory is in the way"),
+            "{error}"
+        );
+        assert!(!first.exists());
+        let file_as_folder = directory.path().join("folder");
+        std::fs::write(&file_as_folder, b"").unwrap();
+        let error = write_all_atomic(&[
+            (first.clone(), b"a".to_vec()),
+            (file_as_folder.join("c.baseline.json"), b"c".to_vec()),
+        ])
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("needs it to be a directory"),
+            "{error}"
+        );
+        assert!(!first.exists());
+        let names: Vec<_> = std::fs::read_dir(directory.path()).unwrap().collect();
+        assert_eq!(
+            names.len(),
+            2,
+            "no temporary file is left behind: {names:?}"
+        );
+    }
+
+    #[test]
+    fn files_already_renamed_get_their_previous_content_back() {
+        let directory = tempfile::tempdir().unwrap();
+        let existing = directory.path().join("a.baseline.json");
+        let created = directory.path().join("b.baseline.json");
+        std::fs::write(&existing, b"old").unwrap();
+        let files = [
+            (existing.clone(), b"new".to_vec()),
+            (created.clone(), b"new".to_vec()),
+        ];
+        let previous = [Some(b"old".to_vec()), None];
+        write_all_atomic(&files).unwrap();
+        restore_previous(&files, &previous);
+        assert_eq!(std::fs::read(&existing).unwrap(), b"old");
+        assert!(!created.exists());
     }
 
     #[test]

@@ -137,6 +137,16 @@ impl ContentSource for RecordingSource<'_> {
         Ok(kind)
     }
 
+    fn is_directory(&self, path: &str) -> Result<bool> {
+        // "Nothing there" is recorded by the absent read that comes first; a directory in
+        // the way is rare enough not to be worth remembering.
+        let is_directory = self.inner.is_directory(path)?;
+        if is_directory {
+            self.verifiable.store(false, Ordering::Relaxed);
+        }
+        Ok(is_directory)
+    }
+
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
         Ok(self.listing(dir)?.files)
     }
@@ -256,7 +266,9 @@ fn still_holds(dependency: &Dependency, source: &dyn ContentSource) -> Option<bo
         Dependency::Content(path, Some(identity)) => {
             source.identity(path).ok()?.as_ref() == Some(identity)
         }
-        Dependency::Content(path, None) => source.kind_of(path).ok()?.is_none(),
+        Dependency::Content(path, None) => {
+            source.kind_of(path).ok()?.is_none() && !source.is_directory(path).ok()?
+        }
         Dependency::Kind(path, kind) => source.kind_of(path).ok()? == *kind,
         Dependency::Listing(dir, digest) => listing_digest(&source.listing(dir).ok()?) == *digest,
     })

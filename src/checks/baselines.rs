@@ -13,6 +13,9 @@ use crate::model::{
 use crate::rules::RuleId;
 use std::collections::BTreeSet;
 
+mod against_base;
+pub use against_base::{mixed_change, rebaselined_without_reason};
+
 /// Which baseline findings a caller wants.
 #[derive(Debug, Clone, Copy)]
 pub struct Scope {
@@ -38,6 +41,16 @@ pub fn check(
         .filter(|suite| suites.contains(&suite.name))
     {
         let Some(baseline) = project.baselines.get(&suite.name) else {
+            // Unconfiguring a suite's baseline drops its entries as surely as deleting them.
+            if let Some(base_baseline) = base.and_then(|base| base.baselines.get(&suite.name)) {
+                let unconfigured = SuiteBaseline {
+                    path: base_baseline.path.clone(),
+                    state: BaselineState::Absent,
+                };
+                findings.extend(base.into_iter().flat_map(|base| {
+                    rebaselined_without_reason(project, base, suite, &unconfigured)
+                }));
+            }
             continue;
         };
         findings.extend(tampered(suite, baseline));
@@ -147,6 +160,19 @@ pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
         )
         .at(Location::line(&baseline.path, *line).with_column(*column))
         .help(help)],
+        BaselineState::Directory => vec![Finding::new(
+            RuleId::BaselineTampered,
+            Subject::suite(&suite.name),
+            format!(
+                "baseline {} of suite `{}` is a directory, not a file: no baseline can be read from it",
+                baseline.path, suite.name
+            ),
+        )
+        .at(Location::file(&baseline.path))
+        .help(format!(
+            "move the directory out of the way (each suite's baselines are one file, written by `evalock accept`), then `evalock run --suite {0}` and `evalock accept --suite {0} --reason \"…\"`",
+            suite.name
+        ))],
         BaselineState::Parsed { file, .. } => file
             .entries
             .iter()
@@ -201,7 +227,7 @@ pub fn drifted(project: &Project, suite: &SuiteModel, baseline: &SuiteBaseline) 
 
 /// EL404: active cases without a baseline entry.
 pub fn missing(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
-    if matches!(baseline.state, BaselineState::Malformed { .. }) {
+    if baseline.is_unreadable() {
         return Vec::new();
     }
     active_cases(suite)
@@ -241,107 +267,4 @@ pub fn orphans(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
             .help(format!("drop it by re-recording the suite: `evalock run --suite {0}` then `evalock accept --suite {0} --reason \"…\"`", suite.name))
         })
         .collect()
-}
-
-/// Whether two entries record a different completion or context (reason and commit aside).
-fn entry_changed(current: &BaselineEntry, base: Option<&BaselineEntry>) -> bool {
-    base.is_none_or(|base| {
-        base.digest != current.digest
-            || base.completion != current.completion
-            || base.context != current.context
-            || base.passed != current.passed
-    })
-}
-
-/// EL406: compared with the base, entries changed without a new `reason` and without a
-/// `Rebaseline-Reason:` trailer on a commit since the base.
-pub fn rebaselined_without_reason(
-    project: &Project,
-    base: &Project,
-    suite: &SuiteModel,
-    baseline: &SuiteBaseline,
-) -> Vec<Finding> {
-    if !project.rebaseline_reasons.is_empty() {
-        return Vec::new();
-    }
-    let Some(entries) = baseline.entries() else {
-        return Vec::new();
-    };
-    let base_baseline = base.baselines.get(&suite.name);
-    entries
-        .iter()
-        .filter_map(|(id, entry)| {
-            let base_entry = base_baseline.and_then(|baseline| baseline.entry(id));
-            if !entry_changed(entry, base_entry) {
-                return None;
-            }
-            let has_new_reason = !entry.reason.trim().is_empty()
-                && base_entry.is_none_or(|base| base.reason != entry.reason);
-            (!has_new_reason).then(|| {
-                Finding::new(
-                    RuleId::RebaselineWithoutReason,
-                    Subject::case(&suite.name, id),
-                    format!(
-                        "baseline entry `{id}` in {} changed since {} with no new reason recorded",
-                        baseline.path, base.source
-                    ),
-                )
-                .at(entry_location(baseline, id))
-            })
-        })
-        .collect()
-}
-
-/// EL407: one change both edits the suite's contracts or prompt and re-records baselines
-/// that existed before.
-pub fn mixed_change(base: &Project, suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
-    let (Some(base_suite), Some(entries)) = (base.suite(&suite.name), baseline.entries()) else {
-        return Vec::new();
-    };
-    let Some(base_entries) = base
-        .baselines
-        .get(&suite.name)
-        .and_then(SuiteBaseline::entries)
-    else {
-        return Vec::new();
-    };
-    let rerecorded: Vec<&String> = entries
-        .iter()
-        .filter(|(id, entry)| {
-            base_entries
-                .get(*id)
-                .is_some_and(|base_entry| entry_changed(entry, Some(base_entry)))
-        })
-        .map(|(id, _)| id)
-        .collect();
-    if rerecorded.is_empty() {
-        return Vec::new();
-    }
-    let mut contract_changes: Vec<String> = Vec::new();
-    if suite.prompt_digest() != base_suite.prompt_digest() {
-        contract_changes.push("its prompt".into());
-    }
-    for case in &suite.cases {
-        if base_suite
-            .case(&case.id)
-            .is_some_and(|base_case| base_case.contract_digest() != case.contract_digest())
-        {
-            contract_changes.push(format!("case `{}`", case.id));
-        }
-    }
-    if contract_changes.is_empty() {
-        return Vec::new();
-    }
-    vec![Finding::new(
-        RuleId::MixedChange,
-        Subject::suite(&suite.name),
-        format!(
-            "suite `{}`: this change edits {} and re-records {} existing baseline entr{}",
-            suite.name,
-            contract_changes.join(", "),
-            rerecorded.len(),
-            if rerecorded.len() == 1 { "y" } else { "ies" }
-        ),
-    )
-    .at(Location::file(&baseline.path))]
 }

@@ -93,7 +93,7 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
             accept_suite(&project, &results, suite, options, &display, &mut skipped)?;
         if !summary.recorded.is_empty() || !summary.dropped.is_empty() {
             writes.push((
-                options.project_root.join(&summary.path),
+                destination(&options.project_root, &summary.path),
                 file.render().into_bytes(),
             ));
         }
@@ -163,6 +163,23 @@ fn refuse_unversioned_graders(project: &Project, suites: &[String]) -> Result<()
     }
 }
 
+/// Where a baseline file is written, as the user would name it (`evals/…` from the root).
+fn destination(project_root: &std::path::Path, path: &str) -> PathBuf {
+    if project_root == std::path::Path::new(".") {
+        PathBuf::from(path)
+    } else {
+        project_root.join(path)
+    }
+}
+
+/// Raised before anything is written: accept writes every suite's file or none.
+fn directory_in_the_way(path: &str) -> Error {
+    Error::malformed(
+        path,
+        "a directory is in the way of this suite's baseline file: move or remove it, then accept again; nothing was written",
+    )
+}
+
 /// The suites to accept: those named, else every suite of the results with a baseline.
 fn selected_suites(project: &Project, results: &Results, names: &[String]) -> Result<Vec<String>> {
     if names.is_empty() {
@@ -218,6 +235,7 @@ fn accept_suite(
                 ),
             ))
         }
+        BaselineState::Directory => return Err(directory_in_the_way(&baseline.path)),
     };
     let mut summary = AcceptedSuite {
         suite: suite_name.to_owned(),

@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::hash::{validate_relative_path, Digest};
 use crate::model::lock::conflict_marker_line;
+use crate::model::strict_json::StrictValue;
 use crate::source::ContentSource;
 use crate::text::{require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
@@ -87,16 +88,14 @@ impl BaselineFile {
                     .into(),
             ));
         }
+        // serde keeps the last of two equal map keys, so a second entry for one case would
+        // silently replace the first: the strict reading refuses duplicate keys first.
+        serde_json::from_str::<StrictValue>(text).map_err(|error| strict_problem(text, &error))?;
         let file: BaselineFile = serde_json::from_str(text).map_err(|error| {
-            let message = error.to_string();
-            let message = message
-                .rfind(" at line ")
-                .map(|index| message[..index].to_owned())
-                .unwrap_or(message);
             (
-                u32::try_from(error.line()).unwrap_or(1).max(1),
-                u32::try_from(error.column()).unwrap_or(1).max(1),
-                message,
+                position_u32(error.line()),
+                position_u32(error.column()),
+                message_without_position(&error),
             )
         })?;
         if file.schema != BASELINE_SCHEMA {
@@ -117,6 +116,56 @@ impl BaselineFile {
             ));
         }
         Ok(file)
+    }
+}
+
+fn position_u32(position: usize) -> u32 {
+    u32::try_from(position).unwrap_or(u32::MAX).max(1)
+}
+
+/// serde_json appends " at line L column C"; the position is reported separately.
+fn message_without_position(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    match message.rfind(" at line ") {
+        Some(index) => message[..index].to_owned(),
+        None => message,
+    }
+}
+
+/// A problem of the strict reading; a duplicate key is reported on the line of its second
+/// occurrence (serde_json stops only after reading the duplicate's value).
+fn strict_problem(text: &str, error: &serde_json::Error) -> (u32, u32, String) {
+    let message = message_without_position(error);
+    let (mut line, mut column) = (position_u32(error.line()), position_u32(error.column()));
+    let duplicate = message
+        .strip_prefix("duplicate key `")
+        .and_then(|rest| rest.strip_suffix('`'));
+    if let Some(key) = duplicate {
+        let index = LineIndex::new(text.as_bytes());
+        let stopped_at = index
+            .line_start(line)
+            .map_or(text.len(), |start| start + column as usize);
+        if let Some(offset) = key_offset_before(text, key, stopped_at) {
+            (line, column) = index.position_of(offset);
+        }
+        let message =
+            format!("duplicate key `{key}`: a baseline holds one entry per case and each key once");
+        return (line, column, message);
+    }
+    (line, column, message)
+}
+
+/// Byte offset of the last `"key":` that starts before `end`.
+fn key_offset_before(text: &str, key: &str, end: usize) -> Option<usize> {
+    let needle = serde_json::to_string(key).ok()?;
+    let mut end = end.min(text.len());
+    loop {
+        let offset = text.get(..end)?.rfind(&needle)?;
+        let after = text.get(offset + needle.len()..)?.trim_start();
+        if after.starts_with(':') && !text[..offset].ends_with('\\') {
+            return Some(offset);
+        }
+        end = offset;
     }
 }
 
@@ -141,6 +190,8 @@ pub enum BaselineState {
         column: u32,
         message: String,
     },
+    /// A directory stands where the file belongs: nothing can be read or written there.
+    Directory,
 }
 
 impl SuiteBaseline {
@@ -149,6 +200,14 @@ impl SuiteBaseline {
             BaselineState::Parsed { file, .. } => Some(&file.entries),
             _ => None,
         }
+    }
+
+    /// Whether the file is there but cannot be read as a baseline.
+    pub fn is_unreadable(&self) -> bool {
+        matches!(
+            self.state,
+            BaselineState::Malformed { .. } | BaselineState::Directory
+        )
     }
 
     pub fn entry(&self, case_id: &str) -> Option<&BaselineEntry> {
@@ -169,6 +228,7 @@ pub fn load_baseline(source: &dyn ContentSource, suite: &str, path: &str) -> Res
         Error::malformed("evalock.toml", format!("suite `{suite}`: baseline {error}"))
     })?;
     let state = match source.read(path)? {
+        None if source.is_directory(path)? => BaselineState::Directory,
         None => BaselineState::Absent,
         Some(bytes) => match BaselineFile::parse(suite, &bytes) {
             Ok(file) => {
@@ -254,5 +314,41 @@ mod tests {
             .unwrap_err()
             .2
             .contains("merge conflict"));
+    }
+
+    /// The sample rendered with its one entry listed twice, the second with another
+    /// completion: serde alone would keep the second.
+    fn with_duplicate_entry() -> String {
+        let text = sample().render();
+        let start = text.find("    \"b-case\"").unwrap();
+        let end = text.rfind("\n  }\n}").unwrap();
+        let entry = &text[start..end];
+        let second = entry.replace("\"completion\": \"hello\"", "\"completion\": \"bye\"");
+        format!("{},\n{second}{}", &text[..end], &text[end..])
+    }
+
+    #[test]
+    fn a_duplicate_entry_is_refused_on_its_second_line() {
+        let text = with_duplicate_entry();
+        let (line, column, message) = BaselineFile::parse("support", text.as_bytes()).unwrap_err();
+        assert!(message.contains("duplicate key `b-case`"), "{message}");
+        let second = text.match_indices("\"b-case\"").nth(1).unwrap().0;
+        assert_eq!(
+            (line, column),
+            LineIndex::new(text.as_bytes()).position_of(second),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_duplicate_key_inside_an_entry_is_refused() {
+        let text = sample().render().replacen(
+            "\"passed\": true,",
+            "\"passed\": true,\n      \"passed\": true,",
+            1,
+        );
+        let (line, _, message) = BaselineFile::parse("support", text.as_bytes()).unwrap_err();
+        assert!(message.contains("`passed`"), "{message}");
+        assert_eq!(line, 8, "{text}");
     }
 }

@@ -7,7 +7,7 @@ use crate::checks::baselines::{context_changes, current_context, entry_is_intact
 use crate::finding::{Finding, Location, Subject};
 use crate::grade::{completion_digest, Grade};
 use crate::hash::Digest;
-use crate::model::{BaselineContext, BaselineEntry, BaselineState, Case, Project, SuiteModel};
+use crate::model::{BaselineContext, BaselineEntry, Case, Project, SuiteModel};
 use crate::rules::RuleId;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -47,7 +47,7 @@ pub fn baseline_ref<'p>(project: &'p Project, suite: &SuiteModel, case: &Case) -
     let Some(baseline) = project.baselines.get(&suite.name) else {
         return BaselineRef::NotConfigured;
     };
-    if matches!(baseline.state, BaselineState::Malformed { .. }) {
+    if baseline.is_unreadable() {
         return BaselineRef::Tampered;
     }
     match baseline.entry(&case.id) {

@@ -363,6 +363,17 @@ impl ContentSource for GitSnapshot {
         Ok(self.entries.get(path).map(|(_, kind)| *kind))
     }
 
+    fn is_directory(&self, path: &str) -> Result<bool> {
+        // A snapshot holds files only: a directory is there when a file lies below it.
+        let prefix = directory_prefix(path);
+        Ok(!prefix.is_empty()
+            && self
+                .entries
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(entry, _)| entry.starts_with(&prefix)))
+    }
+
     fn identity(&self, path: &str) -> Result<Option<ContentIdentity>> {
         if self.unmerged.contains(path) {
             return Err(self.unmerged_error(path));

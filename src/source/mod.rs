@@ -75,6 +75,11 @@ pub trait ContentSource: Send + Sync {
     /// The kind of the entry at `path`, `None` when absent.
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>>;
 
+    /// Whether a directory stands at `path`, where a caller expected a file or nothing.
+    fn is_directory(&self, _path: &str) -> Result<bool> {
+        Ok(false)
+    }
+
     /// Every file below `dir` (`""` for the whole project), recursively, sorted by path.
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>>;
 

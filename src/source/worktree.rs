@@ -160,6 +160,14 @@ impl ContentSource for WorktreeSource {
         })
     }
 
+    fn is_directory(&self, path: &str) -> Result<bool> {
+        let absolute = self.absolute(path)?;
+        if path.is_empty() || self.through_symlink(path) {
+            return Ok(false);
+        }
+        Ok(fs::symlink_metadata(absolute).is_ok_and(|metadata| metadata.is_dir()))
+    }
+
     fn identity(&self, path: &str) -> Result<Option<ContentIdentity>> {
         let absolute = self.absolute(path)?;
         if self.through_symlink(path) {
