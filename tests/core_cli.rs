@@ -623,3 +623,46 @@ fn lock_lists_what_it_cannot_pin_and_refuses_a_symlinked_lock() {
             .assert_contains("symlink");
     }
 }
+
+/// A suite's `digest` and `prompt` lines summarize its entries: a lock whose summary was
+/// edited by hand (or kept from one side of a merge conflict) is refused by `check` and the
+/// hook, as `lock --check` refuses it; the recipes a lock was written with are named.
+#[test]
+fn a_lock_whose_suite_summaries_disagree_with_its_entries_is_refused() {
+    let repo = locked_demo();
+    repo.evalock(&["check"]).assert_code(0);
+    let lock = repo.read("evalock.lock");
+    let digest_line = lock
+        .lines()
+        .skip_while(|line| *line != "[suite.support]")
+        .find(|line| line.starts_with("digest = "))
+        .expect("the support suite's digest")
+        .to_owned();
+    let edited = lock.replacen(
+        &digest_line,
+        "digest = \"sha256:0000000000000000000000000000000000000000000000000000000000000000\"",
+        1,
+    );
+    repo.write("evalock.lock", &edited);
+    for args in [&["check"][..], &["lock", "--check"]] {
+        repo.evalock(args)
+            .assert_code(2)
+            .assert_contains("suite `support`: `digest` does not match its case entries");
+    }
+    repo.git(&["add", "evalock.lock"]);
+    repo.evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains("`digest` does not match");
+    repo.write("evalock.lock", &lock);
+    repo.git(&["add", "evalock.lock"]);
+    repo.evalock(&["check", "--staged"]).assert_code(0);
+
+    repo.write(
+        "evalock.lock",
+        lock.replacen("case = \"case-v1\"", "case = \"case-v2\"", 1),
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("case = \"case-v2\" (this evalock writes \"case-v1\")")
+        .assert_not_contains("Recipes {");
+}

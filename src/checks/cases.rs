@@ -1,9 +1,12 @@
 //! EL1xx: golden cases and prompts against the lock and the base revision.
 
 use crate::finding::{Finding, Location, Subject};
-use crate::model::lock::{CaseLock, Recipes};
-use crate::model::{Case, Project, SuiteModel, CONFIG_FILE, LOCK_FILE};
+use crate::model::lock::{CaseLock, Lock, Recipes};
+use crate::model::{
+    locked_prompt_digest, suite_digest, Case, Project, SuiteModel, CONFIG_FILE, LOCK_FILE,
+};
 use crate::rules::RuleId;
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
@@ -136,14 +139,14 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
             RuleId::CaseUnlocked,
             Subject::default(),
             format!(
-                "{LOCK_FILE} was written with other hash recipes ({:?})",
-                lock.recipes
+                "{LOCK_FILE} was written with other hash recipes: {}",
+                recipe_differences(&lock.recipes)
             ),
         )
         .at(Location::line(LOCK_FILE, 1))
         .help("run `evalock lock` to re-pin every case with the current recipes")];
     }
-    let mut findings = Vec::new();
+    let mut findings = summaries_disagree(lock);
     let empty = BTreeMap::new();
     for suite in &project.suites {
         let locked = lock.cases.get(&suite.name).unwrap_or(&empty);
@@ -256,6 +259,55 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
             );
         }
     }
+    findings
+}
+
+/// `case = "case-v2" (this evalock writes "case-v1")`, for each recipe that differs.
+fn recipe_differences(recipes: &Recipes) -> String {
+    let current = Recipes::default();
+    [
+        ("case", &recipes.case, &current.case),
+        ("prompt", &recipes.prompt, &current.prompt),
+        ("tree", &recipes.tree, &current.tree),
+        ("suite", &recipes.suite, &current.suite),
+    ]
+    .into_iter()
+    .filter(|(_, locked, current)| locked != current)
+    .map(|(name, locked, current)| format!("{name} = {locked:?} (this evalock writes {current:?})"))
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+/// A suite's `digest` and `prompt` lines summarize its case entries and prompt pins: a
+/// lock edited by hand (or a merge conflict resolved by keeping one side's summary) is
+/// caught here, as `lock --check` catches it, not only when the suite is re-locked.
+fn summaries_disagree(lock: &Lock) -> Vec<Finding> {
+    let empty = BTreeMap::new();
+    let mut findings: Vec<Finding> = lock
+        .suites
+        .par_iter()
+        .flat_map_iter(|(name, suite_lock)| {
+            let entries = lock.cases.get(name).unwrap_or(&empty);
+            let mut wrong = Vec::new();
+            if suite_digest(entries) != suite_lock.digest {
+                wrong.push("`digest` does not match its case entries");
+            }
+            if locked_prompt_digest(&suite_lock.prompts) != suite_lock.prompt {
+                wrong.push("`prompt` does not match its prompt files");
+            }
+            wrong.into_iter().map(move |what| {
+                Finding::new(
+                    RuleId::CaseUnlocked,
+                    Subject::suite(name),
+                    format!("{LOCK_FILE}: suite `{name}`: {what} (edited by hand, or a merge conflict resolved by hand)"),
+                )
+                .at(Location::file(LOCK_FILE))
+                .discriminator(what)
+                .help("run `evalock lock` and commit the result (after a merge conflict, run it on the merged cases instead of editing the lock)")
+            })
+        })
+        .collect();
+    crate::finding::sort_findings(&mut findings);
     findings
 }
 

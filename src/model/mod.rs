@@ -30,4 +30,4 @@ pub use lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
 pub use project::{CaseFileCache, LoadOptions, Project};
 pub use skill_lock::{FileLock, SkillLock, SourceKind, SourceLock};
 pub use strict_json::StrictValue;
-pub use suite::{suite_digest, PromptFile, SuiteModel};
+pub use suite::{locked_prompt_digest, suite_digest, PromptFile, SuiteModel};

@@ -2,7 +2,7 @@
 
 use super::cases::{Case, CaseProblem};
 use super::lock::CaseLock;
-use crate::hash::{bytes_digest, tree_digest, Digest, EntryKind, TreeEntry};
+use crate::hash::{tree_digest, Digest, EntryKind, TreeEntry};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -143,10 +143,32 @@ fn prompt_digest(prompts: &[PromptFile]) -> Option<Digest> {
 
 /// `suite-v1`: sha256 over `<id as JSON> <version> <digest>\n` for every entry, sorted by id.
 pub fn suite_digest(entries: &BTreeMap<String, CaseLock>) -> Digest {
-    let mut listing = String::new();
+    use sha2::{Digest as _, Sha256};
+    use std::fmt::Write as _;
+    // One line at a time into the hash: a check verifies every suite's digest, and a
+    // suite of 200,000 cases would otherwise be a 20 MB listing.
+    let mut hasher = Sha256::new();
+    let mut line = String::new();
     for (id, entry) in entries {
-        let quoted = serde_json::to_string(id).unwrap_or_default();
-        listing.push_str(&format!("{quoted} {} {}\n", entry.version, entry.digest));
+        line.clear();
+        line.push_str(&serde_json::to_string(id).unwrap_or_default());
+        let _ = write!(line, " {} ", entry.version);
+        let _ = entry.digest.write_text(&mut line);
+        line.push('\n');
+        hasher.update(line.as_bytes());
     }
-    bytes_digest(listing.as_bytes())
+    Digest::from_sha256_bytes(&hasher.finalize().into())
+}
+
+/// The `prompt` digest a suite's lock entry should hold for its per-file prompt pins:
+/// `bytes-v1` of the one file, `tree-v1` over several, none without prompts.
+pub fn locked_prompt_digest(prompts: &BTreeMap<String, Digest>) -> Option<Digest> {
+    let files: Vec<PromptFile> = prompts
+        .iter()
+        .map(|(path, digest)| PromptFile {
+            path: path.clone(),
+            digest: Some(*digest),
+        })
+        .collect();
+    prompt_digest(&files)
 }
