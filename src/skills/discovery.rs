@@ -63,8 +63,9 @@ pub fn discover(
     let mut found = BTreeSet::new();
     let mut problems = Vec::new();
     for root in roots {
-        found.extend(skills_under_glob(source, root)?);
-        for link in symlinks_under_glob(source, root)? {
+        let (skills, links) = skills_and_symlinks_under_glob(source, root)?;
+        found.extend(skills);
+        for link in links {
             problems.push(DiscoveryProblem {
                 file: crate::model::CONFIG_FILE.into(),
                 line: 1,
@@ -98,10 +99,30 @@ pub fn discover(
 
 /// Folders matching `root` that hold a SKILL.md.
 pub fn skills_under_glob(source: &dyn ContentSource, root: &str) -> Result<Vec<String>> {
+    Ok(skills_and_symlinks_under_glob(source, root)?.0)
+}
+
+/// Folders matching `root` that hold a SKILL.md, and the symlinks where `root` looks for
+/// skills: one matching the folder glob, or one on the way to it (`skills` itself a
+/// link). An agent runtime follows them; evalock does not, so they are reported rather
+/// than passed over in silence. One listing serves both.
+fn skills_and_symlinks_under_glob(
+    source: &dyn ContentSource,
+    root: &str,
+) -> Result<(Vec<String>, Vec<String>)> {
     let folders = compile_folder_globs(&[root.to_owned()])?;
     let skill_glob = format!("{}/{SKILL_FILE}", root.trim_end_matches('/'));
+    let prefix = literal_prefix(&skill_glob);
+    if let Some(link) = symlink_on_path(source, &prefix)? {
+        return Ok((Vec::new(), vec![link]));
+    }
     let mut skills = Vec::new();
-    for file in source.list(&literal_prefix(&skill_glob))? {
+    let mut links = Vec::new();
+    for file in source.list(&prefix)? {
+        if file.kind == EntryKind::Symlink && folders.is_match(&file.path) {
+            links.push(file.path);
+            continue;
+        }
         let Some(folder) = file.path.strip_suffix(&format!("/{SKILL_FILE}")) else {
             continue;
         };
@@ -109,25 +130,7 @@ pub fn skills_under_glob(source: &dyn ContentSource, root: &str) -> Result<Vec<S
             skills.push(folder.to_owned());
         }
     }
-    Ok(skills)
-}
-
-/// Symlinks where `root` looks for skill folders: a symlink matching the folder glob, or
-/// one on the way to it (`skills` itself a link). An agent runtime follows them; evalock
-/// does not, so they are reported rather than passed over in silence.
-fn symlinks_under_glob(source: &dyn ContentSource, root: &str) -> Result<Vec<String>> {
-    let folders = compile_folder_globs(&[root.to_owned()])?;
-    let prefix = literal_prefix(&format!("{}/{SKILL_FILE}", root.trim_end_matches('/')));
-    if let Some(link) = symlink_on_path(source, &prefix)? {
-        return Ok(vec![link]);
-    }
-    let links = source
-        .list(&prefix)?
-        .into_iter()
-        .filter(|file| file.kind == EntryKind::Symlink && folders.is_match(&file.path))
-        .map(|file| file.path)
-        .collect();
-    Ok(links)
+    Ok((skills, links))
 }
 
 /// The first part of `path` (itself included) that is a symlink in `source`.

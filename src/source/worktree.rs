@@ -5,19 +5,25 @@ use crate::error::{Error, Result};
 use crate::hash::EntryKind;
 use std::fs;
 use std::io::ErrorKind;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
 /// Directories at the project root that never hold evaluation assets.
 const SKIPPED_ROOT_DIRECTORIES: &[&str] = &[".git", ".evalock"];
 
 pub struct WorktreeSource {
     root: PathBuf,
+    /// Project-relative directories seen to be real directories, not symlinks: every
+    /// path is checked for a symlink on its way, and most share their few folders.
+    real_directories: RwLock<HashSet<String>>,
 }
 
 impl WorktreeSource {
     pub fn new(root: &Path) -> Self {
         WorktreeSource {
             root: root.to_path_buf(),
+            real_directories: RwLock::default(),
         }
     }
 
@@ -70,6 +76,10 @@ impl WorktreeSource {
                 .file_type()
                 .map_err(|error| Error::io(path.clone(), error))?;
             if file_type.is_dir() {
+                // A directory entry, not a link to one: paths below it need no check.
+                if let Ok(mut known) = self.real_directories.write() {
+                    known.insert(path.clone());
+                }
                 self.walk(&path, listing)?;
             } else if let Some(kind) = self.kind_of(&path)? {
                 listing.files.push(SourceFile { path, kind });
@@ -82,16 +92,31 @@ impl WorktreeSource {
     /// commit stores such a link as a link, never what it points at, so the working tree
     /// must not reach through it either (it may leave the project).
     fn through_symlink(&self, path: &str) -> bool {
-        let mut prefix = self.root.clone();
-        let mut parts = path.split('/').peekable();
-        while let Some(part) = parts.next() {
-            if parts.peek().is_none() {
-                return false;
+        let Some((parent, _)) = path.rsplit_once('/') else {
+            return false;
+        };
+        let known = |directory: &str| {
+            self.real_directories
+                .read()
+                .is_ok_and(|known| known.contains(directory))
+        };
+        if known(parent) {
+            return false;
+        }
+        for (end, _) in parent.match_indices('/').chain([(parent.len(), "")]) {
+            let directory = &parent[..end];
+            if known(directory) {
+                continue;
             }
-            prefix.push(part);
-            if fs::symlink_metadata(&prefix).is_ok_and(|metadata| metadata.file_type().is_symlink())
-            {
-                return true;
+            match fs::symlink_metadata(self.root.join(directory)) {
+                Ok(metadata) if metadata.file_type().is_symlink() => return true,
+                Ok(metadata) if metadata.is_dir() => {
+                    if let Ok(mut known) = self.real_directories.write() {
+                        known.insert(directory.to_owned());
+                    }
+                }
+                // Missing, or a file: nothing below it exists, nothing is followed.
+                _ => return false,
             }
         }
         false
