@@ -354,6 +354,13 @@ impl Config {
         let mut seen = BTreeMap::new();
         for suite in &self.suites {
             let at = || location_of(path, text, Some(suite.name.span()));
+            // A key of this suite's table, for messages about its value; the suite's
+            // `name` when the key is not written in the table.
+            let key_at = |key: &str| {
+                let span = key_span_in_table(text, suite.name.span().start, key)
+                    .unwrap_or_else(|| suite.name.span());
+                location_of(path, text, Some(span))
+            };
             let name = suite.name();
             if !is_valid_name(name) {
                 return Err(Error::malformed(
@@ -375,7 +382,7 @@ impl Config {
             }
             if !NORMALIZERS.contains(&suite.normalizer.as_str()) {
                 return Err(Error::malformed(
-                    at(),
+                    key_at("normalizer"),
                     format!(
                         "suite `{name}`: unknown normalizer `{}` (use one of: {})",
                         suite.normalizer,
@@ -386,14 +393,14 @@ impl Config {
             if let Some(grader) = &suite.grader {
                 if !self.graders.contains_key(grader) {
                     return Err(Error::malformed(
-                        at(),
+                        key_at("grader"),
                         format!("suite `{name}` names grader `{grader}`, but there is no `[grader.{grader}]` table"),
                     ));
                 }
             }
             if matches!(&suite.completer, Some(argv) if argv.is_empty()) {
                 return Err(Error::malformed(
-                    at(),
+                    key_at("completer"),
                     format!("suite `{name}`: `completer` must name a program"),
                 ));
             }
@@ -585,6 +592,26 @@ fn validate_glob(path: &str, text: &str, what: &str, pattern: &str) -> Result<()
     })
 }
 
+/// Where `key = …` is written in the table that holds byte `inside` (from that table's
+/// header to the next one), as the span of the key.
+fn key_span_in_table(text: &str, inside: usize, key: &str) -> Option<Range<usize>> {
+    let table_start = text[..inside].rfind("\n[").map_or(0, |index| index + 1);
+    let mut offset = table_start;
+    for (index, line) in text[table_start..].split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_start();
+        if index > 0 && trimmed.starts_with('[') {
+            return None;
+        }
+        let rest = trimmed.strip_prefix(key).map(str::trim_start);
+        if rest.is_some_and(|rest| rest.starts_with('=')) {
+            let start = offset + (line.len() - trimmed.len());
+            return Some(start..start + key.len());
+        }
+        offset += line.len();
+    }
+    None
+}
+
 fn location_of(path: &str, text: &str, span: Option<Range<usize>>) -> String {
     match span {
         Some(span) => {
@@ -598,6 +625,28 @@ fn location_of(path: &str, text: &str, span: Option<Range<usize>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_suite_value_is_reported_on_its_own_line() {
+        let text = "[[suite]]\nname = \"a\"\ncases = [\"a.jsonl\"]\n\n[[suite]]\nname = \"b\"\ncases = [\"b.jsonl\"]\n# grader = \"commented\"\nmodel = \"m\"\n  grader = \"nope\"\nnormalizer = \"ws-v1\"\n";
+        let error = Config::parse("evalock.toml", text.as_bytes()).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("evalock.toml:10:3: suite `b` names grader `nope`"),
+            "{error}"
+        );
+        let text = text
+            .replace("  grader = \"nope\"\n", "")
+            .replace("ws-v1", "ws-v9");
+        let error = Config::parse("evalock.toml", text.as_bytes()).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("evalock.toml:10:1: suite `b`: unknown normalizer"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn parses_a_minimal_config() {

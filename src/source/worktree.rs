@@ -3,9 +3,9 @@
 use super::{ContentIdentity, ContentSource, Listing, SourceFile, Unpinnable, UnpinnableReason};
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
+use std::collections::HashSet;
 use std::fs;
 use std::io::ErrorKind;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
