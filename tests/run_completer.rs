@@ -263,6 +263,42 @@ fn jobs_outside_one_to_256_are_usage_errors() {
     repo.evalock(&["run", "-j", "1"]).assert_code(0);
 }
 
+/// What `run` reads and writes is checked before any completer starts: a results path
+/// with a directory in the way, a completions file with a key twice or naming a suite the
+/// project does not have. Each is bad input with its path (65), and nothing runs.
+#[test]
+fn run_inputs_and_destination_are_checked_before_anything_runs() {
+    let repo = project("", "echo ran >> ran.log\necho hello\n", &[SIMPLE_CASE]);
+    std::fs::create_dir_all(repo.join("out.json")).expect("mkdir");
+    repo.evalock(&["run", "--out", "out.json"])
+        .assert_code(65)
+        .assert_contains("out.json")
+        .assert_contains("a directory is in the way");
+    assert!(!repo.join("ran.log").exists(), "the completer ran");
+    let id = "greet";
+    repo.write(
+        "twice.jsonl",
+        format!("{{\"case_id\": \"{id}\", \"completion\": \"a\", \"completion\": \"b\"}}\n"),
+    );
+    repo.evalock(&["run", "--completions", "twice.jsonl"])
+        .assert_code(65)
+        .assert_contains("twice.jsonl:1:")
+        .assert_contains("duplicate key");
+    repo.write(
+        "elsewhere.jsonl",
+        format!("{{\"suite\": \"nope\", \"case_id\": \"{id}\", \"completion\": \"a\"}}\n"),
+    );
+    repo.evalock(&["run", "--completions", "elsewhere.jsonl"])
+        .assert_code(65)
+        .assert_contains("elsewhere.jsonl:1: names suite `nope`");
+    repo.write(
+        "mini.jsonl",
+        format!("{{\"suite\": \"mini\", \"case_id\": \"{id}\", \"completion\": \"hello\"}}\n"),
+    );
+    repo.evalock(&["run", "--completions", "mini.jsonl"])
+        .assert_code(0);
+}
+
 #[test]
 fn completions_made_elsewhere_are_graded_from_a_file() {
     let repo = project(

@@ -82,6 +82,9 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     let source = WorktreeSource::new(&options.project_root);
     let project = Project::load(&source)?.with_workdir(options.project_root.clone());
     let selected = select_suites(&project, &options.suites)?;
+    // Before any completer runs: a results path that cannot be written would otherwise
+    // throw the whole run away at its end.
+    crate::fs_util::require_file_destination(&options.project_root.join(&options.out))?;
     let full = options.suites.is_empty();
     let completions_bytes = match &options.completions {
         Some(path) => {
@@ -92,7 +95,13 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         None => None,
     };
     let completions = match &completions_bytes {
-        Some((display, bytes)) => Some(CompletionsFile::parse(display, bytes)?),
+        Some((display, bytes)) => {
+            let file = CompletionsFile::parse(display, bytes)?;
+            file.refuse_unknown_suites(|name| {
+                project.suites.iter().any(|suite| suite.name == name)
+            })?;
+            Some(file)
+        }
         None => None,
     };
     let shard = match options.shard {

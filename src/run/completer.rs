@@ -3,7 +3,7 @@
 
 use super::process::{run_process, ProcessPolicy};
 use crate::error::{Error, Result};
-use crate::model::Case;
+use crate::model::{Case, StrictValue};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -60,6 +60,8 @@ pub fn completion_text(stdout: Vec<u8>) -> std::result::Result<String, String> {
 #[derive(Debug, Default)]
 pub struct CompletionsFile {
     by_case: BTreeMap<(String, String), Vec<String>>,
+    /// The first line naming each suite, to refuse a suite the project does not have.
+    suite_lines: BTreeMap<String, usize>,
     pub display: String,
 }
 
@@ -72,6 +74,7 @@ impl CompletionsFile {
         })?;
         let mut file = CompletionsFile {
             by_case: BTreeMap::new(),
+            suite_lines: BTreeMap::new(),
             display: display.to_owned(),
         };
         for (index, line) in text.split('\n').enumerate() {
@@ -79,8 +82,13 @@ impl CompletionsFile {
                 continue;
             }
             let at = format!("{display}:{}", index + 1);
-            let value: Value = serde_json::from_str(line)
-                .map_err(|error| Error::malformed(&at, error.to_string()))?;
+            // Strict, as case files are: a key written twice is refused, not last-wins.
+            let StrictValue(value) =
+                serde_json::from_str::<StrictValue>(line).map_err(|error| {
+                    let message = error.to_string();
+                    let message = message.split(" at line ").next().unwrap_or(&message);
+                    Error::malformed(format!("{at}:{}", error.column().max(1)), message)
+                })?;
             let field = |name: &str| value.get(name);
             let Some(Value::String(case_id)) = field("case_id") else {
                 return Err(Error::malformed(at, "each line needs a string `case_id`"));
@@ -97,12 +105,27 @@ impl CompletionsFile {
                 }
                 Some(other) => serde_json::to_string(other).unwrap_or_default(),
             };
+            if !suite.is_empty() {
+                file.suite_lines.entry(suite.clone()).or_insert(index + 1);
+            }
             file.by_case
                 .entry((suite, case_id.clone()))
                 .or_default()
                 .push(completion);
         }
         Ok(file)
+    }
+
+    /// Refuses a line naming a suite the project does not define: its completions would
+    /// be silently unused (and its cases reported as having none).
+    pub fn refuse_unknown_suites(&self, is_suite: impl Fn(&str) -> bool) -> Result<()> {
+        match self.suite_lines.iter().find(|(suite, _)| !is_suite(suite)) {
+            Some((suite, line)) => Err(Error::malformed(
+                format!("{}:{line}", self.display),
+                format!("names suite `{suite}`, which evalock.toml does not define: correct `suite`, or leave it out to match the case id in any suite"),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The completions of a case: lines naming its suite, else lines naming no suite.
@@ -137,6 +160,34 @@ mod tests {
         .unwrap_err();
         assert!(error.to_string().starts_with("c.jsonl:2: "), "{error}");
         assert_eq!(error.exit_code(), 65);
+    }
+
+    #[test]
+    fn completions_file_is_read_strictly() {
+        let twice = CompletionsFile::parse(
+            "c.jsonl",
+            b"{\"case_id\":\"a\",\"completion\":\"x\"}\n{\"case_id\":\"a\",\"completion\":\"x\",\"completion\":\"y\"}\n",
+        )
+        .unwrap_err();
+        assert!(twice.to_string().starts_with("c.jsonl:2:"), "{twice}");
+        assert!(twice.to_string().contains("duplicate key"), "{twice}");
+        let broken = CompletionsFile::parse("c.jsonl", b"{\"case_id\": }\n").unwrap_err();
+        assert!(!broken.to_string().contains("at line"), "{broken}");
+        let named = CompletionsFile::parse(
+            "c.jsonl",
+            b"{\"case_id\":\"a\",\"completion\":\"x\"}\n{\"suite\":\"nope\",\"case_id\":\"a\",\"completion\":\"x\"}\n",
+        )
+        .unwrap();
+        assert!(named.refuse_unknown_suites(|suite| suite == "nope").is_ok());
+        let unknown = named
+            .refuse_unknown_suites(|suite| suite == "support")
+            .unwrap_err();
+        assert!(
+            unknown
+                .to_string()
+                .starts_with("c.jsonl:2: names suite `nope`"),
+            "{unknown}"
+        );
     }
 
     #[test]
