@@ -108,7 +108,7 @@ rule_table! {
         "the skill's name or description violates the agentskills specification or differs from its folder",
         "use 1-64 lowercase letters, digits and single hyphens, equal to the folder name; description 1-1024 characters"),
     SkillPermissionEscalation => ("EL209", "skill-permission-escalation", Refuse,
-        "compared with the base revision, `allowed-tools` or permissions grew",
+        "compared with the base revision, a skill's `allowed-tools` or permissions, or `[skills] allowed_permissions`, grew",
         "review the new permissions; if intended, lock them in a change of their own"),
     SkillUnpinned => ("EL210", "skill-unpinned", Refuse,
         "a registry skill is pinned by version or tag without a content digest",

@@ -345,6 +345,51 @@ fn el209_follows_a_skill_moved_to_another_folder() {
     );
 }
 
+/// Renamed (folder and `name`) a skill has no counterpart in the base; the allowlist it
+/// needs to pass EL204 is where its new permissions show, and growing the allowlist is
+/// EL209 against the base. Narrowing it, or leaving it alone, is quiet.
+#[test]
+fn el209_a_grown_allowlist_is_an_escalation_too() {
+    let repo = project();
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.git(&["mv", "skills/notes", "skills/jotter"]);
+    repo.replace("skills/jotter/SKILL.md", "name: notes", "name: jotter");
+    repo.replace(
+        "skills/jotter/SKILL.md",
+        "allowed-tools: Read Grep",
+        "allowed-tools: Read Grep Bash(*)",
+    );
+    repo.replace(
+        "evalock.toml",
+        "allowed_permissions = [\"Read\",",
+        "allowed_permissions = [\"Bash(*)\", \"Read\",",
+    );
+    lock_and_commit(&repo, "rename and widen");
+    let found = check(&repo, &["--base", "main"]);
+    let escalations: Vec<_> = found
+        .iter()
+        .filter(|finding| finding.0 == "EL209")
+        .collect();
+    assert_eq!(escalations.len(), 1, "{found:#?}");
+    assert_eq!(escalations[0].2, "evalock.toml:3");
+    assert!(
+        escalations[0].3.contains("now allows ['Bash(*)']"),
+        "{found:#?}"
+    );
+    repo.replace(
+        "evalock.toml",
+        "allowed_permissions = [\"Bash(*)\", \"Read\",",
+        "allowed_permissions = [\"Read\",",
+    );
+    repo.replace("skills/jotter/SKILL.md", " Bash(*)", "");
+    lock_and_commit(&repo, "narrow again");
+    let found = check(&repo, &["--base", "main"]);
+    assert!(
+        found.iter().all(|finding| finding.0 != "EL209"),
+        "{found:#?}"
+    );
+}
+
 #[test]
 fn el210_registry_skills_need_an_exact_version_and_a_content_digest() {
     let repo = project();

@@ -40,8 +40,45 @@ pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
             &base.skills.skills,
             &base.source,
         ));
+        // Only against a base that had a `[skills]` table: adopting the skill rules sets
+        // the first allowlist, which nothing granted before.
+        if let Some(base_config) = &base.config.skills {
+            findings.extend(allowlist_grown(&config, base_config, &base.source));
+        }
     }
     findings
+}
+
+/// EL209 for the project itself: compared with the base, `[skills] allowed_permissions`
+/// grew. A skill renamed (folder and `name`) has no counterpart in the base to be compared
+/// with, so the allowlist it needs is where the escalation shows.
+fn allowlist_grown(
+    config: &SkillsConfig,
+    base_config: &SkillsConfig,
+    base_description: &str,
+) -> Vec<Finding> {
+    let grown: Vec<&String> = config
+        .allowed_permissions
+        .iter()
+        .filter(|permission| !base_config.allowed_permissions.contains(permission))
+        .collect();
+    if grown.is_empty() {
+        return Vec::new();
+    }
+    let line = config.allowed_permissions_line;
+    let listed = grown
+        .iter()
+        .map(|permission| format!("'{permission}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![Finding::new(
+        RuleId::SkillPermissionEscalation,
+        Subject::default(),
+        format!("`[skills] allowed_permissions` now allows [{listed}], which {base_description} did not"),
+    )
+    .at(Location::line(crate::model::CONFIG_FILE, line))
+    .discriminator(&listed)
+    .help("review why skills need more; if it is intended, land the allowlist change in a change of its own that a code owner approves")]
 }
 
 /// The rules that need no base revision.

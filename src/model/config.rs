@@ -170,6 +170,11 @@ pub struct SkillsConfig {
     /// executables, EL206 risky lines), each tied to the reviewed bytes by digest.
     #[serde(default, rename = "acknowledge")]
     pub acknowledgements: Vec<Acknowledgement>,
+    /// The line of `allowed_permissions` in evalock.toml (1 when it is not written), for
+    /// findings about the allowlist itself.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub allowed_permissions_line: u32,
 }
 
 impl Default for SkillsConfig {
@@ -181,6 +186,7 @@ impl Default for SkillsConfig {
             vendored: Vec::new(),
             risky_patterns: BTreeMap::new(),
             acknowledgements: Vec::new(),
+            allowed_permissions_line: 1,
         }
     }
 }
@@ -327,6 +333,12 @@ impl Config {
         })?;
         config.validate(path, text)?;
         config.locate_graders(text);
+        if let Some(skills) = &mut config.skills {
+            skills.allowed_permissions_line = text
+                .lines()
+                .position(|line| line.trim_start().starts_with("allowed_permissions"))
+                .map_or(1, |index| u32::try_from(index + 1).unwrap_or(u32::MAX));
+        }
         Ok(config)
     }
 
