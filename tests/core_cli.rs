@@ -526,6 +526,16 @@ fn a_failed_check_leaves_no_stale_report_and_bad_paths_are_not_internal_errors()
         .assert_contains("a-directory");
     repo.evalock(&["report", "--from", "a-directory"])
         .assert_code(65);
+    // A directory where evalock's own files go is named as one, never "no lock yet".
+    let lock = repo.read("evalock.lock");
+    repo.remove("evalock.lock");
+    std::fs::create_dir(repo.join("evalock.lock")).expect("mkdir");
+    repo.evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.lock is a directory")
+        .assert_not_contains("no evalock.lock yet");
+    std::fs::remove_dir(repo.join("evalock.lock")).expect("rmdir");
+    repo.write("evalock.lock", lock);
     repo.evalock(&["report", "--from", "no-such-report.json"])
         .assert_code(64);
 }

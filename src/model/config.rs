@@ -686,13 +686,16 @@ mod tests {
     }
 
     #[test]
-    fn unknown_grader_reference_points_at_the_suite() {
+    fn unknown_grader_reference_points_at_its_line() {
         let error = Config::parse(
             "evalock.toml",
             b"\n[[suite]]\nname = \"s\"\ncases = [\"a\"]\ngrader = \"nope\"\n",
         )
         .unwrap_err();
-        assert!(error.to_string().starts_with("evalock.toml:3:"), "{error}");
+        assert!(
+            error.to_string().starts_with("evalock.toml:5:1:"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -139,7 +139,7 @@ impl Project {
             if !options.read_lock {
                 return Ok(None);
             }
-            refuse_symlink(source, LOCK_FILE)?;
+            refuse_non_file(source, LOCK_FILE)?;
             Lock::read(source, LOCK_FILE)
         };
         let load_suites = || {
@@ -300,15 +300,25 @@ impl Project {
 /// The bytes of evalock's own files; a symlink is refused, since its target string is
 /// not the file and following it could leave the project.
 fn read_regular_file(source: &dyn ContentSource, path: &str) -> Result<Option<Vec<u8>>> {
-    refuse_symlink(source, path)?;
+    refuse_non_file(source, path)?;
     source.read(path)
 }
 
-fn refuse_symlink(source: &dyn ContentSource, path: &str) -> Result<()> {
+/// A symlink or a directory where evalock's own file goes is refused by name, not taken
+/// for "there is no such file yet".
+fn refuse_non_file(source: &dyn ContentSource, path: &str) -> Result<()> {
     if source.kind_of(path)? == Some(EntryKind::Symlink) {
         return Err(Error::malformed(
             format!("{path}:1"),
             format!("{path} is a symlink, and evalock never follows symlinks: replace it with the file itself"),
+        ));
+    }
+    if source.is_directory(path)? {
+        return Err(Error::malformed(
+            path,
+            format!(
+                "{path} is a directory, where evalock expects its file: move the directory away"
+            ),
         ));
     }
     Ok(())
