@@ -330,6 +330,29 @@ fn the_hook_judges_staged_bytes_only() {
         "{}",
         staged[0].help
     );
+    // Restoring must take the committed file, not the index's tampered copy, and the
+    // staging step belongs to the re-lock, not to the restore.
+    assert!(
+        staged[0]
+            .help
+            .contains("run `evalock lock` and `git add evalock.lock` (and bump"),
+        "{}",
+        staged[0].help
+    );
+    assert!(
+        staged[0].help.ends_with(
+            "with `git restore --source=HEAD --staged --worktree -- skills/code-review/SKILL.md`"
+        ) || staged[0]
+            .help
+            .contains("git restore --source=HEAD --staged --worktree -- "),
+        "{}",
+        staged[0].help
+    );
+    assert!(
+        !staged[0].help.contains("git checkout"),
+        "{}",
+        staged[0].help
+    );
 }
 
 #[test]

@@ -150,7 +150,7 @@ pub fn entry_is_intact(entry: &BaselineEntry) -> bool {
 /// EL402: a malformed file, or an entry whose digest is not its completion's.
 pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
     let help =
-        "baselines are written only by `evalock accept`: restore the file (`git checkout -- <file>`) or re-record it";
+        "baselines are written only by `evalock accept`: restore the committed file (`git restore --source=HEAD --staged --worktree -- <file>`) or re-record it";
     match &baseline.state {
         BaselineState::Absent => Vec::new(),
         BaselineState::Malformed { line, column, message } => vec![Finding::new(

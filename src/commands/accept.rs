@@ -230,7 +230,7 @@ fn accept_suite(
             return Err(Error::malformed(
                 format!("{}:{line}:{column}", baseline.path),
                 format!(
-                    "{message}; restore it (`git checkout -- {}`) or delete it, then accept again",
+                    "{message}; restore the committed file (`git restore --source=HEAD --staged --worktree -- {}`) or delete it, then accept again",
                     baseline.path
                 ),
             ))

@@ -255,7 +255,7 @@ fn drift_finding(skill: &Skill, relative: &str, drift: Drift, pin: &str) -> Find
         Drift::Missing => (
             "missing",
             format!("{path} is pinned in {pin_name} but missing"),
-            format!("restore it with `git checkout -- {path}`, or {relock} if removing it is intended"),
+            format!("restore the committed one with `git restore --source=HEAD --staged --worktree -- {path}`, or {relock} if removing it is intended"),
         ),
     };
     let location = if matches!(kind, "missing") && pin == MANIFEST_FILE {
@@ -376,7 +376,7 @@ fn locked_skills_gone(scope: &SkillScope) -> Vec<Finding> {
                 format!("skill `{name}` ({path}) is pinned in {LOCK_FILE} but is gone: {path}/{SKILL_FILE} is missing or the folder is no longer under `[skills] roots`"),
             )
             .at(Location::file(format!("{path}/{SKILL_FILE}")))
-            .help(format!("restore it with `git checkout -- {path}`, or run `evalock lock` if removing the skill is intended"))
+            .help(format!("restore the committed one with `git restore --source=HEAD --staged --worktree -- {path}`, or run `evalock lock` if removing the skill is intended"))
             .discriminator("gone")
         })
         .collect()
