@@ -17,10 +17,12 @@ struct SchemaOnly {
 /// Reads a saved report (`evalock check --format json`, …); `label` names the file in errors.
 pub fn read_report(label: &str, bytes: &[u8]) -> Result<Report> {
     let peek: SchemaOnly = serde_json::from_slice(bytes).map_err(|error| {
-        Error::malformed(
-            format!("{label}:{}:{}", error.line(), error.column()),
-            format!("not a JSON report: {error}"),
-        )
+        match Error::malformed_json(label, &error) {
+            Error::Malformed { location, message } => {
+                Error::malformed(location, format!("not a JSON report: {message}"))
+            }
+            other => other,
+        }
     })?;
     match peek.schema.as_deref() {
         Some(json::FINDINGS_SCHEMA) => json::parse(label, bytes),
@@ -48,6 +50,23 @@ mod tests {
     use super::*;
     use crate::finding::{Finding, Subject};
     use crate::rules::RuleId;
+
+    #[test]
+    fn json_errors_are_located_once_and_from_one() {
+        let empty = read_report("empty.json", b"").unwrap_err().to_string();
+        assert_eq!(
+            empty,
+            "empty.json:1:1: not a JSON report: EOF while parsing a value"
+        );
+        let broken = read_report("r.json", b"{\n  \"schema\": }")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            broken.starts_with("r.json:2:13: not a JSON report: "),
+            "{broken}"
+        );
+        assert!(!broken.contains("at line"), "{broken}");
+    }
 
     #[test]
     fn reads_findings_reports_and_names_what_it_cannot_read() {
