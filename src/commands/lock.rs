@@ -66,7 +66,8 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
             &project, &pinned,
         ));
     }
-    let rendered = project.to_lock().render();
+    let new_lock = project.to_lock();
+    let rendered = new_lock.render();
     let changed = existing.as_deref() != Some(rendered.as_bytes());
     if !blocking.is_empty() {
         let report = Report::new("lock", project.source.clone(), None, blocking);
@@ -105,7 +106,7 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
     }
     let source_description = project.source.clone();
     let mut locked = project;
-    locked.lock = Some(locked.to_lock());
+    locked.lock = Some(new_lock);
     let remaining = check_project(&locked, None)
         .into_iter()
         .filter(|finding| finding.severity == Severity::Refuse)
