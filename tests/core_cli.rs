@@ -505,6 +505,62 @@ fn dash_c_runs_in_another_directory_and_init_detects_the_project() {
         .assert_contains("PASS");
 }
 
+/// Started in a subfolder, evalock finds the project above, as git finds its repository:
+/// findings keep their project-relative paths, `--output` lands where it was started, and
+/// the results file stays at the project root. The search stops at the git work tree's
+/// top: a nested repository, or a folder outside any repository, is not taken for the
+/// project that happens to be above it.
+#[test]
+fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository() {
+    let repo = locked_demo();
+    repo.evalock(&["-C", "evals", "check"])
+        .assert_code(0)
+        .assert_contains("PASS");
+    repo.replace("evals/support.jsonl", "money back.", "money back now.");
+    repo.evalock(&[
+        "-C",
+        "evals",
+        "check",
+        "--format",
+        "json",
+        "--output",
+        "report.json",
+    ])
+    .assert_code(2);
+    let report = repo.read("evals/report.json");
+    assert!(
+        report.contains("\"path\": \"evals/support.jsonl\""),
+        "{report}"
+    );
+    assert!(!repo.join("report.json").exists());
+    repo.git(&["checkout", "-q", "--", "evals/support.jsonl"]);
+    repo.evalock(&["-C", "evals", "lock", "--check"])
+        .assert_code(0);
+    repo.evalock(&["-C", "evals", "run", "--suite", "support"])
+        .assert_code(0);
+    assert!(repo.join(".evalock/results.json").is_file());
+    assert!(!repo.join("evals/.evalock").exists());
+    repo.evalock(&["-C", "evals", "review"]).assert_code(0);
+    repo.evalock(&["-C", "evals", "hook", "install"])
+        .assert_code(0);
+    let hook = repo.read(".git/hooks/pre-commit");
+    assert!(hook.contains("\nproject_dir='.'\n"), "{hook}");
+
+    // Quiet where there is no project to find.
+    std::fs::create_dir(repo.join("evals/nested")).expect("mkdir");
+    repo.git_run(&["-C", "evals/nested", "init", "-q"])
+        .assert_code(0);
+    repo.evalock(&["-C", "evals/nested", "check"])
+        .assert_code(64)
+        .assert_contains("no evalock.toml");
+    std::fs::remove_dir_all(repo.join("evals/nested")).expect("rm");
+    std::fs::remove_dir_all(repo.join(".git")).expect("rm .git");
+    repo.evalock(&["-C", "evals", "check"])
+        .assert_code(64)
+        .assert_contains("no evalock.toml");
+    repo.evalock(&["check"]).assert_code(0);
+}
+
 /// A run that fails before its report is written removes the report an earlier run left
 /// at `--output`: a pipeline reading it must not see the old PASS. Paths in the way of a
 /// file are bad input (65), not internal errors (70).

@@ -338,12 +338,16 @@ fn install_refuses_a_folder_without_a_project_and_a_hooks_path_every_repository_
     let sandbox = Sandbox::demo();
     let hooks = git_hooks_dir(&sandbox);
     std::fs::create_dir_all(sandbox.path().join("docs")).expect("mkdir");
+    let config = sandbox.path().join("evalock.toml");
+    let aside = sandbox.path().join("docs/evalock.toml.aside");
+    std::fs::rename(&config, &aside).expect("move the project's evalock.toml aside");
     sandbox
         .evalock(&["-C", "docs", "hook", "install"])
         .assert_code(64)
         .assert_contains("/docs: the hook checks the project there")
         .assert_contains("evalock init");
     assert!(!hooks.join("pre-commit").exists());
+    std::fs::rename(&aside, &config).expect("put evalock.toml back");
 
     let shared = tempfile::tempdir().expect("shared hooks");
     let shared_path = shared.path().to_str().expect("utf-8");

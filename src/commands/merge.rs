@@ -16,7 +16,7 @@ use std::path::PathBuf;
 pub struct MergeOptions {
     /// The shards' results files, in any order.
     pub inputs: Vec<PathBuf>,
-    /// Where the merged results go (as given, not relative to `-C`).
+    /// Where the merged results go.
     pub out: PathBuf,
     /// Gate moved completions (exit 3) even when the shards ran without `--fail-on-diff`.
     pub fail_on_diff: bool,

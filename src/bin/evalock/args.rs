@@ -24,6 +24,9 @@ Rules: `evalock rules` lists every rule id with what it means and how to fix it.
 pub struct Cli {
     /// Run as if evalock was started in DIR (like `git -C`): relative paths given to other
     /// options (`--output`, `--from`, `--completions`, `--out`) are read from DIR too.
+    ///
+    /// Without it, a command started in a folder below the project's finds evalock.toml in
+    /// the folders above, within the same git repository, as git finds `.git`.
     #[arg(short = 'C', value_name = "DIR", global = true)]
     pub directory: Option<PathBuf>,
 
@@ -224,7 +227,7 @@ pub struct MergeArgs {
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
 
-    /// Where to write the merged results file (atomically; read as given, not relative to `-C`).
+    /// Where to write the merged results file (atomically).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 
@@ -360,4 +363,28 @@ pub struct ReportArgs {
     /// lives in a subdirectory: GitHub resolves annotation and SARIF paths from the repository root.
     #[arg(long, value_name = "DIR")]
     pub path_prefix: Option<String>,
+}
+
+impl Command {
+    /// Whether the command works on a project (reads evalock.toml): those look for it in
+    /// the folders above when the current one has none, as git looks for `.git`.
+    pub fn needs_project(&self) -> bool {
+        !matches!(
+            self,
+            Command::Init(_) | Command::Rules(_) | Command::Report(_) | Command::Merge(_)
+        )
+    }
+
+    /// The paths given on the command line that name files from where evalock was started
+    /// (`run --out`, `accept --from` and `review --from` are relative to the project root
+    /// instead), to be re-expressed when evalock moves to a project found above.
+    pub fn started_relative_paths(&mut self) -> Vec<&mut PathBuf> {
+        match self {
+            Command::Check(args) => args.output.iter_mut().collect(),
+            Command::Skills(SkillsCommand::Audit(args)) => args.dirs.iter_mut().collect(),
+            Command::Run(args) => args.completions.iter_mut().collect(),
+            Command::Github(args) => args.from.iter_mut().collect(),
+            _ => Vec::new(),
+        }
+    }
 }

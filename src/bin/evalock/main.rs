@@ -10,8 +10,9 @@ use args::{Cli, Command};
 use clap::Parser;
 use evalock::commands;
 use evalock::finding::exit_code;
+use evalock::model::config::CONFIG_FILE;
 use evalock::source::SourceSpec;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let code = run();
@@ -19,7 +20,7 @@ fn main() {
 }
 
 fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
             let code = match error.kind() {
@@ -33,7 +34,7 @@ fn run() -> i32 {
         }
     };
     let printer = output::Printer::new(cli.color);
-    match dispatch(&cli, &printer) {
+    match dispatch(&mut cli, &printer) {
         Ok(code) => code,
         Err(error) => {
             printer.error(&error.to_string());
@@ -48,15 +49,70 @@ fn enter_directory(cli: &Cli) -> evalock::Result<()> {
     let Some(directory) = &cli.directory else {
         return Ok(());
     };
-    // git hands hooks a GIT_INDEX_FILE relative to where the hook started; it must keep
-    // naming the same file once evalock has moved. (Still single-threaded here.)
+    pin_git_index_file();
+    std::env::set_current_dir(directory)
+        .map_err(|error| evalock::Error::Usage(format!("-C {}: {error}", directory.display())))
+}
+
+/// git hands hooks a GIT_INDEX_FILE relative to where the hook started; it must keep
+/// naming the same file once evalock has moved. (Still single-threaded here.)
+fn pin_git_index_file() {
     if let Some(index) = std::env::var_os("GIT_INDEX_FILE").filter(|value| !value.is_empty()) {
         if let Ok(absolute) = std::path::absolute(&index) {
             std::env::set_var("GIT_INDEX_FILE", absolute);
         }
     }
-    std::env::set_current_dir(directory)
-        .map_err(|error| evalock::Error::Usage(format!("-C {}: {error}", directory.display())))
+}
+
+/// A command that works on a project finds it the way git finds its repository: when the
+/// current folder has no evalock.toml, evalock moves to the nearest folder above that has
+/// one, within the same git work tree. Paths given on the command line keep naming what
+/// they named from where evalock started.
+fn enter_project(command: &mut Command) -> evalock::Result<()> {
+    let here_is_project = Path::new(CONFIG_FILE).symlink_metadata().is_ok();
+    if here_is_project || !command.needs_project() {
+        return Ok(());
+    }
+    let Ok(started) = std::env::current_dir() else {
+        return Ok(());
+    };
+    let Some(project) = project_above(&started) else {
+        return Ok(());
+    };
+    for path in command.started_relative_paths() {
+        *path = rebase(path, &started, project);
+    }
+    pin_git_index_file();
+    std::env::set_current_dir(project)
+        .map_err(|error| evalock::Error::Usage(format!("{}: {error}", project.display())))
+}
+
+/// The nearest folder above `start` holding evalock.toml, provided it lies inside the git
+/// work tree `start` is in (a stray evalock.toml above the repository is not a project).
+fn project_above(start: &Path) -> Option<&Path> {
+    let mut found = None;
+    for folder in start.ancestors() {
+        if found.is_none() && folder.join(CONFIG_FILE).symlink_metadata().is_ok() {
+            found = Some(folder);
+        }
+        if folder.join(".git").symlink_metadata().is_ok() {
+            return found;
+        }
+    }
+    None
+}
+
+/// `path`, given from `started`, as seen from `project`: relative when it lies inside.
+fn rebase(path: &Path, started: &Path, project: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let absolute = started.join(path);
+    match absolute.strip_prefix(project) {
+        Ok(inside) if inside.as_os_str().is_empty() => PathBuf::from("."),
+        Ok(inside) => inside.to_path_buf(),
+        Err(_) => absolute,
+    }
 }
 
 /// A report file left from an earlier run must not outlive a run that failed before
@@ -69,8 +125,9 @@ fn discard_stale_output(output: Option<&std::path::Path>) {
     }
 }
 
-fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
+fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
     enter_directory(cli)?;
+    enter_project(&mut cli.command)?;
     let root = PathBuf::from(".");
     match &cli.command {
         Command::Init(init_args) => {
@@ -225,7 +282,7 @@ fn dispatch(cli: &Cli, printer: &output::Printer) -> evalock::Result<i32> {
     }
 }
 
-/// Reads and merges saved reports; paths are read as given (not relative to `-C`), like
+/// Reads and merges saved reports; relative paths are read from the current folder, like
 /// `--output`.
 fn read_saved_reports(paths: &[PathBuf]) -> evalock::Result<evalock::report::Report> {
     let reports = paths
