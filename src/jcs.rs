@@ -13,8 +13,9 @@ use std::ops::Range;
 mod numbers;
 mod strings;
 
+pub(crate) use numbers::{canonical_number, is_exact_number};
 use numbers::{number_end, write_canonical_number};
-use strings::{decode_string, write_canonical_string, write_string_value};
+use strings::{decode_string, string_end, write_canonical_string, write_string_value};
 pub(crate) use strings::{read_string, skip_value, skip_whitespace};
 
 /// Nesting deeper than this goes to the slow path (serde_json's own limit is 128).
@@ -116,6 +117,7 @@ pub struct Canonicalizer {
     wanted: &'static [&'static str],
     top_level: Vec<TopLevelMember>,
     contract_excluded: Option<&'static str>,
+    imprecise: Vec<Range<usize>>,
 }
 
 /// The result of canonicalizing one top-level object.
@@ -127,6 +129,9 @@ pub struct CanonicalObject<'a> {
     pub without_excluded: Option<&'a [u8]>,
     /// The wanted top-level members with where their values are in the input.
     pub members: &'a [TopLevelMember],
+    /// The number literals whose exact value the canonical form does not keep (finer than
+    /// a double), as ranges of the input.
+    pub imprecise_numbers: &'a [Range<usize>],
 }
 
 impl Canonicalizer {
@@ -148,6 +153,7 @@ impl Canonicalizer {
         self.members.clear();
         self.contract.clear();
         self.top_level.clear();
+        self.imprecise.clear();
         self.wanted = wanted;
         self.contract_excluded = excluded;
         let input = text.as_bytes();
@@ -165,6 +171,7 @@ impl Canonicalizer {
             canonical: &self.out,
             without_excluded: has_excluded.then_some(self.contract.as_slice()),
             members: &self.top_level,
+            imprecise_numbers: &self.imprecise,
         })
     }
 
@@ -178,7 +185,9 @@ impl Canonicalizer {
             b'n' => self.literal(input, position, b"null"),
             b'-' | b'0'..=b'9' => {
                 let end = number_end(input, position)?;
-                write_canonical_number(&input[position..end], &mut self.out)?;
+                if !write_canonical_number(&input[position..end], &mut self.out)? {
+                    self.imprecise.push(position..end);
+                }
                 Some(end)
             }
             _ => None,
@@ -414,6 +423,33 @@ fn order_by_prefixes(
     }
     order.extend(by_prefix.iter().map(|(_, index)| *index));
     true
+}
+
+/// The number literals in JSON `text` whose exact value a double does not hold (see
+/// [`numbers::is_exact_number`]), in order, as byte ranges. Numbers inside strings are
+/// not numbers; text that is not JSON ends the scan where it stops making sense.
+pub fn imprecise_numbers(text: &[u8]) -> Vec<Range<usize>> {
+    let mut found = Vec::new();
+    let mut position = 0;
+    while let Some(byte) = text.get(position) {
+        match byte {
+            b'"' => match string_end(text, position) {
+                Some(end) => position = end,
+                None => break,
+            },
+            b'-' | b'0'..=b'9' => {
+                let Some(end) = number_end(text, position) else {
+                    break;
+                };
+                if !is_exact_number(&text[position..end]) {
+                    found.push(position..end);
+                }
+                position = end;
+            }
+            _ => position += 1,
+        }
+    }
+    found
 }
 
 /// Compares two UTF-8 strings by their UTF-16 code units, as RFC 8785 sorts keys.

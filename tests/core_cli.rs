@@ -561,6 +561,52 @@ fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository(
     repo.evalock(&["check"]).assert_code(0);
 }
 
+/// A number finer than a double (a long ticket id written as a number) loads, locks and
+/// passes with a warning at its line and column: RFC 8785 hashes its nearest double, so
+/// an edit below that precision does not move the digest, which is what the warning is
+/// for. The warm check, answered from the cache, warns again; numbers written in any other
+/// spelling stay quiet.
+#[test]
+fn numbers_finer_than_a_double_are_warned_about_where_they_are_written() {
+    let repo = locked_demo();
+    let append = |line: &str| {
+        let cases = repo.read("evals/support.jsonl");
+        repo.write("evals/support.jsonl", format!("{cases}{line}\n"));
+        cases.lines().count() + 1
+    };
+    append(
+        r#"{"id": "plain-numbers", "input": {"a": 1.50, "b": 1e21, "c": 0.1, "d": 123456789012345, "e": "9007199254740993"}, "expect": {"must_include": ["order"]}}"#,
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_not_contains("EL105");
+
+    let line = append(
+        r#"{"id": "long-ticket", "input": {"ticket": 9007199254740993}, "expect": {"must_include": ["order"]}}"#,
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let at = format!("evals/support.jsonl:{line}:43: EL105 malformed-case (warn)");
+    let cold = repo.evalock(&["check"]);
+    cold.assert_code(0)
+        .assert_contains(&at)
+        .assert_contains("hashes as 9007199254740992");
+    let warm = repo.evalock(&["check"]);
+    assert_eq!(warm.stdout, cold.stdout);
+    repo.commit_all("a case with a long ticket number");
+
+    // The edit the warning was about: invisible to the digest, even against the base.
+    repo.replace(
+        "evals/support.jsonl",
+        "\"ticket\": 9007199254740993",
+        "\"ticket\": 9007199254740992",
+    );
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(0)
+        .assert_not_contains("EL102")
+        .assert_not_contains("EL105");
+}
+
 /// A run that fails before its report is written removes the report an earlier run left
 /// at `--output`: a pipeline reading it must not see the old PASS. Paths in the way of a
 /// file are bad input (65), not internal errors (70).

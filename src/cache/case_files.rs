@@ -4,7 +4,9 @@
 use super::codec::{Decoder, Encoder};
 use super::{key_tag, CacheContext, CacheWriter};
 use crate::grade::probe::{MustFail, ProbeOutcome};
-use crate::model::{Case, CaseFileCache, CaseProblem, CaseValue, ParsedCaseFile, SharedText};
+use crate::model::{
+    Case, CaseFileCache, CaseProblem, CaseValue, ParsedCaseFile, ProblemKind, SharedText,
+};
 use crate::source::ContentIdentity;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -166,6 +168,7 @@ fn encode_parsed(encoder: &mut Encoder, parsed: &ParsedCaseFile) {
     }
     encoder.len(parsed.problems.len());
     for problem in &parsed.problems {
+        encoder.bool(problem.kind == ProblemKind::ImpreciseNumber);
         encoder.u32(problem.line);
         encoder.u32(problem.column);
         encoder.str(&problem.message);
@@ -236,7 +239,12 @@ fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
     let problem_count = decoder.len()?;
     let mut problems = Vec::with_capacity(problem_count.min(bytes.len()));
     for _ in 0..problem_count {
+        let kind = match decoder.bool()? {
+            true => ProblemKind::ImpreciseNumber,
+            false => ProblemKind::Malformed,
+        };
         problems.push(CaseProblem {
+            kind,
             file: path.to_owned(),
             line: decoder.u32()?,
             column: decoder.u32()?,

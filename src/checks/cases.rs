@@ -3,9 +3,10 @@
 use crate::finding::{Finding, Location, Subject};
 use crate::model::lock::{CaseLock, Lock, Recipes};
 use crate::model::{
-    locked_prompt_digest, suite_digest, Case, Project, SuiteModel, CONFIG_FILE, LOCK_FILE,
+    locked_prompt_digest, suite_digest, Case, ProblemKind, Project, SuiteModel, CONFIG_FILE,
+    LOCK_FILE,
 };
-use crate::rules::RuleId;
+use crate::rules::{RuleId, Severity};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -67,17 +68,23 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
         .problems
         .iter()
         .map(|problem| {
-            Finding::new(
+            let finding = Finding::new(
                 RuleId::MalformedCase,
                 Subject::suite(&suite.name),
                 problem.message.clone(),
             )
             .at(Location::line(&problem.file, problem.line).with_column(problem.column))
-            .help(format!(
-                "fix {}:{}:{} and run `evalock check` again",
-                problem.file, problem.line, problem.column
-            ))
-            .discriminator(&format!("{}:{}", problem.file, problem.message))
+            .discriminator(&format!("{}:{}", problem.file, problem.message));
+            match problem.kind {
+                ProblemKind::Malformed => finding.help(format!(
+                    "fix {}:{}:{} and run `evalock check` again",
+                    problem.file, problem.line, problem.column
+                )),
+                ProblemKind::ImpreciseNumber => finding.severity(Severity::Warn).help(format!(
+                    "write the value at {}:{}:{} as a string (an id, a ticket number) or with at most 15 significant digits; the change moves the case's digest, so bump its `version` and run `evalock lock`",
+                    problem.file, problem.line, problem.column
+                )),
+            }
         })
         .collect();
     for pattern in &suite.unmatched_globs {
@@ -317,6 +324,7 @@ fn files_with_problems(suite: &SuiteModel) -> BTreeSet<&str> {
     suite
         .problems
         .iter()
+        .filter(|problem| problem.is_malformed())
         .map(|problem| problem.file.as_str())
         .collect()
 }

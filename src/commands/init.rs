@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::fs_util::write_atomic;
-use crate::model::{parse_case_file, Config, CONFIG_FILE};
+use crate::model::{parse_case_file, CaseProblem, Config, CONFIG_FILE};
 use crate::source::{ContentSource, WorktreeSource};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -88,7 +88,7 @@ fn detect_case_files(
             continue;
         };
         let parsed = parse_case_file(path, &bytes);
-        if parsed.cases.is_empty() || !parsed.problems.is_empty() {
+        if parsed.cases.is_empty() || parsed.problems.iter().any(CaseProblem::is_malformed) {
             continue;
         }
         let stem = path.rsplit('/').next().unwrap_or(path);

@@ -119,13 +119,15 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
     })
 }
 
-/// Cases that cannot be frozen: a lock written over them would pin garbage.
+/// Cases that cannot be frozen: a lock written over them would pin garbage. (A warning,
+/// such as a number finer than a double, does not stop the lock.)
 fn blocking_findings(project: &Project) -> Vec<Finding> {
     let mut findings = Vec::new();
     for suite in &project.suites {
         findings.extend(cases::malformed_cases(suite));
         findings.extend(cases::duplicate_case_ids(suite));
     }
+    findings.retain(|finding| finding.severity != Severity::Warn);
     crate::finding::sort_findings(&mut findings);
     findings
 }

@@ -36,22 +36,44 @@ pub(super) fn number_end(input: &[u8], start: usize) -> Option<usize> {
 }
 
 /// ECMAScript number formatting of the literal's f64 value, as `case-v1` requires.
-/// Short integers and plain decimals print as themselves.
-pub(super) fn write_canonical_number(literal: &[u8], out: &mut Vec<u8>) -> Option<()> {
-    let digits = literal.strip_prefix(b"-").unwrap_or(literal);
-    if digits.len() <= EXACT_INTEGER_DIGITS && digits.iter().all(u8::is_ascii_digit) {
-        if digits == b"0" {
-            out.push(b'0');
-        } else {
-            out.extend_from_slice(literal);
+/// Short integers and plain decimals print as themselves. `Some(false)` when the double
+/// does not hold the literal's exact value (see [`is_exact_number`]).
+pub(super) fn write_canonical_number(literal: &[u8], out: &mut Vec<u8>) -> Option<bool> {
+    if is_own_form(literal) {
+        match literal {
+            b"-0" => out.push(b'0'),
+            _ => out.extend_from_slice(literal),
         }
-        return Some(());
+        return Some(true);
     }
-    if is_shortest_decimal(digits) {
-        out.extend_from_slice(literal);
-        return Some(());
-    }
-    write_formatted_number(literal, out)
+    let start = out.len();
+    write_formatted_number(literal, out)?;
+    Some(DecimalValue::of(literal) == DecimalValue::of(&out[start..]))
+}
+
+/// Whether `literal` (JSON number grammar) keeps its exact decimal value through the
+/// double RFC 8785 writes: `1.50`, `1E2` and `0.1` do; `9007199254740993`, an integer of
+/// 18 digits or a decimal with more digits than a double holds do not (they hash as a
+/// neighbour, so an edit below that precision does not move the digest). A literal out
+/// of a double's range is refused elsewhere and counts as exact here.
+pub(crate) fn is_exact_number(literal: &[u8]) -> bool {
+    is_own_form(literal) || write_canonical_number(literal, &mut Vec::new()).unwrap_or(true)
+}
+
+/// The RFC 8785 form of the number `literal` (`None` out of a double's range).
+pub(crate) fn canonical_number(literal: &[u8]) -> Option<String> {
+    let mut out = Vec::new();
+    write_canonical_number(literal, &mut out)?;
+    String::from_utf8(out).ok()
+}
+
+/// Short integers and plain decimals: their ECMAScript form is the literal (but `-0`,
+/// which prints as `0`).
+fn is_own_form(literal: &[u8]) -> bool {
+    let digits = literal.strip_prefix(b"-").unwrap_or(literal);
+    let short_integer =
+        digits.len() <= EXACT_INTEGER_DIGITS && digits.iter().all(u8::is_ascii_digit);
+    short_integer || is_shortest_decimal(digits)
 }
 
 /// Whether a grammatical literal without its sign, `int.frac`, is already what ECMAScript
@@ -90,4 +112,116 @@ pub(super) fn write_formatted_number(literal: &[u8], out: &mut Vec<u8>) -> Optio
     let mut buffer = ryu_js::Buffer::new();
     out.extend_from_slice(buffer.format_finite(value).as_bytes());
     Some(())
+}
+
+/// The exact value of a decimal literal (JSON's grammar, or ECMAScript's `1e+21`): equal
+/// for equal values however they are written. Zero has no sign.
+#[derive(Debug, PartialEq, Eq)]
+struct DecimalValue<'a> {
+    negative: bool,
+    /// The significant digits, without leading or trailing zeros (empty for zero).
+    digits: DigitRuns<'a>,
+    /// The power of ten of the last significant digit.
+    exponent: i64,
+}
+
+/// Significant digits that may straddle the decimal point: the whole part's, then the
+/// fraction's, compared as one sequence.
+#[derive(Debug)]
+struct DigitRuns<'a>(&'a [u8], &'a [u8]);
+
+impl DigitRuns<'_> {
+    fn iter(&self) -> impl Iterator<Item = &u8> {
+        self.0.iter().chain(self.1.iter())
+    }
+}
+
+impl PartialEq for DigitRuns<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() + self.1.len() == other.0.len() + other.1.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for DigitRuns<'_> {}
+
+impl<'a> DecimalValue<'a> {
+    fn of(text: &'a [u8]) -> DecimalValue<'a> {
+        let (negative, unsigned) = match text.strip_prefix(b"-") {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, written_exponent) =
+            match unsigned.iter().position(|byte| matches!(byte, b'e' | b'E')) {
+                Some(at) => (&unsigned[..at], exponent_value(&unsigned[at + 1..])),
+                None => (unsigned, 0),
+            };
+        let (whole, fraction) = match mantissa.iter().position(|byte| *byte == b'.') {
+            Some(point) => (&mantissa[..point], &mantissa[point + 1..]),
+            None => (mantissa, &mantissa[mantissa.len()..]),
+        };
+        let fraction_digits = i64::try_from(fraction.len()).unwrap_or(i64::MAX);
+        let mut exponent = written_exponent.saturating_sub(fraction_digits);
+        let whole = trim_start_zeros(whole);
+        let (whole, fraction) = match whole.is_empty() {
+            true => (whole, trim_start_zeros(fraction)),
+            false => (whole, fraction),
+        };
+        // Trailing zeros move into the exponent, from the fraction, then the whole part.
+        let kept_fraction = trim_end_zeros(fraction);
+        exponent = exponent
+            .saturating_add(i64::try_from(fraction.len() - kept_fraction.len()).unwrap_or(0));
+        let (whole, fraction) = match kept_fraction.is_empty() {
+            true => {
+                let kept_whole = trim_end_zeros(whole);
+                exponent = exponent
+                    .saturating_add(i64::try_from(whole.len() - kept_whole.len()).unwrap_or(0));
+                (kept_whole, kept_fraction)
+            }
+            false => (whole, kept_fraction),
+        };
+        if whole.is_empty() && fraction.is_empty() {
+            return DecimalValue {
+                negative: false,
+                digits: DigitRuns(whole, fraction),
+                exponent: 0,
+            };
+        }
+        DecimalValue {
+            negative,
+            digits: DigitRuns(whole, fraction),
+            exponent,
+        }
+    }
+}
+
+/// An exponent's value, saturating (`1e-99999999999999999999` is zero, not an error).
+fn exponent_value(text: &[u8]) -> i64 {
+    let (negative, digits) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, text),
+    };
+    let magnitude = digits.iter().fold(0i64, |value, digit| {
+        value
+            .saturating_mul(10)
+            .saturating_add(i64::from(digit - b'0'))
+    });
+    match negative {
+        true => -magnitude,
+        false => magnitude,
+    }
+}
+
+fn trim_start_zeros(digits: &[u8]) -> &[u8] {
+    let zeros = digits.iter().take_while(|digit| **digit == b'0').count();
+    &digits[zeros..]
+}
+
+fn trim_end_zeros(digits: &[u8]) -> &[u8] {
+    let zeros = digits
+        .iter()
+        .rev()
+        .take_while(|digit| **digit == b'0')
+        .count();
+    &digits[..digits.len() - zeros]
 }

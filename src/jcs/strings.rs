@@ -55,7 +55,7 @@ pub(crate) fn skip_value(input: &[u8], start: usize) -> Option<usize> {
 }
 
 /// The position after the closing quote of the string whose opening quote is at `start`.
-fn string_end(input: &[u8], start: usize) -> Option<usize> {
+pub(super) fn string_end(input: &[u8], start: usize) -> Option<usize> {
     let mut position = start + 1;
     loop {
         position += next_special(input.get(position..)?)?;

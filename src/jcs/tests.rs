@@ -1,7 +1,7 @@
 //! The fast path must agree with serde_json + serde_json_canonicalizer on every input it
 //! accepts, and must decline every input the slow path rejects.
 
-use super::numbers::{is_shortest_decimal, write_formatted_number};
+use super::numbers::{canonical_number, is_shortest_decimal, write_formatted_number};
 use super::strings::next_special;
 use super::*;
 use crate::hash::canonical_json;
@@ -409,4 +409,111 @@ fn decimals_copied_as_written_are_what_formatting_gives() {
     ] {
         assert_eq!(is_shortest_decimal(literal.as_bytes()), copied, "{literal}");
     }
+}
+
+/// A number is exact when its RFC 8785 form keeps the value written, however it is
+/// written; it is imprecise when the digest holds only a neighbouring double.
+#[test]
+fn numbers_finer_than_a_double_are_told_apart_from_other_spellings() {
+    for (literal, exact) in [
+        ("0", true),
+        ("-0", true),
+        ("-0.000", true),
+        ("1.50", true),
+        ("1E2", true),
+        ("1e+2", true),
+        ("100e-2", true),
+        ("0.1", true),
+        ("123456789012345", true),
+        ("9007199254740992", true),
+        ("1e21", true),
+        ("100000000000000000000", true),
+        ("1.7976931348623157e308", true),
+        ("5e-324", true),
+        ("0.30000000000000004", true),
+        ("9007199254740993", false),
+        ("-9007199254740993", false),
+        ("1152921504606846976", false),
+        ("12345678901234567891", false),
+        ("0.10000000000000000001", false),
+        ("1.00000000000000000001", false),
+        ("1e-400", false),
+        ("1e-99999999999999999999999", false),
+    ] {
+        assert_eq!(is_exact_number(literal.as_bytes()), exact, "{literal}");
+    }
+}
+
+/// Integers of up to 20 digits, against u128 arithmetic: exact exactly when the RFC 8785
+/// form reads back as the same integer.
+#[test]
+fn integer_exactness_agrees_with_integer_arithmetic() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut exact, mut inexact) = (0, 0);
+    for _ in 0..50_000 {
+        let digits = 1 + next() % 20;
+        let mut literal: String = (0..digits)
+            .map(|_| char::from(b'0' + (next() % 10) as u8))
+            .collect();
+        // Powers of two and their neighbours are where the boundary is.
+        if next() % 4 == 0 {
+            let power = 1u128 << (40 + next() % 24);
+            literal = (power + u128::from(next() % 3) - 1).to_string();
+        }
+        let literal = literal.trim_start_matches('0');
+        let literal = if literal.is_empty() { "0" } else { literal };
+        let written: u128 = literal.parse().expect("digits");
+        let hashed = canonical_number(literal.as_bytes()).expect("finite");
+        let hashed: u128 = hashed
+            .parse()
+            .expect("an integer below 1e21 prints as digits");
+        let expected = written == hashed;
+        assert_eq!(
+            is_exact_number(literal.as_bytes()),
+            expected,
+            "{literal} hashes as {hashed}"
+        );
+        if expected {
+            exact += 1
+        } else {
+            inexact += 1
+        }
+    }
+    assert!(
+        exact > 10_000 && inexact > 10_000,
+        "{exact} exact, {inexact} inexact"
+    );
+}
+
+/// The scan skips strings (digits in them are not numbers), and the canonicalizer
+/// reports the same literals while it writes the object.
+#[test]
+fn the_scan_and_the_canonicalizer_find_the_same_imprecise_numbers() {
+    let text = r#"{"id": "9007199254740993", "a": [1.5, 9007199254740993, {"b\"": -12345678901234567891}], "c": 0.1, "d": 1e-400, "e": "\"1e-400"}"#;
+    let found: Vec<&str> = imprecise_numbers(text.as_bytes())
+        .into_iter()
+        .map(|range| &text[range])
+        .collect();
+    assert_eq!(
+        found,
+        ["9007199254740993", "-12345678901234567891", "1e-400"]
+    );
+    let mut canonicalizer = Canonicalizer::new();
+    let object = canonicalizer.object(text, &[], None).expect("valid");
+    let reported: Vec<&str> = object
+        .imprecise_numbers
+        .iter()
+        .map(|range| &text[range.clone()])
+        .collect();
+    assert_eq!(reported, found);
+    let plain = r#"{"id": "x", "n": [0, 1.50, 1e21, 123456789012345, "9007199254740993"]}"#;
+    assert!(imprecise_numbers(plain.as_bytes()).is_empty());
+    let object = canonicalizer.object(plain, &[], None).expect("valid");
+    assert!(object.imprecise_numbers.is_empty());
 }

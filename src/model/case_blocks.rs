@@ -8,7 +8,7 @@
 //! merge-conflict marker; any of them replaces the cases).
 
 use super::case_lines::parse_json_lines;
-use super::cases::{CaseDetail, CaseProblem, ParsedCaseFile, CONFLICT_MESSAGE};
+use super::cases::{CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind, CONFLICT_MESSAGE};
 use super::lock::conflict_marker_line;
 use crate::text::{
     byte_order_mark_problem, crlf_problem, require_utf8, starts_with_byte_order_mark, TextProblem,
@@ -41,6 +41,7 @@ pub fn parse_in_blocks(
     let only = |(line, column, message): TextProblem| ParsedCaseFile {
         cases: Vec::new(),
         problems: vec![CaseProblem {
+            kind: ProblemKind::Malformed,
             file: path.to_owned(),
             line,
             column,

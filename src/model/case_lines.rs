@@ -5,7 +5,7 @@
 use super::case_documents::Element;
 use super::cases::{
     case_fields, case_from_element, column_u32, json_error_message_at, Case, CaseDetail,
-    CaseProblem, CaseValue, ParsedCaseFile, SharedText,
+    CaseProblem, CaseValue, ParsedCaseFile, ProblemKind, SharedText,
 };
 use super::strict_json::StrictValue;
 use crate::grade::expect::Expect;
@@ -115,10 +115,13 @@ fn parse_chunk(
                 &file,
                 line,
                 line_text,
+                &mut parsed.problems,
             ),
             CaseDetail::Full => None,
         };
-        let result = fast.unwrap_or_else(|| case_through_value(&file, line, line_text, detail));
+        let result = fast.unwrap_or_else(|| {
+            case_through_value(&file, line, line_text, detail, &mut parsed.problems)
+        });
         match result {
             Ok(case) => parsed.cases.push(case),
             Err(problem) => parsed.problems.push(problem),
@@ -128,24 +131,29 @@ fn parse_chunk(
 }
 
 /// The reference path: parse into a value, then canonicalize it. Gives the exact error.
+/// A loaded case's numbers finer than a double are warnings in `problems`.
 fn case_through_value(
     file: &Arc<str>,
     line: u32,
     line_text: &str,
     detail: CaseDetail,
+    problems: &mut Vec<CaseProblem>,
 ) -> Result<Case, CaseProblem> {
     match serde_json::from_str::<StrictValue>(line_text) {
-        Ok(StrictValue(value)) => case_from_element(
-            file,
-            Element {
+        Ok(StrictValue(value)) => {
+            let element = Element {
                 value,
                 line,
                 end_line: line,
                 key: None,
-            },
-            detail,
-        ),
+            };
+            let case = case_from_element(file, element, detail)?;
+            let imprecise = crate::jcs::imprecise_numbers(line_text.as_bytes());
+            problems.extend(imprecise_number_problems(file, line, line_text, &imprecise));
+            Ok(case)
+        }
         Err(error) => Err(CaseProblem {
+            kind: ProblemKind::Malformed,
             file: file.to_string(),
             line,
             column: column_u32(error.column()),
@@ -155,7 +163,8 @@ fn case_through_value(
 }
 
 /// The fast path: `None` when the line needs the reference path (invalid JSON, duplicate
-/// keys, …). Only the members evalock interprets are parsed into values.
+/// keys, …). Only the members evalock interprets are parsed into values. A loaded case's
+/// numbers finer than a double are warnings in `problems`.
 fn case_from_text(
     canonicalizer: &mut Canonicalizer,
     interpreted: &mut Vec<(&'static str, Value)>,
@@ -163,6 +172,7 @@ fn case_from_text(
     file: &Arc<str>,
     line: u32,
     line_text: &str,
+    problems: &mut Vec<CaseProblem>,
 ) -> Option<Result<Case, CaseProblem>> {
     let object = canonicalizer.object(line_text, INTERPRETED_MEMBERS, Some("retired"))?;
     // `expect` is read into the grader's assertions straight from its text: as a value it
@@ -180,6 +190,7 @@ fn case_from_text(
         Ok(fields) => fields,
         Err(message) => {
             return Some(Err(CaseProblem {
+                kind: ProblemKind::Malformed,
                 file: file.to_string(),
                 line,
                 column: 1,
@@ -207,6 +218,12 @@ fn case_from_text(
         .map(bytes_digest)
         .filter(|contract| *contract != digest)
         .map(Box::new);
+    problems.extend(imprecise_number_problems(
+        file,
+        line,
+        line_text,
+        object.imprecise_numbers,
+    ));
     Some(Ok(Case {
         id,
         version,
@@ -219,6 +236,19 @@ fn case_from_text(
         grader_version,
         body,
     }))
+}
+
+/// The warnings for the number literals at `ranges` of the JSONL line `line`.
+fn imprecise_number_problems<'a>(
+    file: &'a str,
+    line: u32,
+    line_text: &'a str,
+    ranges: &'a [std::ops::Range<usize>],
+) -> impl Iterator<Item = CaseProblem> + 'a {
+    ranges.iter().map(move |range| {
+        let literal = line_text.get(range.clone()).unwrap_or_default();
+        CaseProblem::imprecise_number(file, line, column_u32(range.start + 1), literal)
+    })
 }
 
 /// The value of a member the canonicalizer has already validated (so no duplicate keys,
@@ -306,6 +336,10 @@ mod tests {
                 3 => String::new(),
                 4 => "not json".to_owned(),
                 5 => format!("{{\"id\": \"n{number}\", \"n\": 1001}}"),
+                // Numbers finer than a double: warnings, and the case still loads.
+                8 => format!(
+                    "{{\"id\": \"big{number}\", \"input\": {{\"ticket\": 9007199254740993, \"t\": [0.10000000000000000001, \"1e-400\", 1e-400]}}}}"
+                ),
                 // Every interpreted member, strings with and without escapes.
                 6 => format!(
                     "{{\"mutate\": [{{\"completion\": \"x\"}}], \"id\": \"caf\\u00e9-{number}\", \"grader_version\": \"v\\\"2\", \"expect\": {{\"must_include\": [\"x\"]}}, \"expects_refusal\": true, \"n\": 3, \"retired\": false, \"version\": 4}}"
@@ -353,6 +387,15 @@ mod tests {
             .cases
             .iter()
             .any(|case| case.retired && case.contract.is_some()));
+        let imprecise: Vec<(u32, u32)> = summary
+            .problems
+            .iter()
+            .filter(|problem| !problem.is_malformed())
+            .map(|problem| (problem.line, problem.column))
+            .collect();
+        assert_eq!(imprecise.len(), 3 * 31, "{imprecise:?}");
+        assert_eq!(imprecise[..3], [(9, 36), (9, 60), (9, 94)]);
+        assert!(summary.cases.iter().any(|case| case.id == "big8"));
         assert_eq!(summary.cases.last().map(|case| case.line), Some(3_000));
     }
 }

@@ -3,7 +3,9 @@
 
 use super::baseline::{load_baseline, SuiteBaseline};
 use super::case_blocks::parse_json_lines_from;
-use super::cases::{is_json_lines, parse_owned_case_file, CaseDetail, CaseProblem, ParsedCaseFile};
+use super::cases::{
+    is_json_lines, parse_owned_case_file, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind,
+};
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{GraderLock, Lock, SuiteLock, LOCK_FILE};
@@ -327,6 +329,7 @@ fn refuse_non_file(source: &dyn ContentSource, path: &str) -> Result<()> {
 /// A symlink's target is not case content, and following it could leave the project.
 fn symlinked_case_file(path: &str) -> ParsedCaseFile {
     let problem = CaseProblem {
+        kind: ProblemKind::Malformed,
         file: path.to_owned(),
         line: 1,
         column: 1,
