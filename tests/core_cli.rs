@@ -543,6 +543,11 @@ fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository(
     repo.evalock(&["-C", "evals", "review"]).assert_code(0);
     repo.evalock(&["-C", "evals", "hook", "install"])
         .assert_code(0);
+    // `init` below the project would split it: refused unless asked for.
+    repo.evalock(&["-C", "evals", "init"])
+        .assert_code(64)
+        .assert_contains("already holds the project this folder belongs to");
+    assert!(!repo.join("evals/evalock.toml").exists());
     let hook = repo.read(".git/hooks/pre-commit");
     assert!(hook.contains("\nproject_dir='.'\n"), "{hook}");
 
@@ -554,6 +559,10 @@ fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository(
         .assert_code(64)
         .assert_contains("no evalock.toml");
     std::fs::remove_dir_all(repo.join("evals/nested")).expect("rm");
+    repo.evalock(&["-C", "evals", "init", "--force"])
+        .assert_code(0);
+    assert!(repo.join("evals/evalock.toml").is_file());
+    repo.remove("evals/evalock.toml");
     std::fs::remove_dir_all(repo.join(".git")).expect("rm .git");
     repo.evalock(&["-C", "evals", "check"])
         .assert_code(64)

@@ -112,7 +112,7 @@ pub struct SkillsAuditArgs {
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// Replace an existing evalock.toml.
+    /// Replace an existing evalock.toml, or start a project in a folder below another one.
     #[arg(long)]
     pub force: bool,
 }

@@ -87,6 +87,24 @@ fn enter_project(command: &mut Command) -> evalock::Result<()> {
         .map_err(|error| evalock::Error::Usage(format!("{}: {error}", project.display())))
 }
 
+/// `init` below an existing project would split it: every command started there would
+/// then judge the new, nearly empty project instead of the one above.
+fn refuse_a_project_inside_another(force: bool) -> evalock::Result<()> {
+    if force || Path::new(CONFIG_FILE).symlink_metadata().is_ok() {
+        return Ok(());
+    }
+    let Ok(here) = std::env::current_dir() else {
+        return Ok(());
+    };
+    match project_above(&here) {
+        Some(project) => Err(evalock::Error::Usage(format!(
+            "{} already holds the project this folder belongs to: run evalock from anywhere below it, or pass --force to start a separate project here",
+            project.join(CONFIG_FILE).display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The nearest folder above `start` holding evalock.toml, provided it lies inside the git
 /// work tree `start` is in (a stray evalock.toml above the repository is not a project).
 fn project_above(start: &Path) -> Option<&Path> {
@@ -131,6 +149,7 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
     let root = PathBuf::from(".");
     match &cli.command {
         Command::Init(init_args) => {
+            refuse_a_project_inside_another(init_args.force)?;
             let outcome = commands::init(&root, init_args.force)?;
             printer.init_summary(&outcome);
             Ok(exit_code::CLEAN)
