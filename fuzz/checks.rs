@@ -66,7 +66,8 @@ pub fn case_file(data: &[u8]) {
 
 /// RFC 8785 straight from the text (the hot path of `case-v1`): whenever it answers, it
 /// gives what strict serde_json and the reference canonicalizer give, with and without
-/// the excluded member, and each wanted member's raw text is that member's value.
+/// the excluded member, each wanted member's raw text is that member's value, and the
+/// numbers it flags as finer than a double are the ones a scan of the text finds.
 pub fn jcs(data: &[u8]) {
     const WANTED: &[&str] = &["id", "version", "expect"];
     let Ok(text) = std::str::from_utf8(data) else {
@@ -108,6 +109,10 @@ pub fn jcs(data: &[u8]) {
     assert!(WANTED
         .iter()
         .all(|key| reported(key) == members.contains_key(*key)));
+    // Numbers finer than a double: what the canonicalizer flags while writing is what the
+    // scan of the text finds.
+    let scanned = evalock::jcs::imprecise_numbers(text.as_bytes());
+    assert_eq!(object.imprecise_numbers, scanned.as_slice());
 }
 
 /// evalock.toml: never panics; an error is malformed input (exit 65) at `evalock.toml:line`.
