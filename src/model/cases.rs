@@ -3,6 +3,7 @@
 
 use super::case_documents::{json_elements, yaml_elements, Element, NESTED_TOO_DEEPLY};
 use super::case_lines::parse_json_lines;
+use super::case_numbers;
 use crate::grade::probe::{probe_builtin, ProbeOutcome};
 use crate::hash::{case_digest, Digest};
 use crate::text::require_clean_text;
@@ -136,26 +137,6 @@ pub enum ProblemKind {
 }
 
 impl CaseProblem {
-    /// The warning for the number `literal` at `line:column`, which the case's digest
-    /// holds only as its nearest double.
-    pub fn imprecise_number(file: &str, line: u32, column: u32, literal: &str) -> CaseProblem {
-        const SHOWN: usize = 40;
-        let shown = match literal.char_indices().nth(SHOWN) {
-            Some((cut, _)) => format!("{}…", &literal[..cut]),
-            None => literal.to_owned(),
-        };
-        let hashed = crate::jcs::canonical_number(literal.as_bytes()).unwrap_or_default();
-        CaseProblem {
-            kind: ProblemKind::ImpreciseNumber,
-            file: file.to_owned(),
-            line,
-            column,
-            message: format!(
-                "the number {shown} is finer than a double: it hashes as {hashed}, its nearest double (RFC 8785), so an edit below that precision would not move the case's digest"
-            ),
-        }
-    }
-
     /// Whether the place could not become a case (rather than a warning about one that did).
     pub fn is_malformed(&self) -> bool {
         self.kind == ProblemKind::Malformed
@@ -287,7 +268,7 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
             let file: Arc<str> = Arc::from(path);
             for element in elements {
                 let yaml_numbers = match format {
-                    CaseFormat::Yaml => imprecise_yaml_integers(path, &element),
+                    CaseFormat::Yaml => case_numbers::imprecise_yaml_integers(path, &element),
                     _ => Vec::new(),
                 };
                 match case_from_element(&file, element, detail) {
@@ -306,7 +287,7 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
                         .iter()
                         .any(|case| (case.line..=case.end_line).contains(&problem.line))
                 };
-                let imprecise: Vec<CaseProblem> = imprecise_json_numbers(path, text)
+                let imprecise: Vec<CaseProblem> = case_numbers::imprecise_json_numbers(path, text)
                     .into_iter()
                     .filter(in_a_case)
                     .collect();
@@ -316,55 +297,6 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
         Err((line, column, message)) => parsed.problems.push(problem(line, column, message)),
     }
     vec![parsed]
-}
-
-/// Warnings for the numbers of a JSON case file that a double does not hold exactly, at
-/// their line and column.
-fn imprecise_json_numbers(path: &str, text: &str) -> Vec<CaseProblem> {
-    let ranges = crate::jcs::imprecise_numbers(text.as_bytes());
-    let mut problems = Vec::with_capacity(ranges.len());
-    let (mut line, mut line_start, mut counted_to) = (1usize, 0usize, 0usize);
-    for range in ranges {
-        for newline in memchr::memchr_iter(b'\n', &text.as_bytes()[counted_to..range.start]) {
-            line += 1;
-            line_start = counted_to + newline + 1;
-        }
-        counted_to = range.start;
-        let literal = text.get(range.clone()).unwrap_or_default();
-        problems.push(CaseProblem::imprecise_number(
-            path,
-            line_u32(line),
-            column_u32(range.start - line_start + 1),
-            literal,
-        ));
-    }
-    problems
-}
-
-/// Warnings for the integers of a YAML case that a double does not hold exactly, at the
-/// case's line (YAML's parser keeps integers exact but not the digits of decimals, so only
-/// integers are seen).
-fn imprecise_yaml_integers(path: &str, element: &Element) -> Vec<CaseProblem> {
-    let mut problems = Vec::new();
-    let mut pending = vec![&element.value];
-    while let Some(value) = pending.pop() {
-        match value {
-            Value::Number(number)
-                if !crate::jcs::is_exact_number(number.to_string().as_bytes()) =>
-            {
-                problems.push(CaseProblem::imprecise_number(
-                    path,
-                    element.line,
-                    1,
-                    &number.to_string(),
-                ));
-            }
-            Value::Array(items) => pending.extend(items.iter().rev()),
-            Value::Object(members) => pending.extend(members.values().rev()),
-            _ => {}
-        }
-    }
-    problems
 }
 
 pub(super) fn case_from_element(
@@ -671,48 +603,6 @@ mod tests {
             b"{\"expect\":{\"must_include\":[\"x\"]},\"version\":2,\"id\":\"a\"}\n",
         );
         assert_eq!(yaml.cases[0].digest, json.cases[0].digest);
-    }
-
-    #[test]
-    fn numbers_finer_than_a_double_in_json_and_yaml_files_are_warnings_at_their_place() {
-        let json = "[\n  {\"id\": \"a\", \"x\": 1.5},\n  {\"id\": \"b\",\n   \"x\": 9007199254740993},\n  {\"x\": 9007199254740993}\n]\n";
-        let parsed = parse_case_file("cases.json", json.as_bytes());
-        assert_eq!(parsed.cases.len(), 2);
-        let places: Vec<_> = parsed
-            .problems
-            .iter()
-            .map(|problem| (problem.kind, problem.line, problem.column))
-            .collect();
-        // The third element is no case (no id): refused, and not warned about.
-        assert_eq!(
-            places,
-            [
-                (ProblemKind::Malformed, 5, 1),
-                (ProblemKind::ImpreciseNumber, 4, 9)
-            ]
-        );
-        assert!(parsed.problems[1]
-            .message
-            .contains("hashes as 9007199254740992"));
-
-        let yaml = "- id: a\n  x: 123456789012345\n- id: b\n  x: [1, 12345678901234567891]\n";
-        let parsed = parse_case_file("cases.yaml", yaml.as_bytes());
-        assert_eq!(parsed.cases.len(), 2);
-        let places: Vec<_> = parsed
-            .problems
-            .iter()
-            .map(|problem| (problem.kind, problem.line, problem.column))
-            .collect();
-        assert_eq!(places, [(ProblemKind::ImpreciseNumber, 3, 1)]);
-
-        let quiet = "- id: a\n  x: [0.1, 1.50, 9007199254740992, \"9007199254740993\"]\n";
-        assert!(parse_case_file("cases.yaml", quiet.as_bytes())
-            .problems
-            .is_empty());
-        let quiet = "[{\"id\": \"a\", \"x\": [0.1, 1.50, 1e21, \"9007199254740993\"]}]";
-        assert!(parse_case_file("cases.json", quiet.as_bytes())
-            .problems
-            .is_empty());
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod case_blocks;
 mod case_documents;
 pub(crate) use case_documents::yaml_message_for_people;
 mod case_lines;
+mod case_numbers;
 pub mod cases;
 pub mod config;
 pub mod graders;
