@@ -13,7 +13,7 @@ use std::ops::Range;
 mod numbers;
 mod strings;
 
-pub(crate) use numbers::{canonical_number, is_exact_number};
+pub(crate) use numbers::{canonical_number, is_precise_number};
 use numbers::{number_end, write_canonical_number};
 use strings::{decode_string, string_end, write_canonical_string, write_string_value};
 pub(crate) use strings::{read_string, skip_value, skip_whitespace};
@@ -426,7 +426,7 @@ fn order_by_prefixes(
 }
 
 /// The number literals in JSON `text` whose exact value a double does not hold (see
-/// [`numbers::is_exact_number`]), in order, as byte ranges. Numbers inside strings are
+/// [`numbers::is_precise_number`]), in order, as byte ranges. Numbers inside strings are
 /// not numbers; text that is not JSON ends the scan where it stops making sense.
 pub fn imprecise_numbers(text: &[u8]) -> Vec<Range<usize>> {
     let mut found = Vec::new();
@@ -441,7 +441,7 @@ pub fn imprecise_numbers(text: &[u8]) -> Vec<Range<usize>> {
                 let Some(end) = number_end(text, position) else {
                     break;
                 };
-                if !is_exact_number(&text[position..end]) {
+                if !is_precise_number(&text[position..end]) {
                     found.push(position..end);
                 }
                 position = end;

@@ -36,8 +36,8 @@ pub(super) fn number_end(input: &[u8], start: usize) -> Option<usize> {
 }
 
 /// ECMAScript number formatting of the literal's f64 value, as `case-v1` requires.
-/// Short integers and plain decimals print as themselves. `Some(false)` when the double
-/// does not hold the literal's exact value (see [`is_exact_number`]).
+/// Short integers and plain decimals print as themselves. `Some(false)` when the literal
+/// is finer than the double (see [`is_precise_number`]).
 pub(super) fn write_canonical_number(literal: &[u8], out: &mut Vec<u8>) -> Option<bool> {
     if is_own_form(literal) {
         match literal {
@@ -47,17 +47,44 @@ pub(super) fn write_canonical_number(literal: &[u8], out: &mut Vec<u8>) -> Optio
         return Some(true);
     }
     let start = out.len();
-    write_formatted_number(literal, out)?;
-    Some(DecimalValue::of(literal) == DecimalValue::of(&out[start..]))
+    let value = write_formatted_number(literal, out)?;
+    let written = DecimalValue::of(literal);
+    // A plain integer is taken at its word (an id, a count): it must survive as written.
+    let integer = literal
+        .iter()
+        .all(|byte| byte.is_ascii_digit() || *byte == b'-');
+    Some(
+        written == DecimalValue::of(&out[start..])
+            || (!integer && spells_its_double(&written, value)),
+    )
 }
 
-/// Whether `literal` (JSON number grammar) keeps its exact decimal value through the
-/// double RFC 8785 writes: `1.50`, `1E2` and `0.1` do; `9007199254740993`, an integer of
-/// 18 digits or a decimal with more digits than a double holds do not (they hash as a
-/// neighbour, so an edit below that precision does not move the digest). A literal out
-/// of a double's range is refused elsewhere and counts as exact here.
-pub(crate) fn is_exact_number(literal: &[u8]) -> bool {
+/// Whether the number `literal` (JSON grammar) is no finer than the double RFC 8785
+/// hashes it as. It is when the double's RFC 8785 form keeps its value (`1.50`, `1E2`,
+/// `0.1`) or when it is how a printer writes that double with as many digits as it has
+/// (`0.69999999999999996` is 0.7 written with 17, as `%.17g` does; a plain integer is
+/// never such a spelling). It is not for an integer that RFC 8785 writes otherwise, such
+/// as `9007199254740993`, more than 17 significant digits, or a value that becomes zero
+/// (`1e-400`): those hash as a neighbour, and an edit below that precision would not move
+/// the digest. A literal out of a double's range is refused
+/// elsewhere and counts as precise here.
+pub(crate) fn is_precise_number(literal: &[u8]) -> bool {
     is_own_form(literal) || write_canonical_number(literal, &mut Vec::new()).unwrap_or(true)
+}
+
+/// The most significant digits a double ever needs to be written exactly enough to read
+/// back as itself.
+const DOUBLE_ROUND_TRIP_DIGITS: usize = 17;
+
+/// Whether `written` is `value` printed, correctly rounded, with as many significant
+/// digits as `written` has (at most 17).
+fn spells_its_double(written: &DecimalValue<'_>, value: f64) -> bool {
+    let digits = written.digits.len();
+    if digits == 0 || digits > DOUBLE_ROUND_TRIP_DIGITS || value == 0.0 {
+        return false;
+    }
+    let printed = format!("{:.*e}", digits - 1, value);
+    DecimalValue::of(printed.as_bytes()) == *written
 }
 
 /// The RFC 8785 form of the number `literal` (`None` out of a double's range).
@@ -103,15 +130,16 @@ pub(super) fn is_shortest_decimal(digits: &[u8]) -> bool {
     significant <= EXACT_INTEGER_DIGITS
 }
 
-/// The general case: the literal's value formatted by `ryu-js` (ECMAScript rules).
-pub(super) fn write_formatted_number(literal: &[u8], out: &mut Vec<u8>) -> Option<()> {
+/// The general case: the literal's value formatted by `ryu-js` (ECMAScript rules). Returns
+/// that value.
+pub(super) fn write_formatted_number(literal: &[u8], out: &mut Vec<u8>) -> Option<f64> {
     let value: f64 = std::str::from_utf8(literal).ok()?.parse().ok()?;
     if !value.is_finite() {
         return None;
     }
     let mut buffer = ryu_js::Buffer::new();
     out.extend_from_slice(buffer.format_finite(value).as_bytes());
-    Some(())
+    Some(value)
 }
 
 /// The exact value of a decimal literal (JSON's grammar, or ECMAScript's `1e+21`): equal
@@ -134,11 +162,15 @@ impl DigitRuns<'_> {
     fn iter(&self) -> impl Iterator<Item = &u8> {
         self.0.iter().chain(self.1.iter())
     }
+
+    fn len(&self) -> usize {
+        self.0.len() + self.1.len()
+    }
 }
 
 impl PartialEq for DigitRuns<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.0.len() + self.1.len() == other.0.len() + other.1.len() && self.iter().eq(other.iter())
+        self.len() == other.len() && self.iter().eq(other.iter())
     }
 }
 

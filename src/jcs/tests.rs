@@ -411,8 +411,9 @@ fn decimals_copied_as_written_are_what_formatting_gives() {
     }
 }
 
-/// A number is exact when its RFC 8785 form keeps the value written, however it is
-/// written; it is imprecise when the digest holds only a neighbouring double.
+/// A number is precise when its RFC 8785 form keeps the value written, however it is
+/// written, or when it is a double written out in full; it is imprecise when the digest
+/// holds only a neighbouring double.
 #[test]
 fn numbers_finer_than_a_double_are_told_apart_from_other_spellings() {
     for (literal, exact) in [
@@ -431,7 +432,16 @@ fn numbers_finer_than_a_double_are_told_apart_from_other_spellings() {
         ("1.7976931348623157e308", true),
         ("5e-324", true),
         ("0.30000000000000004", true),
+        // A double written out with up to 17 digits, as `%.17g` printers write 0.7, 0.1
+        // and the smallest subnormal: the spelling of that very double.
+        ("0.69999999999999996", true),
+        ("-0.10000000000000001", true),
+        ("1.0000000000000000e-1", true),
+        ("4.9406564584124654e-324", true),
         ("9007199254740993", false),
+        ("9007199254740993.0", false),
+        ("0.69999999999999997", false),
+        ("0.100000000000000001", false),
         ("-9007199254740993", false),
         ("1152921504606846976", false),
         ("12345678901234567891", false),
@@ -440,7 +450,7 @@ fn numbers_finer_than_a_double_are_told_apart_from_other_spellings() {
         ("1e-400", false),
         ("1e-99999999999999999999999", false),
     ] {
-        assert_eq!(is_exact_number(literal.as_bytes()), exact, "{literal}");
+        assert_eq!(is_precise_number(literal.as_bytes()), exact, "{literal}");
     }
 }
 
@@ -475,7 +485,7 @@ fn integer_exactness_agrees_with_integer_arithmetic() {
             .expect("an integer below 1e21 prints as digits");
         let expected = written == hashed;
         assert_eq!(
-            is_exact_number(literal.as_bytes()),
+            is_precise_number(literal.as_bytes()),
             expected,
             "{literal} hashes as {hashed}"
         );

@@ -23,7 +23,7 @@ impl CaseProblem {
             line,
             column,
             message: format!(
-                "the number {shown} is finer than a double: it hashes as {hashed}, its nearest double (RFC 8785), so an edit below that precision would not move the case's digest"
+                "the number {shown} hashes as {hashed}: RFC 8785 keeps a number only as precisely as a double does, so an edit below that precision would not move the case's digest"
             ),
         }
     }
@@ -61,7 +61,7 @@ pub(super) fn imprecise_yaml_integers(path: &str, element: &Element) -> Vec<Case
     while let Some(value) = pending.pop() {
         match value {
             Value::Number(number)
-                if !crate::jcs::is_exact_number(number.to_string().as_bytes()) =>
+                if !crate::jcs::is_precise_number(number.to_string().as_bytes()) =>
             {
                 problems.push(CaseProblem::imprecise_number(
                     path,
