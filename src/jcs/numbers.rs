@@ -80,10 +80,14 @@ const DOUBLE_ROUND_TRIP_DIGITS: usize = 17;
 /// digits as `written` has (at most 17).
 fn spells_its_double(written: &DecimalValue<'_>, value: f64) -> bool {
     let digits = written.digits.len();
-    if digits == 0 || digits > DOUBLE_ROUND_TRIP_DIGITS || value == 0.0 {
+    // Zero (no digits) never gets here: every spelling of it is its RFC 8785 form.
+    let Some(after_the_first) = digits.checked_sub(1) else {
+        return false;
+    };
+    if digits > DOUBLE_ROUND_TRIP_DIGITS {
         return false;
     }
-    let printed = format!("{:.*e}", digits - 1, value);
+    let printed = format!("{:.*e}", after_the_first, value);
     DecimalValue::of(printed.as_bytes()) == *written
 }
 
@@ -256,4 +260,44 @@ fn trim_end_zeros(digits: &[u8]) -> &[u8] {
         .take_while(|digit| **digit == b'0')
         .count();
     &digits[..digits.len() - zeros]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DecimalValue;
+
+    /// Equal values however they are written (point, exponent, zeros, sign of zero);
+    /// different values never equal.
+    #[test]
+    fn decimal_values_compare_by_value_not_by_spelling() {
+        let same = |left: &str, right: &str| {
+            DecimalValue::of(left.as_bytes()) == DecimalValue::of(right.as_bytes())
+        };
+        for (left, right) in [
+            ("1e2", "100"),
+            ("1E+2", "100.000"),
+            ("100e-2", "1"),
+            ("12.5e-3", "0.0125"),
+            ("1.50", "1.5"),
+            ("15e-1", "1.5"),
+            ("0.000", "-0"),
+            ("1e21", "1000000000000000000000"),
+            ("1.2345e+4", "12345"),
+            ("-7.0e0", "-7"),
+        ] {
+            assert!(same(left, right), "{left} = {right}");
+        }
+        for (left, right) in [
+            ("1e2", "1e3"),
+            ("1e3", "100"),
+            ("-1", "1"),
+            ("12.5e-3", "0.125"),
+            ("105", "15"),
+            ("1.05", "1.5"),
+            ("1e-400", "0"),
+            ("9007199254740993", "9007199254740992"),
+        ] {
+            assert!(!same(left, right), "{left} != {right}");
+        }
+    }
 }
