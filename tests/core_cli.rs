@@ -541,6 +541,32 @@ fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository(
     assert!(repo.join(".evalock/results.json").is_file());
     assert!(!repo.join("evals/.evalock").exists());
     repo.evalock(&["-C", "evals", "review"]).assert_code(0);
+    // Each path option names what it named from the subfolder.
+    repo.write(
+        "evals/made.jsonl",
+        "{\"case_id\": \"nope\", \"completion\": \"x\"}\n",
+    );
+    repo.evalock(&[
+        "-C",
+        "evals",
+        "run",
+        "--suite",
+        "support",
+        "--completions",
+        "made.jsonl",
+    ])
+    .assert_code(1)
+    .assert_contains("no completion for case `refund-no-order-id` in evals/made.jsonl");
+    // Exits 0 once it has read its input (a missing file is 64).
+    repo.evalock(&["-C", "evals", "github", "--from", "report.json"])
+        .assert_code(0);
+    repo.write(
+        "evals/helper/SKILL.md",
+        "---\nname: helper\ndescription: x\n---\nhi\n",
+    );
+    repo.evalock(&["-C", "evals", "skills", "audit", "helper"])
+        .assert_code(1)
+        .assert_contains("EL203 evals/helper/SKILL.md:1");
     repo.evalock(&["-C", "evals", "hook", "install"])
         .assert_code(0);
     // `init` below the project would split it: refused unless asked for.

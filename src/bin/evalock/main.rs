@@ -127,7 +127,6 @@ fn rebase(path: &Path, started: &Path, project: &Path) -> PathBuf {
     }
     let absolute = started.join(path);
     match absolute.strip_prefix(project) {
-        Ok(inside) if inside.as_os_str().is_empty() => PathBuf::from("."),
         Ok(inside) => inside.to_path_buf(),
         Err(_) => absolute,
     }
