@@ -461,9 +461,18 @@ fn dash_c_runs_in_another_directory_and_init_detects_the_project() {
     common::copy_tree(&common::fixture("demo"), &repo.join("project"));
     std::fs::remove_file(repo.join("project/evalock.toml")).unwrap();
     std::fs::remove_file(repo.join("project/evalock.lock")).unwrap();
+    // A case whose number only warns (finer than a double) does not hide its file.
+    let cases = repo.read("project/evals/support.jsonl");
+    repo.write(
+        "project/evals/support.jsonl",
+        format!(
+            "{cases}{{\"id\": \"long-ticket\", \"input\": {{\"ticket\": 9007199254740993}}}}\n"
+        ),
+    );
     repo.evalock(&["-C", "project", "init"])
         .assert_code(0)
         .assert_contains("suite support: evals/support.jsonl");
+    repo.write("project/evals/support.jsonl", cases);
     let config = repo.read("project/evalock.toml");
     assert!(
         config.contains("prompt = \"prompts/support.txt\""),
@@ -629,6 +638,18 @@ fn numbers_finer_than_a_double_are_warned_about_where_they_are_written() {
     let warm = repo.evalock(&["check"]);
     assert_eq!(warm.stdout, cold.stdout);
     repo.commit_all("a case with a long ticket number");
+    // A warning is not a broken file: a case deleted beside it is still missed.
+    let cases = repo.read("evals/support.jsonl");
+    let without_plain: String = cases
+        .lines()
+        .filter(|line| !line.contains("plain-numbers"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    repo.write("evals/support.jsonl", &without_plain);
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("locked case `plain-numbers` (version 1) is missing");
+    repo.write("evals/support.jsonl", &cases);
 
     // The edit the warning was about: invisible to the digest, even against the base.
     repo.replace(
