@@ -81,8 +81,8 @@ fn warm_check_writes_the_cache_and_agrees_with_a_cold_one() {
     let files = cache_files(&repo);
     assert_eq!(
         files.len(),
-        3,
-        "a case-file store, a check memo and its subjects: {files:?}"
+        2,
+        "a case-file store and a check memo; a human report lists no subjects, so none are gathered: {files:?}"
     );
     assert!(
         repo.join(".evalock/cache/.gitignore").exists(),
@@ -90,6 +90,10 @@ fn warm_check_writes_the_cache_and_agrees_with_a_cold_one() {
     );
     assert_same_as_uncached(&repo, &["check"]).assert_code(0);
     assert_same_as_uncached(&repo, &["check", "--format", "json"]).assert_code(0);
+    let files = cache_files(&repo);
+    assert_eq!(files.len(), 3, "a JSON report's subjects too: {files:?}");
+    assert_same_as_uncached(&repo, &["check", "--format", "json"]).assert_code(0);
+    assert_same_as_uncached(&repo, &["check"]).assert_code(0);
     assert!(
         repo.git(&["status", "--porcelain"]).is_empty(),
         "the cache must not show up in git status"

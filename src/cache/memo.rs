@@ -214,14 +214,18 @@ impl CheckMemo {
                     .all(|dependency| still_holds(dependency, source) == Some(true))
             });
             let report = decode_report(&mut decoder).and_then(|report| {
-                let seal: [u8; 32] = decoder.raw(32)?.try_into().ok()?;
+                let seal: Option<[u8; 32]> = match decoder.bool()? {
+                    true => Some(decoder.raw(32)?.try_into().ok()?),
+                    false => None,
+                };
                 decoder.is_done().then_some((report, seal))
             });
             (verifying.join().unwrap_or(false), report)
         });
         let (mut report, seal) = unchanged.then_some(report).flatten()?;
         if with_subjects {
-            let body = self.context.read_sealed(&self.subjects_name, &seal)?;
+            // A check whose report listed no subjects did not gather them.
+            let body = self.context.read_sealed(&self.subjects_name, &seal?)?;
             let mut decoder = Decoder::new(&body);
             report.subjects = decode_subjects(&mut decoder).filter(|_| decoder.is_done())?;
         }
@@ -229,8 +233,16 @@ impl CheckMemo {
     }
 
     /// Remembers `report` with what `recording` saw, unless something cannot be verified
-    /// later or changed too recently to be trusted.
-    pub fn remember(&self, key: &MemoKey, recording: &RecordingSource<'_>, report: &Report) {
+    /// later or changed too recently to be trusted. `with_subjects`: the report holds its
+    /// subjects (a report that lists none, as the human one, is judged without gathering
+    /// them, and a later check that lists them judges again).
+    pub fn remember(
+        &self,
+        key: &MemoKey,
+        recording: &RecordingSource<'_>,
+        report: &Report,
+        with_subjects: bool,
+    ) {
         let Some(dependencies) = recording.dependencies() else {
             return;
         };
@@ -243,10 +255,16 @@ impl CheckMemo {
         }
         // The subjects first: the memo names them by their checksum, so a memo is never
         // paired with the subjects of another.
-        let mut subjects = Encoder::default();
-        encode_subjects(&mut subjects, &report.subjects);
-        let Some(seal) = self.context.write(&self.subjects_name, subjects.bytes()) else {
-            return;
+        let seal = match with_subjects {
+            true => {
+                let mut subjects = Encoder::default();
+                encode_subjects(&mut subjects, &report.subjects);
+                let Some(seal) = self.context.write(&self.subjects_name, subjects.bytes()) else {
+                    return;
+                };
+                Some(seal)
+            }
+            false => None,
         };
         let mut encoder = Encoder::default();
         encoder.str(&key.0);
@@ -255,7 +273,10 @@ impl CheckMemo {
             encode_dependency(&mut encoder, dependency);
         }
         encode_report(&mut encoder, report);
-        encoder.raw(&seal);
+        encoder.bool(seal.is_some());
+        if let Some(seal) = seal {
+            encoder.raw(&seal);
+        }
         self.context.write(&self.name, encoder.bytes());
     }
 }

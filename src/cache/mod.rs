@@ -24,7 +24,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Where the cache lives, relative to the project root.
 pub const CACHE_DIR: &str = ".evalock/cache";
 const MAGIC: &[u8; 8] = b"EVLCACHE";
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 /// Files changed this recently may still change within one timestamp tick (FAT has 2 s),
 /// which their stat data would not show: they are not cached until they settle.
 const SETTLE_NS: i128 = 2_000_000_000;

@@ -108,7 +108,7 @@ fn the_memo_answers_only_while_everything_it_read_is_unchanged() {
     source.put("unrelated.txt", "x", "u1");
     let key = MemoKey("check worktree".into());
     let memo = CheckMemo::open(&context(directory.path(), "bin-1"), "worktree");
-    memo.remember(&key, &record(&source), &report());
+    memo.remember(&key, &record(&source), &report(), true);
 
     let recalled = memo.recall(&key, &source, true).expect("nothing changed");
     assert_eq!(recalled.findings, report().findings);
@@ -162,7 +162,7 @@ fn subjects_are_read_back_only_when_wanted_and_only_their_own() {
     let key = MemoKey("check worktree".into());
     let cache = context(directory.path(), "bin-1");
     let memo = CheckMemo::open(&cache, "worktree");
-    memo.remember(&key, &record(&source), &report());
+    memo.remember(&key, &record(&source), &report(), true);
     assert!(!report().subjects.is_empty());
 
     let without = memo.recall(&key, &source, false).expect("nothing changed");
@@ -185,7 +185,7 @@ fn subjects_are_read_back_only_when_wanted_and_only_their_own() {
     other.subjects.truncate(1);
     let other_dir = tempfile::tempdir().unwrap();
     let other_memo = CheckMemo::open(&context(other_dir.path(), "bin-1"), "worktree");
-    other_memo.remember(&key, &record(&source), &other);
+    other_memo.remember(&key, &record(&source), &other, true);
     let other_subjects = std::fs::read_dir(other_dir.path())
         .unwrap()
         .map(|entry| entry.unwrap().path())
@@ -206,6 +206,19 @@ fn subjects_are_read_back_only_when_wanted_and_only_their_own() {
             .map(|report| report.subjects),
         Some(report().subjects)
     );
+
+    // A check whose report listed no subjects did not gather them: its memo serves a
+    // report without subjects, never one that must list them (even with an earlier
+    // subjects file still there).
+    let mut listless = report();
+    listless.subjects.clear();
+    memo.remember(&key, &record(&source), &listless, false);
+    assert_eq!(
+        memo.recall(&key, &source, false)
+            .map(|report| report.findings),
+        Some(report().findings)
+    );
+    assert!(memo.recall(&key, &source, true).is_none());
 }
 
 #[test]
@@ -236,7 +249,7 @@ fn content_without_identity_or_too_fresh_is_not_remembered() {
     recording.read("evalock.toml").unwrap();
     recording.record(memo_dependency_for_test("evals/a.jsonl", fresh));
     let memo = CheckMemo::open(&cache, "worktree");
-    memo.remember(&key, &recording, &report());
+    memo.remember(&key, &recording, &report(), true);
     assert!(memo.recall(&key, &source, true).is_none());
 }
 
