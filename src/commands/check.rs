@@ -133,6 +133,9 @@ fn judge(
         None => None,
     };
     let mut findings = check_project(&project, base_project.as_ref());
+    // Freeing a large project takes longer than what is left to do (subjects, remember,
+    // print): on a worker, meanwhile.
+    rayon::spawn(move || drop(base_project));
     if options.source == SourceSpec::Index {
         staged::add_staging_step(&mut findings);
     }
@@ -152,7 +155,10 @@ fn judge(
     // report that lists them.
     let report = match options.subjects {
         true => report.with_subjects(project.into_subjects()),
-        false => report,
+        false => {
+            rayon::spawn(move || drop(project));
+            report
+        }
     };
     Ok(Judged {
         report,
