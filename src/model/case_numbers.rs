@@ -83,19 +83,23 @@ mod tests {
     use super::*;
     use crate::model::parse_case_file;
 
+    /// Each problem's kind and place, in order.
+    fn places(parsed: &crate::model::ParsedCaseFile) -> Vec<(ProblemKind, u32, u32)> {
+        parsed
+            .problems
+            .iter()
+            .map(|problem| (problem.kind, problem.line, problem.column))
+            .collect()
+    }
+
     #[test]
     fn numbers_finer_than_a_double_in_json_and_yaml_files_are_warnings_at_their_place() {
         let json = "[\n  {\"id\": \"a\", \"x\": 1.5},\n  {\"id\": \"b\",\n   \"x\": 9007199254740993},\n  {\"x\": 9007199254740993}\n]\n";
         let parsed = parse_case_file("cases.json", json.as_bytes());
         assert_eq!(parsed.cases.len(), 2);
-        let places: Vec<_> = parsed
-            .problems
-            .iter()
-            .map(|problem| (problem.kind, problem.line, problem.column))
-            .collect();
         // The third element is no case (no id): refused, and not warned about.
         assert_eq!(
-            places,
+            places(&parsed),
             [
                 (ProblemKind::Malformed, 5, 1),
                 (ProblemKind::ImpreciseNumber, 4, 9)
@@ -108,12 +112,7 @@ mod tests {
         let yaml = "- id: a\n  x: 123456789012345\n- id: b\n  x: [1, 12345678901234567891]\n";
         let parsed = parse_case_file("cases.yaml", yaml.as_bytes());
         assert_eq!(parsed.cases.len(), 2);
-        let places: Vec<_> = parsed
-            .problems
-            .iter()
-            .map(|problem| (problem.kind, problem.line, problem.column))
-            .collect();
-        assert_eq!(places, [(ProblemKind::ImpreciseNumber, 3, 1)]);
+        assert_eq!(places(&parsed), [(ProblemKind::ImpreciseNumber, 3, 1)]);
 
         let quiet = "- id: a\n  x: [0.1, 1.50, 9007199254740992, \"9007199254740993\"]\n";
         assert!(parse_case_file("cases.yaml", quiet.as_bytes())
