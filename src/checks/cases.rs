@@ -81,7 +81,7 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
                     problem.file, problem.line, problem.column
                 )),
                 ProblemKind::ImpreciseNumber => finding.severity(Severity::Warn).help(format!(
-                    "write the value at {}:{}:{} as a string (an id, a ticket number) or with at most 15 significant digits; the change moves the case's digest, so bump its `version` and run `evalock lock`",
+                    "write the value at {}:{}:{} as a string (an id, a ticket number), or as the number it hashes as; the change moves the case's digest, so bump its `version` and run `evalock lock`",
                     problem.file, problem.line, problem.column
                 )),
             }

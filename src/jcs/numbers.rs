@@ -66,8 +66,8 @@ pub(super) fn write_canonical_number(literal: &[u8], out: &mut Vec<u8>) -> Optio
 /// never such a spelling). It is not for an integer that RFC 8785 writes otherwise, such
 /// as `9007199254740993`, more than 17 significant digits, or a value that becomes zero
 /// (`1e-400`): those hash as a neighbour, and an edit below that precision would not move
-/// the digest. A literal out of a double's range is refused
-/// elsewhere and counts as precise here.
+/// the digest. A literal out of a double's range is refused elsewhere and counts as
+/// precise here.
 pub(crate) fn is_precise_number(literal: &[u8]) -> bool {
     is_own_form(literal) || write_canonical_number(literal, &mut Vec::new()).unwrap_or(true)
 }
