@@ -153,96 +153,22 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
         .at(Location::line(LOCK_FILE, 1))
         .help("run `evalock lock` to re-pin every case with the current recipes")];
     }
-    let mut findings = summaries_disagree(lock);
+    // The suites' own summaries and their cases against their entries: both at once, the
+    // suites spread over the threads (in order: the report is the same either way).
     let empty = BTreeMap::new();
-    for suite in &project.suites {
-        let locked = lock.cases.get(&suite.name).unwrap_or(&empty);
-        let (paired, missing) = pair_with_lock(suite, locked);
-        for (case, entry) in paired {
-            // Built only for findings: most cases are clean.
-            let subject = || Subject::case(&suite.name, &case.id);
-            let finding = match entry {
-                None => Finding::new(
-                    RuleId::CaseUnlocked,
-                    subject(),
-                    format!("case `{}` ({}) is new and not in {LOCK_FILE}", case.id, case_at(case)),
-                )
-                .help("review the case, then run `evalock lock`"),
-                Some(entry) if entry.digest == case.digest => {
-                    if entry.version != case.version || entry.retired != case.retired || *entry.file != *case.file {
-                        Finding::new(
-                            RuleId::CaseUnlocked,
-                            subject(),
-                            format!("case `{}` ({}) moved or changed its lock metadata", case.id, case_at(case)),
-                        )
-                        .help("run `evalock lock`")
-                    } else {
-                        continue;
-                    }
-                }
-                // Retiring adds `retired` and so changes the digest; the contract (the case
-                // without it) tells a plain retirement from an edit made with it.
-                Some(entry) if case.retired && entry.version == case.version => {
-                    match case.contract.as_deref() == Some(&entry.digest) {
-                        true => Finding::new(
-                            RuleId::CaseUnlocked,
-                            subject(),
-                            format!("case `{}` ({}) is retired but {LOCK_FILE} still has it active", case.id, case_at(case)),
-                        )
-                        .help("run `evalock lock` to record the retirement"),
-                        false => Finding::new(
-                            RuleId::CaseUnlocked,
-                            subject(),
-                            format!("case `{}` ({}) was retired and edited, still version {}", case.id, case_at(case), case.version),
-                        )
-                        .help(format!(
-                            "retire it unchanged, or bump `version` to {} if its contract changed, then run `evalock lock`",
-                            case.version + 1
-                        )),
-                    }
-                }
-                Some(entry) if entry.version == case.version => Finding::new(
-                    RuleId::CaseUnlocked,
-                    subject(),
-                    format!("case `{}` ({}) changed but is still version {}", case.id, case_at(case), case.version),
-                )
-                .help(format!(
-                    "bump `version` to {} if its contract changed (shipped cases are never edited in place), then run `evalock lock`",
-                    case.version + 1
-                )),
-                Some(entry) => Finding::new(
-                    RuleId::CaseUnlocked,
-                    subject(),
-                    format!(
-                        "case `{}` ({}) changed: version {} in {LOCK_FILE}, {} now",
-                        case.id,
-                        case_at(case),
-                        entry.version,
-                        case.version
-                    ),
-                )
-                .help("run `evalock lock` to freeze the new version"),
-            };
-            findings.push(finding.at(case_location(case)));
-        }
-        let unreadable = files_with_problems(suite);
-        // A file that did not load in full reports its EL105 problems; its cases are not
-        // "missing" (one bad byte would otherwise read as every case deleted).
-        for (id, entry) in missing
-            .into_iter()
-            .filter(|(_, entry)| !unreadable.contains(&*entry.file))
-        {
-            findings.push(
-                Finding::new(
-                    RuleId::CaseUnlocked,
-                    Subject::case(&suite.name, id),
-                    format!("locked case `{id}` (version {}) is missing from {}", entry.version, entry.file),
-                )
-                .at(Location::file(&*entry.file))
-                .help("restore the case and mark it `\"retired\": true` instead of deleting it, then run `evalock lock`"),
-            );
-        }
-    }
+    let (mut findings, per_suite) = rayon::join(
+        || summaries_disagree(lock),
+        || {
+            project
+                .suites
+                .par_iter()
+                .flat_map_iter(|suite| {
+                    suite_unlocked(suite, lock.cases.get(&suite.name).unwrap_or(&empty))
+                })
+                .collect::<Vec<_>>()
+        },
+    );
+    findings.extend(per_suite);
     let configured: BTreeSet<&str> = project
         .suites
         .iter()
@@ -265,6 +191,97 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
                 .help("restore the suite, or run `evalock lock` if removing it is intended"),
             );
         }
+    }
+    findings
+}
+
+/// EL101 for one suite: each case against its lock entry, and the entries no case has.
+fn suite_unlocked(suite: &SuiteModel, locked: &LockedCases) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let (paired, missing) = pair_with_lock(suite, locked);
+    for (case, entry) in paired {
+        // Built only for findings: most cases are clean.
+        let subject = || Subject::case(&suite.name, &case.id);
+        let finding = match entry {
+            None => Finding::new(
+                RuleId::CaseUnlocked,
+                subject(),
+                format!("case `{}` ({}) is new and not in {LOCK_FILE}", case.id, case_at(case)),
+            )
+            .help("review the case, then run `evalock lock`"),
+            Some(entry) if entry.digest == case.digest => {
+                if entry.version != case.version || entry.retired != case.retired || *entry.file != *case.file {
+                    Finding::new(
+                        RuleId::CaseUnlocked,
+                        subject(),
+                        format!("case `{}` ({}) moved or changed its lock metadata", case.id, case_at(case)),
+                    )
+                    .help("run `evalock lock`")
+                } else {
+                    continue;
+                }
+            }
+            // Retiring adds `retired` and so changes the digest; the contract (the case
+            // without it) tells a plain retirement from an edit made with it.
+            Some(entry) if case.retired && entry.version == case.version => {
+                match case.contract.as_deref() == Some(&entry.digest) {
+                    true => Finding::new(
+                        RuleId::CaseUnlocked,
+                        subject(),
+                        format!("case `{}` ({}) is retired but {LOCK_FILE} still has it active", case.id, case_at(case)),
+                    )
+                    .help("run `evalock lock` to record the retirement"),
+                    false => Finding::new(
+                        RuleId::CaseUnlocked,
+                        subject(),
+                        format!("case `{}` ({}) was retired and edited, still version {}", case.id, case_at(case), case.version),
+                    )
+                    .help(format!(
+                        "retire it unchanged, or bump `version` to {} if its contract changed, then run `evalock lock`",
+                        case.version + 1
+                    )),
+                }
+            }
+            Some(entry) if entry.version == case.version => Finding::new(
+                RuleId::CaseUnlocked,
+                subject(),
+                format!("case `{}` ({}) changed but is still version {}", case.id, case_at(case), case.version),
+            )
+            .help(format!(
+                "bump `version` to {} if its contract changed (shipped cases are never edited in place), then run `evalock lock`",
+                case.version + 1
+            )),
+            Some(entry) => Finding::new(
+                RuleId::CaseUnlocked,
+                subject(),
+                format!(
+                    "case `{}` ({}) changed: version {} in {LOCK_FILE}, {} now",
+                    case.id,
+                    case_at(case),
+                    entry.version,
+                    case.version
+                ),
+            )
+            .help("run `evalock lock` to freeze the new version"),
+        };
+        findings.push(finding.at(case_location(case)));
+    }
+    let unreadable = files_with_problems(suite);
+    // A file that did not load in full reports its EL105 problems; its cases are not
+    // "missing" (one bad byte would otherwise read as every case deleted).
+    for (id, entry) in missing
+        .into_iter()
+        .filter(|(_, entry)| !unreadable.contains(&*entry.file))
+    {
+        findings.push(
+            Finding::new(
+                RuleId::CaseUnlocked,
+                Subject::case(&suite.name, id),
+                format!("locked case `{id}` (version {}) is missing from {}", entry.version, entry.file),
+            )
+            .at(Location::file(&*entry.file))
+            .help("restore the case and mark it `\"retired\": true` instead of deleting it, then run `evalock lock`"),
+        );
     }
     findings
 }
