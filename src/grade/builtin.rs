@@ -483,6 +483,14 @@ mod tests {
             reasons(json!({"forbid_patterns": ["long QUERY"]}), envelope),
             vec!["forbid_pattern:long QUERY"]
         );
+        // A JSON document without a reply: each assertion alone reads its strings decoded.
+        let document = r#"{"note": "a r\u0065fund was issued"}"#;
+        assert_eq!(
+            reasons(json!({"forbidden": ["refund"]}), document),
+            vec!["forbidden:refund"]
+        );
+        assert!(reasons(json!({"must_include": ["refund"]}), document).is_empty());
+        assert!(reasons(json!({"regex": ["r.fund was"]}), document).is_empty());
     }
 
     #[test]
@@ -520,6 +528,13 @@ mod tests {
             reasons(expect, "I looked it up."),
             vec!["missing_tool:get_order"]
         );
+        // An argument expected to be an object is compared as written; only `{"eq": v}`
+        // (that one key) is unwrapped.
+        let call = r#"{"tool_calls":[{"name":"search","arguments":{"filter":{"status":"open"},"page":{"eq":1,"size":2}}}]}"#;
+        let literal = json!({"args": {"search": {"filter": {"status": "open"}, "page": {"eq": 1, "size": 2}}}});
+        assert!(reasons(literal, call).is_empty());
+        let unwrapped = json!({"args": {"search": {"filter": {"eq": {"status": "open"}}}}});
+        assert!(reasons(unwrapped, call).is_empty());
     }
 
     #[test]
