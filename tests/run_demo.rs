@@ -184,6 +184,7 @@ fn a_prompt_edit_is_refused_until_re_recorded() {
     repo.evalock(&["check"])
         .assert_code(2)
         .assert_contains("EL401")
+        .assert_contains("fix: run `evalock run --suite support`, read the diff, then `evalock accept --suite support --reason \"…\"`")
         .assert_not_contains("EL107");
     repo.evalock(&["run", "--suite", "support"]).assert_code(2);
     repo.evalock(&["accept", "--reason", "prompt asks for shorter replies"])
