@@ -184,7 +184,34 @@ fn a_hand_edit_that_keeps_the_base_reason_is_named_as_one() {
         .assert_code(2)
         .assert_contains("EL406 rebaseline-without-reason (refuse): baseline entry `warranty-question` in evals/support.baseline.json changed since main (")
         .assert_contains("it keeps the reason (\"first recording\") and the run commit recorded there, so it was not re-recorded by `evalock accept`")
-        .assert_contains("fix: restore it (`git checkout ");
+        .assert_contains(&format!(
+            "fix: restore it (`git checkout {} -- evals/support.baseline.json`)",
+            repo.git(&["rev-parse", "--short", "main"]).trim()
+        ));
+
+    // Only the completion's text edited, its digest left as recorded: changed all the same.
+    repo.git(&[
+        "checkout",
+        "-q",
+        "main",
+        "--",
+        "evals/support.baseline.json",
+    ]);
+    let mut baseline: serde_json::Value =
+        serde_json::from_str(&repo.read("evals/support.baseline.json")).unwrap();
+    let entry = &mut baseline["entries"]["warranty-question"];
+    entry["completion"] = serde_json::Value::String(format!(
+        "{} (edited)",
+        entry["completion"].as_str().unwrap_or_default()
+    ));
+    repo.write(
+        "evals/support.baseline.json",
+        format!("{}\n", serde_json::to_string_pretty(&baseline).unwrap()),
+    );
+    repo.commit_all("the text alone, by hand");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("EL406 rebaseline-without-reason (refuse): baseline entry `warranty-question` in evals/support.baseline.json changed since main (");
 }
 
 #[test]
