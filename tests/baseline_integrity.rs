@@ -189,7 +189,8 @@ fn a_hand_edit_that_keeps_the_base_reason_is_named_as_one() {
             repo.git(&["rev-parse", "--short", "main"]).trim()
         ));
 
-    // Only the completion's text edited, its digest left as recorded: changed all the same.
+    // Only the completion's text edited, its digest left as recorded, and the reason
+    // blanked: changed all the same, and said to have no reason.
     repo.git(&[
         "checkout",
         "-q",
@@ -204,6 +205,7 @@ fn a_hand_edit_that_keeps_the_base_reason_is_named_as_one() {
         "{} (edited)",
         entry["completion"].as_str().unwrap_or_default()
     ));
+    entry["reason"] = serde_json::Value::String(String::new());
     repo.write(
         "evals/support.baseline.json",
         format!("{}\n", serde_json::to_string_pretty(&baseline).unwrap()),
@@ -211,7 +213,8 @@ fn a_hand_edit_that_keeps_the_base_reason_is_named_as_one() {
     repo.commit_all("the text alone, by hand");
     repo.evalock(&["check", "--base", "main"])
         .assert_code(2)
-        .assert_contains("EL406 rebaseline-without-reason (refuse): baseline entry `warranty-question` in evals/support.baseline.json changed since main (");
+        .assert_contains("EL406 rebaseline-without-reason (refuse): baseline entry `warranty-question` in evals/support.baseline.json changed since main (")
+        .assert_contains(") with no reason recorded");
 }
 
 #[test]
