@@ -43,6 +43,17 @@ fn temporary_files_in(repo: &TestRepo, dir: &str) -> Vec<String> {
         .collect()
 }
 
+/// Edits one entry of the support suite's baseline by hand, as a person would.
+fn edit_support_entry(repo: &TestRepo, id: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+    let path = "evals/support.baseline.json";
+    let mut baseline: serde_json::Value = serde_json::from_str(&repo.read(path)).unwrap();
+    edit(&mut baseline["entries"][id]);
+    repo.write(
+        path,
+        format!("{}\n", serde_json::to_string_pretty(&baseline).unwrap()),
+    );
+}
+
 #[test]
 fn a_deleted_entry_of_an_active_case_needs_a_reason() {
     let repo = accepted_demo();
@@ -170,15 +181,10 @@ fn a_hand_edit_that_keeps_the_base_reason_is_named_as_one() {
         .iter()
         .find(|case| case["case_id"] == "warranty-question")
         .unwrap();
-    let mut baseline: serde_json::Value =
-        serde_json::from_str(&repo.read("evals/support.baseline.json")).unwrap();
-    let entry = &mut baseline["entries"]["warranty-question"];
-    entry["completion"] = moved["completion"].clone();
-    entry["digest"] = moved["digest"].clone();
-    repo.write(
-        "evals/support.baseline.json",
-        format!("{}\n", serde_json::to_string_pretty(&baseline).unwrap()),
-    );
+    edit_support_entry(&repo, "warranty-question", |entry| {
+        entry["completion"] = moved["completion"].clone();
+        entry["digest"] = moved["digest"].clone();
+    });
     repo.commit_all("by hand");
     repo.evalock(&["check", "--base", "main"])
         .assert_code(2)
@@ -198,18 +204,13 @@ fn a_hand_edit_that_keeps_the_base_reason_is_named_as_one() {
         "--",
         "evals/support.baseline.json",
     ]);
-    let mut baseline: serde_json::Value =
-        serde_json::from_str(&repo.read("evals/support.baseline.json")).unwrap();
-    let entry = &mut baseline["entries"]["warranty-question"];
-    entry["completion"] = serde_json::Value::String(format!(
-        "{} (edited)",
-        entry["completion"].as_str().unwrap_or_default()
-    ));
-    entry["reason"] = serde_json::Value::String(String::new());
-    repo.write(
-        "evals/support.baseline.json",
-        format!("{}\n", serde_json::to_string_pretty(&baseline).unwrap()),
-    );
+    edit_support_entry(&repo, "warranty-question", |entry| {
+        entry["completion"] = serde_json::Value::String(format!(
+            "{} (edited)",
+            entry["completion"].as_str().unwrap_or_default()
+        ));
+        entry["reason"] = serde_json::Value::String(String::new());
+    });
     repo.commit_all("the text alone, by hand");
     repo.evalock(&["check", "--base", "main"])
         .assert_code(2)
