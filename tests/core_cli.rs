@@ -637,6 +637,25 @@ fn numbers_finer_than_a_double_are_warned_about_where_they_are_written() {
         .assert_contains("hashes as 9007199254740992");
     let warm = repo.evalock(&["check"]);
     assert_eq!(warm.stdout, cold.stdout);
+
+    // In YAML too, decimals included, where the number is written.
+    let yaml = repo.read("evals/escalation.yaml");
+    let yaml_line = yaml.lines().count() + 4;
+    repo.write(
+        "evals/escalation.yaml",
+        format!("{yaml}\n- id: fine-score\n  input:\n    score: 0.1000000000000000000001\n    quiet: 0.1\n  expect:\n    must_call: [escalate_to_human]\n"),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let cold = repo.evalock(&["check"]);
+    cold.assert_code(0)
+        .assert_contains(&format!(
+            "evals/escalation.yaml:{yaml_line}:12: EL105 malformed-case (warn)"
+        ))
+        .assert_contains("the number 0.1000000000000000000001 hashes as 0.1")
+        .assert_contains(&at);
+    assert_eq!(repo.evalock(&["check"]).stdout, cold.stdout);
+    repo.write("evals/escalation.yaml", &yaml);
+    repo.evalock(&["lock"]).assert_code(0);
     repo.commit_all("a case with a long ticket number");
     // A warning is not a broken file: a case deleted beside it is still missed.
     let cases = repo.read("evals/support.jsonl");

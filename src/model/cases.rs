@@ -267,32 +267,24 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
         Ok(elements) => {
             let file: Arc<str> = Arc::from(path);
             for element in elements {
-                let yaml_numbers = match format {
-                    CaseFormat::Yaml => case_numbers::imprecise_yaml_integers(path, &element),
-                    _ => Vec::new(),
-                };
                 match case_from_element(&file, element, detail) {
-                    Ok(case) => {
-                        parsed.cases.push(case);
-                        parsed.problems.extend(yaml_numbers);
-                    }
+                    Ok(case) => parsed.cases.push(case),
                     Err(case_problem) => parsed.problems.push(case_problem),
                 }
             }
-            if format == CaseFormat::Json {
-                // Only in cases that loaded, as for JSONL: the others are refused already.
-                let in_a_case = |problem: &CaseProblem| {
-                    parsed
-                        .cases
-                        .iter()
-                        .any(|case| (case.line..=case.end_line).contains(&problem.line))
-                };
-                let imprecise: Vec<CaseProblem> = case_numbers::imprecise_json_numbers(path, text)
-                    .into_iter()
-                    .filter(in_a_case)
-                    .collect();
-                parsed.problems.extend(imprecise);
-            }
+            let imprecise = match format {
+                CaseFormat::Yaml => case_numbers::imprecise_yaml_numbers(path, text),
+                _ => case_numbers::imprecise_json_numbers(path, text),
+            };
+            // Only in cases that loaded, as for JSONL: the others are refused already.
+            let in_a_case = |problem: &CaseProblem| {
+                parsed
+                    .cases
+                    .iter()
+                    .any(|case| (case.line..=case.end_line).contains(&problem.line))
+            };
+            let imprecise: Vec<CaseProblem> = imprecise.into_iter().filter(in_a_case).collect();
+            parsed.problems.extend(imprecise);
         }
         Err((line, column, message)) => parsed.problems.push(problem(line, column, message)),
     }
