@@ -134,13 +134,30 @@ fn el205_executables_undeclared_declared_and_acknowledged() {
     let digest = evalock::hash::bytes_digest(b"print('tidy')\n");
     run.assert_contains(&format!("digest = \"{digest}\""));
 
-    let acknowledged = format!(
-        "{CONFIG}\n[[skills.acknowledge]]\nrule = \"skill-executable\"\nfile = \"skills/notes/scripts/tidy.py\"\ndigest = \"{digest}\"\nreason = \"read and run in a sandbox\"\n"
-    );
+    // An acknowledgement holds for its rule and its file only.
+    let acknowledge = |rule: &str, file: &str| {
+        format!(
+            "{CONFIG}\n[[skills.acknowledge]]\nrule = \"{rule}\"\nfile = \"{file}\"\ndigest = \"{digest}\"\nreason = \"read and run in a sandbox\"\n"
+        )
+    };
+    for (rule, file) in [
+        ("skill-risky-content", "skills/notes/scripts/tidy.py"),
+        ("skill-executable", "skills/notes/SKILL.md"),
+    ] {
+        repo.write("evalock.toml", acknowledge(rule, file));
+        repo.evalock(&["lock"]).assert_code(0);
+        let found = only(&check(&repo, &[]), "EL205");
+        assert_eq!(found[0].1, "warn", "{rule} {file}: {found:?}");
+    }
+    let acknowledged = acknowledge("skill-executable", "skills/notes/scripts/tidy.py");
     repo.write("evalock.toml", acknowledged);
     repo.evalock(&["lock"]).assert_code(0);
     let found = only(&check(&repo, &[]), "EL205");
     assert_eq!(found[0].1, "note");
+    assert!(
+        found[0].3.ends_with("reviewed: read and run in a sandbox"),
+        "{found:?}"
+    );
     // New bytes need a new review: the warning is back.
     repo.write("skills/notes/scripts/tidy.py", "print('tidy up')\n");
     repo.evalock(&["lock"]).assert_code(0);
@@ -169,6 +186,21 @@ fn el206_risky_lines_are_anchored_and_patterns_extend() {
     assert_eq!(found[0].2, "skills/notes/references/style.md:5");
     let run = repo.evalock(&["check"]);
     run.assert_contains("skills/notes/references/style.md:5:5: EL206 skill-risky-content (refuse)");
+    assert!(!found[0].3.contains("acknowledged"), "{found:?}");
+    // Acknowledged, the line is a note that says so.
+    let style = repo.read("skills/notes/references/style.md");
+    let digest = evalock::hash::bytes_digest(style.as_bytes());
+    repo.write(
+        "evalock.toml",
+        format!("{CONFIG}\n[[skills.acknowledge]]\nrule = \"EL206\"\nfile = \"skills/notes/references/style.md\"\ndigest = \"{digest}\"\nreason = \"the docs team ran it\"\n"),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let found = only(&check(&repo, &[]), "EL206");
+    assert_eq!(found[0].1, "note");
+    assert!(
+        found[0].3.ends_with("(acknowledged: the docs team ran it)"),
+        "{found:?}"
+    );
 
     repo.write(
         "skills/notes/references/style.md",

@@ -265,3 +265,54 @@ fn el201_symlinks_where_skills_are_looked_for_are_reported_not_followed() {
         repo.read("evalock.lock")
     );
 }
+
+/// Where nothing in the lock pins a skill: a configured skill before the first lock is
+/// "not pinned: there is no evalock.lock yet"; a folder outside the roots, audited once a
+/// lock exists, is one nothing pins, until its skill.json lists its files. Then a file
+/// that changed is anchored on itself and a listed file that is missing on skill.json.
+#[test]
+fn el201_skills_the_lock_does_not_pin() {
+    let repo = common::TestRepo::new();
+    repo.write("evalock.toml", CONFIG);
+    repo.write(
+        "skills/notes/SKILL.md",
+        skill_md("notes", OK_FRONT, "# Notes\n"),
+    );
+    let found = only(&check(&repo, &[]), "EL201");
+    assert!(
+        found[0]
+            .3
+            .contains("skill `notes` (skills/notes) is not pinned: there is no evalock.lock yet"),
+        "{found:?}"
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+
+    repo.write(
+        "extra/tool/SKILL.md",
+        skill_md("tool", OK_FRONT, "# Tool\n"),
+    );
+    repo.write("extra/tool/references/a.md", "a\n");
+    repo.evalock(&["skills", "audit", "extra/tool"])
+        .assert_contains("nothing pins the files of extra/tool")
+        .assert_not_contains("is new and not pinned");
+    let hex = |path: &str| evalock::hash::sha256_hex(&repo.read_bytes(path));
+    repo.write(
+        "extra/tool/skill.json",
+        format!(
+            "{{\n  \"name\": \"tool\",\n  \"files\": {{\n    \"SKILL.md\": \"{}\",\n    \"references/a.md\": \"{}\"\n  }}\n}}\n",
+            hex("extra/tool/SKILL.md"),
+            hex("extra/tool/references/a.md")
+        ),
+    );
+    repo.evalock(&["skills", "audit", "extra/tool"])
+        .assert_not_contains("EL201");
+    repo.write("extra/tool/references/a.md", "b\n");
+    repo.evalock(&["skills", "audit", "extra/tool"])
+        .assert_contains(
+            "EL201 extra/tool/references/a.md changed since it was pinned in skill.json",
+        )
+        .assert_not_contains("skill.json: extra/tool/references/a.md changed");
+    repo.remove("extra/tool/references/a.md");
+    repo.evalock(&["skills", "audit", "extra/tool"])
+        .assert_contains("EL201 extra/tool/skill.json: extra/tool/references/a.md is pinned in skill.json `files` but missing");
+}
