@@ -468,6 +468,39 @@ fn el210_registry_skills_need_an_exact_version_and_a_content_digest() {
             .contains("does not match its pinned content digest"),
         "{found:?}"
     );
+    // Both digests, shortened: the pinned one as written in skill.json.
+    let pinned = format!("({} pinned, sha256:", &help_digest[..15]);
+    assert!(found[0].3.contains(&pinned), "{pinned} in {found:?}");
+    assert!(!found[0].3.contains(&help_digest), "{found:?}");
+}
+
+#[test]
+fn el208_compatibility_is_one_to_five_hundred_characters() {
+    let repo = project();
+    let with_compatibility = |value: &str| {
+        skill_md(
+            "notes",
+            &format!("{OK_FRONT}compatibility: \"{value}\"\n"),
+            "# Notes\n\nKeep notes short.\n",
+        )
+    };
+    repo.write(
+        "skills/notes/SKILL.md",
+        with_compatibility(&"x".repeat(500)),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(check(&repo, &[]).is_empty());
+    for (length, said) in [(501, "is 501 characters"), (0, "is 0 characters")] {
+        repo.write(
+            "skills/notes/SKILL.md",
+            with_compatibility(&"x".repeat(length)),
+        );
+        repo.evalock(&["lock"]).assert_code(0);
+        let found = only(&check(&repo, &[]), "EL208");
+        assert_eq!(found[0].2, "skills/notes/SKILL.md:7", "{found:?}");
+        assert!(found[0].3.contains(said), "{found:?}");
+        assert!(found[0].3.contains("it must be 1-500"), "{found:?}");
+    }
 }
 
 #[test]
