@@ -38,6 +38,36 @@ fn el202_vendored_skills_record_a_real_commit() {
     );
     repo.evalock(&["lock"]).assert_code(0);
     assert!(check(&repo, &[]).is_empty());
+
+    // Each missing or malformed part is named; a vendored skill cannot claim to be local.
+    let source = |fields: &str| format!("{{\n  \"source\": {{{fields}}}\n}}\n");
+    for (manifest, said) in [
+        (
+            source("\"commit\": \"4b825dc642cb6eb9a060e54bf8d69288fbee4904\""),
+            "`source.repo` is missing",
+        ),
+        (
+            source("\"repo\": \" \", \"commit\": \"4b825dc642cb6eb9a060e54bf8d69288fbee4904\""),
+            "`source.repo` is missing",
+        ),
+        (
+            source("\"repo\": \"https://github.com/example/lint\""),
+            "`source.commit` is missing",
+        ),
+        (
+            source("\"repo\": \"https://github.com/example/lint\", \"commit\": \"main\""),
+            "`source.commit` 'main' is not 40 lowercase hex digits",
+        ),
+        (
+            "{\n  \"source\": \"local\"\n}\n".to_owned(),
+            "it matches `[skills] vendored` but skill.json says `\"source\": \"local\"`",
+        ),
+    ] {
+        repo.write("vendor/lint/skill.json", &manifest);
+        repo.evalock(&["lock"]).assert_code(0);
+        let found = only(&check(&repo, &[]), "EL202");
+        assert!(found[0].3.ends_with(said), "{manifest}: {found:?}");
+    }
 }
 
 #[test]
@@ -57,9 +87,22 @@ fn el203_versions_are_semver_and_agree() {
             .contains("version '1.0' is not MAJOR.MINOR.PATCH"),
         "{found:?}"
     );
+    // The fix suggests the version completed with zeros.
+    let mut written = "1.0".to_owned();
+    for (version, suggested) in [("1.2", "1.2.0"), ("v7", "7.0.0"), ("next", "1.0.0")] {
+        repo.replace(
+            "skills/notes/SKILL.md",
+            &format!("version: \"{written}\""),
+            &format!("version: \"{version}\""),
+        );
+        written = version.to_owned();
+        repo.evalock(&["lock"]).assert_code(0);
+        repo.evalock(&["check"])
+            .assert_contains(&format!("fix: use a semver version such as {suggested}\n"));
+    }
     repo.replace(
         "skills/notes/SKILL.md",
-        "version: \"1.0\"",
+        "version: \"next\"",
         "version: \"1.0.1\"",
     );
     repo.write("skills/notes/skill.json", "{\"version\": \"1.0.0\"}\n");
