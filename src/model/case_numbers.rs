@@ -136,7 +136,7 @@ impl YamlPlace {
 }
 
 /// A cheap look for what could be a number finer than a double: a run of at least 16
-/// digits (a dot inside it allowed) or an exponent of three digits or more. Numbers
+/// digits (dots and underscores inside it allowed) or an exponent of three digits or more. Numbers
 /// without either have at most 15 significant digits within a double's normal range,
 /// which a double always holds.
 fn may_hold_imprecise_numbers(text: &[u8]) -> bool {
@@ -149,7 +149,7 @@ fn may_hold_imprecise_numbers(text: &[u8]) -> bool {
                     return true;
                 }
             }
-            b'.' => {}
+            b'.' | b'_' => {}
             b'e' | b'E' if digits > 0 => {
                 let rest = &text[index + 1..];
                 let rest = rest
@@ -167,38 +167,49 @@ fn may_hold_imprecise_numbers(text: &[u8]) -> bool {
     false
 }
 
-/// The JSON spelling of a YAML plain scalar written as a decimal number (YAML 1.2's core
-/// schema: `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`), or `None` for any
-/// other scalar. Integers with a leading zero are left alone (YAML 1.1 reads some as
-/// octal).
+/// The JSON spelling of a YAML plain scalar written as a decimal number, or `None` for
+/// any other scalar. These are what the YAML reader takes for numbers in base ten: YAML
+/// 1.2's core grammar `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`, leading zeros
+/// included (`017` is 17), and integers with single underscores between digits
+/// (`12_345`, not after a leading zero).
 fn json_number_of_yaml(scalar: &str) -> Option<String> {
     let (negative, unsigned) = match scalar.as_bytes().first()? {
         b'-' => (true, &scalar[1..]),
         b'+' => (false, &scalar[1..]),
         _ => (false, scalar),
     };
+    let all_digits = |part: &str| part.bytes().all(|byte| byte.is_ascii_digit());
+    let grouped;
+    let unsigned = if unsigned.contains('_') {
+        let groups_ok = !unsigned.starts_with('0')
+            && unsigned
+                .split('_')
+                .all(|group| !group.is_empty() && all_digits(group));
+        if !groups_ok {
+            return None;
+        }
+        grouped = unsigned.replace('_', "");
+        grouped.as_str()
+    } else {
+        unsigned
+    };
     let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
         Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
         None => (unsigned, None),
     };
-    let (whole, fraction) = match mantissa.split_once('.') {
-        Some((whole, fraction)) => (whole, Some(fraction)),
-        None => (mantissa, None),
-    };
-    let all_digits = |part: &str| part.bytes().all(|byte| byte.is_ascii_digit());
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let exponent_ok = exponent.is_none_or(|exponent| {
         let digits = exponent.strip_prefix(['-', '+']).unwrap_or(exponent);
         !digits.is_empty() && all_digits(digits)
     });
-    let fraction = fraction.unwrap_or_default();
     if !all_digits(whole)
         || !all_digits(fraction)
         || (whole.is_empty() && fraction.is_empty())
         || !exponent_ok
-        || (whole.len() > 1 && whole.starts_with('0'))
     {
         return None;
     }
+    let whole = whole.trim_start_matches('0');
     let mut literal = String::with_capacity(scalar.len() + 2);
     if negative {
         literal.push('-');
@@ -274,7 +285,9 @@ mod tests {
             "  tagged: !!str 0.1000000000000000000001\n",
             "  anchored: &n 123456789012345678\n",
             "  again: *n\n",
-            "  octal: 012345678901234567\n",
+            "  zeros: 012345678901234567\n",
+            "  grouped: 12_345_678_901_234_567_891\n",
+            "  not_grouped: 0_123_456_789_012_345_678\n",
             "  words: 1234567890123456789 apples\n",
         );
         let parsed = parse_case_file("cases.yaml", yaml.as_bytes());
@@ -286,6 +299,8 @@ mod tests {
                 (ProblemKind::ImpreciseNumber, 3, 14),
                 (ProblemKind::ImpreciseNumber, 3, 38),
                 (ProblemKind::ImpreciseNumber, 9, 16),
+                (ProblemKind::ImpreciseNumber, 11, 10),
+                (ProblemKind::ImpreciseNumber, 12, 12),
             ]
         );
         let messages: Vec<&str> = parsed.problems.iter().map(|p| p.message.as_str()).collect();
@@ -334,9 +349,13 @@ mod tests {
         assert_eq!(spelled("0.25E+3").as_deref(), Some("0.25e+3"));
         assert_eq!(spelled("7e-2").as_deref(), Some("7e-2"));
         assert_eq!(spelled("0").as_deref(), Some("0"));
+        assert_eq!(spelled("017").as_deref(), Some("17"));
+        assert_eq!(spelled("-00.5").as_deref(), Some("-0.5"));
+        assert_eq!(spelled("000").as_deref(), Some("0"));
+        assert_eq!(spelled("-12_345").as_deref(), Some("-12345"));
         for other in [
-            "", "-", ".", "1e", "1e+", "0x1F", "0o17", "017", "1_000", ".inf", "1.2.3", "e5",
-            "1 2", "12a",
+            "", "-", ".", "1e", "1e+", "0x1F", "0o17", ".inf", "1.2.3", "e5", "1 2", "12a", "1__0",
+            "_10", "10_", "0_17", "1_0.5", "1.0_5", "1_0e5",
         ] {
             assert_eq!(spelled(other), None, "{other}");
         }
@@ -347,6 +366,7 @@ mod tests {
         assert!(may_hold_imprecise_numbers(b"x: 1234567890.123456"));
         assert!(may_hold_imprecise_numbers(b"x: 1e-400"));
         assert!(may_hold_imprecise_numbers(b"x: 2.5E+100"));
+        assert!(may_hold_imprecise_numbers(b"x: 12_345_678_901_234_567"));
         assert!(!may_hold_imprecise_numbers(b"x: 123456789.012345"));
         assert!(!may_hold_imprecise_numbers(
             b"x: 1e-99, y: 12345 12345 12345"
