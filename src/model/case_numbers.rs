@@ -9,10 +9,22 @@ impl CaseProblem {
     /// The warning for the number `literal` at `line:column`, which the case's digest
     /// holds only as its nearest double.
     pub fn imprecise_number(file: &str, line: u32, column: u32, literal: &str) -> CaseProblem {
+        CaseProblem::imprecise_spelling(file, line, column, literal, literal)
+    }
+
+    /// [`Self::imprecise_number`] for a number `written` in another syntax than JSON's
+    /// (YAML's `+.5`, `017`, `12_345`), whose JSON spelling is `literal`.
+    fn imprecise_spelling(
+        file: &str,
+        line: u32,
+        column: u32,
+        written: &str,
+        literal: &str,
+    ) -> CaseProblem {
         const SHOWN: usize = 40;
-        let shown = match literal.char_indices().nth(SHOWN) {
-            Some((cut, _)) => format!("{}…", &literal[..cut]),
-            None => literal.to_owned(),
+        let shown = match written.char_indices().nth(SHOWN) {
+            Some((cut, _)) => format!("{}…", &written[..cut]),
+            None => written.to_owned(),
         };
         let hashed = crate::jcs::canonical_number(literal.as_bytes()).unwrap_or_default();
         CaseProblem {
@@ -68,10 +80,11 @@ pub(super) fn imprecise_yaml_numbers(path: &str, text: &str) -> Vec<CaseProblem>
                 if place.is_value() && style == ScalarStyle::Plain && tag.is_none() {
                     if let Some(literal) = json_number_of_yaml(&value) {
                         if !crate::jcs::is_precise_number(literal.as_bytes()) {
-                            problems.push(CaseProblem::imprecise_number(
+                            problems.push(CaseProblem::imprecise_spelling(
                                 path,
                                 line_u32(span.start.line()),
                                 column_u32(span.start.col() + 1),
+                                &value,
                                 &literal,
                             ));
                         }
@@ -305,8 +318,13 @@ mod tests {
         );
         let messages: Vec<&str> = parsed.problems.iter().map(|p| p.message.as_str()).collect();
         assert!(messages[0].starts_with("the number 0.1000000000000000000001 hashes as 0.1:"));
-        assert!(messages[1].contains("0.12345678901234567891 hashes as 0.12345678901234568"));
+        assert!(
+            messages[1].contains("the number +.12345678901234567891 hashes as 0.12345678901234568")
+        );
         assert!(messages[2].contains("1e-400 hashes as 0"));
+        assert!(messages[4].contains("the number 012345678901234567 hashes as 12345678901234568"));
+        assert!(messages[5]
+            .contains("the number 12_345_678_901_234_567_891 hashes as 12345678901234567000"));
 
         // Inside a complex key (which no case loads with), nothing is a value.
         let key = "? [0.1000000000000000000001, {a: 9007199254740993}]\n: [9007199254740993]\n";
