@@ -588,6 +588,22 @@ fn marketplaces_name_skills_and_remote_plugins_are_unpinned() {
         found[1].3.contains("plugin `remote` is fetched from"),
         "{found:?}"
     );
+    // An entry that resolves to the repository itself, or above it, names no skill folder.
+    let market = repo.read(".claude-plugin/marketplace.json");
+    repo.write(
+        ".claude-plugin/marketplace.json",
+        market.replace("\"./skills/ghost\"", "\"./\", \"../x\""),
+    );
+    let found = check(&repo, &[]);
+    for entry in ["./", "../x"] {
+        assert!(
+            found.iter().any(|finding| finding.0 == "EL201"
+                && finding.3.contains(&format!(
+                    "plugin `local` lists {entry}, which is not a folder inside the repository"
+                ))),
+            "{found:#?}"
+        );
+    }
 }
 
 #[test]

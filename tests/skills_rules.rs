@@ -128,6 +128,21 @@ fn el201_acknowledgements_are_pinned_in_the_lock() {
         "acknowledged = [\"EL206 references/style.md {digest}\"]"
     )));
     assert!(check(&repo, &[]).is_empty());
+
+    // The same acknowledgement twice is pinned once; another rule on the same file too.
+    let twice = |rule: &str| {
+        format!("\n[[skills.acknowledge]]\nrule = \"{rule}\"\nfile = \"skills/notes/references/style.md\"\ndigest = \"{digest}\"\nreason = \"again\"\n")
+    };
+    let config = repo.read("evalock.toml");
+    repo.write(
+        "evalock.toml",
+        format!("{config}{}{}", twice("EL206"), twice("EL205")),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(repo.read("evalock.lock").contains(&format!(
+        "acknowledged = [\"EL205 references/style.md {digest}\", \"EL206 references/style.md {digest}\"]"
+    )), "{}", repo.read("evalock.lock"));
+    assert!(check(&repo, &[]).is_empty());
 }
 
 #[test]

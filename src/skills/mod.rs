@@ -286,12 +286,6 @@ pub struct SkillSet {
     pub problems: Vec<DiscoveryProblem>,
 }
 
-impl SkillSet {
-    pub fn skill(&self, path: &str) -> Option<&Skill> {
-        self.skills.iter().find(|skill| skill.path == path)
-    }
-}
-
 /// What loading needs from `[skills]`, compiled once.
 pub struct LoadSettings {
     patterns: RiskyPatterns,
