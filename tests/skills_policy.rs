@@ -68,6 +68,22 @@ fn el202_vendored_skills_record_a_real_commit() {
         let found = only(&check(&repo, &[]), "EL202");
         assert!(found[0].3.ends_with(said), "{manifest}: {found:?}");
     }
+    // Any other text is no source at all, and a manifest problem of its own.
+    repo.write("vendor/lint/skill.json", "{\n  \"source\": \"vendor\"\n}\n");
+    repo.evalock(&["lock"]).assert_code(0);
+    let found = check(&repo, &[]);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found[0].3.ends_with("records no `source`"), "{found:?}");
+    assert_eq!(
+        (found[1].0.as_str(), found[1].2.as_str()),
+        ("EL201", "vendor/lint/skill.json:2")
+    );
+    assert!(
+        found[1]
+            .3
+            .contains("`source` must be \"local\" or an object"),
+        "{found:?}"
+    );
 }
 
 #[test]

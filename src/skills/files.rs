@@ -332,7 +332,10 @@ mod tests {
         assert!(!symlink_escapes("assets/deep/current.png", "../logo.png"));
         assert!(!symlink_escapes("docs/link", "./guide.md"));
         // `.` and empty components name nothing: a `..` after them is still resolved.
-        assert!(!symlink_escapes("assets/deep/current.png", "./..//logo.png"));
+        assert!(!symlink_escapes(
+            "assets/deep/current.png",
+            "./..//logo.png"
+        ));
         // Windows drive and UNC targets leave the skill, as absolute ones do.
         assert!(symlink_escapes("link", "C:/Windows/system.ini"));
         assert!(symlink_escapes("link", "\\\\server\\share"));

@@ -199,12 +199,9 @@ fn top_level_key(line: &str) -> Option<&str> {
         return None;
     }
     let (key, _) = line.split_once(':')?;
+    // Any key ends the block above it, `my notes:` and `x.y:` too: YAML allows them.
     let key = key.trim().trim_matches(['"', '\'']);
-    (!key.is_empty()
-        && key
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_')))
-    .then_some(key)
+    (!key.is_empty()).then_some(key)
 }
 
 fn is_blank_or_comment(line: &str) -> bool {
@@ -289,6 +286,14 @@ mod tests {
             .unwrap();
         assert_eq!(tools.value, ["Read", "Bash(git log:*)"]);
         assert_eq!((tools.line, tools.end_line), (4, 6));
+        // A key of any spelling ends the list's lines.
+        for key in ["my notes", "x.y", "\"quoted key\""] {
+            let text =
+                format!("---\nname: a\nallowed-tools:\n  - Read\n{key}: 1\ndescription: b\n---\n");
+            let front = parse_front_matter(text.as_bytes()).unwrap();
+            let tools = front.allowed_tools.unwrap();
+            assert_eq!((tools.line, tools.end_line), (3, 4), "{key}");
+        }
     }
 
     #[test]
