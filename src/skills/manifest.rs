@@ -446,6 +446,22 @@ mod tests {
     }
 
     #[test]
+    fn file_digests_are_64_lowercase_hex_digits() {
+        let hex = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        assert_eq!(parse_sha256(hex).as_deref(), Some(hex));
+        assert_eq!(parse_sha256(&format!("sha256:{hex}")).as_deref(), Some(hex));
+        for bad in [
+            &hex[1..],
+            &hex.to_uppercase(),
+            &format!("{}g", &hex[1..]),
+            &format!("{hex}0"),
+            "",
+        ] {
+            assert_eq!(parse_sha256(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn registry_and_local_sources() {
         let (manifest, _) =
             parse_manifest(br#"{"source": {"registry": "skills.example", "version": "2.1.0", "digest": "sha256:ab"}}"#).unwrap();
