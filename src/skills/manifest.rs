@@ -446,6 +446,26 @@ mod tests {
     }
 
     #[test]
+    fn key_lines_follow_escapes_inside_strings() {
+        let text = "{\n  \"a\\\"b\": \"x\\\\\\\" {\\\\\",\n  \"c\": {\n    \"d\": \"\\\"e\\\": 1\"\n  }\n}";
+        serde_json::from_str::<serde_json::Value>(text).expect("valid JSON");
+        let keys = KeyLines::new(text);
+        assert_eq!(keys.line_of(&["a\"b"]), 2);
+        assert_eq!(keys.line_of(&["c"]), 3);
+        assert_eq!(keys.line_of(&["c", "d"]), 4);
+        assert_eq!(
+            keys.line_of(&["c", "e"]),
+            3,
+            "a key's lookalike inside a value"
+        );
+        assert_eq!(keys.lines.len(), 3, "{:?}", keys.lines);
+        // Text cut inside a string or an escape is read to its end, never past it.
+        for cut in ["{\"a", "{\"a\\", "\""] {
+            assert!(KeyLines::new(cut).lines.is_empty());
+        }
+    }
+
+    #[test]
     fn file_digests_are_64_lowercase_hex_digits() {
         let hex = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
         assert_eq!(parse_sha256(hex).as_deref(), Some(hex));
