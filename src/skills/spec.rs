@@ -272,6 +272,13 @@ mod tests {
         assert!(permission_matches("net:none", "net:none"));
         assert!(!permission_matches("net:none", "net:any"));
         assert!(permission_matches("*", "anything"));
+        // A star retried after a partial match of what follows it.
+        assert!(permission_matches("Bash(*:status)", "Bash(git:log:status)"));
+        assert!(permission_matches("a*bc*d", "abxbcbcxd"));
+        assert!(permission_matches("*:*:x", "a:b:c:x"));
+        assert!(!permission_matches("Bash(*:status)", "Bash(git:log:stat)"));
+        assert!(!permission_matches("a*bc*d", "abxbcbcx"));
+        assert!(!permission_matches("*x", "xa"));
         assert!(permission_matches("a*b*c", "aXXbYYc"));
         assert!(!permission_matches("a*b*c", "aXXbYY"));
     }
@@ -285,5 +292,8 @@ mod tests {
         assert_eq!(python_list::<&str>(&[]), "[]");
         assert_eq!(python_repr("1.0"), "'1.0'");
         assert_eq!(python_repr("it's"), "\"it's\"");
+        // Both quotes: single ones, the inner one escaped, as Python writes it.
+        assert_eq!(python_repr("it's \"x\""), "'it\\'s \"x\"'");
+        assert_eq!(python_repr("a\\b\n\t"), "'a\\\\b\\n\\t'");
     }
 }
