@@ -184,10 +184,10 @@ fn top_level_keys(yaml_lines: &[&str]) -> BTreeMap<String, (u32, u32)> {
         let next = starts
             .get(position + 1)
             .map_or(yaml_lines.len(), |(next_index, _)| *next_index);
-        let mut last = next.saturating_sub(1).max(*index);
-        while last > *index && is_blank_or_comment(yaml_lines[last]) {
-            last -= 1;
-        }
+        let last = (*index + 1..next)
+            .rev()
+            .find(|line| !is_blank_or_comment(yaml_lines[*line]))
+            .unwrap_or(*index);
         keys.entry(key.clone())
             .or_insert((file_line(*index), file_line(last)));
     }
@@ -286,8 +286,9 @@ mod tests {
             .unwrap();
         assert_eq!(tools.value, ["Read", "Bash(git log:*)"]);
         assert_eq!((tools.line, tools.end_line), (4, 6));
-        // A key of any spelling ends the list's lines.
-        for key in ["my notes", "x.y", "\"quoted key\""] {
+        // A key of any spelling ends the list's lines; blank and comment lines before it
+        // are not the list's.
+        for key in ["my notes", "x.y", "\"quoted key\"", "\n# a comment\n\nlast"] {
             let text =
                 format!("---\nname: a\nallowed-tools:\n  - Read\n{key}: 1\ndescription: b\n---\n");
             let front = parse_front_matter(text.as_bytes()).unwrap();
