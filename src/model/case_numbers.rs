@@ -149,9 +149,9 @@ impl YamlPlace {
 }
 
 /// A cheap look for what could be a number finer than a double: a run of at least 16
-/// digits (dots and underscores inside it allowed) or an exponent of three digits or more. Numbers
-/// without either have at most 15 significant digits within a double's normal range,
-/// which a double always holds.
+/// digits (dots and underscores inside it allowed) or an exponent of three digits or
+/// more. Numbers without either have at most 15 significant digits within a double's
+/// normal range, which a double always holds.
 fn may_hold_imprecise_numbers(text: &[u8]) -> bool {
     let mut digits = 0;
     for (index, byte) in text.iter().enumerate() {
