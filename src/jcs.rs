@@ -165,8 +165,8 @@ impl Canonicalizer {
         if skip_whitespace(input, position) != input.len() {
             return None;
         }
-        let has_excluded =
-            excluded.is_some_and(|name| self.top_level.iter().any(|member| member.key == name));
+        // The serialization without the excluded member is only written when it was found.
+        let has_excluded = !self.contract.is_empty();
         Some(CanonicalObject {
             canonical: &self.out,
             without_excluded: has_excluded.then_some(self.contract.as_slice()),
@@ -376,8 +376,8 @@ impl Canonicalizer {
                     key: name,
                     raw_value: member.raw_value.clone(),
                 });
+                excluded_found |= excluded == Some(*name);
             }
-            excluded_found |= excluded.is_some_and(|name| name.as_bytes() == key);
         }
         if excluded_found {
             self.contract.push(b'{');

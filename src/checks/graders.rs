@@ -366,7 +366,7 @@ fn must_fail_findings(
     let outcome = match case.probe() {
         Some(outcome) if grader.program == GraderProgram::Builtin => outcome,
         _ => {
-            probed = probe_case(&case.id, case.value(), |completion| {
+            probed = probe_case(&case.id, case.value(), |_, completion| {
                 grader
                     .grade(case.value(), completion, policy)
                     .is_ok_and(|grade| grade.pass)

@@ -27,15 +27,16 @@ pub struct ProbeOutcome {
     pub malformed_controls: Option<String>,
 }
 
-/// Probes one case: `passes(completion)` grades a completion and says whether it passed.
+/// Probes one case: `passes(kind, completion)` grades a completion and says whether it
+/// passed.
 pub fn probe_case(
     case_id: &str,
     case: &(impl CaseMembers + ?Sized),
-    mut passes: impl FnMut(&str) -> bool,
+    mut passes: impl FnMut(MustFail, &str) -> bool,
 ) -> ProbeOutcome {
     let mut outcome = ProbeOutcome::default();
     let mut probe = |completion: &str, kind| {
-        if passes(completion) {
+        if passes(kind, completion) {
             outcome.passed.push(kind);
         }
     };
@@ -73,11 +74,11 @@ pub fn probe_builtin_with(
             Completion::read(REFUSAL_PROBE),
         ]
     });
-    probe_case(case_id, case, |text| {
-        match PROBES.iter().find(|probe| probe.raw == text) {
-            Some(probe) => passes(expect, probe),
-            None => passes(expect, &Completion::read(text)),
-        }
+    // The fixed probes are known by their kind: no text to compare or parse again.
+    probe_case(case_id, case, |kind, text| match kind {
+        MustFail::EmptyProbe => passes(expect, &PROBES[0]),
+        MustFail::RefusalProbe => passes(expect, &PROBES[1]),
+        MustFail::Control(_) => passes(expect, &Completion::read(text)),
     })
 }
 
@@ -115,7 +116,9 @@ mod tests {
     fn a_grader_that_checks_nothing_lets_every_probe_pass() {
         let case = json!({"mutate": [{"completion": "a"}, {"completion": {"k": 1}}]});
         let mut graded = Vec::new();
-        let outcome = probe_case("c", &case, |completion| {
+        let mut kinds = Vec::new();
+        let outcome = probe_case("c", &case, |kind, completion| {
+            kinds.push(kind);
             graded.push(completion.to_owned());
             true
         });
@@ -129,13 +132,14 @@ mod tests {
             ]
         );
         assert_eq!(graded, vec!["", REFUSAL_PROBE, "a", "{\"k\":1}"]);
+        assert_eq!(kinds, outcome.passed);
     }
 
     #[test]
     fn a_refusal_is_not_probed_when_the_case_expects_one() {
         let case = json!({"expects_refusal": true});
         assert_eq!(
-            probe_case("c", &case, |_| true).passed,
+            probe_case("c", &case, |_, _| true).passed,
             vec![MustFail::EmptyProbe]
         );
     }
@@ -154,13 +158,13 @@ mod tests {
     #[test]
     fn unreadable_controls_are_reported_once() {
         let case = json!({"mutate": 3});
-        let outcome = probe_case("c", &case, |_| false);
+        let outcome = probe_case("c", &case, |_, _| false);
         assert!(outcome
             .malformed_controls
             .unwrap()
             .contains("cannot read `mutate`"));
         let missing = json!({"mutate": [{"text": "x"}]});
-        assert!(probe_case("c", &missing, |_| false)
+        assert!(probe_case("c", &missing, |_, _| false)
             .malformed_controls
             .is_some());
     }

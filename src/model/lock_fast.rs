@@ -371,19 +371,20 @@ fn finish_case(
 }
 
 fn read_header(header: &str) -> Option<Header<'_>> {
+    // Case tables are nearly all of them: their prefix is tried first.
+    if let Some(rest) = header.strip_prefix("case.") {
+        let (suite, rest) = split_key(rest)?;
+        let (id, rest) = split_key(rest?)?;
+        return rest.is_none().then_some(Header::Case(suite, id));
+    }
     if header == "recipes" {
         return Some(Header::Recipes);
     }
-    let (kind, rest) = header.split_once('.')?;
-    let (first, rest) = split_key(rest)?;
-    match (kind, rest) {
-        ("suite", None) => Some(Header::Suite(first)),
-        ("suite", Some("prompts")) => Some(Header::SuitePrompts(first)),
-        ("case", Some(rest)) => {
-            let (second, rest) = split_key(rest)?;
-            rest.is_none().then_some(Header::Case(first, second))
-        }
-        _ => None,
+    let (name, rest) = split_key(header.strip_prefix("suite.")?)?;
+    match rest {
+        None => Some(Header::Suite(name)),
+        Some("prompts") => Some(Header::SuitePrompts(name)),
+        Some(_) => None,
     }
 }
 
