@@ -104,7 +104,9 @@ pub struct TopLevelMember {
 /// Reusable buffers: one per worker thread keeps canonicalization allocation-free.
 #[derive(Debug, Default)]
 pub struct Canonicalizer {
+    /// The object's canonical form, from `canonical_start` on.
     out: Vec<u8>,
+    canonical_start: usize,
     keys: Vec<u8>,
     members: Vec<Member>,
     /// The RFC 8785 order of the members of the object just finished, as indices.
@@ -149,6 +151,7 @@ impl Canonicalizer {
         excluded: Option<&'static str>,
     ) -> Option<CanonicalObject<'a>> {
         self.out.clear();
+        self.canonical_start = 0;
         self.keys.clear();
         self.members.clear();
         self.contract.clear();
@@ -168,7 +171,7 @@ impl Canonicalizer {
         // The serialization without the excluded member is only written when it was found.
         let has_excluded = !self.contract.is_empty();
         Some(CanonicalObject {
-            canonical: &self.out,
+            canonical: &self.out[self.canonical_start..],
             without_excluded: has_excluded.then_some(self.contract.as_slice()),
             members: &self.top_level,
             imprecise_numbers: &self.imprecise,
@@ -332,21 +335,39 @@ impl Canonicalizer {
                     return None;
                 }
             }
-            self.reorder.clear();
-            self.reorder.extend_from_slice(&self.out[object_start..]);
-            self.out.truncate(object_start);
-            self.out.push(b'{');
-            for (position, index) in order.iter().enumerate() {
-                if position > 0 {
-                    self.out.push(b',');
+            if top_level {
+                // Nothing follows the top-level object: its members are copied once, in
+                // order, after it, and the canonical form starts there.
+                self.canonical_start = self.out.len();
+                self.out.push(b'{');
+                for (position, index) in order.iter().enumerate() {
+                    if position > 0 {
+                        self.out.push(b',');
+                    }
+                    let member = &mut members[*index];
+                    let new_start = self.out.len();
+                    self.out.extend_from_within(member.segment.clone());
+                    member.segment = new_start..self.out.len();
                 }
-                let member = &mut members[*index];
-                let local = member.segment.start - object_start..member.segment.end - object_start;
-                let new_start = self.out.len();
-                self.out.extend_from_slice(&self.reorder[local]);
-                member.segment = new_start..self.out.len();
+                self.out.push(b'}');
+            } else {
+                self.reorder.clear();
+                self.reorder.extend_from_slice(&self.out[object_start..]);
+                self.out.truncate(object_start);
+                self.out.push(b'{');
+                for (position, index) in order.iter().enumerate() {
+                    if position > 0 {
+                        self.out.push(b',');
+                    }
+                    let member = &mut members[*index];
+                    let local =
+                        member.segment.start - object_start..member.segment.end - object_start;
+                    let new_start = self.out.len();
+                    self.out.extend_from_slice(&self.reorder[local]);
+                    member.segment = new_start..self.out.len();
+                }
+                self.out.push(b'}');
             }
-            self.out.push(b'}');
         }
         if top_level {
             self.record_top_level(input, members_start);

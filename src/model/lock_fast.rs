@@ -275,8 +275,11 @@ fn read_lines<R: Read>(lines: &mut Lines<R>) -> Option<Lock> {
                 Header::SuitePrompts(name) => Table::SuitePrompts(name.into_owned()),
                 Header::Case(suite, id) => {
                     if suite_cases.as_ref().is_none_or(|(last, _)| *last != suite) {
+                        // Suites tend to be of a size: the last one's sizes the next one's
+                        // list, which then seldom grows (each growth copies it).
+                        let last_size = suite_cases.as_ref().map_or(0, |(_, cases)| cases.len());
                         finish_suite(&mut lock, suite_cases.take())?;
-                        suite_cases = Some((suite.into_owned(), Vec::new()));
+                        suite_cases = Some((suite.into_owned(), Vec::with_capacity(last_size)));
                     }
                     let entry = CaseLock {
                         version: 0,
