@@ -214,8 +214,8 @@ impl CheckMemo {
                     .all(|dependency| still_holds(dependency, source) == Some(true))
             });
             let report = decode_report(&mut decoder).and_then(|report| {
-                let seal: Option<[u8; 32]> = match decoder.bool()? {
-                    true => Some(decoder.raw(32)?.try_into().ok()?),
+                let seal: Option<super::Seal> = match decoder.bool()? {
+                    true => Some(decoder.raw(size_of::<super::Seal>())?.try_into().ok()?),
                     false => None,
                 };
                 decoder.is_done().then_some((report, seal))

@@ -1,7 +1,8 @@
 //! The incremental cache in `.evalock/cache/`: an optimisation, never a source of truth.
 //!
-//! Every file carries the identity of the binary that wrote it and a SHA-256 of its
-//! contents; a file that is truncated, corrupted, or written by another build is ignored
+//! Every file carries the identity of the binary that wrote it and a checksum of its
+//! contents (XXH3-128: it guards against torn and damaged files, not against someone who
+//! can write the cache, who could as well write a matching SHA-256); a file that is truncated, corrupted, or written by another build is ignored
 //! as if absent. Entries are found by [`ContentIdentity`] (git object ids, or the working
 //! tree's size, modification and inode-change times, inode and device), so content that
 //! may have changed is never matched. A cold CI clone has no cache and computes
@@ -16,15 +17,18 @@ pub use memo::{CheckMemo, MemoKey, RecordingSource};
 
 use crate::hash::sha256_hex;
 use crate::source::ContentIdentity;
-use sha2::{Digest as _, Sha256};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
+use xxhash_rust::xxh3::Xxh3Default;
 
 /// Where the cache lives, relative to the project root.
 pub const CACHE_DIR: &str = ".evalock/cache";
 const MAGIC: &[u8; 8] = b"EVLCACHE";
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
+/// The checksum a cache file ends with; it also names the file to another that must be
+/// read with it.
+type Seal = [u8; 16];
 /// Files changed this recently may still change within one timestamp tick (FAT has 2 s),
 /// which their stat data would not show: they are not cached until they settle.
 const SETTLE_NS: i128 = 2_000_000_000;
@@ -95,19 +99,20 @@ impl CacheContext {
 
     /// The body of a cache file, only if its checksum is `seal` (what [`Self::write`]
     /// returned for it): a file that must belong with another.
-    fn read_sealed(&self, name: &str, seal: &[u8; 32]) -> Option<Vec<u8>> {
+    fn read_sealed(&self, name: &str, seal: &Seal) -> Option<Vec<u8>> {
         self.read_with_seal(name)
             .and_then(|(body, found)| (found == *seal).then_some(body))
     }
 
     /// The body of a cache file and the checksum it ends with.
-    fn read_with_seal(&self, name: &str) -> Option<(Vec<u8>, [u8; 32])> {
+    fn read_with_seal(&self, name: &str) -> Option<(Vec<u8>, Seal)> {
         let bytes = std::fs::read(self.file(name)).ok()?;
-        let (content, checksum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
-        if Sha256::digest(content).as_slice() != checksum {
+        let (content, checksum) =
+            bytes.split_at_checked(bytes.len().checked_sub(size_of::<Seal>())?)?;
+        let seal: Seal = checksum.try_into().ok()?;
+        if seal_of(content) != seal {
             return None;
         }
-        let seal: [u8; 32] = checksum.try_into().ok()?;
         let mut decoder = codec::Decoder::new(content);
         if decoder.raw(MAGIC.len())? != MAGIC
             || decoder.u32()? != FORMAT
@@ -121,11 +126,11 @@ impl CacheContext {
     /// Writes a cache file and returns its checksum (its seal); `None` when it could not
     /// be written. Failures are otherwise ignored: the cache is only an optimisation. No
     /// fsync: a torn file fails its checksum and is ignored.
-    fn write(&self, name: &str, body: &[u8]) -> Option<[u8; 32]> {
+    fn write(&self, name: &str, body: &[u8]) -> Option<Seal> {
         self.try_write(name, body).ok()
     }
 
-    fn try_write(&self, name: &str, body: &[u8]) -> std::io::Result<[u8; 32]> {
+    fn try_write(&self, name: &str, body: &[u8]) -> std::io::Result<Seal> {
         let mut writer = self.writer(name)?;
         writer.append(body)?;
         writer.finish()
@@ -147,7 +152,7 @@ impl CacheContext {
         header.str(&self.binary);
         let mut writer = CacheWriter {
             file: tempfile::NamedTempFile::new_in(&self.directory)?,
-            hasher: Sha256::new(),
+            hasher: Xxh3Default::new(),
             target: self.file(name),
         };
         writer.append(header.bytes())?;
@@ -160,7 +165,7 @@ impl CacheContext {
 /// unfinished, it is removed and the previous file stays.
 struct CacheWriter {
     file: tempfile::NamedTempFile,
-    hasher: Sha256,
+    hasher: Xxh3Default,
     target: PathBuf,
 }
 
@@ -171,14 +176,19 @@ impl CacheWriter {
     }
 
     /// No fsync: a torn file fails its checksum and is ignored. Returns the checksum.
-    fn finish(mut self) -> std::io::Result<[u8; 32]> {
-        let checksum: [u8; 32] = self.hasher.finalize().into();
+    fn finish(mut self) -> std::io::Result<Seal> {
+        let checksum = self.hasher.digest128().to_le_bytes();
         self.file.write_all(&checksum)?;
         self.file
             .persist(&self.target)
             .map_err(|error| error.error)?;
         Ok(checksum)
     }
+}
+
+/// The checksum of a cache file's `content` (everything before its checksum).
+fn seal_of(content: &[u8]) -> Seal {
+    xxhash_rust::xxh3::xxh3_128(content).to_le_bytes()
 }
 
 /// A short, file-name-safe tag for a key.
