@@ -457,7 +457,7 @@ fn write_toml_string(out: &mut impl Write, value: &str) -> fmt::Result {
 }
 
 /// `value` in decimal, as `{}` formats it.
-fn push_decimal(out: &mut String, mut value: u64) {
+pub(super) fn push_decimal(out: &mut String, mut value: u64) {
     let mut digits = [0u8; 20];
     let mut start = digits.len();
     loop {

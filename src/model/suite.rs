@@ -152,7 +152,7 @@ pub fn suite_digest(entries: &BTreeMap<String, CaseLock>) -> Digest {
     for (id, entry) in entries {
         write_json_string(id, &mut lines);
         lines.push(' ');
-        write_decimal(entry.version, &mut lines);
+        super::lock::push_decimal(&mut lines, entry.version);
         lines.push(' ');
         let _ = entry.digest.write_text(&mut lines);
         lines.push('\n');
@@ -163,23 +163,6 @@ pub fn suite_digest(entries: &BTreeMap<String, CaseLock>) -> Digest {
     }
     hasher.update(lines.as_bytes());
     Digest::from_sha256_bytes(&hasher.finalize().into())
-}
-
-/// `number` in decimal, as `{}` writes it, without the formatting machinery (a check
-/// writes one per case).
-fn write_decimal(mut number: u64, out: &mut String) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        // The remainder is below ten: the cast keeps it.
-        digits[start] = b'0' + (number % 10) as u8;
-        number /= 10;
-        if number == 0 {
-            break;
-        }
-    }
-    out.extend(digits[start..].iter().map(|digit| char::from(*digit)));
 }
 
 /// `text` as a JSON string, as serde_json writes it: an id without quotes, backslashes
@@ -232,15 +215,6 @@ mod tests {
             let mut written = String::new();
             write_json_string(id, &mut written);
             assert_eq!(written, serde_json::to_string(id).unwrap(), "{id:?}");
-        }
-    }
-
-    #[test]
-    fn versions_are_written_as_format_writes_them() {
-        for number in [0, 1, 9, 10, 99, 100, 4_294_967_296, u64::MAX - 1, u64::MAX] {
-            let mut written = String::new();
-            write_decimal(number, &mut written);
-            assert_eq!(written, number.to_string());
         }
     }
 }
