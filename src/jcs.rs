@@ -15,7 +15,9 @@ mod strings;
 
 pub(crate) use numbers::{canonical_number, is_precise_number};
 use numbers::{number_end, write_canonical_number};
-use strings::{decode_string, string_end, write_canonical_string, write_string_value};
+use strings::{
+    append, append_within, decode_string, string_end, write_canonical_string, write_string_value,
+};
 pub(crate) use strings::{read_string, skip_value, skip_whitespace};
 
 /// Nesting deeper than this goes to the slow path (serde_json's own limit is 128).
@@ -261,7 +263,7 @@ impl Canonicalizer {
                 }
                 // No escapes: nothing in it needs one either, so the key is written as is.
                 false => {
-                    self.out.extend_from_slice(&input[position..key_end]);
+                    append(&mut self.out, input, position..key_end);
                     position + 1..key_end - 1
                 }
             };
@@ -346,7 +348,7 @@ impl Canonicalizer {
                     }
                     let member = &mut members[*index];
                     let new_start = self.out.len();
-                    self.out.extend_from_within(member.segment.clone());
+                    append_within(&mut self.out, member.segment.clone());
                     member.segment = new_start..self.out.len();
                 }
                 self.out.push(b'}');
@@ -363,7 +365,7 @@ impl Canonicalizer {
                     let local =
                         member.segment.start - object_start..member.segment.end - object_start;
                     let new_start = self.out.len();
-                    self.out.extend_from_slice(&self.reorder[local]);
+                    append(&mut self.out, &self.reorder, local);
                     member.segment = new_start..self.out.len();
                 }
                 self.out.push(b'}');

@@ -136,7 +136,7 @@ pub(super) fn write_string_value(input: &[u8], start: usize, out: &mut Vec<u8>) 
         position += next_special(input.get(position..)?)?;
         match input[position] {
             b'"' => {
-                out.extend_from_slice(&input[run_start..=position]);
+                append(out, input, run_start..position + 1);
                 return Some(position + 1);
             }
             b'\\' => {
@@ -145,7 +145,7 @@ pub(super) fn write_string_value(input: &[u8], start: usize, out: &mut Vec<u8>) 
                     position += 2;
                     continue;
                 }
-                out.extend_from_slice(&input[run_start..position]);
+                append(out, input, run_start..position);
                 position += 2;
                 match escape {
                     b'/' => out.push(b'/'),
@@ -168,6 +168,49 @@ pub(super) fn write_string_value(input: &[u8], start: usize, out: &mut Vec<u8>) 
             _ => return None,
         }
     }
+}
+
+/// Appends `from[range]` to `out`. Most runs copied while canonicalizing are a few bytes
+/// long (keys, words between escapes, short members): one is copied as a fixed block of
+/// 16 or 32 bytes, when `from` has that many, and cut back, instead of through a call
+/// that copies any length.
+#[inline]
+pub(super) fn append(out: &mut Vec<u8>, from: &[u8], range: std::ops::Range<usize>) {
+    let length = range.len();
+    let rest = from.get(range.start..).unwrap_or_default();
+    let kept = out.len() + length;
+    if length <= 16 {
+        if let Some(block) = rest.first_chunk::<16>() {
+            out.extend_from_slice(block);
+            out.truncate(kept);
+            return;
+        }
+    } else if length <= 32 {
+        if let Some(block) = rest.first_chunk::<32>() {
+            out.extend_from_slice(block);
+            out.truncate(kept);
+            return;
+        }
+    }
+    out.extend_from_slice(&from[range]);
+}
+
+/// [`append`] of a range of `out` itself.
+#[inline]
+pub(super) fn append_within(out: &mut Vec<u8>, range: std::ops::Range<usize>) {
+    let length = range.len();
+    let kept = out.len() + length;
+    if length <= 32 {
+        if let Some(block) = out
+            .get(range.start..)
+            .and_then(|rest| rest.first_chunk::<32>().copied())
+        {
+            out.extend_from_slice(&block);
+            out.truncate(kept);
+            return;
+        }
+    }
+    out.extend_from_within(range);
 }
 
 /// The offset of the first `"`, `\` or control character in `bytes`, eight bytes at a

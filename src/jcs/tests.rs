@@ -2,7 +2,7 @@
 //! accepts, and must decline every input the slow path rejects.
 
 use super::numbers::{canonical_number, is_shortest_decimal, write_formatted_number};
-use super::strings::next_special;
+use super::strings::{append, append_within, next_special};
 use super::*;
 use crate::hash::canonical_json;
 use crate::model::StrictValue;
@@ -528,4 +528,28 @@ fn the_scan_and_the_canonicalizer_find_the_same_imprecise_numbers() {
     assert!(imprecise_numbers(plain.as_bytes()).is_empty());
     let object = canonicalizer.object(plain, &[], None).expect("valid");
     assert!(object.imprecise_numbers.is_empty());
+}
+
+/// Block copies append exactly the range, whatever its length and however close to the
+/// end of its buffer, after what `out` already holds.
+#[test]
+fn appended_ranges_are_exactly_the_range() {
+    let from: Vec<u8> = (0..100u8).collect();
+    for start in [0, 1, 40, 60, 67, 68, 69, 83, 84, 85, 99, 100] {
+        for length in [0, 1, 15, 16, 17, 31, 32, 33, 40] {
+            let end = start + length;
+            if end > from.len() {
+                continue;
+            }
+            let mut out = b"head".to_vec();
+            append(&mut out, &from, start..end);
+            assert_eq!(out[..4], *b"head");
+            assert_eq!(out[4..], from[start..end], "{start}..{end}");
+
+            let mut within = from.clone();
+            append_within(&mut within, start..end);
+            assert_eq!(within[..100], from[..]);
+            assert_eq!(within[100..], from[start..end], "within {start}..{end}");
+        }
+    }
 }
