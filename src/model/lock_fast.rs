@@ -398,10 +398,11 @@ fn split_key(text: &str) -> Option<(Cow<'_, str>, Option<&str>)> {
     } else {
         memchr::memchr(b'.', text.as_bytes()).unwrap_or(text.len())
     };
-    let key = read_key(&text[..end])?;
-    match &text[end..] {
-        "" => Some((key, None)),
-        rest => Some((key, Some(rest.strip_prefix('.')?))),
+    let (key, rest) = text.split_at(end);
+    let key = read_key(key)?;
+    match rest.is_empty() {
+        true => Some((key, None)),
+        false => Some((key, Some(rest.strip_prefix('.')?))),
     }
 }
 
