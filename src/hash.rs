@@ -93,10 +93,11 @@ impl Digest {
     pub fn write_text(&self, out: &mut impl fmt::Write) -> fmt::Result {
         let mut text = [0u8; DIGEST_PREFIX.len() + 64];
         text[..DIGEST_PREFIX.len()].copy_from_slice(DIGEST_PREFIX.as_bytes());
-        for (index, byte) in self.0.iter().enumerate() {
-            let at = DIGEST_PREFIX.len() + 2 * index;
-            text[at] = HEX_DIGITS[usize::from(byte >> 4)];
-            text[at + 1] = HEX_DIGITS[usize::from(byte & 0xf)];
+        for (pair, byte) in text[DIGEST_PREFIX.len()..]
+            .chunks_exact_mut(2)
+            .zip(self.0)
+        {
+            pair.copy_from_slice(&HEX_PAIRS[usize::from(byte)]);
         }
         // Only ASCII was written.
         out.write_str(std::str::from_utf8(&text).unwrap_or_default())
@@ -114,6 +115,17 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// Each byte as its two lowercase hex digits: a digest is written a byte at a time.
+const HEX_PAIRS: [[u8; 2]; 256] = {
+    let mut pairs = [[0u8; 2]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        pairs[byte] = [HEX_DIGITS[byte >> 4], HEX_DIGITS[byte & 0xf]];
+        byte += 1;
+    }
+    pairs
+};
 
 /// Each byte's value as a lowercase hex digit, or 0x10 when it is not one.
 const HEX_VALUES: [u8; 256] = {
