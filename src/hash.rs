@@ -93,10 +93,7 @@ impl Digest {
     pub fn write_text(&self, out: &mut impl fmt::Write) -> fmt::Result {
         let mut text = [0u8; DIGEST_PREFIX.len() + 64];
         text[..DIGEST_PREFIX.len()].copy_from_slice(DIGEST_PREFIX.as_bytes());
-        for (pair, byte) in text[DIGEST_PREFIX.len()..]
-            .chunks_exact_mut(2)
-            .zip(self.0)
-        {
+        for (pair, byte) in text[DIGEST_PREFIX.len()..].chunks_exact_mut(2).zip(self.0) {
             pair.copy_from_slice(&HEX_PAIRS[usize::from(byte)]);
         }
         // Only ASCII was written.

@@ -61,14 +61,24 @@ impl Member {
             byte_ordered: true,
         };
         let decoded = member.key_bytes(keys);
-        member.prefix = match decoded.first_chunk::<8>() {
-            Some(head) => u64::from_be_bytes(*head),
-            // Shorter keys (most) are shifted in byte by byte: no call to copy them.
+        // Where the text holds eight bytes from the key's start (nearly always), a shorter
+        // key is those eight bytes with the ones after it masked off.
+        let head = match key_in_input {
+            true => keys.input.get(member.key.start..),
+            false => Some(decoded),
+        };
+        member.prefix = match head.and_then(|head| head.first_chunk::<8>()) {
+            Some(head) if decoded.len() >= 8 => u64::from_be_bytes(*head),
+            Some(head) => u64::from_be_bytes(*head) & !(u64::MAX >> (8 * decoded.len())),
+            // Shorter keys at the very end are shifted in byte by byte.
             None => decoded.iter().enumerate().fold(0, |prefix, (index, byte)| {
                 prefix | u64::from(*byte) << (56 - 8 * index)
             }),
         };
-        member.byte_ordered = decoded.is_ascii() || decoded.iter().all(|byte| *byte < 0xF0);
+        member.byte_ordered = match decoded.len() <= 8 {
+            true => member.prefix & 0x8080_8080_8080_8080 == 0,
+            false => decoded.is_ascii(),
+        } || decoded.iter().all(|byte| *byte < 0xF0);
         member
     }
 

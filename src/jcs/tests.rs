@@ -55,6 +55,10 @@ fn agrees_on_hand_picked_inputs() {
         r#"{"a\u0000":1,"a":2,"a\u0000\u0000":3,"":4}"#,
         "{\"ab\u{10000}\":1,\"ab\u{e000}\":2,\"ab\u{ffff}\":3,\"ab\":4,\"abc\":5}",
         "{\"same-prefix-\u{10000}\":1,\"same-prefix-\u{e000}\":2,\"same-prefix-z\":3}",
+        // Short keys with text after them: their prefixes come from one load, masked
+        // (unmasked, the quote after `a` would put it after `a!`).
+        "{\"a!\":\"0123456789abcdef\",\"a\":\"0123456789abcdef\"}",
+        "{\"zz\":\"0123456789abcdef\",\"z\":\"0123456789abcdef\",\"\u{e9}\":\"0123456789\",\"\u{10000}\":0,\"e\\u0301\":\"0123456789abcdef\",\"\":\"0123456789abcdef\"}",
     ] {
         assert_agrees(text, true);
     }
