@@ -450,7 +450,7 @@ fn order_by_prefixes(
             .enumerate()
             .map(|(index, member)| (member.prefix, index)),
     );
-    by_prefix.sort_unstable();
+    by_prefix.sort_unstable_by_key(|(prefix, _)| *prefix);
     if by_prefix.windows(2).any(|pair| pair[0].0 == pair[1].0) {
         return false;
     }
