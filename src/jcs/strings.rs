@@ -153,11 +153,17 @@ pub(super) fn write_string_value(input: &[u8], start: usize, out: &mut Vec<u8>) 
                         let (character, end) = decode_unicode_escape(input, position)?;
                         position = end;
                         let mut buffer = [0u8; 4];
-                        let encoded = character.encode_utf8(&mut buffer).as_bytes();
+                        let length = character.encode_utf8(&mut buffer).len();
                         match character {
-                            '"' | '\\' | '\u{0}'..='\u{1f}' => write_escaped(encoded, out),
-                            // One to four bytes: pushed, not a call to copy them.
-                            _ => encoded.iter().for_each(|byte| out.push(*byte)),
+                            '"' | '\\' | '\u{0}'..='\u{1f}' => {
+                                write_escaped(&buffer[..length], out)
+                            }
+                            // One to four bytes: all four copied at once, then cut back.
+                            _ => {
+                                let kept = out.len() + length;
+                                out.extend_from_slice(&buffer);
+                                out.truncate(kept);
+                            }
                         }
                     }
                     _ => return None,
