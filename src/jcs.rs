@@ -347,39 +347,40 @@ impl Canonicalizer {
                     return None;
                 }
             }
-            if top_level {
-                // Nothing follows the top-level object: its members are copied once, in
-                // order, after it, and the canonical form starts there.
-                self.canonical_start = self.out.len();
-                self.out.push(b'{');
-                for (position, index) in order.iter().enumerate() {
-                    if position > 0 {
-                        self.out.push(b',');
-                    }
-                    let member = &mut members[*index];
-                    let new_start = self.out.len();
-                    append_within(&mut self.out, member.segment.clone());
-                    member.segment = new_start..self.out.len();
+            // Nothing follows the top-level object: its members are copied once, in order,
+            // after it, and the canonical form starts there. A nested object's are copied
+            // out, then back in order.
+            let copied_from = match top_level {
+                true => {
+                    self.canonical_start = self.out.len();
+                    None
                 }
-                self.out.push(b'}');
-            } else {
-                self.reorder.clear();
-                self.reorder.extend_from_slice(&self.out[object_start..]);
-                self.out.truncate(object_start);
-                self.out.push(b'{');
-                for (position, index) in order.iter().enumerate() {
-                    if position > 0 {
-                        self.out.push(b',');
-                    }
-                    let member = &mut members[*index];
-                    let local =
-                        member.segment.start - object_start..member.segment.end - object_start;
-                    let new_start = self.out.len();
-                    append(&mut self.out, &self.reorder, local);
-                    member.segment = new_start..self.out.len();
+                false => {
+                    self.reorder.clear();
+                    self.reorder.extend_from_slice(&self.out[object_start..]);
+                    self.out.truncate(object_start);
+                    Some(object_start)
                 }
-                self.out.push(b'}');
+            };
+            self.out.push(b'{');
+            for (position, index) in order.iter().enumerate() {
+                if position > 0 {
+                    self.out.push(b',');
+                }
+                let member = &mut members[*index];
+                let new_start = self.out.len();
+                let segment = member.segment.clone();
+                match copied_from {
+                    None => append_within(&mut self.out, segment),
+                    Some(start) => append(
+                        &mut self.out,
+                        &self.reorder,
+                        segment.start - start..segment.end - start,
+                    ),
+                }
+                member.segment = new_start..self.out.len();
             }
+            self.out.push(b'}');
         }
         if top_level {
             self.record_top_level(input, members_start);

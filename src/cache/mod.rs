@@ -2,11 +2,12 @@
 //!
 //! Every file carries the identity of the binary that wrote it and a checksum of its
 //! contents (XXH3-128: it guards against torn and damaged files, not against someone who
-//! can write the cache, who could as well write a matching SHA-256); a file that is truncated, corrupted, or written by another build is ignored
-//! as if absent. Entries are found by [`ContentIdentity`] (git object ids, or the working
-//! tree's size, modification and inode-change times, inode and device), so content that
-//! may have changed is never matched. A cold CI clone has no cache and computes
-//! everything; the answer is the same either way.
+//! can write the cache, who could as well write a matching SHA-256); a file that is
+//! truncated, corrupted, or written by another build is ignored as if absent. Entries are
+//! found by [`ContentIdentity`] (git object ids, or the working tree's size, modification
+//! and inode-change times, inode and device), so content that may have changed is never
+//! matched. A cold CI clone has no cache and computes everything; the answer is the same
+//! either way.
 
 mod case_files;
 mod codec;
