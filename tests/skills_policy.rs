@@ -78,12 +78,7 @@ fn el202_vendored_skills_record_a_real_commit() {
         (found[1].0.as_str(), found[1].2.as_str()),
         ("EL201", "vendor/lint/skill.json:2")
     );
-    assert!(
-        found[1]
-            .3
-            .contains("`source` must be \"local\" or an object"),
-        "{found:?}"
-    );
+    assert_says(&found, 1, "`source` must be \"local\" or an object");
 }
 
 #[test]
@@ -97,12 +92,7 @@ fn el203_versions_are_semver_and_agree() {
     repo.evalock(&["lock"]).assert_code(0);
     let found = only(&check(&repo, &[]), "EL203");
     assert_eq!(found[0].2, "skills/notes/SKILL.md:5");
-    assert!(
-        found[0]
-            .3
-            .contains("version '1.0' is not MAJOR.MINOR.PATCH"),
-        "{found:?}"
-    );
+    assert_says(&found, 0, "version '1.0' is not MAJOR.MINOR.PATCH");
     // The fix suggests the version completed with zeros.
     let mut written = "1.0".to_owned();
     for (version, suggested) in [("1.2", "1.2.0"), ("v7", "7.0.0"), ("next", "1.0.0")] {
@@ -150,12 +140,7 @@ fn el204_permissions_are_declared_and_allowed() {
     repo.evalock(&["lock"]).assert_code(0);
     let found = only(&check(&repo, &[]), "EL204");
     assert_eq!(found[0].2, "skills/notes/SKILL.md:6");
-    assert!(
-        found[0]
-            .3
-            .contains("outside allowlist: ['Bash(rm:*)', 'WebFetch']"),
-        "{found:?}"
-    );
+    assert_says(&found, 0, "outside allowlist: ['Bash(rm:*)', 'WebFetch']");
     // `Bash(git:*)` on the allowlist allows every git subcommand.
     repo.replace(
         "skills/notes/SKILL.md",
@@ -333,24 +318,9 @@ fn el208_names_and_descriptions_follow_the_specification() {
         ],
         "{found:#?}"
     );
-    assert!(
-        found[0]
-            .3
-            .contains("use only lowercase letters, digits and hyphens"),
-        "{found:?}"
-    );
-    assert!(
-        found[3]
-            .3
-            .contains("1049 characters long; the limit is 1024"),
-        "{found:?}"
-    );
-    assert!(
-        found[4]
-            .3
-            .contains("differs from its folder `other-folder`"),
-        "{found:?}"
-    );
+    assert_says(&found, 0, "use only lowercase letters, digits and hyphens");
+    assert_says(&found, 3, "1049 characters long; the limit is 1024");
+    assert_says(&found, 4, "differs from its folder `other-folder`");
     // The audit gives the specification its own line when it is broken.
     repo.evalock(&["skills", "audit", "skills/Bad_Name"])
         .assert_code(1)
@@ -380,11 +350,10 @@ fn el209_growth_against_the_base_revision() {
     );
     let found = only(&check(&repo, &["--base", "main"]), "EL209");
     assert_eq!(found[0].2, "skills/notes/SKILL.md:6");
-    assert!(
-        found[0]
-            .3
-            .contains("now asks for ['Bash(git:push)'] in `allowed-tools`, which main ("),
-        "{found:?}"
+    assert_says(
+        &found,
+        0,
+        "now asks for ['Bash(git:push)'] in `allowed-tools`, which main (",
     );
     // Narrowing is always fine.
     repo.replace(
@@ -521,12 +490,7 @@ fn el210_registry_skills_need_an_exact_version_and_a_content_digest() {
     repo.write("skills/notes/references/style.md", "# Style\n\nchanged\n");
     repo.evalock(&["lock"]).assert_code(0);
     let found = only(&check(&repo, &[]), "EL210");
-    assert!(
-        found[0]
-            .3
-            .contains("does not match its pinned content digest"),
-        "{found:?}"
-    );
+    assert_says(&found, 0, "does not match its pinned content digest");
     // Both digests, shortened: the pinned one as written in skill.json.
     let pinned = format!("({} pinned, sha256:", &help_digest[..15]);
     assert!(found[0].3.contains(&pinned), "{pinned} in {found:?}");
@@ -593,11 +557,10 @@ fn marketplaces_name_skills_and_remote_plugins_are_unpinned() {
         (found[0].0.as_str(), found[0].2.as_str()),
         ("EL201", ".claude-plugin/marketplace.json:4")
     );
-    assert!(
-        found[0]
-            .3
-            .contains("lists ./skills/ghost, but skills/ghost/SKILL.md does not exist"),
-        "{found:?}"
+    assert_says(
+        &found,
+        0,
+        "lists ./skills/ghost, but skills/ghost/SKILL.md does not exist",
     );
     assert_eq!(found[1].0, "EL210");
     assert!(

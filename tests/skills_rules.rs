@@ -25,11 +25,10 @@ fn el201_new_skill_missing_skill_and_stale_lock() {
     );
     let found = only(&check(&repo, &[]), "EL201");
     assert_eq!(found[0].2, "skills/todo/SKILL.md");
-    assert!(
-        found[0]
-            .3
-            .contains("skill `todo` (skills/todo) is new and not pinned in evalock.lock"),
-        "{found:?}"
+    assert_says(
+        &found,
+        0,
+        "skill `todo` (skills/todo) is new and not pinned in evalock.lock",
     );
     repo.evalock(&["lock"]).assert_code(0);
     assert!(check(&repo, &[]).is_empty());
@@ -37,11 +36,10 @@ fn el201_new_skill_missing_skill_and_stale_lock() {
     // A skill that disappears (its SKILL.md deleted) is reported, not forgotten.
     repo.remove("skills/todo/SKILL.md");
     let found = only(&check(&repo, &[]), "EL201");
-    assert!(
-        found[0]
-            .3
-            .contains("skill `todo` (skills/todo) is pinned in evalock.lock but is gone"),
-        "{found:?}"
+    assert_says(
+        &found,
+        0,
+        "skill `todo` (skills/todo) is pinned in evalock.lock but is gone",
     );
     repo.evalock(&["lock"]).assert_code(0);
     assert!(check(&repo, &[]).is_empty());
@@ -117,11 +115,10 @@ fn el201_acknowledgements_are_pinned_in_the_lock() {
     );
     repo.write("evalock.toml", config);
     let found = only(&check(&repo, &[]), "EL201");
-    assert!(
-        found[0]
-            .3
-            .contains("entry of skill `notes` (skills/notes) is stale: acknowledged changed"),
-        "{found:?}"
+    assert_says(
+        &found,
+        0,
+        "entry of skill `notes` (skills/notes) is stale: acknowledged changed",
     );
     repo.evalock(&["lock"]).assert_code(0);
     assert!(repo.read("evalock.lock").contains(&format!(
@@ -189,11 +186,10 @@ fn el201_a_file_name_that_is_not_utf8_is_refused_in_every_source() {
     )
     .expect("write");
     let worktree = only(&check(&repo, &[]), "EL201");
-    assert!(
-        worktree[0]
-            .3
-            .contains("run\u{fffd}.sh cannot be pinned: its name is not valid UTF-8"),
-        "{worktree:#?}"
+    assert_says(
+        &worktree,
+        0,
+        "run\u{fffd}.sh cannot be pinned: its name is not valid UTF-8",
     );
     repo.evalock(&["check"]).assert_code(2);
     refused_staged_and_committed(&repo, "its name is not valid UTF-8");
@@ -245,11 +241,10 @@ fn el201_symlinks_where_skills_are_looked_for_are_reported_not_followed() {
         .expect("symlink");
     let found = only(&check(&repo, &[]), "EL201");
     assert_eq!(found.len(), 1, "{found:#?}");
-    assert!(
-        found[0]
-            .3
-            .contains("skills/evil is a symlink where skills root `skills/*` looks"),
-        "{found:#?}"
+    assert_says(
+        &found,
+        0,
+        "skills/evil is a symlink where skills root `skills/*` looks",
     );
     std::fs::remove_file(repo.join("skills/evil")).expect("remove");
     // A marketplace plugin whose source is a symlink out of the repository.
@@ -266,11 +261,10 @@ fn el201_symlinks_where_skills_are_looked_for_are_reported_not_followed() {
     );
     let found = only(&check(&repo, &[]), "EL201");
     assert_eq!(found.len(), 1, "{found:#?}");
-    assert!(
-        found[0]
-            .3
-            .contains("plugins/linked is a symlink, which evalock never follows"),
-        "{found:#?}"
+    assert_says(
+        &found,
+        0,
+        "plugins/linked is a symlink, which evalock never follows",
     );
     // Nothing behind the link was read: the lock pins no file of it.
     repo.evalock(&["lock"]);
@@ -294,11 +288,10 @@ fn el201_skills_the_lock_does_not_pin() {
         skill_md("notes", OK_FRONT, "# Notes\n"),
     );
     let found = only(&check(&repo, &[]), "EL201");
-    assert!(
-        found[0]
-            .3
-            .contains("skill `notes` (skills/notes) is not pinned: there is no evalock.lock yet"),
-        "{found:?}"
+    assert_says(
+        &found,
+        0,
+        "skill `notes` (skills/notes) is not pinned: there is no evalock.lock yet",
     );
     repo.evalock(&["lock"]).assert_code(0);
 

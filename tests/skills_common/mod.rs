@@ -72,3 +72,9 @@ pub fn only(
     assert!(!of_rule.is_empty(), "expected {rule}: {found:#?}");
     of_rule
 }
+
+/// Asserts that the message of `found[index]` contains `fragment`.
+#[track_caller]
+pub fn assert_says(found: &[(String, String, String, String)], index: usize, fragment: &str) {
+    assert!(found[index].3.contains(fragment), "{found:#?}");
+}
