@@ -59,8 +59,31 @@ fn agrees_on_hand_picked_inputs() {
         // (unmasked, the quote after `a` would put it after `a!`).
         "{\"a!\":\"0123456789abcdef\",\"a\":\"0123456789abcdef\"}",
         "{\"zz\":\"0123456789abcdef\",\"z\":\"0123456789abcdef\",\"\u{e9}\":\"0123456789\",\"\u{10000}\":0,\"e\\u0301\":\"0123456789abcdef\",\"\":\"0123456789abcdef\"}",
+        // Objects out of order inside objects in order inside objects out of order, side by
+        // side, in arrays, and after the last member: each is put in order where it sits.
+        r#"{"b":{"a":{"z":1,"y":{"q":[{"s":1,"r":2},{"u":{"w":3,"v":4}}],"p":5}},"c":{"e":6,"d":7}},"a":[{"h":8,"g":9},{}]}"#,
+        r#"{"a":{"b":{"c":{"e":1,"d":2}}},"z":[[{"y":1,"x":2}],{"k":{"m":1,"l":2}}],"m":{"o":{"q":1,"p":2},"n":3}}"#,
     ] {
         assert_agrees(text, true);
+    }
+}
+
+/// One canonicalizer goes from line to line: nothing of a line stays for the next.
+#[test]
+fn a_reused_canonicalizer_agrees_on_every_line() {
+    let mut canonicalizer = Canonicalizer::new();
+    for text in [
+        r#"{"b":{"d":1,"c":2},"a":1}"#,
+        r#"{"a":1,"b":2}"#,
+        r#"{"a":{"b":1}}"#,
+        r#"{"a":1,"a":2}"#,
+        r#"{"z":[{"y":1,"x":{"w":2,"v":3}}],"retired":false}"#,
+        r#"{"b":1,"a":2}"#,
+    ] {
+        let reused = canonicalizer
+            .object(text, &[], None)
+            .map(|object| String::from_utf8(object.canonical.to_vec()).unwrap());
+        assert_eq!(reused, slow(text), "{text}");
     }
 }
 
@@ -133,6 +156,20 @@ fn reports_wanted_members_and_the_contract_without_the_excluded_one() {
         .object(r#"{"id":"b"}"#, &["id"], Some("retired"))
         .unwrap();
     assert!(object.without_excluded.is_none());
+
+    // Objects out of order inside the members kept are put in order in both forms.
+    let text = r#"{"retired":false,"input":{"z":{"c":1,"b":[{"e":2,"d":3}]},"a":0},"id":"c"}"#;
+    let object = canonicalizer
+        .object(text, &["id"], Some("retired"))
+        .unwrap();
+    assert_eq!(
+        object.canonical,
+        br#"{"id":"c","input":{"a":0,"z":{"b":[{"d":3,"e":2}],"c":1}},"retired":false}"#
+    );
+    assert_eq!(
+        object.without_excluded.unwrap(),
+        br#"{"id":"c","input":{"a":0,"z":{"b":[{"d":3,"e":2}],"c":1}}}"#
+    );
 }
 
 /// A small deterministic generator of JSON texts, valid and slightly broken.

@@ -564,6 +564,10 @@ mod tests {
             ("a\n=======x\n>>>>>>> b", Some(3)),
             ("a\n<<<<<<<\n x <<<<<<< y\n", None),
             ("x = \"=======\"\n\n\n>>>>>>> other\n<<<<<<< HEAD", Some(4)),
+            ("<a>\n=b\n>>>>>>>\n==\n=======\n", Some(5)),
+            ("{\"a\": \"<<<<<<< \"}\n{\"b\": 1}\n", None),
+            ("=======", Some(1)),
+            (">>>>>>> x", Some(1)),
             ("", None),
         ];
         for (text, line) in cases {

@@ -30,22 +30,31 @@ impl<'a> Expect<'a> {
                 return None;
             }
             let value_start = skip_whitespace(bytes, position + 1);
-            let value_end = skip_value(bytes, value_start)?;
-            let raw = text.get(value_start..value_end)?;
-            match Member::of(&key) {
+            // Lists are read where they stand: skipping them first would scan them twice.
+            let value_end = match Member::of(&key) {
                 Member::Value => {
-                    assertions.set_value(&key, serde_json::from_str::<Value>(raw).ok()?)
+                    let value_end = skip_value(bytes, value_start)?;
+                    let raw = text.get(value_start..value_end)?;
+                    assertions.set_value(&key, serde_json::from_str::<Value>(raw).ok()?);
+                    value_end
                 }
-                Member::Strings => assertions.set_strings(&key, loose(raw)?),
+                Member::Strings => {
+                    let (strings, value_end) = loose(text, value_start)?;
+                    assertions.set_strings(&key, strings);
+                    value_end
+                }
                 Member::Clarification => {
+                    let (clarification, value_end) = loose(text, value_start)?;
                     assertions.members += 1;
-                    assertions.require_clarification = Some(loose(raw)?);
+                    assertions.require_clarification = Some(clarification);
+                    value_end
                 }
                 Member::Unknown => {
                     assertions.members += 1;
                     assertions.unknown.push(key);
+                    skip_value(bytes, value_start)?
                 }
-            }
+            };
             position = skip_whitespace(bytes, value_end);
             match bytes.get(position)? {
                 b',' => position = skip_whitespace(bytes, position + 1),
@@ -56,34 +65,46 @@ impl<'a> Expect<'a> {
     }
 }
 
-/// An assertion's value from its text, through the same [`FromLoose`] rules as the serde
-/// reading: a string, a list (of strings or not), `true`/`false`, or anything else.
-fn loose<'a, T: FromLoose<'a>>(raw: &'a str) -> Option<T> {
-    Some(match raw.as_bytes().first()? {
-        b'"' => T::scalar(Scalar::Text(read_string(raw, 0)?.0)),
-        b'[' => T::list(string_list(raw)?),
-        _ => T::scalar(match raw {
-            "true" => Scalar::Bool(true),
-            "false" => Scalar::Bool(false),
-            _ => Scalar::Other,
-        }),
+/// An assertion's value from the text at `start`, with the position after it, through the
+/// same [`FromLoose`] rules as the serde reading: a string, a list (of strings or not),
+/// `true`/`false`, or anything else.
+fn loose<'a, T: FromLoose<'a>>(text: &'a str, start: usize) -> Option<(T, usize)> {
+    Some(match text.as_bytes().get(start)? {
+        b'"' => {
+            let (string, end) = read_string(text, start)?;
+            (T::scalar(Scalar::Text(string)), end)
+        }
+        b'[' => {
+            let (items, end) = string_list(text, start)?;
+            (T::list(items), end)
+        }
+        _ => {
+            let end = skip_value(text.as_bytes(), start)?;
+            let scalar = match text.get(start..end)? {
+                "true" => Scalar::Bool(true),
+                "false" => Scalar::Bool(false),
+                _ => Scalar::Other,
+            };
+            (T::scalar(scalar), end)
+        }
     })
 }
 
-/// The items of a JSON array, `Some` when all of them are strings (`None` inside: an
-/// item that is not; the outer `None`: text that is not an array).
+/// The items of the JSON array at `start`, `Some` when all of them are strings (`None`
+/// inside: an item that is not; the outer `None`: text that is not an array), with the
+/// position after the array.
 #[allow(clippy::option_option)]
-fn string_list(raw: &str) -> Option<Option<Vec<Cow<'_, str>>>> {
-    let bytes = raw.as_bytes();
+fn string_list(text: &str, start: usize) -> Option<(Option<Vec<Cow<'_, str>>>, usize)> {
+    let bytes = text.as_bytes();
     let mut items = Some(Vec::new());
-    let mut position = skip_whitespace(bytes, 1);
+    let mut position = skip_whitespace(bytes, start + 1);
     if bytes.get(position) == Some(&b']') {
-        return Some(items);
+        return Some((items, position + 1));
     }
     loop {
         let end = match bytes.get(position)? {
             b'"' => {
-                let (item, end) = read_string(raw, position)?;
+                let (item, end) = read_string(text, position)?;
                 if let Some(list) = items.as_mut() {
                     list.push(item);
                 }
@@ -97,7 +118,7 @@ fn string_list(raw: &str) -> Option<Option<Vec<Cow<'_, str>>>> {
         position = skip_whitespace(bytes, end);
         match bytes.get(position)? {
             b',' => position = skip_whitespace(bytes, position + 1),
-            b']' => return Some(items),
+            b']' => return Some((items, position + 1)),
             _ => return None,
         }
     }
