@@ -225,7 +225,12 @@ impl Lock {
             let mut checked_file: Option<&Arc<str>> = None;
             for (id, case) in cases {
                 let header = || format!("[case.{}.{}]", toml_key(suite), toml_key(id));
-                if id.chars().any(char::is_control) {
+                // Control characters: C0, DEL and C1; an ASCII id needs no decoding.
+                let control = match id.is_ascii() {
+                    true => id.bytes().any(|byte| byte < 0x20 || byte == 0x7f),
+                    false => id.chars().any(char::is_control),
+                };
+                if control {
                     let line = line_of_first(text, &[&header(), &toml_string(id)]);
                     return Err(Error::malformed(
                         format!("{path}:{line}"),
@@ -329,40 +334,44 @@ impl Lock {
                 }
             }
         }
-        // 200,000 entries in a large lock: each is put together in one buffer, without
-        // the formatting machinery, and written at once.
-        let mut entry = String::new();
+        // 200,000 entries in a large lock: they are put together in one buffer, without
+        // the formatting machinery, and written 32 KiB at a time.
+        const BATCH: usize = 32 * 1024;
+        let mut entries = String::with_capacity(BATCH + 1024);
         // Neighbouring entries share their file: its line is written once per run of them.
         let mut file_line: Option<(&Arc<str>, String)> = None;
         for (suite, cases) in &self.cases {
             let suite_key = toml_key(suite);
             for (id, case) in cases {
-                entry.clear();
-                entry.push_str("\n[case.");
-                entry.push_str(&suite_key);
-                entry.push('.');
-                write_toml_key(&mut entry, id)?;
-                entry.push_str("]\nversion = ");
-                push_decimal(&mut entry, case.version);
-                entry.push_str("\ndigest = \"");
-                case.digest.write_text(&mut entry)?;
-                entry.push('"');
+                entries.push_str("\n[case.");
+                entries.push_str(&suite_key);
+                entries.push('.');
+                write_toml_key(&mut entries, id)?;
+                entries.push_str("]\nversion = ");
+                push_decimal(&mut entries, case.version);
+                entries.push_str("\ndigest = \"");
+                case.digest.write_text(&mut entries)?;
+                entries.push('"');
                 match &file_line {
-                    Some((file, line)) if Arc::ptr_eq(file, &case.file) => entry.push_str(line),
+                    Some((file, line)) if Arc::ptr_eq(file, &case.file) => entries.push_str(line),
                     _ => {
                         let mut line = String::from("\nfile = ");
                         write_toml_string(&mut line, &case.file)?;
                         line.push('\n');
-                        entry.push_str(&line);
+                        entries.push_str(&line);
                         file_line = Some((&case.file, line));
                     }
                 }
                 if case.retired {
-                    entry.push_str("retired = true\n");
+                    entries.push_str("retired = true\n");
                 }
-                out.write_str(&entry)?;
+                if entries.len() >= BATCH {
+                    out.write_str(&entries)?;
+                    entries.clear();
+                }
             }
         }
+        out.write_str(&entries)?;
         let mut skills = String::new();
         render_skills(&mut skills, &self.skills);
         out.write_str(&skills)?;
@@ -602,6 +611,53 @@ mod tests {
             .render()
             .replace("evals/support.jsonl", "../../etc/passwd");
         assert!(Lock::parse("evalock.lock", text.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn ids_with_control_characters_are_refused_at_their_line() {
+        let with_id = |id: &str| {
+            let mut lock = sample();
+            let entry = CaseLock {
+                version: 1,
+                digest: bytes_digest(id.as_bytes()),
+                file: Arc::from("evals/support.jsonl"),
+                retired: false,
+            };
+            lock.cases
+                .entry("support".into())
+                .or_default()
+                .insert(id.to_owned(), entry);
+            let text = lock.render();
+            (Lock::parse("evalock.lock", text.as_bytes()), text)
+        };
+        // C0, DEL and C1 controls, in ASCII ids and in ids with other characters.
+        for id in [
+            "a\u{0}",
+            "a\nb",
+            "a\u{1f}",
+            "a\u{7f}",
+            "\u{e9}\u{7f}",
+            "\u{e9}\u{85}",
+            "\u{9f}",
+        ] {
+            let (parsed, text) = with_id(id);
+            let error = parsed.unwrap_err().to_string();
+            assert!(
+                error.contains("contains control characters"),
+                "{id:?}: {error}"
+            );
+            let line = 1 + text
+                .lines()
+                .position(|line| line.contains(&toml_string(id)))
+                .unwrap();
+            assert!(
+                error.starts_with(&format!("evalock.lock:{line}:")),
+                "{id:?}: {error}"
+            );
+        }
+        for id in ["a b", "a~", "\u{e9}t\u{e9}", "\u{a0}", "\u{2028}"] {
+            assert!(with_id(id).0.is_ok(), "{id:?}");
+        }
     }
 
     #[test]
