@@ -1,7 +1,7 @@
 //! EL1xx: golden cases and prompts against the lock and the base revision.
 
 use crate::finding::{Finding, Location, Subject};
-use crate::model::lock::{CaseLock, Lock, Recipes};
+use crate::model::lock::{CaseEntries, CaseLock, Lock, Recipes};
 use crate::model::{
     locked_prompt_digest, suite_digest, Case, ProblemKind, Project, SuiteModel, CONFIG_FILE,
     LOCK_FILE,
@@ -48,7 +48,7 @@ fn pair_with_lock<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPai
     (paired, missing)
 }
 
-type LockedCases = BTreeMap<String, CaseLock>;
+type LockedCases = CaseEntries;
 type LockPairs<'a> = (
     Vec<(&'a Case, Option<&'a CaseLock>)>,
     Vec<(&'a String, &'a CaseLock)>,
@@ -155,7 +155,7 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
     }
     // The suites' own summaries and their cases against their entries: both at once, the
     // suites spread over the threads (in order: the report is the same either way).
-    let empty = BTreeMap::new();
+    let empty = CaseEntries::default();
     let (mut findings, per_suite) = rayon::join(
         || summaries_disagree(lock),
         || {
@@ -306,7 +306,7 @@ fn recipe_differences(recipes: &Recipes) -> String {
 /// lock edited by hand (or a merge conflict resolved by keeping one side's summary) is
 /// caught here, as `lock --check` catches it, not only when the suite is re-locked.
 fn summaries_disagree(lock: &Lock) -> Vec<Finding> {
-    let empty = BTreeMap::new();
+    let empty = CaseEntries::default();
     let mut findings: Vec<Finding> = lock
         .suites
         .par_iter()

@@ -30,7 +30,7 @@ pub struct Lock {
     pub graders: BTreeMap<String, GraderLock>,
     /// Cases by suite, then by id.
     #[serde(default, rename = "case")]
-    pub cases: BTreeMap<String, BTreeMap<String, CaseLock>>,
+    pub cases: BTreeMap<String, CaseEntries>,
     /// Skills by folder path.
     #[serde(default, rename = "skill")]
     pub skills: BTreeMap<String, SkillLock>,
@@ -122,6 +122,95 @@ pub struct CaseLock {
     pub file: Arc<str>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub retired: bool,
+}
+
+/// One suite's case entries, sorted by id as the lock lists them, found by binary search.
+/// A large lock is read in this order: its entries are kept as read, not built into a tree
+/// (200,000 of them).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(
+    from = "BTreeMap<String, CaseLock>",
+    into = "BTreeMap<String, CaseLock>"
+)]
+pub struct CaseEntries(Vec<(String, CaseLock)>);
+
+impl CaseEntries {
+    /// Entries whose ids the caller has checked to be strictly increasing.
+    pub(super) fn from_sorted(entries: Vec<(String, CaseLock)>) -> CaseEntries {
+        debug_assert!(entries.windows(2).all(|pair| pair[0].0 < pair[1].0));
+        CaseEntries(entries)
+    }
+
+    fn position(&self, id: &str) -> std::result::Result<usize, usize> {
+        self.0
+            .binary_search_by(|(entry_id, _)| entry_id.as_str().cmp(id))
+    }
+
+    pub fn get(&self, id: &str) -> Option<&CaseLock> {
+        let index = self.position(id).ok()?;
+        Some(&self.0[index].1)
+    }
+
+    /// Adds the entry of `id`, or replaces it: then the one it replaced.
+    pub fn insert(&mut self, id: String, entry: CaseLock) -> Option<CaseLock> {
+        match self.position(&id) {
+            Ok(index) => Some(std::mem::replace(&mut self.0[index].1, entry)),
+            Err(index) => {
+                self.0.insert(index, (id, entry));
+                None
+            }
+        }
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<CaseLock> {
+        let index = self.position(id).ok()?;
+        Some(self.0.remove(index).1)
+    }
+
+    /// The entries in id order.
+    pub fn iter(&self) -> CaseEntriesIter<'_> {
+        self.0.iter().map(|(id, entry)| (id, entry))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+pub type CaseEntriesIter<'a> = std::iter::Map<
+    std::slice::Iter<'a, (String, CaseLock)>,
+    fn(&'a (String, CaseLock)) -> (&'a String, &'a CaseLock),
+>;
+
+impl<'a> IntoIterator for &'a CaseEntries {
+    type Item = (&'a String, &'a CaseLock);
+    type IntoIter = CaseEntriesIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl From<BTreeMap<String, CaseLock>> for CaseEntries {
+    fn from(entries: BTreeMap<String, CaseLock>) -> Self {
+        CaseEntries(entries.into_iter().collect())
+    }
+}
+
+impl From<CaseEntries> for BTreeMap<String, CaseLock> {
+    fn from(entries: CaseEntries) -> Self {
+        entries.0.into_iter().collect()
+    }
+}
+
+/// As into a map: sorted by id, the last entry of an id kept.
+impl FromIterator<(String, CaseLock)> for CaseEntries {
+    fn from_iter<I: IntoIterator<Item = (String, CaseLock)>>(entries: I) -> Self {
+        BTreeMap::from_iter(entries).into()
+    }
 }
 
 impl Lock {
@@ -611,6 +700,50 @@ mod tests {
             .render()
             .replace("evals/support.jsonl", "../../etc/passwd");
         assert!(Lock::parse("evalock.lock", text.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn case_entries_behave_as_a_map_sorted_by_id() {
+        let entry = |version: u64| CaseLock {
+            version,
+            digest: bytes_digest(&version.to_le_bytes()),
+            file: Arc::from("evals/a.jsonl"),
+            retired: false,
+        };
+        let mut entries = CaseEntries::default();
+        let mut map = BTreeMap::new();
+        // Inserts, replacements and removals in a scrambled order, "b" < "b-1" < "b1" < "é".
+        let ids = ["b1", "a", "\u{e9}", "b", "b-1", "a", "", "b1", "z"];
+        for (step, id) in ids.iter().enumerate() {
+            let version = step as u64;
+            assert_eq!(
+                entries.insert(id.to_string(), entry(version)),
+                map.insert(id.to_string(), entry(version))
+            );
+            if step % 4 == 3 {
+                assert_eq!(entries.remove("a"), map.remove("a"));
+            }
+            assert!(entries.iter().eq(map.iter()), "after {id:?}");
+            assert_eq!(entries.len(), map.len());
+        }
+        for id in ids.iter().chain(&["missing", "b0", "\u{ff}"]) {
+            assert_eq!(entries.get(id), map.get(*id), "{id:?}");
+        }
+        // Collected like a map: sorted, the last entry of an id kept; and back again.
+        let collected: CaseEntries = [("y", 1), ("x", 2), ("y", 3)]
+            .map(|(id, version)| (id.to_string(), entry(version)))
+            .into_iter()
+            .collect();
+        let versions: Vec<_> = collected
+            .iter()
+            .map(|(id, e)| (id.as_str(), e.version))
+            .collect();
+        assert_eq!(versions, [("x", 2), ("y", 3)]);
+        assert_eq!(
+            BTreeMap::from(collected.clone()),
+            BTreeMap::from_iter(collected.iter().map(|(id, e)| (id.clone(), e.clone())))
+        );
+        assert!(CaseEntries::default().is_empty());
     }
 
     #[test]

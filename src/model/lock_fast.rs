@@ -8,7 +8,7 @@
 //! fails the comparison, unless its new text is exactly the rendering of what was read
 //! first, which then is what it holds.
 
-use super::lock::{CaseLock, GraderLock, Lock, Recipes, SuiteLock};
+use super::lock::{CaseEntries, CaseLock, GraderLock, Lock, Recipes, SuiteLock};
 use super::skill_lock::SkillLock;
 use super::SharedText;
 use crate::hash::Digest;
@@ -348,7 +348,7 @@ fn finish_suite(lock: &mut Lock, suite: Option<(String, Vec<(String, CaseLock)>)
     if let Some((suite, entries)) = suite {
         if lock
             .cases
-            .insert(suite, entries.into_iter().collect())
+            .insert(suite, CaseEntries::from_sorted(entries))
             .is_some()
         {
             return None;

@@ -27,7 +27,7 @@ pub use cases::{
 };
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
 pub use graders::GraderModel;
-pub use lock::{CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
+pub use lock::{CaseEntries, CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
 pub use project::{CaseFileCache, LoadOptions, Project};
 pub use skill_lock::{FileLock, SkillLock, SourceKind, SourceLock};
 pub use strict_json::StrictValue;

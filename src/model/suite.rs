@@ -1,7 +1,7 @@
 //! A suite as loaded from one snapshot: its cases (indexed by id), prompts and digests.
 
 use super::cases::{Case, CaseProblem};
-use super::lock::CaseLock;
+use super::lock::{CaseEntries, CaseLock};
 use crate::hash::{tree_digest, Digest, EntryKind, TreeEntry};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -107,17 +107,21 @@ impl SuiteModel {
     }
 
     /// Lock entries for this suite's cases (the first of duplicate ids wins).
-    pub fn case_locks(&self) -> BTreeMap<String, CaseLock> {
-        let mut entries = BTreeMap::new();
-        for case in &self.cases {
-            entries.entry(case.id.clone()).or_insert_with(|| CaseLock {
-                version: case.version,
-                digest: case.digest,
-                file: Arc::clone(&case.file),
-                retired: case.retired,
-            });
-        }
-        entries
+    pub fn case_locks(&self) -> CaseEntries {
+        let entries = self
+            .first_positions_by_id()
+            .map(|position| {
+                let case = &self.cases[position];
+                let entry = CaseLock {
+                    version: case.version,
+                    digest: case.digest,
+                    file: Arc::clone(&case.file),
+                    retired: case.retired,
+                };
+                (case.id.clone(), entry)
+            })
+            .collect();
+        CaseEntries::from_sorted(entries)
     }
 }
 
@@ -142,7 +146,7 @@ fn prompt_digest(prompts: &[PromptFile]) -> Option<Digest> {
 }
 
 /// `suite-v1`: sha256 over `<id as JSON> <version> <digest>\n` for every entry, sorted by id.
-pub fn suite_digest(entries: &BTreeMap<String, CaseLock>) -> Digest {
+pub fn suite_digest(entries: &CaseEntries) -> Digest {
     use sha2::{Digest as _, Sha256};
     // Into the hash a block of lines at a time: a check verifies every suite's digest, and
     // a suite of 200,000 cases would otherwise be a 20 MB listing.
