@@ -125,6 +125,9 @@ pub struct Canonicalizer {
     order: Vec<usize>,
     /// Key prefixes with member indices, sorted when the prefixes decide the order.
     by_prefix: Vec<(u64, usize)>,
+    /// Orders worked out from prefixes, kept for objects of the same shape (the lines of
+    /// a JSONL file repeat a few shapes with their keys in the same places).
+    known_orders: KnownOrders,
     reorder: Vec<u8>,
     scratch: Vec<u8>,
     contract: Vec<u8>,
@@ -337,7 +340,14 @@ impl Canonicalizer {
         if in_order {
             order.extend(0..members.len());
         } else {
-            if !order_by_prefixes(members, &mut self.by_prefix, order) {
+            let by_prefixes = self.known_orders.find(members, order) || {
+                let decided = order_by_prefixes(members, &mut self.by_prefix, order);
+                if decided {
+                    self.known_orders.remember(members, order);
+                }
+                decided
+            };
+            if !by_prefixes {
                 order.extend(0..members.len());
                 order
                     .sort_unstable_by(|left, right| members[*left].cmp_key(&members[*right], keys));
@@ -457,6 +467,53 @@ fn order_by_prefixes(
     }
     order.extend(by_prefix.iter().map(|(_, index)| *index));
     true
+}
+
+/// How many object shapes [`KnownOrders`] keeps.
+const KNOWN_ORDERS: usize = 8;
+
+/// The last few orders [`order_by_prefixes`] decided, each with the key prefixes it was
+/// worked out from, in input order. The same prefixes in the same places give the same
+/// order (the prefixes alone decided it), which then costs a comparison instead of a sort.
+#[derive(Debug, Default)]
+struct KnownOrders {
+    shapes: Vec<(Vec<u64>, Vec<usize>)>,
+    /// The shape the next one replaces, once there are [`KNOWN_ORDERS`].
+    next: usize,
+}
+
+impl KnownOrders {
+    fn find(&self, members: &[Member], order: &mut Vec<usize>) -> bool {
+        let known = self.shapes.iter().find(|(prefixes, _)| {
+            prefixes.len() == members.len()
+                && prefixes
+                    .iter()
+                    .zip(members)
+                    .all(|(prefix, member)| *prefix == member.prefix && member.byte_ordered)
+        });
+        match known {
+            Some((_, known_order)) => {
+                order.extend_from_slice(known_order);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Keeps `order` for the prefixes of `members`, in place of the oldest shape once
+    /// there are [`KNOWN_ORDERS`] (its buffers are reused).
+    fn remember(&mut self, members: &[Member], order: &[usize]) {
+        if self.shapes.len() < KNOWN_ORDERS {
+            self.next = self.shapes.len();
+            self.shapes.push(Default::default());
+        }
+        let (prefixes, known_order) = &mut self.shapes[self.next];
+        prefixes.clear();
+        prefixes.extend(members.iter().map(|member| member.prefix));
+        known_order.clear();
+        known_order.extend_from_slice(order);
+        self.next = (self.next + 1) % KNOWN_ORDERS;
+    }
 }
 
 /// The number literals in JSON `text` whose exact value a double does not hold (see

@@ -87,6 +87,68 @@ fn a_reused_canonicalizer_agrees_on_every_line() {
     }
 }
 
+/// Orders decided by key prefixes are kept for objects of the same shape: more shapes of
+/// one size than are kept, in turn and in between, nested and at the top, give what the
+/// slow path gives, as do lines alike in their prefixes but not in their keys.
+#[test]
+fn known_orders_are_used_only_for_the_same_prefixes() {
+    let keys = [
+        "id", "version", "input", "expect", "n", "tags", "metadata", "stratum",
+    ];
+    let mut shapes = Vec::new();
+    for rotation in 0..keys.len() {
+        for step in [1, 3, 5] {
+            let picked: Vec<&str> = (0..4)
+                .map(|at| keys[(rotation + at * step) % keys.len()])
+                .collect();
+            let mut seen = std::collections::BTreeSet::new();
+            if picked.iter().all(|key| seen.insert(*key)) {
+                shapes.push(picked);
+            }
+        }
+    }
+    assert!(shapes.len() > 2 * KNOWN_ORDERS);
+    let line = |shape: &[&str], value: usize| {
+        let members: Vec<String> = shape
+            .iter()
+            .enumerate()
+            .map(|(at, key)| format!(r#""{key}":{{"b":{value},"a":{at}}}"#))
+            .collect();
+        format!("{{{}}}", members.join(","))
+    };
+    let mut canonicalizer = Canonicalizer::new();
+    let mut check = |text: &str| {
+        let reused = canonicalizer
+            .object(text, &[], None)
+            .map(|object| String::from_utf8(object.canonical.to_vec()).unwrap());
+        assert_eq!(reused, slow(text), "{text}");
+    };
+    for round in 0..3 {
+        for (index, shape) in shapes.iter().enumerate() {
+            check(&line(shape, round));
+            // The first shapes again while later ones push them out.
+            check(&line(&shapes[index % 3], round));
+        }
+    }
+    for text in [
+        r#"{"b":1,"a":2}"#,
+        r#"{"b":3,"a":4}"#,
+        // The same prefixes, a duplicate key: declined, never taken for the known shape.
+        r#"{"b":1,"b":2}"#,
+        // Long keys alike in their first eight bytes: decided by more than their prefixes.
+        r#"{"same-prefix-b":1,"same-prefix-a":2}"#,
+        r#"{"same-prefix-a":1,"same-prefix-b":2}"#,
+        // A key zero-padded to the prefix of another, then that other.
+        r#"{"b":1,"a\u0000":2}"#,
+        r#"{"b":1,"a":2}"#,
+        // A prefix shared with a key that is not in UTF-8 byte order past its prefix.
+        "{\"z\":1,\"same-prefix-\u{e000}\":2}",
+        "{\"z\":1,\"same-prefix-\u{10000}\":2}",
+    ] {
+        check(text);
+    }
+}
+
 #[test]
 fn declines_what_the_slow_path_rejects() {
     for text in [
