@@ -230,8 +230,7 @@ impl Lock {
     /// whole), else parsed from its bytes by [`Lock::parse`], which also locates errors.
     pub fn read(source: &dyn ContentSource, path: &str) -> Result<Option<Lock>> {
         if let Some(reader) = source.reader(path)? {
-            let reopen = || source.reader(path).ok().flatten();
-            let streamed = super::lock_fast::parse_rendered_from(reader, reopen).filter(|lock| {
+            let streamed = super::lock_fast::parse_rendered_from(reader).filter(|lock| {
                 // Errors are located from the text: the bytes path below reports them.
                 lock.lock_version == LOCK_VERSION
                     && lock.validate(path, "").is_ok()
@@ -258,9 +257,7 @@ impl Lock {
                 "unresolved merge conflict: run `evalock lock` to regenerate the lock from the merged cases",
             ));
         }
-        let parsed = match super::lock_fast::parse_rendered_from(text.as_bytes(), || {
-            Some(text.as_bytes())
-        }) {
+        let parsed = match super::lock_fast::parse_rendered_from(text.as_bytes()) {
             Some(lock) => Ok(lock),
             None => toml::from_str::<Lock>(text),
         };
@@ -374,8 +371,16 @@ impl Lock {
         out
     }
 
-    /// Writes the rendered lock piece by piece (a comparison can stop at the first difference).
+    /// Writes the rendered lock piece by piece: [`Self::render_head_into`], the case
+    /// entries, then the skills.
     pub fn render_into(&self, out: &mut impl Write) -> std::fmt::Result {
+        self.render_head_into(out)?;
+        self.render_cases_into(out)?;
+        self.render_skills_into(out)
+    }
+
+    /// Everything before the case entries: the header, recipes, suites and graders.
+    pub(super) fn render_head_into(&self, out: &mut impl Write) -> std::fmt::Result {
         out.write_str("# evalock.lock: written by `evalock lock`. Review it in pull requests; never edit it by hand.\n")?;
         writeln!(out, "lock_version = {}", self.lock_version)?;
         out.write_str("\n[recipes]\n")?;
@@ -423,6 +428,11 @@ impl Lock {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The case entries, each after a blank line.
+    fn render_cases_into(&self, out: &mut impl Write) -> std::fmt::Result {
         // 200,000 entries in a large lock: they are put together in one buffer, without
         // the formatting machinery, and written 32 KiB at a time.
         const BATCH: usize = 32 * 1024;
@@ -460,11 +470,14 @@ impl Lock {
                 }
             }
         }
-        out.write_str(&entries)?;
+        out.write_str(&entries)
+    }
+
+    /// The skill tables, last in the lock.
+    pub(super) fn render_skills_into(&self, out: &mut impl Write) -> std::fmt::Result {
         let mut skills = String::new();
         render_skills(&mut skills, &self.skills);
-        out.write_str(&skills)?;
-        Ok(())
+        out.write_str(&skills)
     }
 }
 
@@ -519,14 +532,18 @@ impl fmt::Display for TomlString<'_> {
 
 /// [`toml_key`] into any writer.
 fn write_toml_key(out: &mut impl Write, key: &str) -> fmt::Result {
-    let bare = !key.is_empty()
-        && key
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
-    match bare {
+    match is_bare_key(key) {
         true => out.write_str(key),
         false => write_toml_string(out, key),
     }
+}
+
+/// Whether TOML takes `key` unquoted (and [`toml_key`] writes it so).
+pub(super) fn is_bare_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
 }
 
 /// [`toml_string`] into any writer.
