@@ -33,11 +33,11 @@ fn pair_with_lock<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPai
     let mut entries = locked.iter().peekable();
     for position in suite.first_positions_by_id() {
         let id = suite.cases[position].id.as_str();
-        while let Some(unmatched) = entries.next_if(|(locked_id, _)| locked_id.as_str() < id) {
+        while let Some(unmatched) = entries.next_if(|(locked_id, _)| *locked_id < id) {
             missing.push(unmatched);
         }
         entry_of[position] = entries
-            .next_if(|(locked_id, _)| locked_id.as_str() == id)
+            .next_if(|(locked_id, _)| *locked_id == id)
             .map(|(_, entry)| entry);
     }
     missing.extend(entries);
@@ -51,7 +51,7 @@ fn pair_with_lock<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPai
 type LockedCases = CaseEntries;
 type LockPairs<'a> = (
     Vec<(&'a Case, Option<&'a CaseLock>)>,
-    Vec<(&'a String, &'a CaseLock)>,
+    Vec<(&'a str, &'a CaseLock)>,
 );
 
 fn case_location(case: &Case) -> Location {
@@ -494,7 +494,7 @@ pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
         {
             for (id, entry) in locked {
                 base_ids
-                    .entry(id.as_str())
+                    .entry(id)
                     .or_insert((&*entry.file, entry.version, entry.retired));
             }
         }
@@ -576,7 +576,7 @@ mod tests {
             .collect();
         let missing = locked
             .iter()
-            .filter(|(id, _)| !seen.contains(id.as_str()))
+            .filter(|(id, _)| !seen.contains(*id))
             .collect();
         (paired, missing)
     }

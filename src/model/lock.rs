@@ -125,38 +125,94 @@ pub struct CaseLock {
 }
 
 /// One suite's case entries, sorted by id as the lock lists them, found by binary search.
-/// A large lock is read in this order: its entries are kept as read, not built into a tree
-/// (200,000 of them).
+/// A large lock is read in this order: its entries are kept as read, not built into a tree,
+/// and their ids are kept one after the other in one buffer (200,000 of them).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(
     from = "BTreeMap<String, CaseLock>",
     into = "BTreeMap<String, CaseLock>"
 )]
-pub struct CaseEntries(Vec<(String, CaseLock)>);
+pub struct CaseEntries {
+    /// The ids, one after the other.
+    ids: String,
+    /// Each entry with where its id ends in `ids` (it starts where the one before ends).
+    entries: Vec<(usize, CaseLock)>,
+}
 
 impl CaseEntries {
-    /// Entries whose ids the caller has checked to be strictly increasing.
-    pub(super) fn from_sorted(entries: Vec<(String, CaseLock)>) -> CaseEntries {
-        debug_assert!(entries.windows(2).all(|pair| pair[0].0 < pair[1].0));
-        CaseEntries(entries)
+    /// Room for `entries` entries whose ids take `id_bytes` bytes in all.
+    pub(super) fn with_capacity(entries: usize, id_bytes: usize) -> CaseEntries {
+        CaseEntries {
+            ids: String::with_capacity(id_bytes),
+            entries: Vec::with_capacity(entries),
+        }
+    }
+
+    /// Adds an entry after the others; `None` (and nothing added) unless its id comes
+    /// after theirs.
+    pub(super) fn push_sorted(&mut self, id: &str, entry: CaseLock) -> Option<()> {
+        if self.last_id().is_some_and(|last| last >= id) {
+            return None;
+        }
+        self.ids.push_str(id);
+        self.entries.push((self.ids.len(), entry));
+        Some(())
+    }
+
+    /// The entry added last.
+    pub(super) fn last_mut(&mut self) -> Option<&mut CaseLock> {
+        self.entries.last_mut().map(|(_, entry)| entry)
+    }
+
+    fn last_id(&self) -> Option<&str> {
+        self.entries
+            .len()
+            .checked_sub(1)
+            .map(|index| self.id(index))
+    }
+
+    fn start(&self, index: usize) -> usize {
+        match index {
+            0 => 0,
+            _ => self.entries[index - 1].0,
+        }
+    }
+
+    fn id(&self, index: usize) -> &str {
+        &self.ids[self.start(index)..self.entries[index].0]
     }
 
     fn position(&self, id: &str) -> std::result::Result<usize, usize> {
-        self.0
-            .binary_search_by(|(entry_id, _)| entry_id.as_str().cmp(id))
+        let mut range = 0..self.entries.len();
+        // A binary search by index: each probe needs its neighbour's end for its start.
+        while !range.is_empty() {
+            let middle = range.start + range.len() / 2;
+            match self.id(middle).cmp(id) {
+                std::cmp::Ordering::Less => range.start = middle + 1,
+                std::cmp::Ordering::Greater => range.end = middle,
+                std::cmp::Ordering::Equal => return Ok(middle),
+            }
+        }
+        Err(range.start)
     }
 
     pub fn get(&self, id: &str) -> Option<&CaseLock> {
         let index = self.position(id).ok()?;
-        Some(&self.0[index].1)
+        Some(&self.entries[index].1)
     }
 
-    /// Adds the entry of `id`, or replaces it: then the one it replaced.
+    /// Adds the entry of `id`, or replaces it: then the one it replaced. Adding anywhere
+    /// but at the end moves the entries after it.
     pub fn insert(&mut self, id: String, entry: CaseLock) -> Option<CaseLock> {
         match self.position(&id) {
-            Ok(index) => Some(std::mem::replace(&mut self.0[index].1, entry)),
+            Ok(index) => Some(std::mem::replace(&mut self.entries[index].1, entry)),
             Err(index) => {
-                self.0.insert(index, (id, entry));
+                let start = self.start(index);
+                self.ids.insert_str(start, &id);
+                for (end, _) in &mut self.entries[index..] {
+                    *end += id.len();
+                }
+                self.entries.insert(index, (start + id.len(), entry));
                 None
             }
         }
@@ -164,30 +220,59 @@ impl CaseEntries {
 
     pub fn remove(&mut self, id: &str) -> Option<CaseLock> {
         let index = self.position(id).ok()?;
-        Some(self.0.remove(index).1)
+        let start = self.start(index);
+        self.ids.replace_range(start..start + id.len(), "");
+        for (end, _) in &mut self.entries[index + 1..] {
+            *end -= id.len();
+        }
+        Some(self.entries.remove(index).1)
     }
 
     /// The entries in id order.
     pub fn iter(&self) -> CaseEntriesIter<'_> {
-        self.0.iter().map(|(id, entry)| (id, entry))
+        CaseEntriesIter {
+            ids: &self.ids,
+            start: 0,
+            entries: self.entries.iter(),
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries.is_empty()
     }
 }
 
-pub type CaseEntriesIter<'a> = std::iter::Map<
-    std::slice::Iter<'a, (String, CaseLock)>,
-    fn(&'a (String, CaseLock)) -> (&'a String, &'a CaseLock),
->;
+/// The entries of a [`CaseEntries`] with their ids, in id order.
+#[derive(Debug, Clone)]
+pub struct CaseEntriesIter<'a> {
+    ids: &'a str,
+    start: usize,
+    entries: std::slice::Iter<'a, (usize, CaseLock)>,
+}
+
+impl<'a> Iterator for CaseEntriesIter<'a> {
+    type Item = (&'a str, &'a CaseLock);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (end, entry) = self.entries.next()?;
+        let id = &self.ids[self.start..*end];
+        self.start = *end;
+        Some((id, entry))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.entries.size_hint()
+    }
+}
+
+impl ExactSizeIterator for CaseEntriesIter<'_> {}
 
 impl<'a> IntoIterator for &'a CaseEntries {
-    type Item = (&'a String, &'a CaseLock);
+    type Item = (&'a str, &'a CaseLock);
     type IntoIter = CaseEntriesIter<'a>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
@@ -195,14 +280,23 @@ impl<'a> IntoIterator for &'a CaseEntries {
 }
 
 impl From<BTreeMap<String, CaseLock>> for CaseEntries {
-    fn from(entries: BTreeMap<String, CaseLock>) -> Self {
-        CaseEntries(entries.into_iter().collect())
+    fn from(map: BTreeMap<String, CaseLock>) -> Self {
+        let id_bytes = map.keys().map(String::len).sum();
+        let mut entries = CaseEntries::with_capacity(map.len(), id_bytes);
+        for (id, entry) in map {
+            // A map's keys are sorted and distinct.
+            let _ = entries.push_sorted(&id, entry);
+        }
+        entries
     }
 }
 
 impl From<CaseEntries> for BTreeMap<String, CaseLock> {
     fn from(entries: CaseEntries) -> Self {
-        entries.0.into_iter().collect()
+        entries
+            .iter()
+            .map(|(id, entry)| (id.to_owned(), entry.clone()))
+            .collect()
     }
 }
 
@@ -740,7 +834,12 @@ mod tests {
             if step % 4 == 3 {
                 assert_eq!(entries.remove("a"), map.remove("a"));
             }
-            assert!(entries.iter().eq(map.iter()), "after {id:?}");
+            assert!(
+                entries
+                    .iter()
+                    .eq(map.iter().map(|(id, entry)| (id.as_str(), entry))),
+                "after {id:?}"
+            );
             assert_eq!(entries.len(), map.len());
         }
         for id in ids.iter().chain(&["missing", "b0", "\u{ff}"]) {
@@ -751,16 +850,23 @@ mod tests {
             .map(|(id, version)| (id.to_string(), entry(version)))
             .into_iter()
             .collect();
-        let versions: Vec<_> = collected
-            .iter()
-            .map(|(id, e)| (id.as_str(), e.version))
-            .collect();
+        let versions: Vec<_> = collected.iter().map(|(id, e)| (id, e.version)).collect();
         assert_eq!(versions, [("x", 2), ("y", 3)]);
         assert_eq!(
             BTreeMap::from(collected.clone()),
-            BTreeMap::from_iter(collected.iter().map(|(id, e)| (id.clone(), e.clone())))
+            BTreeMap::from_iter(collected.iter().map(|(id, e)| (id.to_owned(), e.clone())))
         );
         assert!(CaseEntries::default().is_empty());
+        // Entries read in order are pushed; one out of order or repeated is refused.
+        let mut pushed = CaseEntries::with_capacity(2, 4);
+        assert_eq!(pushed.push_sorted("b", entry(1)), Some(()));
+        assert_eq!(pushed.push_sorted("b", entry(2)), None);
+        assert_eq!(pushed.push_sorted("a", entry(3)), None);
+        assert_eq!(pushed.push_sorted("bb", entry(4)), Some(()));
+        pushed.last_mut().unwrap().version = 5;
+        let versions: Vec<_> = pushed.iter().map(|(id, e)| (id, e.version)).collect();
+        assert_eq!(versions, [("b", 1), ("bb", 5)]);
+        assert_eq!(pushed.iter().len(), 2);
     }
 
     #[test]

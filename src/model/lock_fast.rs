@@ -351,10 +351,8 @@ struct EntryReader {
     expect: EntryLine,
     /// A blank line was read after an entry: the next header's, or what follows the entries.
     blank: bool,
-    /// The suite being read, with its entries so far.
-    suite: Option<(String, Vec<(String, CaseLock)>)>,
-    /// The entry being read.
-    entry: Option<(String, CaseLock)>,
+    /// The suite being read, with its entries so far: the last one is being read.
+    suite: Option<(String, CaseEntries)>,
     /// The last `file` value as written, with its path (neighbouring entries share it).
     last_file: Option<(String, Arc<str>)>,
     /// Placeholders until the entry's own lines.
@@ -369,7 +367,6 @@ impl EntryReader {
             expect: EntryLine::Header,
             blank: false,
             suite: None,
-            entry: None,
             last_file: None,
             no_file: Arc::from(""),
             placeholder: Digest::of_bytes(b""),
@@ -386,7 +383,7 @@ impl EntryReader {
             }
             _ => {}
         }
-        let (_, entry) = self.entry.as_mut()?;
+        let entry = self.suite.as_mut()?.1.last_mut()?;
         self.expect = match self.expect {
             EntryLine::Version => {
                 entry.version = rendered_decimal(text.strip_prefix("version = ")?)?;
@@ -431,16 +428,18 @@ impl EntryReader {
         if rest.is_some() {
             return None;
         }
-        self.finish_entry()?;
         if self.suite.as_ref().is_none_or(|(last, _)| *last != suite) {
-            // Suites in order, each once; the last one's size sizes the next one's list,
-            // which then seldom grows (each growth copies it).
+            // Suites in order, each once; the last one's sizes size the next one's
+            // entries, which then seldom grow (each growth copies them).
             if self.suite.as_ref().is_some_and(|(last, _)| **last > *suite) {
                 return None;
             }
-            let last_size = self.suite.as_ref().map_or(0, |(_, entries)| entries.len());
+            let (count, id_bytes) = self.suite.as_ref().map_or((0, 0), |(_, entries)| {
+                (entries.len(), entries.iter().map(|(id, _)| id.len()).sum())
+            });
             self.finish_suite(lock)?;
-            self.suite = Some((suite.into_owned(), Vec::with_capacity(last_size)));
+            let entries = CaseEntries::with_capacity(count, id_bytes);
+            self.suite = Some((suite.into_owned(), entries));
         }
         let entry = CaseLock {
             version: 0,
@@ -448,7 +447,8 @@ impl EntryReader {
             file: Arc::clone(&self.no_file),
             retired: false,
         };
-        self.entry = Some((id.into_owned(), entry));
+        // Ids out of order or repeated are not the rendered shape.
+        self.suite.as_mut()?.1.push_sorted(&id, entry)?;
         self.expect = EntryLine::Version;
         self.blank = false;
         Some(())
@@ -459,23 +459,9 @@ impl EntryReader {
         std::mem::take(&mut self.blank)
     }
 
-    /// Files the entry just read under its suite; ids out of order or repeated are not
-    /// the rendered shape.
-    fn finish_entry(&mut self) -> Option<()> {
-        if let Some((id, entry)) = self.entry.take() {
-            let (_, entries) = self.suite.as_mut()?;
-            if entries.last().is_some_and(|(last, _)| *last >= id) {
-                return None;
-            }
-            entries.push((id, entry));
-        }
-        Some(())
-    }
-
     /// Files the suite just read; a suite seen twice is not the rendered shape.
     fn finish_suite(&mut self, lock: &mut Lock) -> Option<()> {
         if let Some((suite, entries)) = self.suite.take() {
-            let entries = CaseEntries::from_sorted(entries);
             if lock.cases.insert(suite, entries).is_some() {
                 return None;
             }
@@ -488,7 +474,6 @@ impl EntryReader {
         if let EntryLine::Version | EntryLine::Digest | EntryLine::File = self.expect {
             return None;
         }
-        self.finish_entry()?;
         self.finish_suite(lock)
     }
 }

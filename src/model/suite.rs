@@ -108,20 +108,23 @@ impl SuiteModel {
 
     /// Lock entries for this suite's cases (the first of duplicate ids wins).
     pub fn case_locks(&self) -> CaseEntries {
-        let entries = self
-            .first_positions_by_id()
-            .map(|position| {
-                let case = &self.cases[position];
-                let entry = CaseLock {
-                    version: case.version,
-                    digest: case.digest,
-                    file: Arc::clone(&case.file),
-                    retired: case.retired,
-                };
-                (case.id.clone(), entry)
-            })
-            .collect();
-        CaseEntries::from_sorted(entries)
+        let firsts = || {
+            self.first_positions_by_id()
+                .map(|position| &self.cases[position])
+        };
+        let id_bytes = firsts().map(|case| case.id.len()).sum();
+        let mut entries = CaseEntries::with_capacity(self.cases.len(), id_bytes);
+        for case in firsts() {
+            let entry = CaseLock {
+                version: case.version,
+                digest: case.digest,
+                file: Arc::clone(&case.file),
+                retired: case.retired,
+            };
+            // In id order, each id once.
+            let _ = entries.push_sorted(&case.id, entry);
+        }
+        entries
     }
 }
 
