@@ -357,6 +357,17 @@ impl Canonicalizer {
                     return None;
                 }
             }
+            // Two members of a nested object (`{"role":…,"content":…}`) swap places in
+            // the object's own bytes: `a,b` turned to `b,a,` then to `b,a`.
+            if !top_level && members.len() == 2 {
+                let first = members[0].segment.len();
+                let end = self.out.len() - 1;
+                let inside = &mut self.out[object_start + 1..end];
+                inside.rotate_left(first + 1);
+                let moved = inside.len() - first - 1;
+                inside[moved..].rotate_right(1);
+                return Some(());
+            }
             // Nothing follows the top-level object: its members are copied once, in order,
             // after it, and the canonical form starts there. A nested object's are copied
             // out, then back in order.

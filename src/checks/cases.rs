@@ -27,7 +27,14 @@ pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
 
 /// A suite's cases (the first of each id, in file order) with their lock entries, and the
 /// entries no case has (in id order): one merge of the cases in id order with the lock.
-fn pair_with_lock<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPairs<'a> {
+/// The pairs come as an iterator: a suite's list of them would be as long as the suite.
+fn pair_with_lock<'a>(
+    suite: &'a SuiteModel,
+    locked: &'a LockedCases,
+) -> (
+    impl Iterator<Item = (&'a Case, Option<&'a CaseLock>)> + 'a,
+    Vec<(&'a str, &'a CaseLock)>,
+) {
     let mut entry_of: Vec<Option<&CaseLock>> = vec![None; suite.cases.len()];
     let mut missing = Vec::new();
     let mut entries = locked.iter().peekable();
@@ -43,16 +50,11 @@ fn pair_with_lock<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPai
     missing.extend(entries);
     let paired = suite
         .first_of_each_id_at()
-        .map(|(position, case)| (case, entry_of[position]))
-        .collect();
+        .map(move |(position, case)| (case, entry_of[position]));
     (paired, missing)
 }
 
 type LockedCases = CaseEntries;
-type LockPairs<'a> = (
-    Vec<(&'a Case, Option<&'a CaseLock>)>,
-    Vec<(&'a str, &'a CaseLock)>,
-);
 
 fn case_location(case: &Case) -> Location {
     Location::span(&*case.file, case.line, case.end_line)
@@ -566,6 +568,11 @@ mod tests {
 
     /// What pairing must give: the first case of each id in file order with its entry,
     /// and the entries no case has, in id order.
+    type LockPairs<'a> = (
+        Vec<(&'a Case, Option<&'a CaseLock>)>,
+        Vec<(&'a str, &'a CaseLock)>,
+    );
+
     fn pair_by_lookup<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPairs<'a> {
         let mut seen = std::collections::HashSet::new();
         let paired = suite
@@ -602,8 +609,9 @@ mod tests {
             let suite = SuiteModel::new("s".into(), ids.iter().map(|id| case(id)).collect());
             for lock_ids in lock_sets {
                 let lock = locked(lock_ids);
+                let (paired, missing) = pair_with_lock(&suite, &lock);
                 assert_eq!(
-                    pair_with_lock(&suite, &lock),
+                    (paired.collect(), missing),
                     pair_by_lookup(&suite, &lock),
                     "cases {ids:?}, lock {lock_ids:?}"
                 );
