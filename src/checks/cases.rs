@@ -31,10 +31,7 @@ pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
 fn pair_with_lock<'a>(
     suite: &'a SuiteModel,
     locked: &'a LockedCases,
-) -> (
-    impl Iterator<Item = (&'a Case, Option<&'a CaseLock>)> + 'a,
-    Vec<(&'a str, &'a CaseLock)>,
-) {
+) -> (impl Iterator<Item = Paired<'a>> + 'a, Vec<Unpaired<'a>>) {
     let mut entry_of: Vec<Option<&CaseLock>> = vec![None; suite.cases.len()];
     let mut missing = Vec::new();
     let mut entries = locked.iter().peekable();
@@ -55,6 +52,10 @@ fn pair_with_lock<'a>(
 }
 
 type LockedCases = CaseEntries;
+/// A case with its lock entry, if it has one.
+type Paired<'a> = (&'a Case, Option<&'a CaseLock>);
+/// A lock entry no case has, with its id.
+type Unpaired<'a> = (&'a str, &'a CaseLock);
 
 fn case_location(case: &Case) -> Location {
     Location::span(&*case.file, case.line, case.end_line)
@@ -568,10 +569,7 @@ mod tests {
 
     /// What pairing must give: the first case of each id in file order with its entry,
     /// and the entries no case has, in id order.
-    type LockPairs<'a> = (
-        Vec<(&'a Case, Option<&'a CaseLock>)>,
-        Vec<(&'a str, &'a CaseLock)>,
-    );
+    type LockPairs<'a> = (Vec<Paired<'a>>, Vec<Unpaired<'a>>);
 
     fn pair_by_lookup<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPairs<'a> {
         let mut seen = std::collections::HashSet::new();
