@@ -265,26 +265,45 @@ impl Canonicalizer {
                 return None;
             }
             let segment_start = self.out.len();
-            let (key_end, decoded_from_scratch) =
-                decode_string(input, position, &mut self.scratch)?;
-            let key = match decoded_from_scratch {
-                true => {
-                    let key_start = self.keys.len();
-                    self.keys.extend_from_slice(&self.scratch);
-                    write_canonical_string(&self.scratch, &mut self.out);
-                    key_start..self.keys.len()
-                }
-                // No escapes: nothing in it needs one either, so the key is written as is.
-                false => {
+            // Most keys are short ASCII words: read, checked and given their prefix from
+            // one 8-byte load.
+            let (key_end, member) = match short_ascii_key(input, position) {
+                Some((key_end, prefix)) => {
                     append(&mut self.out, input, position..key_end);
-                    position + 1..key_end - 1
+                    let member = Member {
+                        key: position + 1..key_end - 1,
+                        key_in_input: true,
+                        segment: 0..0,
+                        raw_value: 0..0,
+                        prefix,
+                        byte_ordered: true,
+                    };
+                    (key_end, member)
+                }
+                None => {
+                    let (key_end, decoded_from_scratch) =
+                        decode_string(input, position, &mut self.scratch)?;
+                    let key = match decoded_from_scratch {
+                        true => {
+                            let key_start = self.keys.len();
+                            self.keys.extend_from_slice(&self.scratch);
+                            write_canonical_string(&self.scratch, &mut self.out);
+                            key_start..self.keys.len()
+                        }
+                        // No escapes: nothing in it needs one either, so the key is
+                        // written as is.
+                        false => {
+                            append(&mut self.out, input, position..key_end);
+                            position + 1..key_end - 1
+                        }
+                    };
+                    let keys = Keys {
+                        input,
+                        decoded: &self.keys,
+                    };
+                    (key_end, Member::new(key, !decoded_from_scratch, keys))
                 }
             };
-            let keys = Keys {
-                input,
-                decoded: &self.keys,
-            };
-            let member = Member::new(key, !decoded_from_scratch, keys);
             self.out.push(b':');
             position = skip_whitespace(input, key_end);
             if input.get(position) != Some(&b':') {
@@ -451,6 +470,24 @@ impl Canonicalizer {
             self.contract.push(b'}');
         }
     }
+}
+
+/// The key whose opening quote is at `start`, when it is ASCII without escapes and its
+/// closing quote is among the eight bytes after the opening one: the position after the
+/// closing quote, and the key's sort prefix (its bytes, big-endian, zero-padded).
+#[inline]
+fn short_ascii_key(input: &[u8], start: usize) -> Option<(usize, u64)> {
+    let word = u64::from_le_bytes(*input.get(start + 1..)?.first_chunk::<8>()?);
+    let length = strings::first_special(word)?;
+    if input[start + 1 + length] != b'"' {
+        return None;
+    }
+    // The key's bytes: the lowest `length` of the little-endian word.
+    let key = match length {
+        0 => 0,
+        _ => word & (u64::MAX >> (64 - 8 * length)),
+    };
+    (key & 0x8080_8080_8080_8080 == 0).then(|| (start + length + 2, key.swap_bytes()))
 }
 
 /// Orders `members` by their key prefixes alone, which decides the order when every key is

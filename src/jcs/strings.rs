@@ -243,7 +243,7 @@ pub(super) fn next_special(bytes: &[u8]) -> Option<usize> {
 /// The index of the first `"`, `\` or control character among the eight bytes of `word`
 /// (little-endian: its lowest byte comes first).
 #[inline]
-fn first_special(word: u64) -> Option<usize> {
+pub(super) fn first_special(word: u64) -> Option<usize> {
     const ONES: u64 = u64::from_le_bytes([1; 8]);
     const HIGHS: u64 = ONES << 7;
     // The high bit of each byte below `limit` (limits up to 128). A borrow can also mark

@@ -656,3 +656,54 @@ fn appended_ranges_are_exactly_the_range() {
         }
     }
 }
+
+/// A short ASCII key read from one load gives the end and the prefix the general reading
+/// gives, and anything else (long keys, escapes, other characters, text ending early) is
+/// left to the general reading.
+#[test]
+fn short_keys_read_in_one_load_match_the_general_reading() {
+    let bodies = [
+        "",
+        "a",
+        "id",
+        "version",
+        "1234567",
+        "12345678",
+        "123456789",
+        "a\\\"b",
+        "\\n",
+        "é",
+        "ab\u{7f}",
+        "a\u{1}",
+        "z~",
+        " ",
+    ];
+    for body in bodies {
+        for after in ["", ":1}", ":1,\"b\":2}", "         "] {
+            let text = format!("\"{body}\"{after}");
+            let input = text.as_bytes();
+            let general = decode_string(input, 0, &mut Vec::new()).filter(|(_, decoded)| !decoded);
+            match super::short_ascii_key(input, 0) {
+                Some((end, prefix)) => {
+                    let (general_end, _) = general.expect("a short key has no escapes");
+                    assert_eq!(end, general_end, "{text:?}");
+                    let keys = Keys {
+                        input,
+                        decoded: &[],
+                    };
+                    let member = Member::new(1..end - 1, true, keys);
+                    assert_eq!(prefix, member.prefix, "{text:?}");
+                    assert!(member.byte_ordered && body.is_ascii() && body.len() < 8);
+                }
+                None => assert!(
+                    general.is_none()
+                        || !body.is_ascii()
+                        || body.len() >= 8
+                        // The load needs the eight bytes after the opening quote.
+                        || text.len() < 9,
+                    "{text:?} is short, plain and ASCII"
+                ),
+            }
+        }
+    }
+}
