@@ -31,6 +31,9 @@ pub(super) fn parse_json_lines_from(
 
 /// [`parse_json_lines_from`] with blocks of about `block_bytes`: public for the fuzz
 /// targets, which hold it to the whole-file parse with blocks of a few bytes.
+///
+/// The next block is read while the last one is checked and parsed: the reading stays on
+/// this thread (the reader need not move), the parsing is handed to the thread pool.
 #[doc(hidden)]
 pub fn parse_in_blocks(
     path: &str,
@@ -49,46 +52,80 @@ pub fn parse_in_blocks(
         }],
     };
     let mut blocks = LineBlocks::new(reader, block_bytes);
-    let mut parsed = ParsedCaseFile::default();
-    // Found in an earlier block, these replace the cases unless a later block has a problem
-    // that takes precedence (invalid UTF-8 over both, a CRLF over a marker).
-    let mut crlf = None;
-    let mut conflict = None;
-    while let Some((first_line, block)) = blocks.next_block()? {
+    let mut file = FileSoFar::default();
+    let mut next = blocks.next_block()?;
+    while let Some((first_line, block)) = next {
+        let mut stop = None;
+        let mut following = Ok(None);
+        rayon::in_place_scope(|scope| {
+            scope.spawn(|_| stop = file.take(path, first_line, &block, detail));
+            following = blocks.next_block();
+        });
+        if let Some(problem) = stop {
+            return Ok(only(problem));
+        }
+        blocks.give_back(block);
+        next = following?;
+    }
+    Ok(match file.crlf.or(file.conflict) {
+        Some(problem) => only(problem),
+        None => file.parsed,
+    })
+}
+
+/// What the blocks of a file read so far make of it.
+#[derive(Default)]
+struct FileSoFar {
+    parsed: ParsedCaseFile,
+    /// Found in an earlier block, these replace the cases unless a later block has a
+    /// problem that takes precedence (invalid UTF-8 over both, a CRLF over a marker).
+    crlf: Option<TextProblem>,
+    conflict: Option<TextProblem>,
+}
+
+impl FileSoFar {
+    /// Checks and parses the block whose first line is `first_line`; a problem that stands
+    /// for the whole file at once (a byte order mark, invalid UTF-8) ends the file.
+    fn take(
+        &mut self,
+        path: &str,
+        first_line: u32,
+        block: &[u8],
+        detail: CaseDetail,
+    ) -> Option<TextProblem> {
         if first_line == 1 && starts_with_byte_order_mark(block) {
-            return Ok(only(byte_order_mark_problem()));
+            return Some(byte_order_mark_problem());
         }
         let from_block = |(line, column, message): TextProblem| {
             (line.saturating_add(first_line - 1), column, message)
         };
         let text = match require_utf8(block) {
             Ok(text) => text,
-            Err(problem) => return Ok(only(from_block(problem))),
+            Err(problem) => return Some(from_block(problem)),
         };
-        if crlf.is_some() {
-            continue;
+        if self.crlf.is_some() {
+            return None;
         }
         if let Some(problem) = crlf_problem(text) {
-            crlf = Some(from_block(problem));
-            parsed = ParsedCaseFile::default();
-            continue;
+            self.crlf = Some(from_block(problem));
+            self.parsed = ParsedCaseFile::default();
+            return None;
         }
-        if conflict.is_some() {
-            continue;
+        if self.conflict.is_some() {
+            return None;
         }
         match conflict_marker_line(text) {
             Some(line) => {
                 let line = u32::try_from(line).unwrap_or(u32::MAX);
-                conflict = Some(from_block((line, 1, CONFLICT_MESSAGE.into())));
-                parsed = ParsedCaseFile::default();
+                self.conflict = Some(from_block((line, 1, CONFLICT_MESSAGE.into())));
+                self.parsed = ParsedCaseFile::default();
             }
-            None => parsed.append(parse_json_lines(path, text, first_line, detail)),
+            None => self
+                .parsed
+                .append(parse_json_lines(path, text, first_line, detail)),
         }
+        None
     }
-    Ok(match crlf.or(conflict) {
-        Some(problem) => only(problem),
-        None => parsed,
-    })
 }
 
 /// Whole lines of a stream, about `block_bytes` at a time (a longer line comes whole),
@@ -96,9 +133,10 @@ pub fn parse_in_blocks(
 struct LineBlocks<R> {
     input: R,
     block_bytes: usize,
-    /// The block handed out last, then what was read after it (the start of a line).
-    buffer: Vec<u8>,
-    handed_out: usize,
+    /// What was read after the last block's last newline: the start of a line.
+    carry: Vec<u8>,
+    /// A block given back, whose buffer the next one reuses.
+    spare: Vec<u8>,
     first_line: u32,
     read_before: bool,
     at_end: bool,
@@ -109,41 +147,38 @@ impl<R: Read> LineBlocks<R> {
         LineBlocks {
             input,
             block_bytes,
-            buffer: Vec::with_capacity(block_bytes.min(FIRST_RESERVE)),
-            handed_out: 0,
+            carry: Vec::new(),
+            spare: Vec::new(),
             first_line: 1,
             read_before: false,
             at_end: false,
         }
     }
 
-    fn next_block(&mut self) -> io::Result<Option<(u32, &[u8])>> {
-        if self.handed_out > 0 {
-            let newlines = memchr::memchr_iter(b'\n', &self.buffer[..self.handed_out]).count();
-            let newlines = u32::try_from(newlines).unwrap_or(u32::MAX);
-            self.first_line = self.first_line.saturating_add(newlines);
-            self.buffer.drain(..self.handed_out);
-            self.handed_out = 0;
-        }
+    fn next_block(&mut self) -> io::Result<Option<(u32, Vec<u8>)>> {
+        let mut buffer = std::mem::take(&mut self.spare);
+        buffer.clear();
+        buffer.append(&mut self.carry);
         loop {
             if !self.at_end {
                 // The first read fills the first reservation (most case files end there);
                 // later ones make room for a whole block first: a buffer grown by doubling
                 // could take twice a block.
-                if self.read_before {
-                    self.buffer.reserve_exact(self.block_bytes);
+                match self.read_before {
+                    true => buffer.reserve_exact(self.block_bytes),
+                    false => buffer.reserve_exact(self.block_bytes.min(FIRST_RESERVE)),
                 }
                 self.read_before = true;
-                let room = (self.buffer.capacity() - self.buffer.len()).min(self.block_bytes);
+                let room = (buffer.capacity() - buffer.len()).min(self.block_bytes);
                 let read = (&mut self.input)
                     .take(room as u64)
-                    .read_to_end(&mut self.buffer)?;
+                    .read_to_end(&mut buffer)?;
                 self.at_end = read < room;
             }
             let end = match self.at_end {
-                true => self.buffer.len(),
+                true => buffer.len(),
                 // A line longer than a block: read on until it ends.
-                false => match memchr::memrchr(b'\n', &self.buffer) {
+                false => match memchr::memrchr(b'\n', &buffer) {
                     Some(newline) => newline + 1,
                     None => continue,
                 },
@@ -151,9 +186,19 @@ impl<R: Read> LineBlocks<R> {
             if end == 0 {
                 return Ok(None);
             }
-            self.handed_out = end;
-            return Ok(Some((self.first_line, &self.buffer[..end])));
+            self.carry.extend_from_slice(&buffer[end..]);
+            buffer.truncate(end);
+            let first_line = self.first_line;
+            let newlines = memchr::memchr_iter(b'\n', &buffer).count();
+            let newlines = u32::try_from(newlines).unwrap_or(u32::MAX);
+            self.first_line = self.first_line.saturating_add(newlines);
+            return Ok(Some((first_line, buffer)));
         }
+    }
+
+    /// A block done with: its buffer holds the next one.
+    fn give_back(&mut self, block: Vec<u8>) {
+        self.spare = block;
     }
 }
 

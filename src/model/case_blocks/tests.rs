@@ -115,7 +115,11 @@ fn blocks_are_whole_lines_numbered_from_the_file_start() {
     let mut blocks = LineBlocks::new(Trickle::new(text), 6);
     let mut seen = Vec::new();
     while let Some((first_line, block)) = blocks.next_block().expect("reading") {
-        seen.push((first_line, String::from_utf8_lossy(block).into_owned()));
+        seen.push((first_line, String::from_utf8_lossy(&block).into_owned()));
+        // A block given back lends its buffer to the next one; one kept does not.
+        if first_line == 1 {
+            blocks.give_back(block);
+        }
     }
     // Six bytes read after what the last block left: a block ends at the last newline
     // read; a longer line is read on to its end; the end of the input ends the last block.
