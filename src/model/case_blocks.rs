@@ -57,10 +57,14 @@ pub fn parse_in_blocks(
     while let Some((first_line, block)) = next {
         let mut stop = None;
         let mut following = Ok(None);
-        rayon::in_place_scope(|scope| {
-            scope.spawn(|_| stop = file.take(path, first_line, &block, detail));
-            following = blocks.next_block();
-        });
+        match blocks.finished() {
+            // The last block (of most files, the only one): nothing to read meanwhile.
+            true => stop = file.take(path, first_line, &block, detail),
+            false => rayon::in_place_scope(|scope| {
+                scope.spawn(|_| stop = file.take(path, first_line, &block, detail));
+                following = blocks.next_block();
+            }),
+        }
         if let Some(problem) = stop {
             return Ok(only(problem));
         }
@@ -194,6 +198,11 @@ impl<R: Read> LineBlocks<R> {
             self.first_line = self.first_line.saturating_add(newlines);
             return Ok(Some((first_line, buffer)));
         }
+    }
+
+    /// Whether everything was read and handed out.
+    fn finished(&self) -> bool {
+        self.at_end && self.carry.is_empty()
     }
 
     /// A block done with: its buffer holds the next one.

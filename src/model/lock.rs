@@ -218,6 +218,7 @@ impl CaseEntries {
         }
     }
 
+    #[cfg(test)]
     pub fn remove(&mut self, id: &str) -> Option<CaseLock> {
         let index = self.position(id).ok()?;
         let start = self.start(index);

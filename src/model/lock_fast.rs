@@ -221,11 +221,11 @@ fn read_lines<R: Read>(lines: &mut Lines<R>) -> Option<Parsed> {
     };
     let mut lock_version = None;
     let mut table = Table::Top;
-    let mut entries = EntryReader::new();
+    // Placeholders until the table's `digest` line: computed once, not per suite or entry.
+    let placeholder = Digest::of_bytes(b"");
+    let mut entries = EntryReader::new(placeholder);
     let (mut graders, mut skills, mut outside) = (String::new(), String::new(), String::new());
     let mut cases_at = None;
-    // Placeholders until the table's `digest` line: computed once, not per suite.
-    let placeholder = Digest::of_bytes(b"");
     while let Some(line) = lines.next_line() {
         if line.section == Section::Cases {
             if cases_at.is_none() {
@@ -361,7 +361,7 @@ struct EntryReader {
 }
 
 impl EntryReader {
-    fn new() -> Self {
+    fn new(placeholder: Digest) -> Self {
         EntryReader {
             // The blank line before the first entry was read where the entries start.
             expect: EntryLine::Header,
@@ -369,7 +369,7 @@ impl EntryReader {
             suite: None,
             last_file: None,
             no_file: Arc::from(""),
-            placeholder: Digest::of_bytes(b""),
+            placeholder,
         }
     }
 
