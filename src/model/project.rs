@@ -144,15 +144,19 @@ impl Project {
             refuse_non_file(source, LOCK_FILE)?;
             Lock::read(source, LOCK_FILE)
         };
+        // Suites load side by side: what each does alone (listing its files, joining
+        // their cases, indexing them by id) overlaps with the others' parsing instead of
+        // leaving a core idle at every suite's end. The first error in config order wins.
         let load_suites = || {
-            config
+            let loaded: Vec<Result<SuiteModel>> = config
                 .suites
-                .iter()
+                .par_iter()
                 .map(|suite| {
                     let options = options_for_suite(&config, suite, options);
                     load_suite(source, suite, &options)
                 })
-                .collect::<Result<Vec<_>>>()
+                .collect();
+            loaded.into_iter().collect::<Result<Vec<_>>>()
         };
         let load_skills = || match &config.skills {
             Some(skills_config) => crate::skills::load_skills(source, skills_config),
