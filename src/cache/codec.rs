@@ -10,6 +10,12 @@ pub(super) struct Encoder {
 }
 
 impl Encoder {
+    pub fn with_capacity(capacity: usize) -> Self {
+        Encoder {
+            bytes: Vec::with_capacity(capacity),
+        }
+    }
+
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
@@ -40,6 +46,22 @@ impl Encoder {
 
     pub fn len(&mut self, length: usize) {
         self.u64(length as u64);
+    }
+
+    /// An unsigned number in as few bytes as it needs (LEB128: seven bits a byte, the
+    /// high bit set on all but the last): most numbers in a case summary take one.
+    pub fn varint(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.bytes.push(value as u8 | 0x80);
+            value >>= 7;
+        }
+        self.bytes.push(value as u8);
+    }
+
+    /// A string prefixed with its length as a [`Encoder::varint`].
+    pub fn short_str(&mut self, text: &str) {
+        self.varint(text.len() as u64);
+        self.raw(text.as_bytes());
     }
 
     /// Writes `body` prefixed with its length in bytes, without a buffer of its own.
@@ -161,6 +183,37 @@ impl<'a> Decoder<'a> {
         usize::try_from(self.u64()?).ok()
     }
 
+    /// A number written by [`Encoder::varint`]; `None` past ten bytes or 64 bits.
+    pub fn varint(&mut self) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.u8()?;
+            let bits = u64::from(byte & 0x7F);
+            if shift == 63 && bits > 1 {
+                return None;
+            }
+            value |= bits << shift;
+            if byte & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    pub fn varint_u32(&mut self) -> Option<u32> {
+        u32::try_from(self.varint()?).ok()
+    }
+
+    pub fn varint_len(&mut self) -> Option<usize> {
+        usize::try_from(self.varint()?).ok()
+    }
+
+    /// A string written by [`Encoder::short_str`].
+    pub fn short_str(&mut self) -> Option<&'a str> {
+        let length = self.varint_len()?;
+        std::str::from_utf8(self.raw(length)?).ok()
+    }
+
     pub fn str(&mut self) -> Option<&'a str> {
         let length = self.len()?;
         std::str::from_utf8(self.raw(length)?).ok()
@@ -248,6 +301,53 @@ mod tests {
                 && decoder.digest().is_some();
             assert!(!complete, "a truncation at {cut} must not decode");
         }
+    }
+
+    /// Every width a number can take comes back as written; a truncated number, one
+    /// longer than ten bytes or one over 64 bits does not decode.
+    #[test]
+    fn varints_round_trip_and_bad_ones_are_none() {
+        let values = [
+            0,
+            1,
+            0x7F,
+            0x80,
+            300,
+            0x3FFF,
+            0x4000,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ];
+        for value in values {
+            let mut encoder = Encoder::default();
+            encoder.varint(value);
+            let width = encoder.bytes().len();
+            assert_eq!(
+                width,
+                (64 - value.leading_zeros() as usize).max(1).div_ceil(7)
+            );
+            let mut decoder = Decoder::new(encoder.bytes());
+            assert_eq!(decoder.varint(), Some(value));
+            assert!(decoder.is_done());
+            for cut in 0..width {
+                assert_eq!(Decoder::new(&encoder.bytes()[..cut]).varint(), None);
+            }
+        }
+        assert_eq!(Decoder::new(&[0x80; 11]).varint(), None);
+        let over = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02];
+        assert_eq!(Decoder::new(&over).varint(), None);
+        assert_eq!(
+            Decoder::new(&[0x80, 0x80, 0x80, 0x80, 0x10]).varint_u32(),
+            None
+        );
+        let mut encoder = Encoder::default();
+        encoder.short_str("héllo");
+        encoder.short_str("");
+        let mut decoder = Decoder::new(encoder.bytes());
+        assert_eq!(decoder.short_str(), Some("héllo"));
+        assert_eq!(decoder.short_str(), Some(""));
+        assert!(decoder.is_done());
+        assert_eq!(Decoder::new(&encoder.bytes()[..4]).short_str(), None);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// Where the cache lives, relative to the project root.
 pub const CACHE_DIR: &str = ".evalock/cache";
 const MAGIC: &[u8; 8] = b"EVLCACHE";
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 /// The checksum a cache file ends with; it also names the file to another that must be
 /// read with it.
 type Seal = [u8; 16];
