@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
 use crate::model::StrictValue;
-use crate::source::{literal_prefix, ContentSource};
+use crate::source::{literal_prefix, ContentSource, Listing};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -53,6 +53,19 @@ pub struct DiscoveryProblem {
 pub struct Discovered {
     pub skill_paths: Vec<String>,
     pub problems: Vec<DiscoveryProblem>,
+    /// The folders listed to find them, with their listings: a skill inside one is read
+    /// from it instead of being listed again.
+    pub listings: Vec<(String, Listing)>,
+}
+
+impl Discovered {
+    /// What listing the skill folder `path` gives, when a listing made while discovering
+    /// it holds that folder.
+    pub fn listing_of(&self, path: &str) -> Option<Listing> {
+        self.listings
+            .iter()
+            .find_map(|(listed, listing)| listing.below(listed, path))
+    }
 }
 
 pub fn discover(
@@ -62,9 +75,11 @@ pub fn discover(
 ) -> Result<Discovered> {
     let mut found = BTreeSet::new();
     let mut problems = Vec::new();
+    let mut listings = Vec::new();
     for root in roots {
-        let (skills, links) = skills_and_symlinks_under_glob(source, root)?;
+        let (skills, links, listed) = skills_and_symlinks_under_glob(source, root)?;
         found.extend(skills);
+        listings.extend(listed);
         for link in links {
             problems.push(DiscoveryProblem {
                 file: crate::model::CONFIG_FILE.into(),
@@ -94,6 +109,7 @@ pub fn discover(
     Ok(Discovered {
         skill_paths,
         problems,
+        listings,
     })
 }
 
@@ -102,25 +118,27 @@ pub fn skills_under_glob(source: &dyn ContentSource, root: &str) -> Result<Vec<S
     Ok(skills_and_symlinks_under_glob(source, root)?.0)
 }
 
+/// What [`skills_and_symlinks_under_glob`] finds: the skill folders, the symlinks, and
+/// the folder it listed with its listing (none when a symlink stopped it).
+type UnderGlob = (Vec<String>, Vec<String>, Option<(String, Listing)>);
+
 /// Folders matching `root` that hold a SKILL.md, and the symlinks where `root` looks for
 /// skills: one matching the folder glob, or one on the way to it (`skills` itself a
 /// link). An agent runtime follows them; evalock does not, so they are reported rather
 /// than passed over in silence. One listing serves both.
-fn skills_and_symlinks_under_glob(
-    source: &dyn ContentSource,
-    root: &str,
-) -> Result<(Vec<String>, Vec<String>)> {
+fn skills_and_symlinks_under_glob(source: &dyn ContentSource, root: &str) -> Result<UnderGlob> {
     let folders = compile_folder_globs(&[root.to_owned()])?;
     let skill_glob = format!("{}/{SKILL_FILE}", root.trim_end_matches('/'));
     let prefix = literal_prefix(&skill_glob);
     if let Some(link) = symlink_on_path(source, &prefix)? {
-        return Ok((Vec::new(), vec![link]));
+        return Ok((Vec::new(), vec![link], None));
     }
     let mut skills = Vec::new();
     let mut links = Vec::new();
-    for file in source.list(&prefix)? {
+    let listing = source.listing(&prefix)?;
+    for file in &listing.files {
         if file.kind == EntryKind::Symlink && folders.is_match(&file.path) {
-            links.push(file.path);
+            links.push(file.path.clone());
             continue;
         }
         let Some(folder) = file.path.strip_suffix(&format!("/{SKILL_FILE}")) else {
@@ -130,7 +148,7 @@ fn skills_and_symlinks_under_glob(
             skills.push(folder.to_owned());
         }
     }
-    Ok((skills, links))
+    Ok((skills, links, Some((prefix, listing))))
 }
 
 /// The first part of `path` (itself included) that is a symlink in `source`.

@@ -6,7 +6,7 @@
 use super::scan::{RiskyLine, RiskyPatterns};
 use crate::error::Result;
 use crate::hash::{bytes_digest, Digest, EntryKind};
-use crate::source::{ContentSource, UnpinnableReason};
+use crate::source::{ContentSource, Listing, UnpinnableReason};
 
 /// Extensions of code an agent can run (the seed article's list plus common kin).
 pub const EXECUTABLE_EXTENSIONS: &[&str] = &[
@@ -99,16 +99,16 @@ impl SkillTree {
     }
 }
 
-/// Reads every file below `skill_path` from `source`: each is read once, hashed, sniffed
+/// Reads every file `listing` lists below `skill_path` from `source`: each is read once, hashed, sniffed
 /// and (when text) scanned.
 pub fn read_tree(
     source: &dyn ContentSource,
     skill_path: &str,
+    listing: Listing,
     patterns: &RiskyPatterns,
 ) -> Result<SkillTree> {
     let prefix = format!("{skill_path}/");
     let mut tree = SkillTree::default();
-    let listing = source.listing(skill_path)?;
     for entry in listing.unpinnable {
         if let Some(relative) = entry.path.strip_prefix(&prefix) {
             tree.unpinnable.push(UnpinnableFile {

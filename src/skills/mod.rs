@@ -19,7 +19,7 @@ use crate::hash::{tree_digest, Digest, TreeEntry};
 use crate::model::config::SkillsConfig;
 use crate::model::{FileLock, SkillLock, SourceKind, SourceLock};
 use crate::rules::RuleId;
-use crate::source::ContentSource;
+use crate::source::{ContentSource, Listing};
 use globset::GlobSet;
 use rayon::prelude::*;
 use scan::RiskyPatterns;
@@ -310,7 +310,19 @@ impl LoadSettings {
 pub fn load_skills(source: &dyn ContentSource, config: &SkillsConfig) -> Result<SkillSet> {
     let settings = LoadSettings::new(config)?;
     let discovered = discovery::discover(source, &config.roots, &config.marketplaces)?;
-    let skills = load_paths(source, &discovered.skill_paths, true, &settings)?;
+    // Each skill's files come from the listing discovery made of its root (one walk of
+    // the skills, not one more per skill).
+    let skills = discovered
+        .skill_paths
+        .par_iter()
+        .map(|path| {
+            let listing = match discovered.listing_of(path) {
+                Some(listing) => listing,
+                None => source.listing(path)?,
+            };
+            load_skill(source, path, listing, true, &settings)
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(SkillSet {
         skills,
         problems: discovered.problems,
@@ -326,17 +338,19 @@ pub fn load_paths(
 ) -> Result<Vec<Skill>> {
     paths
         .par_iter()
-        .map(|path| load_skill(source, path, configured, settings))
+        .map(|path| load_skill(source, path, source.listing(path)?, configured, settings))
         .collect()
 }
 
+/// The skill at `path`, whose files `listing` lists.
 fn load_skill(
     source: &dyn ContentSource,
     path: &str,
+    listing: Listing,
     configured: bool,
     settings: &LoadSettings,
 ) -> Result<Skill> {
-    let tree = files::read_tree(source, path, &settings.patterns)?;
+    let tree = files::read_tree(source, path, listing, &settings.patterns)?;
     let (front_matter, front_matter_problem) = match (&tree.skill_md, tree.file(SKILL_FILE)) {
         (Some(bytes), _) => match front_matter::parse_front_matter(bytes) {
             Ok(front) => (Some(front), None),

@@ -64,6 +64,38 @@ pub struct Listing {
     pub unpinnable: Vec<Unpinnable>,
 }
 
+impl Listing {
+    /// The part of this listing (of `listed`, sorted by path) below `dir`, a folder inside
+    /// it: what listing `dir` itself gives, without reading the folder again.
+    pub fn below(&self, listed: &str, dir: &str) -> Option<Listing> {
+        let inside = |path: &str, folder: &str| {
+            folder.is_empty()
+                || path
+                    .strip_prefix(folder)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        };
+        if dir.is_empty() || !inside(dir, listed) {
+            return None;
+        }
+        let prefix = format!("{dir}/");
+        let start = self
+            .files
+            .partition_point(|file| file.path.as_str() < prefix.as_str());
+        let files = self.files[start..]
+            .iter()
+            .take_while(|file| file.path.starts_with(&prefix))
+            .cloned()
+            .collect();
+        let unpinnable = self
+            .unpinnable
+            .iter()
+            .filter(|entry| entry.path.starts_with(&prefix))
+            .cloned()
+            .collect();
+        Some(Listing { files, unpinnable })
+    }
+}
+
 /// Read access to one snapshot of the project.
 pub trait ContentSource: Send + Sync {
     /// For messages: `working tree`, `index`, `main (1a2b3c4)`.
@@ -201,5 +233,62 @@ mod tests {
         assert_eq!(literal_prefix("*.jsonl"), "");
         assert_eq!(literal_prefix("a/b/c/*.yaml"), "a/b/c");
         assert_eq!(literal_prefix("skills/*/SKILL.md"), "skills");
+    }
+
+    /// The part of a listing below a folder is what listing that folder gives: names that
+    /// only start alike (`a` and `a-b`, `a.md`) stay out, symlinks and names that are not
+    /// UTF-8 stay in, and a folder the listing does not hold is not answered for.
+    #[test]
+    fn a_listing_below_a_folder_is_the_folders_own_listing() {
+        let directory = tempfile::tempdir().unwrap();
+        let root = directory.path();
+        for file in [
+            "skills/a/SKILL.md",
+            "skills/a/scripts/run.sh",
+            "skills/a/nested/SKILL.md",
+            "skills/a-b/SKILL.md",
+            "skills/a.md",
+            "skills/b/SKILL.md",
+            "other/a/x.txt",
+        ] {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, file).unwrap();
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            std::os::unix::fs::symlink("../b", root.join("skills/a/link")).unwrap();
+            let name = std::ffi::OsStr::from_bytes(b"bad-\xff");
+            std::fs::write(root.join("skills/a/scripts").join(name), "x").unwrap();
+        }
+        let source = WorktreeSource::new(root);
+        for listed in ["", "skills"] {
+            let listing = source.listing(listed).unwrap();
+            for dir in [
+                "skills/a",
+                "skills/a/scripts",
+                "skills/a/nested",
+                "skills/a-b",
+                "skills/b",
+            ] {
+                assert_eq!(
+                    listing.below(listed, dir),
+                    Some(source.listing(dir).unwrap()),
+                    "{dir} below {listed:?}"
+                );
+            }
+            assert_eq!(listing.below(listed, ""), None);
+        }
+        let skills = source.listing("skills").unwrap();
+        assert_eq!(skills.below("skills", "other/a"), None);
+        assert_eq!(skills.below("skills", "skill"), None);
+        let a = skills.below("skills", "skills/a").unwrap();
+        assert!(a
+            .files
+            .iter()
+            .all(|file| file.path.starts_with("skills/a/")));
+        assert_eq!(a.files.len(), if cfg!(unix) { 4 } else { 3 });
+        assert_eq!(a.unpinnable.len(), usize::from(cfg!(unix)));
     }
 }
