@@ -398,16 +398,9 @@ impl ContentSource for GitSnapshot {
     }
 
     fn listing(&self, dir: &str) -> Result<Listing> {
-        let prefix = directory_prefix(dir);
-        let unpinnable = self
-            .unpinnable
-            .iter()
-            .filter(|entry| entry.path.starts_with(&prefix))
-            .cloned()
-            .collect();
         Ok(Listing {
             files: self.list(dir)?,
-            unpinnable,
+            unpinnable: super::unpinnable_below(&self.unpinnable, &directory_prefix(dir)),
         })
     }
 }

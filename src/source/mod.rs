@@ -86,14 +86,21 @@ impl Listing {
             .take_while(|file| file.path.starts_with(&prefix))
             .cloned()
             .collect();
-        let unpinnable = self
-            .unpinnable
-            .iter()
-            .filter(|entry| entry.path.starts_with(&prefix))
-            .cloned()
-            .collect();
+        let unpinnable = unpinnable_below(&self.unpinnable, &prefix);
         Some(Listing { files, unpinnable })
     }
+}
+
+/// The entries of `unpinnable` whose paths start with `prefix` (`dir/`, or `""` for all).
+fn unpinnable_below<'a>(
+    unpinnable: impl IntoIterator<Item = &'a Unpinnable>,
+    prefix: &str,
+) -> Vec<Unpinnable> {
+    unpinnable
+        .into_iter()
+        .filter(|entry| entry.path.starts_with(prefix))
+        .cloned()
+        .collect()
 }
 
 /// Read access to one snapshot of the project.
