@@ -71,9 +71,7 @@ impl Member {
             Some(head) if decoded.len() >= 8 => u64::from_be_bytes(*head),
             Some(head) => u64::from_be_bytes(*head) & !(u64::MAX >> (8 * decoded.len())),
             // Shorter keys at the very end are shifted in byte by byte.
-            None => decoded.iter().enumerate().fold(0, |prefix, (index, byte)| {
-                prefix | u64::from(*byte) << (56 - 8 * index)
-            }),
+            None => key_prefix(decoded),
         };
         member.byte_ordered = match decoded.len() <= 8 {
             true => member.prefix & 0x8080_8080_8080_8080 == 0,
@@ -131,9 +129,8 @@ pub struct Canonicalizer {
     reorder: Vec<u8>,
     scratch: Vec<u8>,
     contract: Vec<u8>,
-    wanted: &'static [&'static str],
+    wanted: WantedKeys,
     top_level: Vec<TopLevelMember>,
-    contract_excluded: Option<&'static str>,
     imprecise: Vec<Range<usize>>,
 }
 
@@ -172,8 +169,7 @@ impl Canonicalizer {
         self.contract.clear();
         self.top_level.clear();
         self.imprecise.clear();
-        self.wanted = wanted;
-        self.contract_excluded = excluded;
+        self.wanted.set(wanted, excluded);
         let input = text.as_bytes();
         let mut position = skip_whitespace(input, 0);
         if input.get(position) != Some(&b'{') {
@@ -377,14 +373,17 @@ impl Canonicalizer {
                 }
             }
             // Two members of a nested object (`{"role":…,"content":…}`) swap places in
-            // the object's own bytes: `a,b` turned to `b,a,` then to `b,a`.
+            // the object's own bytes: the first is set aside, the second moved to the
+            // front, and the first written after it.
             if !top_level && members.len() == 2 {
-                let first = members[0].segment.len();
-                let end = self.out.len() - 1;
-                let inside = &mut self.out[object_start + 1..end];
-                inside.rotate_left(first + 1);
-                let moved = inside.len() - first - 1;
-                inside[moved..].rotate_right(1);
+                let first = members[0].segment.clone();
+                let second = members[1].segment.clone();
+                self.scratch.clear();
+                self.scratch.extend_from_slice(&self.out[first.clone()]);
+                self.out.copy_within(second.clone(), first.start);
+                let comma = first.start + second.len();
+                self.out[comma] = b',';
+                self.out[comma + 1..second.end].copy_from_slice(&self.scratch);
                 return Some(());
             }
             // Nothing follows the top-level object: its members are copied once, in order,
@@ -435,22 +434,16 @@ impl Canonicalizer {
             input,
             decoded: &self.keys,
         };
-        let excluded = self.contract_excluded;
+        let excluded = self.wanted.excluded;
         let members = &self.members[members_start..];
         let mut excluded_found = false;
         for member in self.order.iter().map(|index| &members[*index]) {
-            let key = member.key_bytes(keys);
-            let known = self
-                .wanted
-                .iter()
-                .chain(excluded.iter())
-                .find(|name| name.as_bytes() == key);
-            if let Some(name) = known {
+            if let Some(name) = self.wanted.find(member, keys) {
                 self.top_level.push(TopLevelMember {
                     key: name,
                     raw_value: member.raw_value.clone(),
                 });
-                excluded_found |= excluded == Some(*name);
+                excluded_found |= excluded == Some(name);
             }
         }
         if excluded_found {
@@ -470,6 +463,54 @@ impl Canonicalizer {
             self.contract.push(b'}');
         }
     }
+}
+
+/// The top-level members a caller wants, each with its key's sort prefix: a member's key
+/// is matched by its length and prefix (its whole text only past eight bytes), with no
+/// call to compare bytes. Worked out again only when the caller asks for other members.
+#[derive(Debug, Default)]
+struct WantedKeys {
+    asked: &'static [&'static str],
+    excluded: Option<&'static str>,
+    /// The wanted names then the excluded one, with their prefixes.
+    names: Vec<(&'static str, u64)>,
+}
+
+impl WantedKeys {
+    fn set(&mut self, wanted: &'static [&'static str], excluded: Option<&'static str>) {
+        if std::ptr::eq(self.asked, wanted) && self.excluded == excluded && !self.names.is_empty() {
+            return;
+        }
+        self.asked = wanted;
+        self.excluded = excluded;
+        self.names.clear();
+        self.names.extend(
+            wanted
+                .iter()
+                .chain(excluded.iter())
+                .map(|name| (*name, key_prefix(name.as_bytes()))),
+        );
+    }
+
+    fn find(&self, member: &Member, keys: Keys<'_>) -> Option<&'static str> {
+        let length = member.key.len();
+        let (name, _) = self.names.iter().find(|(name, prefix)| {
+            name.len() == length
+                && *prefix == member.prefix
+                && (length <= 8 || member.key_bytes(keys)[8..] == name.as_bytes()[8..])
+        })?;
+        Some(name)
+    }
+}
+
+/// The first eight bytes of `key`, big-endian, zero-padded: [`Member::prefix`].
+fn key_prefix(key: &[u8]) -> u64 {
+    key.iter()
+        .take(8)
+        .enumerate()
+        .fold(0, |prefix, (index, byte)| {
+            prefix | u64::from(*byte) << (56 - 8 * index)
+        })
 }
 
 /// The key whose opening quote is at `start`, when it is ASCII without escapes and its

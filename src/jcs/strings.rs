@@ -67,7 +67,20 @@ pub(super) fn string_end(input: &[u8], start: usize) -> Option<usize> {
     }
 }
 
-pub(crate) fn skip_whitespace(input: &[u8], mut position: usize) -> usize {
+/// The position of the first byte at or after `position` that is not JSON whitespace.
+/// Compact JSON has none there and `json.dumps` one space: both are settled by looking at
+/// two bytes, without a loop.
+#[inline]
+pub(crate) fn skip_whitespace(input: &[u8], position: usize) -> usize {
+    match input.get(position..position + 2) {
+        // Bytes above the space are never whitespace.
+        Some([first, _]) if *first > b' ' => position,
+        Some([b' ', second]) if *second > b' ' => position + 1,
+        _ => skip_whitespace_run(input, position),
+    }
+}
+
+fn skip_whitespace_run(input: &[u8], mut position: usize) -> usize {
     while let Some(b' ' | b'\t' | b'\n' | b'\r') = input.get(position) {
         position += 1;
     }

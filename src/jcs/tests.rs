@@ -234,6 +234,30 @@ fn reports_wanted_members_and_the_contract_without_the_excluded_one() {
     );
 }
 
+#[test]
+fn wanted_members_are_matched_by_their_whole_decoded_key() {
+    const WANTED: &[&str] = &["grader_version", "n", "id"];
+    let text = concat!(
+        r#"{"grader_versiom": 1, "grader_versions": 2, "grader_v": 3, "nn": 4, "#,
+        r#""gr\u0061der_version": "g", "\u006e": 5, "i": 6, "id\u0000": 7}"#
+    );
+    let mut canonicalizer = Canonicalizer::new();
+    let object = canonicalizer.object(text, WANTED, None).unwrap();
+    let found: Vec<(&str, &str)> = object
+        .members
+        .iter()
+        .map(|member| (member.key, &text[member.raw_value.clone()]))
+        .collect();
+    assert_eq!(found, vec![("grader_version", "\"g\""), ("n", "5")]);
+
+    // Other members asked for on the same canonicalizer are matched from then on.
+    let object = canonicalizer
+        .object(r#"{"grader_version": "g", "id": "a"}"#, &["id"], None)
+        .unwrap();
+    let keys: Vec<&str> = object.members.iter().map(|member| member.key).collect();
+    assert_eq!(keys, vec!["id"]);
+}
+
 /// A small deterministic generator of JSON texts, valid and slightly broken.
 struct Generator(u64);
 
@@ -704,6 +728,46 @@ fn short_keys_read_in_one_load_match_the_general_reading() {
                     "{text:?} is short, plain and ASCII"
                 ),
             }
+        }
+    }
+}
+
+#[test]
+fn whitespace_is_skipped_to_the_first_other_byte() {
+    fn reference(input: &[u8], mut position: usize) -> usize {
+        while input
+            .get(position)
+            .is_some_and(|byte| b" \t\n\r".contains(byte))
+        {
+            position += 1;
+        }
+        position
+    }
+    let alphabet = [b' ', b'\t', b'\n', b'\r', b'a', b'"', 0x1f, 0x21];
+    // Every text of up to four bytes over the alphabet, from every position.
+    let mut texts = vec![Vec::new()];
+    for _ in 0..4 {
+        let longer: Vec<Vec<u8>> = texts
+            .iter()
+            .filter(|text| text.len() == texts.last().map_or(0, Vec::len))
+            .flat_map(|text| {
+                alphabet.iter().map(move |byte| {
+                    let mut text = text.clone();
+                    text.push(*byte);
+                    text
+                })
+            })
+            .collect();
+        texts.extend(longer);
+    }
+    assert_eq!(texts.len(), 1 + 8 + 64 + 512 + 4096);
+    for text in &texts {
+        for position in 0..=text.len() + 1 {
+            assert_eq!(
+                skip_whitespace(text, position),
+                reference(text, position),
+                "{text:?} from {position}"
+            );
         }
     }
 }
