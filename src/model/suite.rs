@@ -204,6 +204,73 @@ pub fn locked_prompt_digest(prompts: &BTreeMap<String, Digest>) -> Option<Digest
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cases::CaseValue;
+
+    fn case(id: String, line: u32) -> Case {
+        Case {
+            digest: crate::hash::bytes_digest(id.as_bytes()),
+            id,
+            version: 1,
+            contract: None,
+            file: Arc::from("evals/a.jsonl"),
+            line,
+            end_line: line,
+            retired: false,
+            grader_version: None,
+            body: CaseValue::Probed(None),
+        }
+    }
+
+    /// Suites small and large find the first case of each id and every repeat, whatever the
+    /// order of the ids in the file.
+    #[test]
+    fn suites_of_every_size_index_the_first_case_of_each_id() {
+        for count in [0, 1, 7, 1_000, 61_234] {
+            // Ids out of order, every seventh one repeating an earlier id.
+            let ids: Vec<String> = (0..count)
+                .map(|position| {
+                    let number = (position * 7_919) % (count + 1);
+                    match position % 7 == 6 {
+                        true => format!("case-{}", number / 2),
+                        false => format!("case-{number}"),
+                    }
+                })
+                .collect();
+            let cases: Vec<Case> = ids
+                .iter()
+                .enumerate()
+                .map(|(position, id)| case(id.clone(), position as u32 + 1))
+                .collect();
+            let suite = SuiteModel::new("s".into(), cases);
+
+            let mut first_line: BTreeMap<&str, u32> = BTreeMap::new();
+            let mut repeats = Vec::new();
+            for (position, id) in ids.iter().enumerate() {
+                match first_line.contains_key(id.as_str()) {
+                    true => repeats.push(position as u32),
+                    false => {
+                        first_line.insert(id, position as u32 + 1);
+                    }
+                }
+            }
+            assert!(count < 1_000 || !repeats.is_empty());
+            assert_eq!(suite.repeats, repeats, "{count} cases");
+            let found: Vec<(&str, u32)> = suite
+                .first_positions_by_id()
+                .map(|position| {
+                    (
+                        suite.cases[position].id.as_str(),
+                        suite.cases[position].line,
+                    )
+                })
+                .collect();
+            let expected: Vec<(&str, u32)> = first_line.into_iter().collect();
+            assert_eq!(found, expected, "{count} cases");
+            for (id, line) in &expected {
+                assert_eq!(suite.case(id).map(|case| case.line), Some(*line));
+            }
+        }
+    }
 
     /// The copied fast path writes what serde_json writes, for every kind of id.
     #[test]
