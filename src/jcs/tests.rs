@@ -439,6 +439,26 @@ fn finds_the_first_special_byte_at_every_offset() {
     }
 }
 
+/// Every byte value, at every position of three 16-byte blocks and the tail after them,
+/// against the plain definition.
+#[test]
+fn every_byte_value_is_judged_as_the_plain_definition_does() {
+    let plain = |bytes: &[u8]| {
+        bytes
+            .iter()
+            .position(|byte| *byte == b'"' || *byte == b'\\' || *byte < 0x20)
+    };
+    for value in 0..=u8::MAX {
+        for length in [1, 15, 16, 17, 31, 48, 53] {
+            for at in 0..length {
+                let mut bytes = vec![b'x'; length];
+                bytes[at] = value;
+                assert_eq!(next_special(&bytes), plain(&bytes), "{value:#x} at {at}");
+            }
+        }
+    }
+}
+
 /// Every byte that is not special, as filler before the first special byte and between
 /// it and a second one (whose borrow marks must not move the answer).
 #[test]
