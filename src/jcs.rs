@@ -132,6 +132,32 @@ pub struct Canonicalizer {
     wanted: WantedKeys,
     top_level: Vec<TopLevelMember>,
     imprecise: Vec<Range<usize>>,
+    /// Set just before the value of the top-level member named by `opened` is parsed:
+    /// when that value is an object, its members are recorded in `opened_members`.
+    open_next: bool,
+    opened: Option<&'static str>,
+    opened_prefix: u64,
+    opened_object: bool,
+    opened_members: Vec<NestedMember>,
+    opened_keys: String,
+}
+
+/// A member of the object value of the top-level member a caller asked to open (a case's
+/// `expect`), as written in the input: a reader of that object needs neither to find its
+/// members' ends nor to decode their keys again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NestedMember {
+    pub key: NestedKey,
+    pub raw_value: Range<usize>,
+}
+
+/// Where a [`NestedMember`]'s decoded key is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NestedKey {
+    /// In the input, between its quotes (it has no escapes).
+    InInput(Range<usize>),
+    /// In [`CanonicalObject::opened_keys`] (it had escapes).
+    Decoded(Range<usize>),
 }
 
 /// The result of canonicalizing one top-level object.
@@ -146,6 +172,11 @@ pub struct CanonicalObject<'a> {
     /// The number literals whose exact value the canonical form does not keep (finer than
     /// a double), as ranges of the input.
     pub imprecise_numbers: &'a [Range<usize>],
+    /// The members of the opened member's value, in input order, when that value is an
+    /// object (see [`Canonicalizer::object_opening`]).
+    pub opened: Option<&'a [NestedMember]>,
+    /// The decoded keys of the opened members that had escapes.
+    pub opened_keys: &'a str,
 }
 
 impl Canonicalizer {
@@ -162,7 +193,27 @@ impl Canonicalizer {
         wanted: &'static [&'static str],
         excluded: Option<&'static str>,
     ) -> Option<CanonicalObject<'a>> {
+        self.object_opening(text, wanted, excluded, None)
+    }
+
+    /// [`Self::object`], also recording the members of the top-level member `opened` when
+    /// its value is an object.
+    pub fn object_opening<'a>(
+        &'a mut self,
+        text: &str,
+        wanted: &'static [&'static str],
+        excluded: Option<&'static str>,
+        opened: Option<&'static str>,
+    ) -> Option<CanonicalObject<'a>> {
         self.out.clear();
+        if self.opened != opened {
+            self.opened = opened;
+            self.opened_prefix = opened.map_or(0, |name| key_prefix(name.as_bytes()));
+        }
+        self.open_next = false;
+        self.opened_object = false;
+        self.opened_members.clear();
+        self.opened_keys.clear();
         self.canonical_start = 0;
         self.keys.clear();
         self.members.clear();
@@ -186,6 +237,8 @@ impl Canonicalizer {
             without_excluded: has_excluded.then_some(self.contract.as_slice()),
             members: &self.top_level,
             imprecise_numbers: &self.imprecise,
+            opened: self.opened_object.then_some(self.opened_members.as_slice()),
+            opened_keys: &self.opened_keys,
         })
     }
 
@@ -220,6 +273,7 @@ impl Canonicalizer {
         if depth > MAX_DEPTH {
             return None;
         }
+        self.open_next = false;
         self.out.push(b'[');
         let mut position = skip_whitespace(input, start + 1);
         if input.get(position) == Some(&b']') {
@@ -250,6 +304,8 @@ impl Canonicalizer {
         let object_start = self.out.len();
         let keys_start = self.keys.len();
         let members_start = self.members.len();
+        let opening = std::mem::take(&mut self.open_next);
+        self.opened_object |= opening;
         self.out.push(b'{');
         let mut position = skip_whitespace(input, start + 1);
         if input.get(position) == Some(&b'}') {
@@ -306,7 +362,9 @@ impl Canonicalizer {
                 return None;
             }
             let value_start = skip_whitespace(input, position + 1);
+            self.open_next = depth == 1 && self.opens(&member, input);
             let value_end = self.parse_value(input, value_start, depth)?;
+            self.open_next = false;
             self.members.push(Member {
                 segment: segment_start..self.out.len(),
                 raw_value: value_start..value_end,
@@ -327,6 +385,9 @@ impl Canonicalizer {
             }
         }
         self.finish_object(input, object_start, members_start, depth == 1)?;
+        if opening {
+            self.record_opened(members_start)?;
+        }
         self.members.truncate(members_start);
         self.keys.truncate(keys_start);
         Some(position)
@@ -423,6 +484,41 @@ impl Canonicalizer {
         }
         if top_level {
             self.record_top_level(input, members_start);
+        }
+        Some(())
+    }
+
+    /// Whether `member` (at the top level) is the one whose object value is opened.
+    #[inline]
+    fn opens(&self, member: &Member, input: &[u8]) -> bool {
+        let Some(name) = self.opened else {
+            return false;
+        };
+        let keys = Keys {
+            input,
+            decoded: &self.keys,
+        };
+        member.key.len() == name.len()
+            && member.prefix == self.opened_prefix
+            && (name.len() <= 8 || member.key_bytes(keys)[8..] == name.as_bytes()[8..])
+    }
+
+    /// Records the members of the opened object, in input order, with their keys.
+    fn record_opened(&mut self, members_start: usize) -> Option<()> {
+        for member in &self.members[members_start..] {
+            let key = match member.key_in_input {
+                true => NestedKey::InInput(member.key.clone()),
+                false => {
+                    let decoded = std::str::from_utf8(self.keys.get(member.key.clone())?).ok()?;
+                    let start = self.opened_keys.len();
+                    self.opened_keys.push_str(decoded);
+                    NestedKey::Decoded(start..self.opened_keys.len())
+                }
+            };
+            self.opened_members.push(NestedMember {
+                key,
+                raw_value: member.raw_value.clone(),
+            });
         }
         Some(())
     }

@@ -791,3 +791,69 @@ fn whitespace_is_skipped_to_the_first_other_byte() {
         }
     }
 }
+
+#[test]
+fn the_opened_member_reports_its_own_members_only_when_it_is_an_object() {
+    let mut canonicalizer = Canonicalizer::new();
+    let mut opened = |line: &str| {
+        let object = canonicalizer
+            .object_opening(line, &[], None, Some("expect"))
+            .expect(line);
+        object.opened.map(|members| {
+            members
+                .iter()
+                .map(|member| {
+                    let key = match &member.key {
+                        NestedKey::InInput(range) => &line[range.clone()],
+                        NestedKey::Decoded(range) => &object.opened_keys[range.clone()],
+                    };
+                    (key.to_owned(), line[member.raw_value.clone()].to_owned())
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    let pairs = |pairs: &[(&str, &str)]| {
+        Some(
+            pairs
+                .iter()
+                .map(|(key, value)| (key.to_string(), value.to_string()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    // Input order, raw values, escaped keys decoded, deeper objects not opened.
+    assert_eq!(
+        opened(
+            r#"{"z": {"expect": {"a": 1}}, "expect": { "b" : [ {"c": 2} ] , "\u0061x": {"expect": 3}, "a": "s" }}"#
+        ),
+        pairs(&[
+            ("b", r#"[ {"c": 2} ]"#),
+            ("ax", r#"{"expect": 3}"#),
+            ("a", "\"s\"")
+        ])
+    );
+    assert_eq!(opened(r#"{"expect": {}}"#), pairs(&[]));
+    assert_eq!(
+        opened(r#"{"\u0065xpect": {"k": true}}"#),
+        pairs(&[("k", "true")])
+    );
+    // A two-member object put in order keeps its members in input order here.
+    assert_eq!(
+        opened(r#"{"expect": {"b": 1, "a": 2}}"#),
+        pairs(&[("b", "1"), ("a", "2")])
+    );
+    for line in [
+        r#"{"expect": [{"a": 1}]}"#,
+        r#"{"expect": null}"#,
+        r#"{"expect": "x"}"#,
+        r#"{"expected": {"a": 1}}"#,
+        r#"{"a": {"expect": {"a": 1}}}"#,
+        r#"{"a": [{"expect": {"a": 1}}]}"#,
+    ] {
+        assert_eq!(opened(line), None, "{line}");
+    }
+    // Nothing is opened unless asked.
+    let object = canonicalizer
+        .object(r#"{"expect": {"a": 1}}"#, &[], None)
+        .unwrap();
+    assert_eq!(object.opened, None);
+}

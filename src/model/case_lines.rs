@@ -174,16 +174,25 @@ fn case_from_text(
     line_text: &str,
     problems: &mut Vec<CaseProblem>,
 ) -> Option<Result<Case, CaseProblem>> {
-    let object = canonicalizer.object(line_text, INTERPRETED_MEMBERS, Some("retired"))?;
-    // `expect` is read into the grader's assertions straight from its text: as a value it
-    // would cost more than the rest of the case.
+    let object = canonicalizer.object_opening(
+        line_text,
+        INTERPRETED_MEMBERS,
+        Some("retired"),
+        Some("expect"),
+    )?;
+    // `expect` is read into the grader's assertions straight from its text, from the
+    // members the canonicalizer found in it: as a value it would cost more than the rest
+    // of the case.
     let mut expect = Expect::Missing;
     interpreted.clear();
     for member in object.members {
-        let raw = line_text.get(member.raw_value.clone())?;
+        let range = member.raw_value.clone();
         match member.key {
-            "expect" => expect = Expect::of_checked_text(raw)?,
-            key => interpreted.push((key, member_value(raw)?)),
+            "expect" => {
+                expect =
+                    Expect::of_opened_members(line_text, range, object.opened, object.opened_keys)?
+            }
+            key => interpreted.push((key, member_value(line_text.get(range)?)?)),
         }
     }
     let fields = match case_fields(interpreted.as_slice()) {

@@ -4,11 +4,61 @@
 //! each other); anything unexpected is `None` and the caller takes the reference path.
 
 use super::{Assertions, Expect, FromLoose, Member, Scalar};
-use crate::jcs::{read_string, skip_value, skip_whitespace};
+use crate::jcs::{read_string, skip_value, skip_whitespace, NestedKey, NestedMember};
 use serde_json::Value;
 use std::borrow::Cow;
+use std::ops::Range;
 
 impl<'a> Expect<'a> {
+    /// The `expect` member from the members the canonicalizer recorded of it
+    /// ([`Canonicalizer::object_opening`]): the same reading as [`Self::of_checked_text`]
+    /// of the member's text `raw`, without finding the members' ends or decoding their
+    /// keys again. `members` is `None` when the member is not an object.
+    ///
+    /// [`Canonicalizer::object_opening`]: crate::jcs::Canonicalizer::object_opening
+    pub fn of_opened_members(
+        text: &'a str,
+        raw: Range<usize>,
+        members: Option<&[NestedMember]>,
+        decoded_keys: &str,
+    ) -> Option<Expect<'a>> {
+        let Some(members) = members else {
+            return Expect::of_checked_text(text.get(raw)?);
+        };
+        let mut assertions = Assertions::default();
+        for member in members {
+            let key = match &member.key {
+                NestedKey::InInput(range) => Cow::Borrowed(text.get(range.clone())?),
+                NestedKey::Decoded(range) => {
+                    Cow::Owned(decoded_keys.get(range.clone())?.to_owned())
+                }
+            };
+            let value = member.raw_value.clone();
+            match Member::of(&key) {
+                Member::Value => {
+                    let raw = text.get(value)?;
+                    assertions.set_value(&key, serde_json::from_str::<Value>(raw).ok()?);
+                }
+                Member::Strings => {
+                    let (strings, end) = loose(text, value.start)?;
+                    (end == value.end).then_some(())?;
+                    assertions.set_strings(&key, strings);
+                }
+                Member::Clarification => {
+                    let (clarification, end) = loose(text, value.start)?;
+                    (end == value.end).then_some(())?;
+                    assertions.members += 1;
+                    assertions.require_clarification = Some(clarification);
+                }
+                Member::Unknown => {
+                    assertions.members += 1;
+                    assertions.unknown.push(key);
+                }
+            }
+        }
+        Some(Expect::Object(assertions))
+    }
+
     /// The `expect` member from its JSON text, which the canonicalizer accepted.
     pub fn of_checked_text(text: &'a str) -> Option<Expect<'a>> {
         let bytes = text.as_bytes();

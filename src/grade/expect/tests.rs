@@ -2,6 +2,7 @@ use super::*;
 use crate::grade::builtin::{grade, grade_with, passes};
 use crate::grade::envelope::Completion;
 use crate::grade::REFUSAL_PROBE;
+use crate::jcs::Canonicalizer;
 
 /// `expect` members of every shape the grader tells apart, as written in case files.
 const EXPECTS: &[&str] = &[
@@ -142,14 +143,35 @@ fn shapes_are_kept_for_the_grader_to_name() {
     }
 }
 
+/// Reads `expect` as a check does: from the members the canonicalizer opened in a case line
+/// that holds it between other members, and compares that with the serde reading.
+fn assert_opened_reading_is_the_serde_reading(canonicalizer: &mut Canonicalizer, text: &str) {
+    let line =
+        format!("{{\"id\": \"c\", \"expect\": {text}, \"n\": {{\"expect\": {{\"regex\": 1}}}}}}");
+    let object = canonicalizer
+        .object_opening(&line, &["expect"], None, Some("expect"))
+        .expect(&line);
+    let member = &object.members[0];
+    assert_eq!(member.key, "expect");
+    let read = Expect::of_opened_members(
+        &line,
+        member.raw_value.clone(),
+        object.opened,
+        object.opened_keys,
+    );
+    assert_eq!(read, Expect::of_text(text), "{line}");
+}
+
 #[test]
 fn the_checked_text_reading_is_the_serde_reading() {
+    let mut canonicalizer = Canonicalizer::new();
     for text in EXPECTS {
         assert_eq!(
             Expect::of_checked_text(text),
             Expect::of_text(text),
             "{text}"
         );
+        assert_opened_reading_is_the_serde_reading(&mut canonicalizer, text);
     }
     // Generated objects: every assertion name and some unknown ones, values of every
     // shape (strings with escapes and brackets in them, nested containers, lists of
@@ -189,6 +211,8 @@ fn the_checked_text_reading_is_the_serde_reading() {
         "{}",
         "{\"a\": [1, {\"b\": \"}\"}], \"c\": null}",
         "{\"order_id\": {\"eq\": \"1842-AX\"}}",
+        "{\"expect\": {\"forbidden\": \"x\"}}",
+        "[{\"must_include\": \"y\"}]",
     ];
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = |bound: usize| {
@@ -220,5 +244,6 @@ fn the_checked_text_reading_is_the_serde_reading() {
         let read = Expect::of_checked_text(&text);
         assert!(read.is_some(), "{text}");
         assert_eq!(read, Expect::of_text(&text), "{text}");
+        assert_opened_reading_is_the_serde_reading(&mut canonicalizer, &text);
     }
 }
