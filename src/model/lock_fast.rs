@@ -353,6 +353,9 @@ struct EntryReader {
     blank: bool,
     /// The suite being read, with its entries so far: the last one is being read.
     suite: Option<(String, CaseEntries)>,
+    /// The suite's key as its headers write it, with the dot after it: the next header
+    /// that starts with these bytes names the same suite, without reading its key again.
+    suite_written: String,
     /// The last `file` value as written, with its path (neighbouring entries share it).
     last_file: Option<(String, Arc<str>)>,
     /// Placeholders until the entry's own lines.
@@ -367,6 +370,7 @@ impl EntryReader {
             expect: EntryLine::Header,
             blank: false,
             suite: None,
+            suite_written: String::new(),
             last_file: None,
             no_file: Arc::from(""),
             placeholder,
@@ -423,11 +427,13 @@ impl EntryReader {
     /// `[case.<suite>.<id>]`, each key written as `render` writes it.
     fn header(&mut self, text: &str, lock: &mut Lock) -> Option<()> {
         let header = text.strip_prefix("[case.")?.strip_suffix(']')?;
-        let (suite, rest) = split_rendered_key(header)?;
-        let (id, rest) = split_rendered_key(rest?)?;
-        if rest.is_some() {
-            return None;
+        if let Some(rest) = header.strip_prefix(self.suite_written.as_str()) {
+            if self.suite.is_some() {
+                return self.entry(rest);
+            }
         }
+        let (suite, rest) = split_rendered_key(header)?;
+        let rest = rest?;
         if self.suite.as_ref().is_none_or(|(last, _)| *last != suite) {
             // Suites in order, each once; the last one's sizes size the next one's
             // entries, which then seldom grow (each growth copies them).
@@ -440,6 +446,18 @@ impl EntryReader {
             self.finish_suite(lock)?;
             let entries = CaseEntries::with_capacity(count, id_bytes);
             self.suite = Some((suite.into_owned(), entries));
+        }
+        self.suite_written.clear();
+        self.suite_written
+            .push_str(&header[..header.len() - rest.len()]);
+        self.entry(rest)
+    }
+
+    /// The id of an entry header, after its suite's key and dot.
+    fn entry(&mut self, rest: &str) -> Option<()> {
+        let (id, rest) = split_rendered_key(rest)?;
+        if rest.is_some() {
+            return None;
         }
         let entry = CaseLock {
             version: 0,
