@@ -41,16 +41,22 @@ impl SuiteModel {
 
     /// The cases and their suite, with what lookups by id need.
     pub fn new(name: String, cases: Vec<Case>) -> SuiteModel {
-        let mut case_index: Vec<u32> =
-            (0..u32::try_from(cases.len()).unwrap_or(u32::MAX)).collect();
-        // A stable sort keeps the first of duplicate ids first.
-        case_index.sort_by(|left, right| cases[*left as usize].id.cmp(&cases[*right as usize].id));
-        let mut repeats: Vec<u32> = case_index
+        // The ids with their positions, sorted as pairs: a comparison reads two ids, not
+        // two cases scattered over the suite's memory. A stable sort keeps the first of
+        // duplicate ids first.
+        let mut by_id: Vec<(&str, u32)> = cases
+            .iter()
+            .zip(0..u32::MAX)
+            .map(|(case, position)| (case.id.as_str(), position))
+            .collect();
+        by_id.sort_by(|left, right| left.0.cmp(right.0));
+        let mut repeats: Vec<u32> = by_id
             .windows(2)
-            .filter(|pair| cases[pair[0] as usize].id == cases[pair[1] as usize].id)
-            .map(|pair| pair[1])
+            .filter(|pair| pair[0].0 == pair[1].0)
+            .map(|pair| pair[1].1)
             .collect();
         repeats.sort_unstable();
+        let case_index = by_id.into_iter().map(|(_, position)| position).collect();
         SuiteModel {
             name,
             case_files: Vec::new(),
