@@ -1,6 +1,7 @@
 //! EL1xx: golden cases and prompts against the lock and the base revision.
 
 use crate::finding::{Finding, Location, Subject};
+use crate::hash::Digest;
 use crate::model::lock::{CaseEntries, CaseLock, Lock, Recipes};
 use crate::model::{
     locked_prompt_digest, suite_digest, Case, ProblemKind, Project, SuiteModel, CONFIG_FILE,
@@ -160,7 +161,7 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
     // suites spread over the threads (in order: the report is the same either way).
     let empty = CaseEntries::default();
     let (mut findings, per_suite) = rayon::join(
-        || summaries_disagree(lock),
+        || summaries_disagree(lock, &project.lock_case_digests),
         || {
             project
                 .suites
@@ -308,7 +309,8 @@ fn recipe_differences(recipes: &Recipes) -> String {
 /// A suite's `digest` and `prompt` lines summarize its case entries and prompt pins: a
 /// lock edited by hand (or a merge conflict resolved by keeping one side's summary) is
 /// caught here, as `lock --check` catches it, not only when the suite is re-locked.
-fn summaries_disagree(lock: &Lock) -> Vec<Finding> {
+/// `digests`: the summaries of the lock's case entries already worked out, by suite.
+fn summaries_disagree(lock: &Lock, digests: &BTreeMap<String, Digest>) -> Vec<Finding> {
     let empty = CaseEntries::default();
     let mut findings: Vec<Finding> = lock
         .suites
@@ -316,7 +318,11 @@ fn summaries_disagree(lock: &Lock) -> Vec<Finding> {
         .flat_map_iter(|(name, suite_lock)| {
             let entries = lock.cases.get(name).unwrap_or(&empty);
             let mut wrong = Vec::new();
-            if suite_digest(entries) != suite_lock.digest {
+            let digest = digests
+                .get(name)
+                .copied()
+                .unwrap_or_else(|| suite_digest(entries));
+            if digest != suite_lock.digest {
                 wrong.push("`digest` does not match its case entries");
             }
             if locked_prompt_digest(&suite_lock.prompts) != suite_lock.prompt {

@@ -106,7 +106,7 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
     }
     let source_description = project.source.clone();
     let mut locked = project;
-    locked.lock = Some(new_lock);
+    locked.replace_lock(Some(new_lock));
     let remaining = check_project(&locked, None)
         .into_iter()
         .filter(|finding| finding.severity == Severity::Refuse)

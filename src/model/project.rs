@@ -9,10 +9,10 @@ use super::cases::{
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{GraderLock, Lock, SuiteLock, LOCK_FILE};
-use super::suite::{suite_digest, PromptFile, SuiteModel};
+use super::suite::{suite_digest, CaseIndex, PromptFile, SuiteModel};
 use crate::error::{Error, Result};
 use crate::finding::Subject;
-use crate::hash::{bytes_digest, EntryKind};
+use crate::hash::{bytes_digest, Digest, EntryKind};
 use crate::source::{glob_files, ContentIdentity, ContentSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -53,6 +53,10 @@ pub struct Project {
     pub config: Config,
     /// `None` when there is no `evalock.lock` yet.
     pub lock: Option<Lock>,
+    /// The `suite-v1` digest of each suite's case entries in `lock` as loaded, worked out
+    /// while the case files are hashed (a check compares it with the suite's `digest`
+    /// line). [`Project::replace_lock`] clears it.
+    pub(crate) lock_case_digests: BTreeMap<String, Digest>,
     pub suites: Vec<SuiteModel>,
     /// The skills of `[skills]` (empty without that table).
     pub skills: crate::skills::SkillSet,
@@ -144,6 +148,16 @@ impl Project {
             refuse_non_file(source, LOCK_FILE)?;
             Lock::read(source, LOCK_FILE)
         };
+        // The lock is read long before the case files are all hashed: its suites'
+        // summaries are worked out then, instead of one suite per thread at the end.
+        let read_lock = || -> Result<(Option<Lock>, BTreeMap<String, Digest>)> {
+            let lock = read_lock()?;
+            let digests = lock.iter().flat_map(|lock| &lock.cases);
+            let digests = digests
+                .map(|(suite, entries)| (suite.clone(), suite_digest(entries)))
+                .collect();
+            Ok((lock, digests))
+        };
         // Suites load side by side: what each does alone (listing its files, joining
         // their cases, indexing them by id) overlaps with the others' parsing instead of
         // leaving a core idle at every suite's end. The first error in config order wins.
@@ -175,9 +189,11 @@ impl Project {
                 );
             }
         }
+        let (lock, lock_case_digests) = lock?;
         Ok(Some(Project {
             config,
-            lock: lock?,
+            lock,
+            lock_case_digests,
             suites: suites?,
             skills: skills?,
             source: source.describe(),
@@ -198,6 +214,12 @@ impl Project {
                 .map(|case| Subject::case(&suite.name, &case.id))
         });
         cases.chain(self.skill_subjects()).collect()
+    }
+
+    /// Judges `lock` from now on (the summaries worked out for the lock loaded are dropped).
+    pub fn replace_lock(&mut self, lock: Option<Lock>) {
+        self.lock = lock;
+        self.lock_case_digests.clear();
     }
 
     /// [`Project::subjects`] from a project no longer needed: the lock is freed meanwhile
@@ -347,13 +369,16 @@ fn symlinked_case_file(path: &str) -> ParsedCaseFile {
 
 /// One case file through the cache when it is usable: only summaries are cached, and only
 /// for files whose content identity the source can vouch for.
+/// The file's cases; with `write_cache` false, the identity its cache entry is still to
+/// be written under (when there is a cache and the file was not in it).
 fn load_case_file(
     source: &dyn ContentSource,
     path: &str,
     options: &LoadOptions<'_>,
-) -> Result<ParsedCaseFile> {
+    write_cache: bool,
+) -> Result<(ParsedCaseFile, Option<ContentIdentity>)> {
     if source.kind_of(path)? == Some(EntryKind::Symlink) {
-        return Ok(symlinked_case_file(path));
+        return Ok((symlinked_case_file(path), None));
     }
     let cache = options
         .case_cache
@@ -364,17 +389,21 @@ fn load_case_file(
     };
     if let (Some(cache), Some(identity)) = (cache, &identity) {
         if let Some(parsed) = cache.get(path, identity) {
-            return Ok(parsed);
+            return Ok((parsed, None));
         }
     }
     let parsed = match read_case_file(source, path, options.detail)? {
         Some(parsed) => parsed,
-        None => return Ok(ParsedCaseFile::default()),
+        None => return Ok((ParsedCaseFile::default(), None)),
     };
-    if let (Some(cache), Some(identity)) = (cache, identity) {
-        cache.put(path, identity, &parsed);
+    match (cache, identity) {
+        (Some(cache), Some(identity)) if write_cache => {
+            cache.put(path, identity, &parsed);
+            Ok((parsed, None))
+        }
+        (Some(_), identity) => Ok((parsed, identity)),
+        (None, _) => Ok((parsed, None)),
     }
-    Ok(parsed)
 }
 
 /// A JSONL file is read in blocks when the source can stream it (a file far larger than
@@ -434,12 +463,35 @@ fn load_suite(
     }
     case_files.sort();
     case_files.dedup();
+    // A suite of one file (often a large one) writes that file's cache entry while its
+    // cases are indexed, instead of before: the two are the only work left then. The
+    // files of a larger suite write theirs as they are parsed.
+    let single = case_files.len() == 1;
     let parsed: Vec<_> = case_files
         .par_iter()
-        .map(|path| load_case_file(source, path, options))
+        .map(|path| load_case_file(source, path, options, !single))
         .collect::<Result<Vec<_>>>()?;
+    let mut pending = None;
+    let parsed: Vec<ParsedCaseFile> = parsed
+        .into_iter()
+        .map(|(parsed, unwritten)| {
+            pending = pending.take().or(unwritten);
+            parsed
+        })
+        .collect();
     // The first file's cases are not copied: a suite of one large file is held once.
-    let ParsedCaseFile { cases, problems } = ParsedCaseFile::joined(parsed);
+    let joined = ParsedCaseFile::joined(parsed);
+    let index = match (pending, options.case_cache, case_files.first()) {
+        (Some(identity), Some(cache), Some(path)) => {
+            let (_, index) = rayon::join(
+                || cache.put(path, identity, &joined),
+                || CaseIndex::of(&joined.cases),
+            );
+            index
+        }
+        _ => CaseIndex::of(&joined.cases),
+    };
+    let ParsedCaseFile { cases, problems } = joined;
     let prompts = suite
         .prompt_paths()
         .into_iter()
@@ -451,10 +503,80 @@ fn load_suite(
             Ok(PromptFile { path, digest })
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut model = SuiteModel::new(suite.name().to_owned(), cases);
+    let mut model = SuiteModel::indexed(suite.name().to_owned(), cases, index);
     model.case_files = case_files;
     model.problems = problems;
     model.unmatched_globs = unmatched_globs;
     model.prompts = prompts;
     Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::WorktreeSource;
+    use std::sync::Mutex;
+
+    /// A cache that holds nothing and records what it is asked to keep.
+    #[derive(Default)]
+    struct RecordingCache {
+        kept: Mutex<Vec<(String, Vec<String>)>>,
+    }
+
+    impl CaseFileCache for RecordingCache {
+        fn get(&self, _: &str, _: &ContentIdentity) -> Option<ParsedCaseFile> {
+            None
+        }
+
+        fn put(&self, path: &str, _: ContentIdentity, parsed: &ParsedCaseFile) {
+            let ids = parsed.cases.iter().map(|case| case.id.clone()).collect();
+            self.kept
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .push((path.to_owned(), ids));
+        }
+    }
+
+    /// Every case file parsed is offered to the cache once, whole: a suite of one file
+    /// offers it while its cases are indexed, a larger suite each file as it is parsed.
+    #[test]
+    fn every_parsed_case_file_is_offered_to_the_cache_once() {
+        let directory = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = directory.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            "evalock.toml",
+            "version = 1\n\n[[suite]]\nname = \"one\"\ncases = [\"evals/one.jsonl\"]\n\n\
+             [[suite]]\nname = \"many\"\ncases = [\"evals/many/*.jsonl\"]\n",
+        );
+        let line =
+            |id: &str| format!("{{\"id\": \"{id}\", \"expect\": {{\"must_include\": \"x\"}}}}\n");
+        write("evals/one.jsonl", &(line("c") + &line("a") + &line("b")));
+        write("evals/many/1.jsonl", &(line("m2") + &line("m1")));
+        write("evals/many/2.jsonl", &line("m3"));
+        let source = WorktreeSource::new(directory.path());
+        let cache = RecordingCache::default();
+        let project = Project::load_summary(&source, Some(&cache)).unwrap();
+        let mut kept = cache.kept.into_inner().unwrap();
+        kept.sort();
+        let expected = [
+            ("evals/many/1.jsonl", vec!["m2", "m1"]),
+            ("evals/many/2.jsonl", vec!["m3"]),
+            ("evals/one.jsonl", vec!["c", "a", "b"]),
+        ]
+        .map(|(path, ids)| (path.to_owned(), ids.into_iter().map(String::from).collect()));
+        assert_eq!(kept, expected);
+        // The suites are indexed all the same.
+        for (suite, id, line) in [("one", "a", 2), ("one", "c", 1), ("many", "m3", 1)] {
+            let suite = project
+                .suites
+                .iter()
+                .find(|model| model.name == suite)
+                .unwrap();
+            assert_eq!(suite.case(id).map(|case| case.line), Some(line), "{id}");
+        }
+    }
 }

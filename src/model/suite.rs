@@ -32,15 +32,16 @@ pub struct SuiteModel {
     repeats: Vec<u32>,
 }
 
-impl SuiteModel {
-    /// `bytes-v1` of the only prompt file, `tree-v1` over several; `None` without prompts
-    /// or when one is missing.
-    pub fn prompt_digest(&self) -> Option<Digest> {
-        prompt_digest(&self.prompts)
-    }
+/// What lookups by id need, worked out from the cases alone (a load builds it while the
+/// suite's cache entry is written).
+#[derive(Debug)]
+pub(super) struct CaseIndex {
+    case_index: Vec<u32>,
+    repeats: Vec<u32>,
+}
 
-    /// The cases and their suite, with what lookups by id need.
-    pub fn new(name: String, cases: Vec<Case>) -> SuiteModel {
+impl CaseIndex {
+    pub(super) fn of(cases: &[Case]) -> CaseIndex {
         // The ids with their positions, sorted as pairs: a comparison reads two ids, not
         // two cases scattered over the suite's memory. A stable sort keeps the first of
         // duplicate ids first.
@@ -57,6 +58,28 @@ impl SuiteModel {
             .collect();
         repeats.sort_unstable();
         let case_index = by_id.into_iter().map(|(_, position)| position).collect();
+        CaseIndex {
+            case_index,
+            repeats,
+        }
+    }
+}
+
+impl SuiteModel {
+    /// `bytes-v1` of the only prompt file, `tree-v1` over several; `None` without prompts
+    /// or when one is missing.
+    pub fn prompt_digest(&self) -> Option<Digest> {
+        prompt_digest(&self.prompts)
+    }
+
+    /// The cases and their suite, with what lookups by id need.
+    pub fn new(name: String, cases: Vec<Case>) -> SuiteModel {
+        let index = CaseIndex::of(&cases);
+        SuiteModel::indexed(name, cases, index)
+    }
+
+    /// [`SuiteModel::new`] with the index of `cases` already built.
+    pub(super) fn indexed(name: String, cases: Vec<Case>, index: CaseIndex) -> SuiteModel {
         SuiteModel {
             name,
             case_files: Vec::new(),
@@ -64,8 +87,8 @@ impl SuiteModel {
             problems: Vec::new(),
             unmatched_globs: Vec::new(),
             prompts: Vec::new(),
-            case_index,
-            repeats,
+            case_index: index.case_index,
+            repeats: index.repeats,
         }
     }
 
