@@ -7,7 +7,8 @@ noisy; absolute times only explain the ratios).
     python3 bench/bench.py                 # full size: ~200k cases, ~150 MB
     python3 bench/bench.py --scale 0.1     # quick run
 
-Each timing is the minimum wall time over --repeat runs; the two pre-commit commands,
+Each timing is the minimum wall time over --repeat runs (the contenders of the hashing
+ratios take turns within each round); the two pre-commit commands,
 which take milliseconds, alternate over ten times as many.
 """
 
@@ -72,6 +73,20 @@ def wall(command, cwd, repeat, env=None, prepare=None, expect=(0,)):
         if result.returncode not in expect:
             sys.exit(f"{' '.join(map(str, command))} exited {result.returncode}: {result.stderr.decode()[-2000:]}")
         best = min(best, elapsed)
+    return best
+
+
+def walls(commands, cwd, repeat):
+    """Minimum wall time of each of `commands` (name -> (command, prepare)) over `repeat`
+    rounds in which they take turns, in a rotating order: a burst of load on the shared
+    host falls on every contender of a ratio, not on one of them."""
+    best = {name: float("inf") for name in commands}
+    names = list(commands)
+    for round_ in range(repeat):
+        turn = round_ % len(names)
+        for name in names[turn:] + names[:turn]:
+            command, prepare = commands[name]
+            best[name] = min(best[name], wall(command, cwd, 1, prepare=prepare))
     return best
 
 
@@ -167,10 +182,12 @@ def measure(args, root, case_files):
     # Read everything once so every contender starts from the same warm page cache.
     read_by_check = [str(path.relative_to(root)) for path in files_a_check_reads(root)]
     wall(["cat", *read_by_check], root, 1)
-    results["sha256sum"] = wall(["sha256sum", *relative], root, repeat)
-    results["sha256sum_all_read"] = wall(["sha256sum", *read_by_check], root, repeat)
-    results["openssl"] = wall(["openssl", "dgst", "-sha256", *relative], root, repeat)
-    results["check_cold"] = wall([binary, "check"], root, repeat, prepare=drop_cache)
+    results.update(walls({
+        "sha256sum": (["sha256sum", *relative], None),
+        "sha256sum_all_read": (["sha256sum", *read_by_check], None),
+        "openssl": (["openssl", "dgst", "-sha256", *relative], None),
+        "check_cold": ([binary, "check"], drop_cache),
+    }, root, repeat))
     wall([binary, "check"], root, 1)
     results["check_warm"] = wall([binary, "check"], root, repeat)
     results["python_recipe"] = wall([sys.executable, "-c", PYTHON_RECIPE, *relative], root, repeat)
@@ -258,8 +275,10 @@ def measure_one_file(args, root, case_files):
 
     result = {"one_file_mib": (one_root / "evals" / "all.jsonl").stat().st_size / 1024 / 1024}
     wall(["cat", "evals/all.jsonl", "evalock.lock"], one_root, 1)
-    result["one_file_sha256sum"] = wall(["sha256sum", "evals/all.jsonl"], one_root, args.repeat)
-    result["one_file_check_cold"] = wall([binary, "check"], one_root, args.repeat, prepare=drop_cache)
+    result.update(walls({
+        "one_file_sha256sum": (["sha256sum", "evals/all.jsonl"], None),
+        "one_file_check_cold": ([binary, "check"], drop_cache),
+    }, one_root, args.repeat))
     drop_cache()
     result["one_file_rss_mib"] = peak_rss_mib([binary, "check"], one_root)
     return result
