@@ -1,6 +1,6 @@
 //! JSON strings as the canonicalizer reads and writes them: finding their special bytes
-//! sixteen or eight at a time, decoding escapes, writing RFC 8785 escapes; and reading or skipping
-//! values in text the canonicalizer has already accepted.
+//! sixteen or eight at a time, decoding escapes, writing RFC 8785 escapes; and reading or
+//! skipping values in text the canonicalizer has already accepted.
 
 use std::borrow::Cow;
 

@@ -368,9 +368,9 @@ fn symlinked_case_file(path: &str) -> ParsedCaseFile {
 }
 
 /// One case file through the cache when it is usable: only summaries are cached, and only
-/// for files whose content identity the source can vouch for.
-/// The file's cases; with `write_cache` false, the identity its cache entry is still to
-/// be written under (when there is a cache and the file was not in it).
+/// for files whose content identity the source can vouch for. With `write_cache` false,
+/// also the identity the file's cache entry is still to be written under (when there is a
+/// cache and the file was not in it).
 fn load_case_file(
     source: &dyn ContentSource,
     path: &str,
@@ -467,18 +467,12 @@ fn load_suite(
     // cases are indexed, instead of before: the two are the only work left then. The
     // files of a larger suite write theirs as they are parsed.
     let single = case_files.len() == 1;
-    let parsed: Vec<_> = case_files
+    let loaded: Vec<_> = case_files
         .par_iter()
         .map(|path| load_case_file(source, path, options, !single))
         .collect::<Result<Vec<_>>>()?;
-    let mut pending = None;
-    let parsed: Vec<ParsedCaseFile> = parsed
-        .into_iter()
-        .map(|(parsed, unwritten)| {
-            pending = pending.take().or(unwritten);
-            parsed
-        })
-        .collect();
+    let (parsed, unwritten): (Vec<_>, Vec<_>) = loaded.into_iter().unzip();
+    let pending = unwritten.into_iter().flatten().next();
     // The first file's cases are not copied: a suite of one large file is held once.
     let joined = ParsedCaseFile::joined(parsed);
     let index = match (pending, options.case_cache, case_files.first()) {
