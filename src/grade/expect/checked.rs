@@ -33,28 +33,9 @@ impl<'a> Expect<'a> {
                     Cow::Owned(decoded_keys.get(range.clone())?.to_owned())
                 }
             };
-            let value = member.raw_value.clone();
-            match Member::of(&key) {
-                Member::Value => {
-                    let raw = text.get(value)?;
-                    assertions.set_value(&key, serde_json::from_str::<Value>(raw).ok()?);
-                }
-                Member::Strings => {
-                    let (strings, end) = loose(text, value.start)?;
-                    (end == value.end).then_some(())?;
-                    assertions.set_strings(&key, strings);
-                }
-                Member::Clarification => {
-                    let (clarification, end) = loose(text, value.start)?;
-                    (end == value.end).then_some(())?;
-                    assertions.members += 1;
-                    assertions.require_clarification = Some(clarification);
-                }
-                Member::Unknown => {
-                    assertions.members += 1;
-                    assertions.unknown.push(key);
-                }
-            }
+            let value = &member.raw_value;
+            let end = read_member(&mut assertions, key, text, value.start, Some(value.end))?;
+            (end == value.end).then_some(())?;
         }
         Some(Expect::Object(assertions))
     }
@@ -80,31 +61,7 @@ impl<'a> Expect<'a> {
                 return None;
             }
             let value_start = skip_whitespace(bytes, position + 1);
-            // Lists are read where they stand: skipping them first would scan them twice.
-            let value_end = match Member::of(&key) {
-                Member::Value => {
-                    let value_end = skip_value(bytes, value_start)?;
-                    let raw = text.get(value_start..value_end)?;
-                    assertions.set_value(&key, serde_json::from_str::<Value>(raw).ok()?);
-                    value_end
-                }
-                Member::Strings => {
-                    let (strings, value_end) = loose(text, value_start)?;
-                    assertions.set_strings(&key, strings);
-                    value_end
-                }
-                Member::Clarification => {
-                    let (clarification, value_end) = loose(text, value_start)?;
-                    assertions.members += 1;
-                    assertions.require_clarification = Some(clarification);
-                    value_end
-                }
-                Member::Unknown => {
-                    assertions.members += 1;
-                    assertions.unknown.push(key);
-                    skip_value(bytes, value_start)?
-                }
-            };
+            let value_end = read_member(&mut assertions, key, text, value_start, None)?;
             position = skip_whitespace(bytes, value_end);
             match bytes.get(position)? {
                 b',' => position = skip_whitespace(bytes, position + 1),
@@ -113,6 +70,44 @@ impl<'a> Expect<'a> {
             }
         }
     }
+}
+
+/// The member `key` whose value starts at `start` in `text` into `assertions`; the position
+/// after the value. `end`, when known, spares finding it again where the value itself need
+/// not be read (lists are read where they stand: skipping them first would scan them twice).
+fn read_member<'a>(
+    assertions: &mut Assertions<'a>,
+    key: Cow<'a, str>,
+    text: &'a str,
+    start: usize,
+    end: Option<usize>,
+) -> Option<usize> {
+    let end_of_value = || end.or_else(|| skip_value(text.as_bytes(), start));
+    Some(match Member::of(&key) {
+        Member::Value => {
+            let value_end = end_of_value()?;
+            let raw = text.get(start..value_end)?;
+            assertions.set_value(&key, serde_json::from_str::<Value>(raw).ok()?);
+            value_end
+        }
+        Member::Strings => {
+            let (strings, value_end) = loose(text, start)?;
+            assertions.set_strings(&key, strings);
+            value_end
+        }
+        Member::Clarification => {
+            let (clarification, value_end) = loose(text, start)?;
+            assertions.members += 1;
+            assertions.require_clarification = Some(clarification);
+            value_end
+        }
+        Member::Unknown => {
+            let value_end = end_of_value()?;
+            assertions.members += 1;
+            assertions.unknown.push(key);
+            value_end
+        }
+    })
 }
 
 /// An assertion's value from the text at `start`, with the position after it, through the
