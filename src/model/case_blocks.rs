@@ -7,9 +7,8 @@
 //! byte order mark, then the first invalid UTF-8, then the first CRLF, then the first
 //! merge-conflict marker; any of them replaces the cases).
 
-use super::case_lines::parse_json_lines;
+use super::case_lines::{parse_json_lines, ConflictMarker};
 use super::cases::{CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind, CONFLICT_MESSAGE};
-use super::lock::conflict_marker_line;
 use crate::text::{
     byte_order_mark_problem, crlf_problem, require_utf8, starts_with_byte_order_mark, TextProblem,
 };
@@ -118,15 +117,12 @@ impl FileSoFar {
         if self.conflict.is_some() {
             return None;
         }
-        match conflict_marker_line(text) {
-            Some(line) => {
-                let line = u32::try_from(line).unwrap_or(u32::MAX);
-                self.conflict = Some(from_block((line, 1, CONFLICT_MESSAGE.into())));
+        match parse_json_lines(path, text, first_line, detail) {
+            Ok(parts) => self.parsed.append(parts),
+            Err(ConflictMarker(line)) => {
+                self.conflict = Some((line, 1, CONFLICT_MESSAGE.into()));
                 self.parsed = ParsedCaseFile::default();
             }
-            None => self
-                .parsed
-                .append(parse_json_lines(path, text, first_line, detail)),
         }
         None
     }

@@ -7,6 +7,7 @@ use super::cases::{
     case_fields, case_from_element, column_u32, json_error_message_at, Case, CaseDetail,
     CaseProblem, CaseValue, ParsedCaseFile, ProblemKind, SharedText,
 };
+use super::lock::is_conflict_marker;
 use super::strict_json::StrictValue;
 use crate::grade::expect::Expect;
 use crate::grade::probe::probe_builtin_with;
@@ -35,14 +36,22 @@ const INTERPRETED_MEMBERS: &[&str] = &[
 /// file; a bad line is a problem at its line and the rest still load. The cases come per
 /// chunk, in file order, to be joined ([`ParsedCaseFile::joined`]) once a caller that owns
 /// the text has freed it.
+///
+/// A merge-conflict marker stands for the whole text instead: `Err` with the file line of
+/// the first one. The parse looks for markers itself, at the start of each line it visits
+/// anyway, so `text` needs no pass of its own for them.
 pub(super) fn parse_json_lines(
     path: &str,
     text: &str,
     first_line: u32,
     detail: CaseDetail,
-) -> Vec<ParsedCaseFile> {
+) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
     parse_json_lines_in_chunks(path, text, first_line, detail, CHUNK_BYTES)
 }
+
+/// The file line of the first merge-conflict marker of a JSONL text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ConflictMarker(pub u32);
 
 fn parse_json_lines_in_chunks(
     path: &str,
@@ -50,15 +59,17 @@ fn parse_json_lines_in_chunks(
     first_line: u32,
     detail: CaseDetail,
     chunk_bytes: usize,
-) -> Vec<ParsedCaseFile> {
+) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
     let chunks = line_chunks(text, chunk_bytes, first_line);
     if chunks.len() == 1 {
-        return vec![parse_chunk(path, first_line, text, detail, false)];
+        return parse_chunk(path, first_line, text, detail, false).map(|parsed| vec![parsed]);
     }
-    chunks
+    let parts: Vec<Result<ParsedCaseFile, ConflictMarker>> = chunks
         .par_iter()
         .map(|(first_line, chunk)| parse_chunk(path, *first_line, chunk, detail, true))
-        .collect()
+        .collect();
+    // The chunks are in file order: the first marker found is the file's first.
+    parts.into_iter().collect()
 }
 
 /// Cuts `text`, whose first line is `first_line`, at newlines into pieces of about
@@ -90,7 +101,7 @@ fn parse_chunk(
     chunk: &str,
     detail: CaseDetail,
     presize: bool,
-) -> ParsedCaseFile {
+) -> Result<ParsedCaseFile, ConflictMarker> {
     let mut parsed = ParsedCaseFile::default();
     if presize {
         let lines = memchr::memchr_iter(b'\n', chunk.as_bytes()).count() + 1;
@@ -103,9 +114,14 @@ fn parse_chunk(
     let mut interpreted = Vec::new();
     for (index, line_text) in split_lines(chunk).enumerate() {
         let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
-        // A line that opens an object (nearly all) is not blank: no trimming needed.
-        if !line_text.starts_with('{') && line_text.trim().is_empty() {
-            continue;
+        // A line that opens an object (nearly all) is neither blank nor a marker.
+        if !line_text.starts_with('{') {
+            if is_conflict_marker(line_text) {
+                return Err(ConflictMarker(line));
+            }
+            if line_text.trim().is_empty() {
+                continue;
+            }
         }
         let fast = match detail {
             CaseDetail::Summary => case_from_text(
@@ -127,7 +143,7 @@ fn parse_chunk(
             Err(problem) => parsed.problems.push(problem),
         }
     }
-    parsed
+    Ok(parsed)
 }
 
 /// The reference path: parse into a value, then canonicalize it. Gives the exact error.
@@ -286,6 +302,7 @@ mod tests {
     use super::*;
     use crate::grade::probe::probe_builtin;
     use crate::model::cases::parse_case_file_with;
+    use crate::model::lock::conflict_marker_line;
 
     #[test]
     fn member_values_are_what_serde_json_reads() {
@@ -332,6 +349,62 @@ mod tests {
         assert_eq!(later, vec![(7, "l7"), (8, "l8"), (9, "l9")]);
     }
 
+    /// The parse finds merge-conflict markers where a scan of the whole text for them
+    /// (`conflict_marker_line`, the definition) finds the first one, whatever the chunks;
+    /// lines that only look like markers are parsed as lines.
+    #[test]
+    fn the_parse_finds_the_first_conflict_marker_where_a_scan_of_the_text_does() {
+        let lookalikes = [
+            "<<<<<<<",
+            " =======",
+            "========",
+            ">>>>>>>theirs",
+            "{\"id\": \"<<<<<<< HEAD\"}",
+        ];
+        let mut lines: Vec<String> = (0..60)
+            .map(|number| match number % 7 {
+                0 => String::new(),
+                1 => "not json".to_owned(),
+                2 => lookalikes[number % lookalikes.len()].to_owned(),
+                _ => format!("{{\"id\": \"c{number}\", \"input\": {{\"text\": \"{number}\"}}}}"),
+            })
+            .collect();
+        let quiet = lines.join("\n");
+        let mut texts = vec![(quiet.clone(), None)];
+        for (at, marker) in [
+            (0, "<<<<<<< HEAD"),
+            (13, "======="),
+            (41, ">>>>>>> theirs"),
+            (60, "======="),
+        ] {
+            lines.insert(at, marker.to_owned());
+            let text = lines.join("\n");
+            let expected = conflict_marker_line(&text);
+            assert!(expected.is_some(), "{marker} at {at}");
+            texts.push((text, expected));
+        }
+        for (text, expected) in &texts {
+            for chunk_bytes in [1, 7, 64, 333, 1 << 20] {
+                for first_line in [1, 5] {
+                    let found = parse_json_lines_in_chunks(
+                        "a.jsonl",
+                        text,
+                        first_line,
+                        CaseDetail::Summary,
+                        chunk_bytes,
+                    )
+                    .err()
+                    .map(|ConflictMarker(line)| line as usize + 1 - first_line as usize);
+                    assert_eq!(found, *expected, "chunks of {chunk_bytes}: {text}");
+                }
+            }
+        }
+        let parsed = parse_json_lines("a.jsonl", &quiet, 1, CaseDetail::Summary)
+            .expect("look-alikes are not markers");
+        let loaded = parsed.iter().map(|part| part.cases.len()).sum::<usize>();
+        assert!(loaded > 30, "{loaded} cases");
+    }
+
     /// Summary and full loads agree on everything but the kept values, line by line,
     /// including problems, across the chunk boundaries of a large file.
     #[test]
@@ -365,13 +438,8 @@ mod tests {
             text.push('\n');
         }
         let full = parse_case_file_with("big.jsonl", text.as_bytes(), CaseDetail::Full);
-        let summary = ParsedCaseFile::joined(parse_json_lines_in_chunks(
-            "big.jsonl",
-            &text,
-            1,
-            CaseDetail::Summary,
-            4096,
-        ));
+        let parts = parse_json_lines_in_chunks("big.jsonl", &text, 1, CaseDetail::Summary, 4096);
+        let summary = ParsedCaseFile::joined(parts.expect("the text has no conflict marker"));
         assert!(
             line_chunks(&text, 4096, 1).len() > 10,
             "the file must span several chunks"

@@ -2,7 +2,7 @@
 //! keeping each case's 1-based line span, and hashing it with `case-v1`.
 
 use super::case_documents::{json_elements, yaml_elements, Element, NESTED_TOO_DEEPLY};
-use super::case_lines::parse_json_lines;
+use super::case_lines::{parse_json_lines, ConflictMarker};
 use super::case_numbers;
 use crate::grade::probe::{probe_builtin, ProbeOutcome};
 use crate::hash::{case_digest, Digest};
@@ -244,13 +244,20 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
             return vec![parsed];
         }
     };
-    if let Some(line) = super::lock::conflict_marker_line(text) {
-        parsed
-            .problems
-            .push(problem(line_u32(line), 1, CONFLICT_MESSAGE.into()));
-        return vec![parsed];
+    let format = format_of(path);
+    let conflict = |line| {
+        vec![ParsedCaseFile {
+            cases: Vec::new(),
+            problems: vec![problem(line, 1, CONFLICT_MESSAGE.into())],
+        }]
+    };
+    // A JSONL parse finds the markers itself, on its way through the lines.
+    if format != Some(CaseFormat::JsonLines) {
+        if let Some(line) = super::lock::conflict_marker_line(text) {
+            return conflict(line_u32(line));
+        }
     }
-    let Some(format) = format_of(path) else {
+    let Some(format) = format else {
         parsed.problems.push(problem(
             1,
             1,
@@ -259,7 +266,12 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
         return vec![parsed];
     };
     let elements = match format {
-        CaseFormat::JsonLines => return parse_json_lines(path, text, 1, detail),
+        CaseFormat::JsonLines => {
+            return match parse_json_lines(path, text, 1, detail) {
+                Ok(parts) => parts,
+                Err(ConflictMarker(line)) => conflict(line),
+            }
+        }
         CaseFormat::Json => json_elements(text),
         CaseFormat::Yaml => yaml_elements(text),
     };

@@ -585,10 +585,13 @@ impl Default for Lock {
 /// The 1-based line of the first git conflict marker, if any.
 pub fn conflict_marker_line(text: &str) -> Option<usize> {
     crate::text::split_lines(text)
-        .position(|line| {
-            line.starts_with("<<<<<<< ") || line == "=======" || line.starts_with(">>>>>>> ")
-        })
+        .position(is_conflict_marker)
         .map(|index| index + 1)
+}
+
+/// Whether a line (without its newline) is a git conflict marker.
+pub fn is_conflict_marker(line: &str) -> bool {
+    line.starts_with("<<<<<<< ") || line == "=======" || line.starts_with(">>>>>>> ")
 }
 
 /// A TOML key: bare when it can be, else a basic string.
