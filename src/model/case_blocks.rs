@@ -189,9 +189,13 @@ impl<R: Read> LineBlocks<R> {
             self.carry.extend_from_slice(&buffer[end..]);
             buffer.truncate(end);
             let first_line = self.first_line;
-            let newlines = memchr::memchr_iter(b'\n', &buffer).count();
-            let newlines = u32::try_from(newlines).unwrap_or(u32::MAX);
-            self.first_line = self.first_line.saturating_add(newlines);
+            // Nothing follows the last block (of most files, the only one): its lines
+            // need not be counted.
+            if !self.at_end {
+                let newlines = memchr::memchr_iter(b'\n', &buffer).count();
+                let newlines = u32::try_from(newlines).unwrap_or(u32::MAX);
+                self.first_line = self.first_line.saturating_add(newlines);
+            }
             return Ok(Some((first_line, buffer)));
         }
     }
