@@ -4,11 +4,13 @@
 use evalock::grade::probe::probe_builtin;
 use evalock::hash::{canonical_json, EntryKind};
 use evalock::jcs::Canonicalizer;
+use evalock::model::lock::conflict_marker_line;
 use evalock::model::{
     parse_case_file, parse_case_file_with, parse_json_lines_in_blocks, Case, CaseDetail, CaseValue,
     Config, Lock, StrictValue,
 };
 use evalock::source::{ContentSource, SourceFile};
+use evalock::text::require_clean_text;
 use serde_json::Value;
 use std::io::Read;
 
@@ -54,6 +56,21 @@ pub fn case_file(data: &[u8]) {
         })
         .collect();
     assert_eq!(summary.cases, probed);
+    // Conflict markers are found by the parse itself, in any format: where a scan of the
+    // clean text finds the first one, that marker is the file's only problem.
+    if let Some(line) = require_clean_text(bytes)
+        .ok()
+        .and_then(conflict_marker_line)
+    {
+        assert!(parsed.cases.is_empty(), "cases beside a conflict marker");
+        let lines: Vec<u32> = parsed.problems.iter().map(|problem| problem.line).collect();
+        assert_eq!(
+            lines,
+            [line as u32],
+            "the first conflict marker is at line {line}"
+        );
+        assert!(parsed.problems[0].message.contains("merge conflict"));
+    }
     if selector % 3 == 0 {
         let block_bytes = 1 + usize::from(selector / 3);
         for (detail, whole) in [(CaseDetail::Full, &parsed), (CaseDetail::Summary, &summary)] {
