@@ -414,3 +414,124 @@ fn job_summary_stays_under_one_mebibyte_for_huge_reports() {
         "suite tables are capped"
     );
 }
+
+/// `count` findings; every `refuse_every`-th is refused, the others are notes.
+fn many_findings(count: usize, refuse_every: usize) -> Vec<Finding> {
+    (0..count)
+        .map(|index| {
+            let finding = Finding::new(
+                RuleId::CaseUnlocked,
+                Subject::case("support", &format!("case-{index:06}")),
+                "case changed",
+            )
+            .at(Location::line(
+                "evals/support.jsonl",
+                u32::try_from(index + 1).unwrap_or(1),
+            ));
+            match index % refuse_every == 0 {
+                true => finding,
+                false => finding.severity(Severity::Note),
+            }
+        })
+        .collect()
+}
+
+/// The case ids of a SARIF log's results, in order, and its notifications.
+fn sarif_cases_and_notices(log: &str) -> (Vec<String>, Vec<String>) {
+    let log: serde_json::Value = serde_json::from_str(log).expect("json");
+    let run = &log["runs"][0];
+    let cases = run["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|result| {
+            result["properties"]["subject"]["case"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    let notices = run["invocations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|invocation| invocation["toolExecutionNotifications"].as_array().cloned())
+        .flatten()
+        .map(|notice| notice["message"]["text"].as_str().unwrap_or("").to_owned())
+        .collect();
+    (cases, notices)
+}
+
+/// Code scanning rejects a run of more than 25,000 results: a larger report keeps the
+/// most severe findings in report order, says what it left out, and stays valid SARIF.
+#[test]
+fn sarif_keeps_the_most_severe_findings_within_code_scannings_result_limit() {
+    let limit = report::sarif::MAX_RESULTS;
+    // One refused finding in three, 1,000 findings over the limit: every refused one and
+    // the first notes are kept, the last 1,000 notes are left out.
+    let findings = many_findings(limit + 1_000, 3);
+    let refused: Vec<String> = findings
+        .iter()
+        .filter(|finding| finding.severity == Severity::Refuse)
+        .filter_map(|finding| finding.subject.case.clone())
+        .collect();
+    let report = Report::new("check", "working tree".into(), None, findings.clone());
+    let log = report::sarif::render(&report);
+    let (cases, notices) = sarif_cases_and_notices(&log);
+    assert_eq!(cases.len(), limit);
+    let mut sorted = cases.clone();
+    sorted.sort();
+    assert_eq!(sorted, cases, "results keep the report's order");
+    for id in &refused {
+        assert!(cases.binary_search(id).is_ok(), "refused {id} left out");
+    }
+    let notes_kept = limit - refused.len();
+    let expected: Vec<String> = findings
+        .iter()
+        .filter(|finding| finding.severity == Severity::Note)
+        .take(notes_kept)
+        .chain(
+            findings
+                .iter()
+                .filter(|finding| finding.severity == Severity::Refuse),
+        )
+        .filter_map(|finding| finding.subject.case.clone())
+        .collect();
+    let mut expected = expected;
+    expected.sort();
+    assert_eq!(cases, expected, "the earliest notes are the ones kept");
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].starts_with(&format!("1000 of {} findings are left out", limit + 1_000)),
+        "{}",
+        notices[0]
+    );
+    // The verdict still counts every finding.
+    assert_eq!(report.exit_code(), 2);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("capped.sarif");
+    std::fs::write(&path, &log).expect("write sarif");
+    if let Some(output) = external_tools::validate_sarif(&[&path]) {
+        assert!(
+            output.status.success(),
+            "capped SARIF invalid:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn sarif_at_the_result_limit_keeps_every_finding_and_says_nothing() {
+    let limit = report::sarif::MAX_RESULTS;
+    let report = Report::new(
+        "check",
+        "working tree".into(),
+        None,
+        many_findings(limit, 3),
+    );
+    let (cases, notices) = sarif_cases_and_notices(&report::sarif::render(&report));
+    assert_eq!(cases.len(), limit);
+    assert_eq!(cases.first().map(String::as_str), Some("case-000000"));
+    assert_eq!(cases.last().map(String::as_str), Some("case-024999"));
+    assert!(notices.is_empty(), "{notices:?}");
+}

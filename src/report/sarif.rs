@@ -4,9 +4,10 @@
 
 use super::text::{subject_group, subject_name};
 use super::Report;
-use crate::finding::{Finding, Location};
+use crate::finding::{Finding, Location, Subject};
 use crate::rules::{RuleId, Severity, RULES};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{json, Value};
 
 pub const SARIF_SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -17,20 +18,167 @@ pub const FINGERPRINT_KEY: &str = "evalockFingerprint/v1";
 /// Code scanning needs a file for every result; findings about no file point at the config.
 const UNLOCATED_PATH: &str = "evalock.toml";
 
+/// Code scanning rejects a run with more results than this (GitHub's documented hard
+/// limit, "Results per run"): a larger report keeps its most severe findings.
+pub const MAX_RESULTS: usize = 25_000;
+
+/// The log, written field by field from the findings (a suite of 200,000 cases can yield
+/// as many findings: no JSON tree is built for them).
+#[derive(Serialize)]
+struct Log<'a> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: [Run<'a>; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Run<'a> {
+    tool: Tool,
+    column_kind: &'static str,
+    results: Vec<SarifResult<'a>>,
+    /// Only when findings were left out, to say so where code scanning shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    invocations: Option<[Invocation; 1]>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    driver: Value,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Invocation {
+    execution_successful: bool,
+    tool_execution_notifications: [Notification; 1],
+}
+
+#[derive(Serialize)]
+struct Notification {
+    level: &'static str,
+    message: Text,
+}
+
+#[derive(Serialize)]
+struct Text {
+    text: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult<'a> {
+    rule_id: &'static str,
+    rule_index: usize,
+    level: &'static str,
+    message: Text,
+    locations: [ResultLocation; 1],
+    partial_fingerprints: Fingerprints<'a>,
+    properties: Properties<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultLocation {
+    physical_location: PhysicalLocation,
+    logical_locations: [LogicalLocation; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation {
+    artifact_location: ArtifactLocation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<Region>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactLocation {
+    uri: String,
+    uri_base_id: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: u32,
+    end_line: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_column: Option<u32>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LogicalLocation {
+    name: String,
+    fully_qualified_name: String,
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct Fingerprints<'a> {
+    #[serde(rename = "evalockFingerprint/v1")]
+    fingerprint: &'a str,
+}
+
+#[derive(Serialize)]
+struct Properties<'a> {
+    #[serde(rename = "evalock-severity")]
+    severity: &'static str,
+    subject: &'a Subject,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
+}
+
 pub fn render(report: &Report) -> String {
-    let log = json!({
-        "$schema": SARIF_SCHEMA_URI,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": driver() },
-            "columnKind": "unicodeCodePoints",
-            "results": report.findings.iter().map(result).collect::<Vec<_>>(),
+    let kept = kept_findings(&report.findings);
+    let left_out = report.findings.len() - kept.len();
+    let log = Log {
+        schema: SARIF_SCHEMA_URI,
+        version: "2.1.0",
+        runs: [Run {
+            tool: Tool { driver: driver() },
+            column_kind: "unicodeCodePoints",
+            results: kept.into_iter().map(result).collect(),
+            invocations: (left_out > 0).then(|| [left_out_notice(left_out, report.findings.len())]),
         }],
-    });
+    };
     let mut text = serde_json::to_string_pretty(&log)
         .unwrap_or_else(|error| format!("{{\"error\":\"{error}\"}}"));
     text.push('\n');
     text
+}
+
+/// The findings a run can hold, in report order: all of them up to [`MAX_RESULTS`], else
+/// the most severe (refuse, then error, warn, note; earlier first within a severity).
+fn kept_findings(findings: &[Finding]) -> Vec<&Finding> {
+    if findings.len() <= MAX_RESULTS {
+        return findings.iter().collect();
+    }
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    // Stable: findings of one severity keep their report order.
+    order.sort_by_key(|&index| std::cmp::Reverse(findings[index].severity));
+    order.truncate(MAX_RESULTS);
+    order.sort_unstable();
+    order.into_iter().map(|index| &findings[index]).collect()
+}
+
+fn left_out_notice(left_out: usize, total: usize) -> Invocation {
+    Invocation {
+        execution_successful: true,
+        tool_execution_notifications: [Notification {
+            level: "warning",
+            message: Text {
+                text: format!(
+                    "{left_out} of {total} findings are left out of this file, the least severe \
+                     first: code scanning rejects a run of more than {MAX_RESULTS} results. The \
+                     verdict and exit code count every finding; `--format json` lists them all."
+                ),
+            },
+        }],
+    }
 }
 
 /// SARIF has three levels that gate; `refuse` and `error` both stop a merge.
@@ -91,39 +239,33 @@ fn sentence(text: &str) -> String {
     sentence
 }
 
-fn result(finding: &Finding) -> Value {
-    let mut result = Map::new();
-    result.insert("ruleId".into(), json!(finding.rule.id()));
-    result.insert("ruleIndex".into(), json!(rule_index(finding.rule)));
-    result.insert("level".into(), json!(level(finding.severity)));
-    result.insert(
-        "message".into(),
-        json!({ "text": format!("{}\nFix: {}", finding.message, finding.help) }),
-    );
-    let mut location = Map::new();
-    location.insert(
-        "physicalLocation".into(),
-        physical_location(finding.location.as_ref()),
-    );
+fn result(finding: &Finding) -> SarifResult<'_> {
     let group = subject_group(&finding.subject);
     let name = subject_name(&finding.subject, Some(finding));
-    location.insert(
-        "logicalLocations".into(),
-        json!([{ "name": name, "fullyQualifiedName": format!("{group}/{name}"), "kind": "object" }]),
-    );
-    result.insert("locations".into(), json!([Value::Object(location)]));
-    result.insert(
-        "partialFingerprints".into(),
-        json!({ FINGERPRINT_KEY: finding.fingerprint }),
-    );
-    let mut properties = Map::new();
-    properties.insert("evalock-severity".into(), json!(finding.severity.as_str()));
-    properties.insert("subject".into(), json!(finding.subject));
-    if let Some(detail) = &finding.detail {
-        properties.insert("detail".into(), json!(detail));
+    SarifResult {
+        rule_id: finding.rule.id(),
+        rule_index: rule_index(finding.rule),
+        level: level(finding.severity),
+        message: Text {
+            text: format!("{}\nFix: {}", finding.message, finding.help),
+        },
+        locations: [ResultLocation {
+            physical_location: physical_location(finding.location.as_ref()),
+            logical_locations: [LogicalLocation {
+                fully_qualified_name: format!("{group}/{name}"),
+                name,
+                kind: "object",
+            }],
+        }],
+        partial_fingerprints: Fingerprints {
+            fingerprint: &finding.fingerprint,
+        },
+        properties: Properties {
+            severity: finding.severity.as_str(),
+            subject: &finding.subject,
+            detail: finding.detail.as_deref(),
+        },
     }
-    result.insert("properties".into(), Value::Object(properties));
-    Value::Object(result)
 }
 
 /// The rule's position in `tool.driver.rules`, which lists the rule table in order.
@@ -131,27 +273,27 @@ fn rule_index(rule: RuleId) -> usize {
     rule as usize
 }
 
-fn physical_location(location: Option<&Location>) -> Value {
+fn physical_location(location: Option<&Location>) -> PhysicalLocation {
     let path = location.map_or(UNLOCATED_PATH, |location| location.path.as_str());
-    let mut physical = Map::new();
-    physical.insert(
-        "artifactLocation".into(),
-        json!({ "uri": uri_path(path), "uriBaseId": "%SRCROOT%" }),
-    );
-    if let Some(start_line) = location.and_then(|location| location.line) {
-        let mut region = Map::new();
-        region.insert("startLine".into(), json!(start_line.max(1)));
-        let end_line = location
-            .and_then(|location| location.end_line)
-            .unwrap_or(start_line)
-            .max(start_line);
-        region.insert("endLine".into(), json!(end_line.max(1)));
-        if let Some(column) = location.and_then(|location| location.column) {
-            region.insert("startColumn".into(), json!(column.max(1)));
-        }
-        physical.insert("region".into(), Value::Object(region));
+    let region = location.and_then(|location| {
+        let start_line = location.line?;
+        Some(Region {
+            start_line: start_line.max(1),
+            end_line: location
+                .end_line
+                .unwrap_or(start_line)
+                .max(start_line)
+                .max(1),
+            start_column: location.column.map(|column| column.max(1)),
+        })
+    });
+    PhysicalLocation {
+        artifact_location: ArtifactLocation {
+            uri: uri_path(path),
+            uri_base_id: "%SRCROOT%",
+        },
+        region,
     }
-    Value::Object(physical)
 }
 
 /// A relative path as a URI reference: every byte outside the unreserved set and `/`
