@@ -59,60 +59,73 @@ fn collect(report: &Report) -> Suites<'_> {
 
 pub fn render(report: &Report) -> String {
     let suites = collect(report);
-    let mut body = String::new();
-    let (mut tests, mut failures, mut errors) = (0, 0, 0);
-    for (suite_name, cases) in &suites {
-        let suite_failures = cases
-            .values()
-            .filter(|case| case.has_failure() && !case.has_error())
-            .count();
-        let suite_errors = cases.values().filter(|case| case.has_error()).count();
-        tests += cases.len();
-        failures += suite_failures;
-        errors += suite_errors;
-        let _ = writeln!(
-            body,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{suite_failures}\" errors=\"{suite_errors}\" skipped=\"0\">",
-            attribute(suite_name),
-            cases.len()
-        );
-        for (case_name, case) in cases {
-            write_test_case(&mut body, suite_name, case_name, case);
-        }
-        body.push_str("  </testsuite>\n");
-    }
+    // Counted first, so the document is written once, front to back (a report of 200,000
+    // cases is a document of a hundred megabytes).
+    let counts: Vec<(usize, usize)> = suites
+        .values()
+        .map(|cases| {
+            let errors = cases.values().filter(|case| case.has_error()).count();
+            let failures = cases
+                .values()
+                .filter(|case| case.has_failure() && !case.has_error())
+                .count();
+            (failures, errors)
+        })
+        .collect();
+    let tests: usize = suites.values().map(BTreeMap::len).sum();
+    let failures: usize = counts.iter().map(|(failures, _)| failures).sum();
+    let errors: usize = counts.iter().map(|(_, errors)| errors).sum();
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    xml.push_str("<testsuites name=\"");
+    push_attribute(
+        &mut xml,
+        &format!("evalock {}: {}", report.command, report.verdict().as_str()),
+    );
     let _ = writeln!(
         xml,
-        "<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\">",
-        attribute(&format!("evalock {}: {}", report.command, report.verdict().as_str()))
+        "\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\">"
     );
-    xml.push_str(&body);
+    for ((suite_name, cases), (suite_failures, suite_errors)) in suites.iter().zip(counts) {
+        xml.push_str("  <testsuite name=\"");
+        push_attribute(&mut xml, suite_name);
+        let _ = writeln!(
+            xml,
+            "\" tests=\"{}\" failures=\"{suite_failures}\" errors=\"{suite_errors}\" skipped=\"0\">",
+            cases.len()
+        );
+        let classname = format!("evalock.{suite_name}");
+        for (case_name, case) in cases {
+            write_test_case(&mut xml, &classname, case_name, case);
+        }
+        xml.push_str("  </testsuite>\n");
+    }
     xml.push_str("</testsuites>\n");
     xml
 }
 
-fn write_test_case(out: &mut String, suite_name: &str, case_name: &str, case: &TestCase) {
-    let mut opening = format!(
-        "    <testcase name=\"{}\" classname=\"{}\"",
-        attribute(case_name),
-        attribute(&format!("evalock.{suite_name}"))
-    );
+fn write_test_case(out: &mut String, classname: &str, case_name: &str, case: &TestCase) {
+    out.push_str("    <testcase name=\"");
+    push_attribute(out, case_name);
+    out.push_str("\" classname=\"");
+    push_attribute(out, classname);
+    out.push('"');
     if let Some(location) = case
         .findings
         .iter()
         .find_map(|finding| finding.location.as_ref())
     {
-        let _ = write!(opening, " file=\"{}\"", attribute(&location.path));
+        out.push_str(" file=\"");
+        push_attribute(out, &location.path);
+        out.push('"');
         if let Some(line) = location.line {
-            let _ = write!(opening, " line=\"{line}\"");
+            let _ = write!(out, " line=\"{line}\"");
         }
     }
     if case.findings.is_empty() {
-        let _ = writeln!(out, "{opening}/>");
+        out.push_str("/>\n");
         return;
     }
-    let _ = writeln!(out, "{opening}>");
+    out.push_str(">\n");
     for finding in case
         .findings
         .iter()
@@ -123,18 +136,21 @@ fn write_test_case(out: &mut String, suite_name: &str, case_name: &str, case: &T
         } else {
             "failure"
         };
-        let _ = writeln!(
+        let _ = write!(out, "      <{element} type=\"");
+        push_attribute(out, finding.rule.id());
+        out.push_str("\" message=\"");
+        push_attribute(
             out,
-            "      <{element} type=\"{}\" message=\"{}\">{}</{element}>",
-            attribute(finding.rule.id()),
-            attribute(&format!(
+            &format!(
                 "{} {}: {}",
                 finding.rule.id(),
                 finding.rule.name(),
                 finding.message
-            )),
-            text(&describe(finding)),
+            ),
         );
+        out.push_str("\">");
+        push_text(out, &describe(finding));
+        let _ = writeln!(out, "</{element}>");
     }
     let quiet: Vec<_> = case
         .findings
@@ -143,11 +159,9 @@ fn write_test_case(out: &mut String, suite_name: &str, case_name: &str, case: &T
         .collect();
     if !quiet.is_empty() {
         let lines: Vec<String> = quiet.iter().map(|finding| describe(finding)).collect();
-        let _ = writeln!(
-            out,
-            "      <system-out>{}</system-out>",
-            text(&lines.join("\n"))
-        );
+        out.push_str("      <system-out>");
+        push_text(out, &lines.join("\n"));
+        out.push_str("</system-out>\n");
     }
     out.push_str("    </testcase>\n");
 }
@@ -177,17 +191,7 @@ fn describe(finding: &Finding) -> String {
 /// control characters) replaced by U+FFFD so the document stays well-formed.
 pub fn text(value: &str) -> String {
     let mut escaped = String::with_capacity(value.len());
-    for character in value.chars() {
-        match character {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '\t' | '\n' => escaped.push(character),
-            '\r' => escaped.push_str("&#13;"),
-            _ if is_xml_char(character) => escaped.push(character),
-            _ => escaped.push('\u{FFFD}'),
-        }
-    }
+    push_text(&mut escaped, value);
     escaped
 }
 
@@ -195,16 +199,40 @@ pub fn text(value: &str) -> String {
 /// references because parsers normalise literal ones to spaces.
 pub fn attribute(value: &str) -> String {
     let mut escaped = String::with_capacity(value.len());
+    push_attribute(&mut escaped, value);
+    escaped
+}
+
+/// [`text`], written at the end of `out`.
+fn push_text(out: &mut String, value: &str) {
+    for character in value.chars() {
+        push_text_char(out, character);
+    }
+}
+
+fn push_text_char(out: &mut String, character: char) {
+    match character {
+        '&' => out.push_str("&amp;"),
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '\t' | '\n' => out.push(character),
+        '\r' => out.push_str("&#13;"),
+        _ if is_xml_char(character) => out.push(character),
+        _ => out.push('\u{FFFD}'),
+    }
+}
+
+/// [`attribute`], written at the end of `out`.
+fn push_attribute(out: &mut String, value: &str) {
     for character in value.chars() {
         match character {
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&apos;"),
-            '\n' => escaped.push_str("&#10;"),
-            '\t' => escaped.push_str("&#9;"),
-            _ => escaped.push_str(&text(&character.to_string())),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            '\t' => out.push_str("&#9;"),
+            _ => push_text_char(out, character),
         }
     }
-    escaped
 }
 
 fn is_xml_char(character: char) -> bool {
