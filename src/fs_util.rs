@@ -16,8 +16,30 @@ pub fn write_atomic_executable(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn write_atomic_with(path: &Path, bytes: &[u8], executable: bool) -> Result<()> {
+    write_atomic_streamed(path, executable, |file| file.write_all(bytes))
+}
+
+/// Like [`write_atomic`], for content written piece by piece (a lock of 200,000 cases is
+/// never held whole): `write` fills the temporary file, and an error from it leaves the
+/// destination as it was and no temporary file behind.
+pub fn write_atomic_from(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    write_atomic_streamed(path, false, |file| {
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, file);
+        write(&mut buffered)?;
+        buffered.flush()
+    })
+}
+
+fn write_atomic_streamed(
+    path: &Path,
+    executable: bool,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<()> {
     require_file_destination(path)?;
-    let staged = stage_temporary(path, bytes, executable)?;
+    let staged = stage_temporary_with(path, executable, write)?;
     staged
         .temporary
         .persist(path)
@@ -38,6 +60,14 @@ struct StagedFile {
 }
 
 fn stage_temporary(path: &Path, bytes: &[u8], executable: bool) -> Result<StagedFile> {
+    stage_temporary_with(path, executable, |file| file.write_all(bytes))
+}
+
+fn stage_temporary_with(
+    path: &Path,
+    executable: bool,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<StagedFile> {
     let display = path.display().to_string();
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
@@ -51,9 +81,7 @@ fn stage_temporary(path: &Path, bytes: &[u8], executable: bool) -> Result<Staged
     let mut temporary = builder
         .tempfile_in(directory)
         .map_err(|error| blocked_or_io(directory.display().to_string(), error))?;
-    temporary
-        .write_all(bytes)
-        .map_err(|error| Error::io(display.clone(), error))?;
+    write(temporary.as_file_mut()).map_err(|error| Error::io(display.clone(), error))?;
     if executable {
         make_executable(temporary.as_file()).map_err(|error| Error::io(display.clone(), error))?;
     }
@@ -225,6 +253,30 @@ mod tests {
         write_atomic(&path, b"first version, longer\n").unwrap();
         write_atomic(&path, b"second\n").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"second\n");
+        let names: Vec<_> = std::fs::read_dir(directory.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn a_streamed_write_that_fails_leaves_the_file_as_it_was_and_nothing_behind() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("evalock.lock");
+        write_atomic_from(&path, |out| {
+            out.write_all(b"first ")?;
+            out.write_all(b"version\n")
+        })
+        .unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"first version\n");
+        let failed = write_atomic_from(&path, |out| {
+            out.write_all(b"half of a lo")?;
+            Err(std::io::Error::other("disk full"))
+        });
+        let message = failed.unwrap_err().to_string();
+        assert!(message.contains("disk full"), "{message}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"first version\n");
         let names: Vec<_> = std::fs::read_dir(directory.path())
             .unwrap()
             .map(|entry| entry.unwrap().file_name())

@@ -33,6 +33,36 @@ fn the_committed_demo_lock_is_current() {
         .assert_contains("PASS");
 }
 
+/// `lock` compares what it would write with the lock on disk by their digests, streamed:
+/// a current lock is left alone (same file, not rewritten), any other is replaced whole.
+#[test]
+fn lock_leaves_a_current_lock_alone_and_replaces_any_other_whole() {
+    use std::os::unix::fs::MetadataExt;
+    let repo = TestRepo::with_fixture("demo");
+    let current = repo.read_bytes("evalock.lock");
+    let inode = || std::fs::metadata(repo.join("evalock.lock")).unwrap().ino();
+    let before = inode();
+    repo.evalock(&["lock"])
+        .assert_code(0)
+        .assert_contains("evalock.lock is up to date");
+    assert_eq!(inode(), before, "a current lock is not rewritten");
+    // One byte more (a trailing newline) is a different lock; so is garbage, or nothing.
+    let mut longer = current.clone();
+    longer.push(b'\n');
+    for stale in [longer, b"not a lock at all\n".to_vec(), Vec::new()] {
+        repo.write("evalock.lock", &stale);
+        repo.evalock(&["lock"])
+            .assert_code(0)
+            .assert_contains("wrote evalock.lock");
+        assert_eq!(repo.read_bytes("evalock.lock"), current);
+    }
+    repo.remove("evalock.lock");
+    repo.evalock(&["lock"])
+        .assert_code(0)
+        .assert_contains("wrote evalock.lock");
+    assert_eq!(repo.read_bytes("evalock.lock"), current);
+}
+
 #[test]
 fn editing_a_case_in_place_is_refused_against_the_base_until_its_version_is_bumped() {
     let repo = locked_demo();

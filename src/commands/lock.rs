@@ -3,7 +3,7 @@
 use crate::checks::{cases, check_project};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Location, Subject};
-use crate::fs_util::write_atomic;
+use crate::fs_util::write_atomic_from;
 use crate::model::{CaseDetail, LoadOptions, Lock, Project, CONFIG_FILE, LOCK_FILE};
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
@@ -38,11 +38,9 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
             "is a symlink, and evalock never follows symlinks: replace it with the file itself",
         ));
     }
-    let existing = match std::fs::read(&lock_path) {
-        Ok(bytes) => Some(bytes),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-        Err(error) => return Err(Error::io(LOCK_FILE, error)),
-    };
+    // The lock on disk is known by its digest: a lock of 200,000 cases is 30 MB, and
+    // neither it nor the new one is ever held whole.
+    let existing = file_digest(&lock_path).map_err(|error| Error::io(LOCK_FILE, error))?;
     let project = if check_only {
         Project::load_summary(&source, None)?
     } else {
@@ -58,17 +56,14 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         })?
     };
     let mut blocking = blocking_findings(&project);
-    if let Some(pinned) = existing
-        .as_deref()
-        .and_then(|bytes| Lock::parse(LOCK_FILE, bytes).ok())
-    {
+    // A lock that cannot be read is simply replaced; one that can pins the graders.
+    if let Some(pinned) = Lock::read(&source, LOCK_FILE).ok().flatten() {
         blocking.extend(crate::checks::graders::changed_without_version_bump(
             &project, &pinned,
         ));
     }
     let new_lock = project.to_lock();
-    let rendered = new_lock.render();
-    let changed = existing.as_deref() != Some(rendered.as_bytes());
+    let changed = existing != Some(rendered_digest(&new_lock));
     if !blocking.is_empty() {
         let report = Report::new("lock", project.source.clone(), None, blocking);
         return Ok(LockOutcome {
@@ -101,8 +96,16 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         });
     }
     if changed {
-        debug_assert!(Lock::parse(LOCK_FILE, rendered.as_bytes()).is_ok());
-        write_atomic(&lock_path, rendered.as_bytes())?;
+        debug_assert!(Lock::parse(LOCK_FILE, new_lock.render().as_bytes()).is_ok());
+        write_atomic_from(&lock_path, |out| {
+            let mut text = TextOut { out, error: None };
+            match new_lock.render_into(&mut text) {
+                Ok(()) => Ok(()),
+                Err(_) => Err(text
+                    .error
+                    .unwrap_or_else(|| std::io::Error::other("the lock could not be rendered"))),
+            }
+        })?;
     }
     let source_description = project.source.clone();
     let mut locked = project;
@@ -117,6 +120,50 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         changed,
         remaining,
     })
+}
+
+/// The SHA-256 of a file's bytes, read a piece at a time; `None` when it does not exist.
+fn file_digest(path: &Path) -> std::io::Result<Option<[u8; 32]>> {
+    use sha2::Digest as _;
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    let mut hasher = sha2::Sha256::new();
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(Some(hasher.finalize().into()))
+}
+
+/// The SHA-256 of the lock's rendering, worked out as it is rendered.
+fn rendered_digest(lock: &Lock) -> [u8; 32] {
+    use sha2::Digest as _;
+    struct Hashing(sha2::Sha256);
+    impl std::fmt::Write for Hashing {
+        fn write_str(&mut self, text: &str) -> std::fmt::Result {
+            self.0.update(text.as_bytes());
+            Ok(())
+        }
+    }
+    let mut hashing = Hashing(sha2::Sha256::new());
+    // Rendering into a hash cannot fail.
+    let _ = lock.render_into(&mut hashing);
+    hashing.0.finalize().into()
+}
+
+/// Rendered text into a file, keeping the I/O error a `fmt::Write` cannot carry.
+struct TextOut<'a> {
+    out: &'a mut dyn std::io::Write,
+    error: Option<std::io::Error>,
+}
+
+impl std::fmt::Write for TextOut<'_> {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.out.write_all(text.as_bytes()).map_err(|error| {
+            self.error = Some(error);
+            std::fmt::Error
+        })
+    }
 }
 
 /// Cases that cannot be frozen: a lock written over them would pin garbage. (A warning,
