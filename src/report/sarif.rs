@@ -172,9 +172,10 @@ fn left_out_notice(left_out: usize, total: usize) -> Invocation {
             level: "warning",
             message: Text {
                 text: format!(
-                    "{left_out} of {total} findings are left out of this file, the least severe \
-                     first: code scanning rejects a run of more than {MAX_RESULTS} results. The \
-                     verdict and exit code count every finding; `--format json` lists them all."
+                    "{left_out} of {total} findings are left out of this file (the least \
+                     severe): code scanning rejects a run of more than {MAX_RESULTS} results. \
+                     The verdict and exit code count every finding; `--format json` lists them \
+                     all."
                 ),
             },
         }],
