@@ -246,6 +246,16 @@ fn make_executable(_file: &std::fs::File) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// The directory holds one file: no temporary was left beside it.
+    #[track_caller]
+    fn assert_only_file(directory: &Path) {
+        let names: Vec<_> = std::fs::read_dir(directory)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
     #[test]
     fn replaces_the_whole_file_and_leaves_no_temporary() {
         let directory = tempfile::tempdir().unwrap();
@@ -253,11 +263,7 @@ mod tests {
         write_atomic(&path, b"first version, longer\n").unwrap();
         write_atomic(&path, b"second\n").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"second\n");
-        let names: Vec<_> = std::fs::read_dir(directory.path())
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name())
-            .collect();
-        assert_eq!(names.len(), 1, "{names:?}");
+        assert_only_file(directory.path());
     }
 
     #[test]
@@ -277,11 +283,7 @@ mod tests {
         let message = failed.unwrap_err().to_string();
         assert!(message.contains("disk full"), "{message}");
         assert_eq!(std::fs::read(&path).unwrap(), b"first version\n");
-        let names: Vec<_> = std::fs::read_dir(directory.path())
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name())
-            .collect();
-        assert_eq!(names.len(), 1, "{names:?}");
+        assert_only_file(directory.path());
     }
 
     #[cfg(unix)]

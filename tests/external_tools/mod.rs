@@ -91,6 +91,21 @@ pub fn validate_sarif(files: &[&Path]) -> Option<Output> {
     Some(output)
 }
 
+/// Asserts that `log` is valid SARIF 2.1.0 (skipped as [`validate_sarif`] is).
+#[track_caller]
+pub fn assert_valid_sarif(log: &[u8]) {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let file = directory.path().join("log.sarif");
+    std::fs::write(&file, log).expect("write sarif");
+    if let Some(output) = validate_sarif(&[&file]) {
+        assert!(
+            output.status.success(),
+            "invalid SARIF:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
 /// Parses an XML file with Python's standard library and prints the root's attributes
 /// and every element's tag, one per line, so tests can assert on the structure.
 pub fn parse_xml(file: &Path) -> Output {
