@@ -62,11 +62,11 @@ fn parse_json_lines_in_chunks(
 ) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
     let chunks = line_chunks(text, chunk_bytes, first_line);
     if chunks.len() == 1 {
-        return parse_chunk(path, first_line, text, detail).map(|parsed| vec![parsed]);
+        return parse_chunk(path, first_line, text, detail, false).map(|parsed| vec![parsed]);
     }
     let parts: Vec<Result<ParsedCaseFile, ConflictMarker>> = chunks
         .par_iter()
-        .map(|(first_line, chunk)| parse_chunk(path, *first_line, chunk, detail))
+        .map(|(first_line, chunk)| parse_chunk(path, *first_line, chunk, detail, true))
         .collect();
     // The chunks are in file order: the first marker found is the file's first.
     parts.into_iter().collect()
@@ -92,18 +92,21 @@ fn line_chunks(text: &str, target: usize, mut first_line: u32) -> Vec<(u32, &str
     chunks
 }
 
-/// The lines are counted first and the vector of cases sized for them: cases are most of
-/// a check's memory, and a vector grown by doubling would copy them as it grows and could
-/// take twice their size (the count costs a fraction of a percent of the parse).
+/// `presize`: count the lines first and size the vector of cases for them. A large file
+/// is most of a check's memory: cases in vectors grown by doubling would take up to twice
+/// their size (the count costs a fraction of a percent of the parse).
 fn parse_chunk(
     path: &str,
     first_line: u32,
     chunk: &str,
     detail: CaseDetail,
+    presize: bool,
 ) -> Result<ParsedCaseFile, ConflictMarker> {
     let mut parsed = ParsedCaseFile::default();
-    let lines = memchr::memchr_iter(b'\n', chunk.as_bytes()).count() + 1;
-    parsed.cases.reserve_exact(lines);
+    if presize {
+        let lines = memchr::memchr_iter(b'\n', chunk.as_bytes()).count() + 1;
+        parsed.cases.reserve_exact(lines);
+    }
     let mut canonicalizer = Canonicalizer::new();
     let file: Arc<str> = Arc::from(path);
     let mut grader_versions = SharedText::default();
