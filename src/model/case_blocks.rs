@@ -52,20 +52,37 @@ pub fn parse_in_blocks(
     };
     let mut blocks = LineBlocks::new(reader, block_bytes);
     let mut file = FileSoFar::default();
+    // Where the next block starts: the lines of the blocks before it, as their parse
+    // counted them (no pass of its own over a block to count them).
+    let mut first_line = 1u32;
     let mut next = blocks.next_block()?;
-    while let Some((first_line, block)) = next {
-        let mut stop = None;
+    while let Some(block) = next {
+        let last = blocks.finished();
+        let mut taken = Ok(None);
         let mut following = Ok(None);
-        match blocks.finished() {
+        match last {
             // The last block (of most files, the only one): nothing to read meanwhile.
-            true => stop = file.take(path, first_line, &block, detail),
+            true => taken = file.take(path, first_line, &block, detail),
             false => rayon::in_place_scope(|scope| {
-                scope.spawn(|_| stop = file.take(path, first_line, &block, detail));
+                scope.spawn(|_| taken = file.take(path, first_line, &block, detail));
                 following = blocks.next_block();
             }),
         }
-        if let Some(problem) = stop {
-            return Ok(only(problem));
+        let lines = match taken {
+            Ok(lines) => lines,
+            Err(problem) => return Ok(only(problem)),
+        };
+        if !last {
+            // A block that was only checked (the file has a problem that stands for it)
+            // is counted here. A block before the last ends with a newline, after which
+            // `split` counts one more, empty, line: the next block's first.
+            let lines = lines.unwrap_or_else(|| {
+                let newlines = memchr::memchr_iter(b'\n', &block).count();
+                u32::try_from(newlines)
+                    .unwrap_or(u32::MAX)
+                    .saturating_add(1)
+            });
+            first_line = first_line.saturating_add(lines.saturating_sub(1));
         }
         blocks.give_back(block);
         next = following?;
@@ -87,49 +104,50 @@ struct FileSoFar {
 }
 
 impl FileSoFar {
-    /// Checks and parses the block whose first line is `first_line`; a problem that stands
-    /// for the whole file at once (a byte order mark, invalid UTF-8) ends the file.
+    /// Checks and parses the block whose first line is `first_line`: its number of lines
+    /// when it was parsed (as `split('\n')` counts them), `None` when it was only checked.
+    /// A problem that stands for the whole file at once (a byte order mark, invalid UTF-8)
+    /// ends the file.
     fn take(
         &mut self,
         path: &str,
         first_line: u32,
         block: &[u8],
         detail: CaseDetail,
-    ) -> Option<TextProblem> {
+    ) -> Result<Option<u32>, TextProblem> {
         if first_line == 1 && starts_with_byte_order_mark(block) {
-            return Some(byte_order_mark_problem());
+            return Err(byte_order_mark_problem());
         }
         let from_block = |(line, column, message): TextProblem| {
             (line.saturating_add(first_line - 1), column, message)
         };
-        let text = match require_utf8(block) {
-            Ok(text) => text,
-            Err(problem) => return Some(from_block(problem)),
-        };
+        let text = require_utf8(block).map_err(from_block)?;
         if self.crlf.is_some() {
-            return None;
+            return Ok(None);
         }
         if let Some(problem) = crlf_problem(text) {
             self.crlf = Some(from_block(problem));
             self.parsed = ParsedCaseFile::default();
-            return None;
+            return Ok(None);
         }
         if self.conflict.is_some() {
-            return None;
+            return Ok(None);
         }
         match parse_json_lines(path, text, first_line, detail) {
-            Ok(parts) => self.parsed.append(parts),
+            Ok(parsed) => {
+                self.parsed.append(parsed.parts);
+                Ok(Some(parsed.lines))
+            }
             Err(ConflictMarker(line)) => {
                 self.conflict = Some((line, 1, CONFLICT_MESSAGE.into()));
                 self.parsed = ParsedCaseFile::default();
+                Ok(None)
             }
         }
-        None
     }
 }
 
-/// Whole lines of a stream, about `block_bytes` at a time (a longer line comes whole),
-/// each block with the number of its first line.
+/// Whole lines of a stream, about `block_bytes` at a time (a longer line comes whole).
 struct LineBlocks<R> {
     input: R,
     block_bytes: usize,
@@ -137,7 +155,6 @@ struct LineBlocks<R> {
     carry: Vec<u8>,
     /// A block given back, whose buffer the next one reuses.
     spare: Vec<u8>,
-    first_line: u32,
     read_before: bool,
     at_end: bool,
 }
@@ -149,13 +166,12 @@ impl<R: Read> LineBlocks<R> {
             block_bytes,
             carry: Vec::new(),
             spare: Vec::new(),
-            first_line: 1,
             read_before: false,
             at_end: false,
         }
     }
 
-    fn next_block(&mut self) -> io::Result<Option<(u32, Vec<u8>)>> {
+    fn next_block(&mut self) -> io::Result<Option<Vec<u8>>> {
         let mut buffer = std::mem::take(&mut self.spare);
         buffer.clear();
         buffer.append(&mut self.carry);
@@ -188,15 +204,7 @@ impl<R: Read> LineBlocks<R> {
             }
             self.carry.extend_from_slice(&buffer[end..]);
             buffer.truncate(end);
-            let first_line = self.first_line;
-            // Nothing follows the last block (of most files, the only one): its lines
-            // need not be counted.
-            if !self.at_end {
-                let newlines = memchr::memchr_iter(b'\n', &buffer).count();
-                let newlines = u32::try_from(newlines).unwrap_or(u32::MAX);
-                self.first_line = self.first_line.saturating_add(newlines);
-            }
-            return Ok(Some((first_line, buffer)));
+            return Ok(Some(buffer));
         }
     }
 

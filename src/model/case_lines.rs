@@ -45,8 +45,17 @@ pub(super) fn parse_json_lines(
     text: &str,
     first_line: u32,
     detail: CaseDetail,
-) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
+) -> Result<JsonLines, ConflictMarker> {
     parse_json_lines_in_chunks(path, text, first_line, detail, CHUNK_BYTES)
+}
+
+/// The cases of a JSONL text, per chunk, and how many lines the text has (as
+/// `text.split('\n')` counts them): a file read in blocks numbers its next block from it
+/// instead of counting the block's lines in a pass of its own.
+#[derive(Debug)]
+pub(super) struct JsonLines {
+    pub parts: Vec<ParsedCaseFile>,
+    pub lines: u32,
 }
 
 /// The file line of the first merge-conflict marker of a JSONL text.
@@ -59,17 +68,47 @@ fn parse_json_lines_in_chunks(
     first_line: u32,
     detail: CaseDetail,
     chunk_bytes: usize,
-) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
+) -> Result<JsonLines, ConflictMarker> {
     let chunks = line_chunks(text, chunk_bytes, first_line);
     if chunks.len() == 1 {
-        return parse_chunk(path, first_line, text, detail, false).map(|parsed| vec![parsed]);
+        let (parsed, lines) = parse_chunk(path, first_line, text, detail, None)?;
+        return Ok(JsonLines {
+            parts: vec![parsed],
+            lines,
+        });
     }
-    let parts: Vec<Result<ParsedCaseFile, ConflictMarker>> = chunks
+    // Each chunk but the last is sized from where the next one starts (line_chunks counted
+    // its lines); the last counts its own.
+    let sizes = chunks
+        .windows(2)
+        .map(|pair| Some(pair[1].0.saturating_sub(pair[0].0) as usize))
+        .chain([None]);
+    let sized: Vec<_> = chunks.iter().zip(sizes).collect();
+    let parts: Vec<Result<(ParsedCaseFile, u32), ConflictMarker>> = sized
         .par_iter()
-        .map(|(first_line, chunk)| parse_chunk(path, *first_line, chunk, detail, true))
+        .map(|((first_line, chunk), lines)| {
+            let lines = lines.unwrap_or_else(|| line_count(chunk));
+            parse_chunk(path, *first_line, chunk, detail, Some(lines))
+        })
         .collect();
     // The chunks are in file order: the first marker found is the file's first.
-    parts.into_iter().collect()
+    let mut joined = JsonLines {
+        parts: Vec::with_capacity(parts.len()),
+        lines: 0,
+    };
+    for part in parts {
+        let (parsed, lines) = part?;
+        joined.parts.push(parsed);
+        joined.lines = joined.lines.saturating_add(lines);
+    }
+    // The chunks were cut at newlines, each left out of both chunks: every line is in
+    // exactly one chunk.
+    Ok(joined)
+}
+
+/// The lines of `text` as `text.split('\n')` counts them.
+fn line_count(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1
 }
 
 /// Cuts `text`, whose first line is `first_line`, at newlines into pieces of about
@@ -84,29 +123,29 @@ fn line_chunks(text: &str, target: usize, mut first_line: u32) -> Vec<(u32, &str
         };
         let (chunk, tail) = rest.split_at(target + newline);
         chunks.push((first_line, chunk));
-        let lines_in_chunk = memchr::memchr_iter(b'\n', chunk.as_bytes()).count() + 1;
-        first_line = first_line.saturating_add(u32::try_from(lines_in_chunk).unwrap_or(u32::MAX));
+        let lines_in_chunk = u32::try_from(line_count(chunk)).unwrap_or(u32::MAX);
+        first_line = first_line.saturating_add(lines_in_chunk);
         rest = &tail[1..];
     }
     chunks.push((first_line, rest));
     chunks
 }
 
-/// `presize`: count the lines first and size the vector of cases for them. A large file
-/// is most of a check's memory: cases in vectors grown by doubling would take up to twice
-/// their size (the count costs a fraction of a percent of the parse).
+/// The cases of one chunk, with its number of lines. `lines`, when known: the chunk's
+/// lines, for which the vector of cases is sized. A large file is most of a check's
+/// memory: cases in vectors grown by doubling would take up to twice their size.
 fn parse_chunk(
     path: &str,
     first_line: u32,
     chunk: &str,
     detail: CaseDetail,
-    presize: bool,
-) -> Result<ParsedCaseFile, ConflictMarker> {
+    lines: Option<usize>,
+) -> Result<(ParsedCaseFile, u32), ConflictMarker> {
     let mut parsed = ParsedCaseFile::default();
-    if presize {
-        let lines = memchr::memchr_iter(b'\n', chunk.as_bytes()).count() + 1;
+    if let Some(lines) = lines {
         parsed.cases.reserve_exact(lines);
     }
+    let mut seen = 0u32;
     let mut canonicalizer = Canonicalizer::new();
     let file: Arc<str> = Arc::from(path);
     let mut grader_versions = SharedText::default();
@@ -114,6 +153,7 @@ fn parse_chunk(
     let mut interpreted = Vec::new();
     for (index, line_text) in split_lines(chunk).enumerate() {
         let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
+        seen = seen.saturating_add(1);
         // A line that opens an object (nearly all) is neither blank nor a marker.
         if !line_text.starts_with('{') {
             if is_conflict_marker(line_text) {
@@ -143,7 +183,7 @@ fn parse_chunk(
             Err(problem) => parsed.problems.push(problem),
         }
     }
-    Ok(parsed)
+    Ok((parsed, seen))
 }
 
 /// The reference path: parse into a value, then canonicalize it. Gives the exact error.
@@ -349,6 +389,41 @@ mod tests {
         assert_eq!(later, vec![(7, "l7"), (8, "l8"), (9, "l9")]);
     }
 
+    /// The parse counts a text's lines as `split('\n')` does, whatever the chunks: a file
+    /// read in blocks numbers each block from the lines of the ones before.
+    #[test]
+    fn the_parse_counts_the_lines_of_its_text() {
+        let texts = [
+            String::new(),
+            "\n".to_owned(),
+            "\n\n\n".to_owned(),
+            "{\"id\": \"a\"}".to_owned(),
+            "{\"id\": \"a\"}\n".to_owned(),
+            (0..50)
+                .map(|number| match number % 4 {
+                    0 => String::new(),
+                    1 => "not json".to_owned(),
+                    _ => format!("{{\"id\": \"c{number}\"}}"),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ];
+        for text in &texts {
+            for chunk_bytes in [1, 3, 16, 100, 1 << 20] {
+                let parsed = parse_json_lines_in_chunks(
+                    "a.jsonl",
+                    text,
+                    1,
+                    CaseDetail::Summary,
+                    chunk_bytes,
+                )
+                .expect("no conflict marker");
+                let expected = u32::try_from(text.split('\n').count()).expect("few lines");
+                assert_eq!(parsed.lines, expected, "chunks of {chunk_bytes}: {text:?}");
+            }
+        }
+    }
+
     /// The parse finds merge-conflict markers where a scan of the whole text for them
     /// (`conflict_marker_line`, the definition) finds the first one, whatever the chunks;
     /// lines that only look like markers are parsed as lines.
@@ -401,7 +476,11 @@ mod tests {
         }
         let parsed = parse_json_lines("a.jsonl", &quiet, 1, CaseDetail::Summary)
             .expect("look-alikes are not markers");
-        let loaded = parsed.iter().map(|part| part.cases.len()).sum::<usize>();
+        let loaded = parsed
+            .parts
+            .iter()
+            .map(|part| part.cases.len())
+            .sum::<usize>();
         assert!(loaded > 30, "{loaded} cases");
     }
 
@@ -439,7 +518,7 @@ mod tests {
         }
         let full = parse_case_file_with("big.jsonl", text.as_bytes(), CaseDetail::Full);
         let parts = parse_json_lines_in_chunks("big.jsonl", &text, 1, CaseDetail::Summary, 4096);
-        let summary = ParsedCaseFile::joined(parts.expect("the text has no conflict marker"));
+        let summary = ParsedCaseFile::joined(parts.expect("the text has no conflict marker").parts);
         assert!(
             line_chunks(&text, 4096, 1).len() > 10,
             "the file must span several chunks"

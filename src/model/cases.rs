@@ -268,7 +268,7 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
     let elements = match format {
         CaseFormat::JsonLines => {
             return match parse_json_lines(path, text, 1, detail) {
-                Ok(parts) => parts,
+                Ok(parsed) => parsed.parts,
                 Err(ConflictMarker(line)) => conflict(line),
             }
         }

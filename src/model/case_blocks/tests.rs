@@ -110,27 +110,50 @@ fn the_cases_cover_each_problem_and_plain_cases() {
 }
 
 #[test]
-fn blocks_are_whole_lines_numbered_from_the_file_start() {
+fn blocks_are_whole_lines() {
     let text = b"one\ntwo\n\nfour is a longer line\nfive";
     let mut blocks = LineBlocks::new(Trickle::new(text), 6);
     let mut seen = Vec::new();
-    while let Some((first_line, block)) = blocks.next_block().expect("reading") {
-        seen.push((first_line, String::from_utf8_lossy(&block).into_owned()));
+    while let Some(block) = blocks.next_block().expect("reading") {
+        seen.push(String::from_utf8_lossy(&block).into_owned());
         // A block given back lends its buffer to the next one; one kept does not.
-        if first_line == 1 {
+        if seen.len() == 1 {
             blocks.give_back(block);
         }
     }
     // Six bytes read after what the last block left: a block ends at the last newline
     // read; a longer line is read on to its end; the end of the input ends the last block.
-    let expected = [
-        (1, "one\n"),
-        (2, "two\n\n"),
-        (4, "four is a longer line\nfive"),
-    ];
-    let expected: Vec<(u32, String)> = expected
-        .iter()
-        .map(|(line, block)| (*line, (*block).to_owned()))
-        .collect();
-    assert_eq!(seen, expected);
+    assert_eq!(seen, ["one\n", "two\n\n", "four is a longer line\nfive"]);
+}
+
+/// Blocks are numbered from the lines their parse counted, and a block that was only
+/// checked (after a CRLF or a conflict marker) from a count of its own: the line of a
+/// later problem is the whole file's.
+#[test]
+fn problems_after_a_checked_block_keep_their_file_lines() {
+    let mut text = String::new();
+    for number in 0..30 {
+        text.push_str(&format!("{{\"id\": \"c{number}\"}}\n"));
+        if number == 3 {
+            text.push_str("<<<<<<< ours\n");
+        }
+    }
+    let mut bytes = text.into_bytes();
+    // Invalid UTF-8 on line 26 outranks the conflict marker on line 5.
+    let at = bytes
+        .windows(5)
+        .position(|window| window == b"\"c24\"")
+        .expect("the case");
+    bytes[at + 1] = 0xFF;
+    for block_bytes in [1, 16, 40, 1 << 20] {
+        let parsed = parse_in_blocks(
+            "evals/a.jsonl",
+            bytes.as_slice(),
+            CaseDetail::Summary,
+            block_bytes,
+        )
+        .expect("reading a slice");
+        let lines: Vec<u32> = parsed.problems.iter().map(|problem| problem.line).collect();
+        assert_eq!(lines, [26], "blocks of {block_bytes}: {parsed:?}");
+    }
 }
