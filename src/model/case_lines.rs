@@ -18,8 +18,13 @@ use rayon::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;
 
-/// Files larger than this are cut into chunks of about this size, hashed in parallel.
-const CHUNK_BYTES: usize = 1 << 20;
+/// A text up to this size (most case files) is parsed as one chunk: the files of a suite
+/// already keep the cores busy side by side.
+const WHOLE_TEXT_BYTES: usize = 1 << 20;
+/// A larger text (a large file, or a block of one) is cut into chunks of about this size,
+/// hashed in parallel: small enough that the cores run out of work together at the end of
+/// each block (1 MiB chunks left one idle for part of a chunk at each of them).
+const CHUNK_BYTES: usize = 1 << 18;
 /// The top-level members [`case_fields`] interprets, then the ones checks read.
 const INTERPRETED_MEMBERS: &[&str] = &[
     "id",
@@ -46,7 +51,11 @@ pub(super) fn parse_json_lines(
     first_line: u32,
     detail: CaseDetail,
 ) -> Result<JsonLines, ConflictMarker> {
-    parse_json_lines_in_chunks(path, text, first_line, detail, CHUNK_BYTES)
+    let chunk_bytes = match text.len() <= WHOLE_TEXT_BYTES {
+        true => WHOLE_TEXT_BYTES,
+        false => CHUNK_BYTES,
+    };
+    parse_json_lines_in_chunks(path, text, first_line, detail, chunk_bytes)
 }
 
 /// The cases of a JSONL text, per chunk, and how many lines the text has (as
@@ -387,6 +396,23 @@ mod tests {
         assert_eq!(numbered, vec![(1, "l1"), (2, "l2"), (3, "l3"), (4, "l4")]);
         let later: Vec<(u32, &str)> = line_chunks("l7\nl8\nl9", 2, 7);
         assert_eq!(later, vec![(7, "l7"), (8, "l8"), (9, "l9")]);
+    }
+
+    /// A case file of up to a mebibyte is one chunk (a suite's files already run side by
+    /// side); a larger text is cut into quarter-mebibyte chunks, so that the cores run out
+    /// of work together at the end of each block of a large file.
+    #[test]
+    fn only_texts_over_a_mebibyte_are_cut_and_then_finely() {
+        let line = format!("{{\"id\": \"c\", \"input\": \"{}\"}}\n", "x".repeat(1000));
+        let text_of = |bytes: usize| line.repeat(bytes / line.len());
+        let parts = |text: &str| {
+            let parsed = parse_json_lines("a.jsonl", text, 1, CaseDetail::Summary)
+                .expect("no conflict marker");
+            parsed.parts.len()
+        };
+        assert_eq!(parts(&text_of(WHOLE_TEXT_BYTES)), 1);
+        let large = text_of(2 * WHOLE_TEXT_BYTES);
+        assert_eq!(parts(&large), large.len().div_ceil(CHUNK_BYTES));
     }
 
     /// The parse counts a text's lines as `split('\n')` does, whatever the chunks: a file
