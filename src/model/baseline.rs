@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::hash::{validate_relative_path, Digest};
 use crate::model::lock::conflict_marker_line;
-use crate::model::strict_json::StrictValue;
+use crate::model::strict_json::{duplicate_key_position, StrictValue};
 use crate::source::ContentSource;
 use crate::text::{require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
@@ -132,41 +132,21 @@ fn message_without_position(error: &serde_json::Error) -> String {
     }
 }
 
-/// A problem of the strict reading; a duplicate key is reported on the line of its second
-/// occurrence (serde_json stops only after reading the duplicate's value).
+/// A problem of the strict reading; a duplicate key is reported where its second
+/// occurrence starts.
 fn strict_problem(text: &str, error: &serde_json::Error) -> (u32, u32, String) {
     let message = message_without_position(error);
-    let (mut line, mut column) = (position_u32(error.line()), position_u32(error.column()));
     let duplicate = message
         .strip_prefix("duplicate key `")
         .and_then(|rest| rest.strip_suffix('`'));
     if let Some(key) = duplicate {
-        let index = LineIndex::new(text.as_bytes());
-        let stopped_at = index
-            .line_start(line)
-            .map_or(text.len(), |start| start + column as usize);
-        if let Some(offset) = key_offset_before(text, key, stopped_at) {
-            (line, column) = index.position_of(offset);
-        }
+        let (line, column) = duplicate_key_position(text, error)
+            .unwrap_or((position_u32(error.line()), position_u32(error.column())));
         let message =
             format!("duplicate key `{key}`: a baseline holds one entry per case and each key once");
         return (line, column, message);
     }
-    (line, column, message)
-}
-
-/// Byte offset of the last `"key":` that starts before `end`.
-fn key_offset_before(text: &str, key: &str, end: usize) -> Option<usize> {
-    let needle = serde_json::to_string(key).ok()?;
-    let mut end = end.min(text.len());
-    loop {
-        let offset = text.get(..end)?.rfind(&needle)?;
-        let after = text.get(offset + needle.len()..)?.trim_start();
-        if after.starts_with(':') && !text[..offset].ends_with('\\') {
-            return Some(offset);
-        }
-        end = offset;
-    }
+    (position_u32(error.line()), position_u32(error.column()), message)
 }
 
 /// A suite's baseline file as found in one snapshot.

@@ -3,7 +3,7 @@
 //! parse errors worded for the person who wrote the file.
 
 use super::cases::{column_u32, json_error_message_at, line_u32};
-use super::strict_json::StrictValue;
+use super::strict_json::{duplicate_key_position, StrictValue};
 use crate::text::LineIndex;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -23,11 +23,9 @@ type Position = (u32, u32, String);
 
 pub(super) fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
     let StrictValue(document) = serde_json::from_str::<StrictValue>(text).map_err(|error| {
-        (
-            line_u32(error.line()),
-            column_u32(error.column()),
-            json_error_message_at(&error, text),
-        )
+        let (line, column) = duplicate_key_position(text, &error)
+            .unwrap_or((line_u32(error.line()), column_u32(error.column())));
+        (line, column, json_error_message_at(&error, text))
     })?;
     let lines = LineIndex::new(text.as_bytes());
     let spans = top_level_spans(text.as_bytes());

@@ -8,7 +8,7 @@ use super::cases::{
     CaseProblem, CaseValue, ParsedCaseFile, ProblemKind, SharedText,
 };
 use super::lock::is_conflict_marker;
-use super::strict_json::StrictValue;
+use super::strict_json::{duplicate_key_position, StrictValue};
 use crate::grade::expect::Expect;
 use crate::grade::probe::probe_builtin_with;
 use crate::hash::bytes_digest;
@@ -221,7 +221,8 @@ fn case_through_value(
             kind: ProblemKind::Malformed,
             file: file.to_string(),
             line,
-            column: column_u32(error.column()),
+            column: duplicate_key_position(line_text, &error)
+                .map_or_else(|| column_u32(error.column()), |(_, column)| column),
             message: json_error_message_at(&error, line_text),
         }),
     }

@@ -541,6 +541,18 @@ mod tests {
         assert_eq!(parsed.problems.len(), 1);
         assert_eq!(parsed.problems[0].line, 2);
         assert!(parsed.problems[0].message.contains("duplicate key"));
+        // The column of the second `"a"`, not of the end of its value.
+        assert_eq!(parsed.problems[0].column, 20);
+    }
+
+    #[test]
+    fn a_duplicate_key_in_a_json_document_is_reported_on_its_own_line() {
+        let text = "[\n  {\n    \"id\": \"x1\",\n    \"expect\": {\n      \"must_include\": [\"hi\"],\n      \"must_include\": [\"ho\"]\n    }\n  }\n]\n";
+        let parsed = parse_case_file("cases.json", text.as_bytes());
+        assert_eq!(parsed.problems.len(), 1, "{:?}", parsed.problems);
+        let problem = &parsed.problems[0];
+        assert_eq!((problem.line, problem.column), (6, 7), "{problem:?}");
+        assert!(problem.message.contains("duplicate key `must_include`"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
+use crate::text::LineIndex;
 use std::fmt;
 
 /// Deserializes into a [`serde_json::Value`], rejecting duplicate keys and NaN/Infinity.
@@ -85,14 +86,41 @@ impl<'de> Visitor<'de> for StrictVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<MapKey>()? {
-            let StrictValue(value) = access.next_value()?;
+            // Refused as soon as the key is read, so the parser's position is the key's
+            // own (not the end of its value, which may hold the same key again).
             if map.contains_key(&key.0) {
                 return Err(de::Error::custom(format!("duplicate key `{}`", key.0)));
             }
+            let StrictValue(value) = access.next_value()?;
             map.insert(key.0, value);
         }
         Ok(Value::Object(map))
     }
+}
+
+/// Line and column (1-based) where the key starts that a JSON error of [`StrictValue`]
+/// refuses as a duplicate. serde_json reports where it stopped, just after the key's
+/// closing quote; the key's opening quote is the first unescaped quote before it. `None`
+/// for any other error.
+pub(crate) fn duplicate_key_position(text: &str, error: &serde_json::Error) -> Option<(u32, u32)> {
+    if !error.to_string().starts_with("duplicate key `") {
+        return None;
+    }
+    let index = LineIndex::new(text.as_bytes());
+    let line = u32::try_from(error.line()).ok()?;
+    let closing = (index.line_start(line)? + error.column()).checked_sub(1)?;
+    let bytes = text.as_bytes();
+    if bytes.get(closing) != Some(&b'"') {
+        return None;
+    }
+    let escaped = |at: usize| {
+        let backslashes = bytes[..at].iter().rev().take_while(|&&byte| byte == b'\\');
+        backslashes.count() % 2 == 1
+    };
+    let opening = (0..closing)
+        .rev()
+        .find(|&at| bytes[at] == b'"' && !escaped(at))?;
+    Some(index.position_of(opening))
 }
 
 /// A mapping key: JSON keys are strings; YAML scalars (numbers, booleans) become strings.
@@ -135,6 +163,33 @@ mod tests {
         let error = serde_json::from_str::<StrictValue>("{\"a\": 1,\n \"a\": 2}").unwrap_err();
         assert!(error.to_string().contains("duplicate key `a`"), "{error}");
         assert_eq!(error.line(), 2);
+    }
+
+    fn duplicate_at(text: &str) -> Option<(u32, u32)> {
+        let error = serde_json::from_str::<StrictValue>(text).unwrap_err();
+        duplicate_key_position(text, &error)
+    }
+
+    #[test]
+    fn a_duplicate_key_is_placed_where_its_second_occurrence_starts() {
+        // The last key of its object, its value running over lines: the key's own line.
+        let last = "[\n  {\n    \"a\": 1,\n    \"a\": [\n      2\n    ]\n  }\n]\n";
+        assert_eq!(duplicate_at(last), Some((4, 5)));
+        // Not the last: the second key, not the end of its value.
+        assert_eq!(duplicate_at(r#"{"id": "b", "id": "c", "x": 1}"#), Some((1, 13)));
+        // Its value holds the same key again: still the outer key.
+        assert_eq!(duplicate_at(r#"{"a": 1, "a": {"a": 2}}"#), Some((1, 10)));
+        // Escaped quotes and backslashes inside the key, and a key spelled with \u.
+        assert_eq!(duplicate_at(r#"{"q\"\\": 1, "q\"\\": 2}"#), Some((1, 14)));
+        assert_eq!(duplicate_at(r#"{"ab": 1, "a\u0062": 2}"#), Some((1, 11)));
+    }
+
+    #[test]
+    fn other_errors_have_no_duplicate_position() {
+        assert_eq!(duplicate_at(r#"{"a": 1,}"#), None);
+        assert_eq!(duplicate_at(r#"{"a": NaN}"#), None);
+        // A string value that merely reads like the message is not mistaken for one.
+        assert_eq!(duplicate_at(r#"["duplicate key `a`", }"#), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::process::{run_process, ProcessPolicy};
 use crate::error::{Error, Result};
-use crate::model::{Case, StrictValue};
+use crate::model::{duplicate_key_position, Case, StrictValue};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -87,7 +87,9 @@ impl CompletionsFile {
                 serde_json::from_str::<StrictValue>(line).map_err(|error| {
                     let message = error.to_string();
                     let message = message.split(" at line ").next().unwrap_or(&message);
-                    Error::malformed(format!("{at}:{}", error.column().max(1)), message)
+                    let column = duplicate_key_position(line, &error)
+                        .map_or(error.column().max(1), |(_, column)| column as usize);
+                    Error::malformed(format!("{at}:{column}"), message)
                 })?;
             let field = |name: &str| value.get(name);
             let Some(Value::String(case_id)) = field("case_id") else {

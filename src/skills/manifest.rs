@@ -6,7 +6,7 @@
 use super::front_matter::Located;
 use super::Problem;
 use crate::hash::validate_relative_path;
-use crate::model::StrictValue;
+use crate::model::{duplicate_key_position, StrictValue};
 use crate::text::LineIndex;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -67,10 +67,8 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<(Manifest, Vec<Problem>), Problem>
             .next()
             .unwrap_or(&message)
             .to_owned();
-        let (line, column) = duplicate_key_line(text, &message).map_or(
-            (error.line().max(1) as u32, error.column().max(1) as u32),
-            |line| (line, 1),
-        );
+        let (line, column) = duplicate_key_position(text, &error)
+            .unwrap_or((error.line().max(1) as u32, error.column().max(1) as u32));
         Problem::at(line, column, format!("invalid JSON: {message}"))
     })?;
     let Value::Object(object) = document else {
@@ -231,13 +229,6 @@ impl ManifestReader<'_> {
 
 /// serde reports a duplicate key where its object ends; the second spelling of the key
 /// is where a reader needs to look.
-fn duplicate_key_line(text: &str, message: &str) -> Option<u32> {
-    let key = message.strip_prefix("duplicate key `")?.strip_suffix('`')?;
-    let needle = format!("\"{key}\"");
-    let (offset, _) = text.match_indices(&needle).nth(1)?;
-    Some(text[..offset].matches('\n').count() as u32 + 1)
-}
-
 fn refused_path(key: &str, error: &crate::error::Error) -> String {
     format!("`{key}` names a path outside the skill ({error}); refused without reading it: list only paths inside the skill folder")
 }
