@@ -93,6 +93,42 @@ fn editing_a_case_in_place_is_refused_against_the_base_until_its_version_is_bump
 }
 
 #[test]
+fn a_base_that_cannot_be_read_is_a_warning_so_the_change_that_repairs_it_can_pass() {
+    for (file, breakage) in [
+        ("evalock.toml", "bogus_key = 1\n"),
+        ("evalock.lock", "<<<<<<< HEAD\n"),
+    ] {
+        let repo = TestRepo::with_fixture("demo");
+        repo.evalock(&["lock"]).assert_code(0);
+        repo.commit_all("lock the demo");
+        let good = repo.read(file);
+        repo.write(file, &format!("{good}{breakage}"));
+        repo.commit_all("break the base (a push that skipped the hook)");
+        repo.git(&["checkout", "-q", "-b", "repair"]);
+        repo.write(file, &good);
+        repo.commit_all("repair it");
+
+        let judged = repo.evalock(&["check", "--base", "main"]);
+        judged
+            .assert_code(0)
+            .assert_contains("EL108 base-unreadable (warn): the base revision main (")
+            .assert_contains(&format!("cannot be read ({file}:"))
+            .assert_contains("nothing was compared with it");
+        // The change itself is still judged in full.
+        repo.replace("evals/support.jsonl", "I want my money back.", "Refund me.");
+        repo.evalock(&["check", "--base", "main"])
+            .assert_code(2)
+            .assert_contains("EL101 case-unlocked")
+            .assert_contains("EL108");
+        // A readable base is compared as before, without the warning.
+        repo.git(&["checkout", "-q", "--", "."]);
+        repo.evalock(&["check", "--base", "main~1"])
+            .assert_code(0)
+            .assert_not_contains("EL108");
+    }
+}
+
+#[test]
 fn an_unlocked_edit_says_which_case_and_what_to_do() {
     let repo = locked_demo();
     repo.replace("evals/support.jsonl", "I want my money back.", "Refund me.");

@@ -3,7 +3,9 @@
 use super::staged::{self, StagedTriage};
 use crate::cache::{CacheContext, CaseFileStore, CheckMemo, MemoKey, RecordingSource};
 use crate::checks::check_project;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::finding::{Finding, Subject};
+use crate::rules::RuleId;
 use crate::grade::GraderProgram;
 use crate::model::{CaseDetail, CaseFileCache, LoadOptions, Project};
 use crate::report::Report;
@@ -125,14 +127,22 @@ fn judge(
 ) -> Result<Judged> {
     let mut project =
         Project::load_summary(content, cache)?.with_workdir(options.project_root.clone());
+    let mut unreadable_base = None;
     let base_project = match base {
         Some(base) => {
             project.rebaseline_reasons = base.rebaseline_reasons.clone();
-            load_base(base, base_cache)?
+            match load_base(base, base_cache) {
+                Ok(base_project) => base_project,
+                Err(error) => {
+                    unreadable_base = Some(base_unreadable(base, error)?);
+                    None
+                }
+            }
         }
         None => None,
     };
     let mut findings = check_project(&project, base_project.as_ref());
+    findings.extend(unreadable_base);
     // Freeing a large project takes longer than what is left to do (subjects, remember,
     // print): on a worker, meanwhile.
     rayon::spawn(move || drop(base_project));
@@ -202,6 +212,24 @@ fn resolve_base(options: &CheckOptions, base: &str) -> Result<Base> {
         description,
         rebaseline_reasons,
     })
+}
+
+/// EL108 for a base whose own files cannot be read (a malformed `evalock.toml`, a lock
+/// committed with conflict markers): the change is judged on its own rather than refused,
+/// or the change that repairs the base could never pass. Any other error (git, I/O) stays
+/// an error.
+fn base_unreadable(base: &Base, error: Error) -> Result<Finding> {
+    if !matches!(error, Error::Malformed { .. } | Error::InvalidPath { .. }) {
+        return Err(error);
+    }
+    Ok(Finding::new(
+        RuleId::BaseUnreadable,
+        Subject::default(),
+        format!(
+            "the base revision {} cannot be read ({error}): nothing was compared with it",
+            base.description
+        ),
+    ))
 }
 
 /// The project at the base commit; `None` when it predates evalock.
