@@ -148,10 +148,22 @@ fn a_lock_hand_edited_to_hide_a_grader_change_is_caught_against_the_base() {
     let repo = project(STRICT_GRADER, CASE);
     repo.git(&["checkout", "-q", "-b", "sneaky"]);
     repo.write("graders/check.sh", format!("{STRICT_GRADER}# tweak\n"));
-    // Re-pin by hand as if `evalock lock` had been fooled: lock and sources agree again.
+    // Re-pin by hand as if `evalock lock` had been fooled: pin the change under version 2,
+    // then write version 1 back into both files. Lock and sources agree again.
     let lock = repo.read("evalock.lock");
-    repo.remove("evalock.lock");
+    let config = repo.read("evalock.toml");
+    repo.replace(
+        "evalock.toml",
+        "[grader.check]\nversion = 1",
+        "[grader.check]\nversion = 2",
+    );
     repo.evalock(&["lock"]).assert_code(0);
+    repo.write("evalock.toml", &config);
+    repo.replace(
+        "evalock.lock",
+        "[grader.check]\nversion = \"2\"",
+        "[grader.check]\nversion = \"1\"",
+    );
     assert_ne!(repo.read("evalock.lock"), lock);
     repo.commit_all("tweak grader");
     repo.evalock(&["check"]).assert_code(0);
@@ -159,6 +171,35 @@ fn a_lock_hand_edited_to_hide_a_grader_change_is_caught_against_the_base() {
         .assert_code(2)
         .assert_contains("EL301")
         .assert_contains("as in main");
+}
+
+#[test]
+fn a_lock_that_is_regenerated_or_recreated_still_refuses_an_unversioned_grader_change() {
+    let repo = project(STRICT_GRADER, CASE);
+    let committed = repo.read("evalock.lock");
+    repo.write("graders/check.sh", format!("{STRICT_GRADER}# loosened\n"));
+    // A lock left with conflict markers by a merge cannot be read; one deleted by hand is
+    // gone. Either way the pins committed at HEAD still hold the grader.
+    let conflicted = format!("{committed}<<<<<<< HEAD\n=======\n>>>>>>> theirs\n");
+    for lock in [Some(conflicted.as_str()), None] {
+        match lock {
+            Some(text) => repo.write("evalock.lock", text),
+            None => repo.remove("evalock.lock"),
+        }
+        repo.evalock(&["lock"])
+            .assert_code(2)
+            .assert_contains("graders/check.sh: EL301 grader-changed-unversioned");
+        // Nothing written: the conflicted lock is still there, the deleted one still gone.
+        match lock {
+            Some(text) => assert_eq!(repo.read("evalock.lock"), text),
+            None => assert!(!repo.join("evalock.lock").exists()),
+        }
+    }
+    // Without the grader change the conflicted lock is simply regenerated.
+    repo.write("graders/check.sh", STRICT_GRADER);
+    repo.write("evalock.lock", &conflicted);
+    repo.evalock(&["lock"]).assert_code(0);
+    assert_eq!(repo.read("evalock.lock"), committed);
 }
 
 #[test]

@@ -5,10 +5,10 @@ use crate::cache::{CacheContext, CaseFileStore, CheckMemo, MemoKey, RecordingSou
 use crate::checks::check_project;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Subject};
-use crate::rules::RuleId;
 use crate::grade::GraderProgram;
 use crate::model::{CaseDetail, CaseFileCache, LoadOptions, Project};
 use crate::report::Report;
+use crate::rules::RuleId;
 use crate::source::{self, trailer_values, ContentSource, GitRepo, SourceSpec};
 use gix::ObjectId;
 use std::path::PathBuf;

@@ -7,7 +7,7 @@ use crate::fs_util::write_atomic_from;
 use crate::model::{CaseDetail, LoadOptions, Lock, Project, CONFIG_FILE, LOCK_FILE};
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
-use crate::source::WorktreeSource;
+use crate::source::{GitRepo, WorktreeSource};
 use std::path::Path;
 
 /// What `lock` did.
@@ -56,8 +56,8 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         })?
     };
     let mut blocking = blocking_findings(&project);
-    // A lock that cannot be read is simply replaced; one that can pins the graders.
-    if let Some(pinned) = Lock::read(&source, LOCK_FILE).ok().flatten() {
+    // The lock pins the graders: a source changed without a version bump is not re-pinned.
+    if let Some(pinned) = grader_pins(&source, project_root) {
         blocking.extend(crate::checks::graders::changed_without_version_bump(
             &project, &pinned,
         ));
@@ -120,6 +120,19 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         changed,
         remaining,
     })
+}
+
+/// The lock whose grader pins a new lock must respect: the one on disk, or, when it is
+/// missing or cannot be read (conflict markers after a merge, a hand edit), the one
+/// committed at HEAD. A lock that cannot be read is replaced, but regenerating it must not
+/// re-pin a grader changed without a version bump, and neither may deleting it first.
+fn grader_pins(source: &WorktreeSource, project_root: &Path) -> Option<Lock> {
+    if let Ok(Some(lock)) = Lock::read(source, LOCK_FILE) {
+        return Some(lock);
+    }
+    let repo = GitRepo::discover(project_root).ok()?;
+    let committed = repo.revision_source("HEAD").ok()?;
+    Lock::read(&committed, LOCK_FILE).ok().flatten()
 }
 
 /// The SHA-256 of a file's bytes, read a piece at a time; `None` when it does not exist.
