@@ -102,7 +102,7 @@ fn a_base_that_cannot_be_read_is_a_warning_so_the_change_that_repairs_it_can_pas
         repo.evalock(&["lock"]).assert_code(0);
         repo.commit_all("lock the demo");
         let good = repo.read(file);
-        repo.write(file, &format!("{good}{breakage}"));
+        repo.write(file, format!("{good}{breakage}"));
         repo.commit_all("break the base (a push that skipped the hook)");
         repo.git(&["checkout", "-q", "-b", "repair"]);
         repo.write(file, &good);

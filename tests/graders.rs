@@ -203,6 +203,27 @@ fn a_lock_that_is_regenerated_or_recreated_still_refuses_an_unversioned_grader_c
 }
 
 #[test]
+fn a_file_pin_edited_in_the_lock_is_refused_by_check_as_by_lock_check() {
+    let repo = project(STRICT_GRADER, CASE);
+    repo.evalock(&["check"]).assert_code(0);
+    let lock = repo.read("evalock.lock");
+    let pin = "\"graders/check.sh\" = \"sha256:";
+    let at = lock.find(pin).expect("the grader's file pin") + pin.len();
+    let flipped = if &lock[at..=at] == "0" { "1" } else { "0" };
+    repo.write(
+        "evalock.lock",
+        format!("{}{flipped}{}", &lock[..at], &lock[at + 1..]),
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evalock.lock: EL301 grader-changed-unversioned (refuse): the evalock.lock entry of grader `check` is stale: its file pins of graders/check.sh do not match");
+    repo.evalock(&["lock", "--check"]).assert_code(2);
+    repo.evalock(&["lock"]).assert_code(0);
+    assert_eq!(repo.read("evalock.lock"), lock);
+    repo.evalock(&["check"]).assert_code(0);
+}
+
+#[test]
 fn a_case_pinned_to_another_grader_version_outranks_its_other_findings() {
     let pinned = "{\"id\": \"refund\", \"grader_version\": \"0\", \"input\": {}}\n{\"id\": \"current\", \"grader_version\": \"1\", \"input\": {}}\n";
     let repo = project(STRICT_GRADER, pinned);

@@ -89,6 +89,7 @@ pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Fin
             findings.push(finding);
             continue;
         }
+        findings.extend(stale_file_pins(grader, locked));
         if locked.program().is_none() {
             findings.push(needs_lock(
                 grader,
@@ -125,6 +126,36 @@ pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Fin
         );
     }
     findings
+}
+
+/// The lock's per-file pins of a grader whose tree digest still matches its sources: a
+/// file pin that differs was edited in the lock, and would name the wrong file (or none)
+/// when the grader next drifts. `lock --check` refuses such a lock; so does `check`.
+fn stale_file_pins(grader: &GraderModel, locked: &GraderLock) -> Option<Finding> {
+    let current = Pinned::from_model(grader).files;
+    let stale: Vec<&str> = current
+        .keys()
+        .chain(locked.files.keys())
+        .filter(|path| current.get(*path) != locked.files.get(*path))
+        .map(String::as_str)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if stale.is_empty() {
+        return None;
+    }
+    let finding = Finding::new(
+        RuleId::GraderChangedUnversioned,
+        Subject::grader(&grader.id),
+        format!(
+            "the {LOCK_FILE} entry of grader `{}` is stale: its file pins of {} do not match the sources its digest matches (the lock was edited)",
+            grader.id,
+            stale.join(", ")
+        ),
+    )
+    .at(Location::file(LOCK_FILE))
+    .help("run `evalock lock` and commit evalock.lock; review how the lock came to differ");
+    Some(finding)
 }
 
 /// `sources` globs that match nothing: the grader's code they meant is not pinned.
