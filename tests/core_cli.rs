@@ -311,9 +311,17 @@ fn lock_is_refused_in_ci_and_leaves_the_file_untouched() {
     for value in ["true", "1", "yes"] {
         repo.evalock_with(&["lock"], &[("CI", value)])
             .assert_code(2)
-            .assert_contains("CI is set");
+            .assert_contains(
+                "evalock.lock: EL403 baseline-written-in-ci (refuse): refused: CI is set, and CI never writes evalock.lock",
+            );
         assert_eq!(repo.read_bytes("evalock.lock"), before);
     }
+    // A report like any other: in the format asked for.
+    repo.evalock_with(&["lock", "--format", "json"], &[("CI", "true")])
+        .assert_code(2)
+        .assert_contains("\"rule\": \"EL403\"")
+        .assert_contains("\"verdict\": \"BLOCK\"");
+    assert_eq!(repo.read_bytes("evalock.lock"), before);
     // `CI=false` is not CI; `--check` is allowed in CI and reports without writing.
     repo.evalock_with(&["lock", "--check"], &[("CI", "true")])
         .assert_code(2)
@@ -855,6 +863,7 @@ fn lock_lists_what_it_cannot_pin_and_refuses_a_symlinked_lock() {
     let repo = locked_demo();
     repo.remove("prompts/support.txt");
     let locked = repo.evalock(&["lock"]);
+    // The lock is written (exit 0); `check`, the gate, still refuses.
     locked
         .assert_code(0)
         .assert_contains("wrote evalock.lock")

@@ -127,9 +127,21 @@ fn a_lock_regenerated_over_a_changed_argv_is_caught_against_the_base() {
         COMMAND,
         "command = [\"sh\", \"lenient.sh\"]",
     );
-    // Re-pin as if `evalock lock` had been fooled: lock and config agree again.
-    repo.remove("evalock.lock");
+    // Re-pin as if `evalock lock` had been fooled: pin the change under version 2, then
+    // write version 1 back into both files. Lock and config agree again.
+    let config = repo.read("evalock.toml");
+    repo.replace(
+        "evalock.toml",
+        "[grader.check]\nversion = 1",
+        "[grader.check]\nversion = 2",
+    );
     repo.evalock(&["lock"]).assert_code(0);
+    repo.write("evalock.toml", &config);
+    repo.replace(
+        "evalock.lock",
+        "[grader.check]\nversion = \"2\"",
+        "[grader.check]\nversion = \"1\"",
+    );
     assert!(repo
         .read("evalock.lock")
         .contains("command = [\"sh\", \"lenient.sh\"]\n"));

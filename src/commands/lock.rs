@@ -7,7 +7,7 @@ use crate::fs_util::write_atomic_from;
 use crate::model::{CaseDetail, LoadOptions, Lock, Project, CONFIG_FILE, LOCK_FILE};
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
-use crate::source::{GitRepo, WorktreeSource};
+use crate::source::{ContentSource, GitRepo, WorktreeSource};
 use std::path::Path;
 
 /// What `lock` did.
@@ -18,19 +18,20 @@ pub struct LockOutcome {
     pub written: bool,
     /// The lock on disk differed from what the sources produce.
     pub changed: bool,
+    /// The lock on disk is now what the sources produce (written, or already current).
+    pub pinned: bool,
     /// After a successful `lock`: what `evalock check` still refuses, which no lock can
     /// fix (a missing prompt, a file a skill cannot pin, …). Listed, so that "wrote
-    /// evalock.lock" is never read as "the project is clean".
+    /// evalock.lock" is never read as "the project is clean"; not the report's findings,
+    /// whose exit code says whether the lock was written (`check` is the gate).
     pub remaining: Vec<Finding>,
 }
 
 pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutcome> {
-    if ci && !check_only {
-        return Err(Error::Refused(format!(
-            "refused: CI is set, and CI never writes {LOCK_FILE}. Run `evalock lock` locally and commit the result, or use `evalock lock --check` to verify"
-        )));
-    }
     let source = WorktreeSource::new(project_root);
+    if ci && !check_only {
+        return Ok(refused_in_ci(&source));
+    }
     let lock_path = project_root.join(LOCK_FILE);
     if std::fs::symlink_metadata(&lock_path).is_ok_and(|metadata| metadata.is_symlink()) {
         return Err(Error::malformed(
@@ -70,6 +71,7 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
             report,
             written: false,
             changed,
+            pinned: false,
             remaining: Vec::new(),
         });
     }
@@ -92,6 +94,7 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
             report,
             written: false,
             changed,
+            pinned: false,
             remaining: Vec::new(),
         });
     }
@@ -110,7 +113,7 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
     let source_description = project.source.clone();
     let mut locked = project;
     locked.replace_lock(Some(new_lock));
-    let remaining = check_project(&locked, None)
+    let remaining: Vec<Finding> = check_project(&locked, None)
         .into_iter()
         .filter(|finding| finding.severity == Severity::Refuse)
         .collect();
@@ -118,8 +121,29 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         report: Report::new("lock", source_description, None, Vec::new()),
         written: changed,
         changed,
+        pinned: true,
         remaining,
     })
+}
+
+/// EL403: CI never writes the lock. A report like any other, so `--format` is honoured.
+fn refused_in_ci(source: &WorktreeSource) -> LockOutcome {
+    let finding = Finding::new(
+        RuleId::BaselineWrittenInCi,
+        Subject::default(),
+        format!("refused: CI is set, and CI never writes {LOCK_FILE}; nothing was written"),
+    )
+    .at(Location::file(LOCK_FILE))
+    .help(
+        "run `evalock lock` locally and commit the result, or use `evalock lock --check` to verify",
+    );
+    LockOutcome {
+        report: Report::new("lock", source.describe(), None, vec![finding]),
+        written: false,
+        changed: false,
+        pinned: false,
+        remaining: Vec::new(),
+    }
 }
 
 /// The lock whose grader pins a new lock must respect: the one on disk, or, when it is

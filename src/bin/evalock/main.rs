@@ -155,7 +155,7 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
         }
         Command::Lock(lock_args) => {
             let outcome = commands::lock(&root, lock_args.check, evalock::is_ci())?;
-            if outcome.report.findings.is_empty() && lock_args.format == args::Format::Human {
+            if outcome.pinned && lock_args.format == args::Format::Human {
                 printer.lock_summary(&outcome);
             } else {
                 printer.report(&outcome.report, lock_args.format, None)?;
