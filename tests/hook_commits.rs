@@ -263,3 +263,46 @@ fn a_lock_conflict_resolved_by_relocking_commits_the_merge() {
     assert!(merged.contains("Where is my parcel?") && merged.contains("Cancel my plan today."));
     sandbox.evalock(&["check", "--rev", "HEAD"]).assert_code(0);
 }
+
+/// Hook runners that `cd` into the project's folder before running evalock get the
+/// GIT_INDEX_FILE git hands hooks (`.git/index` for a plain commit, relative): git
+/// resolves it from the top of the work tree, and so must evalock.
+#[test]
+fn a_hook_that_runs_evalock_from_a_subfolder_reads_the_index_git_names() {
+    let sandbox = Sandbox::demo();
+    let hook = sandbox.repo.join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ncd evals && exec evalock check --staged\n",
+    )
+    .expect("hook");
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    sandbox.repo.write("notes.txt", "unrelated notes\n");
+    sandbox.git_ok(&["add", "notes.txt"]);
+    sandbox.git(&["commit", "-q", "-m", "notes"]).assert_code(0);
+
+    let head = sandbox.head();
+    edit_case_in_place(&sandbox);
+    sandbox.git_ok(&["add", CASE_FILE]);
+    let refused = sandbox.git(&["commit", "-m", "reword a shipped case"]);
+    assert_ne!(
+        refused.code,
+        0,
+        "the commit went through\n{}",
+        refused.all()
+    );
+    refused.assert_contains("evals/support.jsonl:2: EL101 case-unlocked (refuse)");
+    assert_eq!(sandbox.head(), head);
+
+    // The same, with the variable as git sets it, from a folder below the top.
+    let mut command = sandbox.command(common::EVALOCK);
+    command
+        .args(["check", "--staged"])
+        .current_dir(sandbox.repo.join("evals"))
+        .env("GIT_INDEX_FILE", ".git/index");
+    sandbox
+        .run(command)
+        .assert_code(2)
+        .assert_contains("EL101 case-unlocked");
+}

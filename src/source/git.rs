@@ -269,18 +269,16 @@ pub fn trailer_values(message: &str, key: &str) -> Vec<String> {
         .collect()
 }
 
-/// `GIT_INDEX_FILE` when set (relative to the current directory, as git resolves it),
-/// else the repository's own index.
+/// The index git would read: GIT_INDEX_FILE when set, which git resolves, when relative,
+/// from the top of the work tree (where it runs hooks and where it moves before reading
+/// it), not from the folder a command was started in; else the repository's own index.
 fn index_path(repo: &gix::Repository) -> PathBuf {
     match std::env::var_os("GIT_INDEX_FILE") {
         Some(value) if !value.is_empty() => {
             let path = PathBuf::from(value);
-            if path.is_absolute() {
-                path
-            } else {
-                std::env::current_dir()
-                    .map(|cwd| cwd.join(&path))
-                    .unwrap_or(path)
+            match repo.workdir() {
+                Some(top) if path.is_relative() => top.join(path),
+                _ => path,
             }
         }
         _ => repo.index_path(),

@@ -49,19 +49,8 @@ fn enter_directory(cli: &Cli) -> evalock::Result<()> {
     let Some(directory) = &cli.directory else {
         return Ok(());
     };
-    pin_git_index_file();
     std::env::set_current_dir(directory)
         .map_err(|error| evalock::Error::Usage(format!("-C {}: {error}", directory.display())))
-}
-
-/// git hands hooks a GIT_INDEX_FILE relative to where the hook started; it must keep
-/// naming the same file once evalock has moved. (Still single-threaded here.)
-fn pin_git_index_file() {
-    if let Some(index) = std::env::var_os("GIT_INDEX_FILE").filter(|value| !value.is_empty()) {
-        if let Ok(absolute) = std::path::absolute(&index) {
-            std::env::set_var("GIT_INDEX_FILE", absolute);
-        }
-    }
 }
 
 /// A command that works on a project finds it the way git finds its repository: when the
@@ -82,7 +71,6 @@ fn enter_project(command: &mut Command) -> evalock::Result<()> {
     for path in command.started_relative_paths() {
         *path = rebase(path, &started, project);
     }
-    pin_git_index_file();
     std::env::set_current_dir(project)
         .map_err(|error| evalock::Error::Usage(format!("{}: {error}", project.display())))
 }
