@@ -928,3 +928,32 @@ fn a_lock_whose_suite_summaries_disagree_with_its_entries_is_refused() {
         .assert_contains("case = \"case-v2\" (this evalock writes \"case-v1\")")
         .assert_not_contains("Recipes {");
 }
+
+/// In a conflicted merge the index holds only git's stages 1 to 3 of a file: `--staged`
+/// names the conflict (exit 65) instead of judging the file as deleted.
+#[test]
+fn staged_check_in_a_conflicted_merge_names_the_conflict() {
+    let repo = locked_demo();
+    repo.replace("evals/support.jsonl", "I want my money back.", "Refund me.");
+    repo.commit_all("feature edit");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.replace(
+        "evals/support.jsonl",
+        "I want my money back.",
+        "Money back.",
+    );
+    repo.commit_all("main edit");
+    let merge = repo.git_run(&["merge", "-q", "feature"]);
+    assert_ne!(merge.code, 0, "the merge must conflict");
+    repo.evalock(&["check", "--staged"])
+        .assert_code(65)
+        .assert_contains("evals/support.jsonl: unresolved merge conflict in the index")
+        .assert_not_contains("retired");
+    // Resolved and added, it is judged as usual.
+    repo.git(&["checkout", "--theirs", "--", "evals/support.jsonl"]);
+    repo.git(&["add", "evals/support.jsonl"]);
+    repo.evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains("EL101 case-unlocked")
+        .assert_not_contains("merge conflict");
+}
