@@ -141,8 +141,8 @@ fn detect_skill_roots(files: &[String]) -> Vec<String> {
         .filter(searched)
         .filter_map(|path| path.strip_suffix("/SKILL.md"))
         .map(|skill_dir| match skill_dir.rsplit_once('/') {
-            Some((parent, _)) => format!("{parent}/*"),
-            None => skill_dir.to_owned(),
+            Some((parent, _)) => format!("{}/*", literal_glob(parent)),
+            None => literal_glob(skill_dir),
         })
         .collect();
     roots.sort();
@@ -167,6 +167,13 @@ fn declared_skill_permissions(source: &dyn ContentSource, roots: &[String]) -> R
         .flat_map(|skill| skill.declared_permissions())
         .collect();
     Ok(declared.into_iter().collect())
+}
+
+/// A glob that matches `path` and nothing else. globset reads `*`, `?`, `[`, `]`, `{` and
+/// `}` as wildcards, so a folder named `team[1]` written as is would match `team1`
+/// instead: the skill or case file init found would go unguarded.
+fn literal_glob(path: &str) -> String {
+    globset::escape(path)
 }
 
 fn toml_list(items: &[String]) -> String {
@@ -207,7 +214,8 @@ fn render(
         );
     }
     for (name, files) in suites {
-        let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON or YAML); globs work.\ncases = {}\n", crate::model::lock::toml_string(name), toml_list(files));
+        let case_globs: Vec<String> = files.iter().map(|file| literal_glob(file)).collect();
+        let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON or YAML); globs work (`[*]` is a literal `*`).\ncases = {}\n", crate::model::lock::toml_string(name), toml_list(&case_globs));
         let matching: Vec<String> = prompts
             .iter()
             .filter(|prompt| {
@@ -246,7 +254,7 @@ fn render(
     if !skill_roots.is_empty() {
         let _ = write!(
             out,
-            "\n[skills]\n# Folders holding a SKILL.md.\nroots = {}\n# Permissions and tools a skill may declare (`*` is a wildcard). These are what your\n# skills declare today: remove what no skill should have, then run `evalock lock`.\nallowed_permissions = {}\n",
+            "\n[skills]\n# Folders holding a SKILL.md; globs work (`[*]` is a literal `*`).\nroots = {}\n# Permissions and tools a skill may declare (`*` is a wildcard). These are what your\n# skills declare today: remove what no skill should have, then run `evalock lock`.\nallowed_permissions = {}\n",
             toml_list(skill_roots),
             toml_list(skill_permissions)
         );
