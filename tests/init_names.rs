@@ -73,3 +73,55 @@ fn init_escapes_glob_characters_in_case_file_names_so_each_file_is_locked() {
     }
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// A suite name is 1-64 characters; a longer file stem is cut, and a cut that meets
+/// another suite's name is numbered instead of merged into it.
+#[test]
+fn init_cuts_a_long_case_file_stem_to_a_valid_unique_suite_name() {
+    let repo = TestRepo::new();
+    let long = "a".repeat(70);
+    let sixty_four = "a".repeat(64);
+    let files = [
+        format!("evals/{long}.jsonl"),
+        format!("evals/{long}b.jsonl"),
+        format!("evals/{sixty_four}.jsonl"),
+        "evals/support.jsonl".to_owned(),
+    ];
+    for file in &files {
+        repo.write(file, ONE_CASE);
+    }
+    repo.write(&format!("prompts/{long}.txt"), "Answer.\n");
+    repo.evalock(&["init"]).assert_code(0);
+    let config = repo.read("evalock.toml");
+    let mut names: Vec<&str> = config
+        .lines()
+        .filter_map(|line| line.strip_prefix("name = \""))
+        .filter_map(|rest| rest.strip_suffix('"'))
+        .collect();
+    names.sort_unstable();
+    let sixty_two = "a".repeat(62);
+    assert_eq!(
+        names,
+        [
+            format!("{sixty_two}-2"),
+            format!("{sixty_two}-3"),
+            sixty_four.clone(),
+            "support".to_owned()
+        ],
+        "{config}"
+    );
+    // Each file keeps a suite of its own, and the long stem still finds its prompt.
+    for file in &files {
+        assert_eq!(
+            config.matches(&format!("\"{file}\"")).count(),
+            1,
+            "{config}"
+        );
+    }
+    assert!(
+        config.contains(&format!("prompt = \"prompts/{long}.txt\"")),
+        "{config}"
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}

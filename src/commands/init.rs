@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::fs_util::write_atomic;
+use crate::model::config::MAX_NAME_CHARS;
 use crate::model::{parse_case_file, CaseProblem, Config, CONFIG_FILE};
 use crate::source::{ContentSource, WorktreeSource};
 use std::collections::BTreeMap;
@@ -91,26 +92,67 @@ fn detect_case_files(
         if parsed.cases.is_empty() || parsed.problems.iter().any(CaseProblem::is_malformed) {
             continue;
         }
-        let stem = path.rsplit('/').next().unwrap_or(path);
-        let stem = stem.split('.').next().unwrap_or(stem);
-        let name: String = stem
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        let name = if name.is_empty() {
-            "cases".to_owned()
-        } else {
-            name
-        };
-        suites.entry(name).or_default().push(path.clone());
+        suites
+            .entry(suite_stem(path))
+            .or_default()
+            .push(path.clone());
     }
-    Ok(suites)
+    Ok(name_suites(suites))
+}
+
+/// What files of one suite share: the file name up to its first `.`, in the characters a
+/// suite name may hold (`support` for `evals/support.v2.jsonl`). Only ASCII remains.
+fn suite_stem(path: &str) -> String {
+    let file_name = path.rsplit('/').next().unwrap_or(path);
+    let stem = file_name.split('.').next().unwrap_or(file_name);
+    let name: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if name.is_empty() {
+        "cases".to_owned()
+    } else {
+        name
+    }
+}
+
+/// Suite names from stems. A name is at most 64 characters (it is a lock key), so a longer
+/// stem is cut; a cut that equals another suite's name is numbered (`…-2`), never merged
+/// into that suite, whose case ids it could collide with.
+fn name_suites(by_stem: BTreeMap<String, Vec<String>>) -> BTreeMap<String, Vec<String>> {
+    let (fitting, too_long): (BTreeMap<_, _>, BTreeMap<_, _>) = by_stem
+        .into_iter()
+        .partition(|(stem, _)| stem.len() <= MAX_NAME_CHARS);
+    let mut named = fitting;
+    for (stem, files) in too_long {
+        let mut number = 1;
+        let name = loop {
+            let candidate = shortened_name(&stem, number);
+            if !named.contains_key(&candidate) {
+                break candidate;
+            }
+            number += 1;
+        };
+        named.insert(name, files);
+    }
+    named
+}
+
+/// `stem` cut to a suite name's length, ending in `-{number}` from the second on.
+fn shortened_name(stem: &str, number: usize) -> String {
+    let suffix = if number == 1 {
+        String::new()
+    } else {
+        format!("-{number}")
+    };
+    let kept: String = stem.chars().take(MAX_NAME_CHARS - suffix.len()).collect();
+    format!("{kept}{suffix}")
 }
 
 fn is_prompt(path: &str) -> bool {
@@ -216,11 +258,13 @@ fn render(
     for (name, files) in suites {
         let case_globs: Vec<String> = files.iter().map(|file| literal_glob(file)).collect();
         let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON or YAML); globs work (`[*]` is a literal `*`).\ncases = {}\n", crate::model::lock::toml_string(name), toml_list(&case_globs));
+        // Matched by stem, not by name: a long stem's suite name is cut.
+        let stem = suite_stem(&files[0]);
         let matching: Vec<String> = prompts
             .iter()
             .filter(|prompt| {
-                let stem = prompt.rsplit('/').next().unwrap_or(prompt);
-                stem.split('.').next() == Some(name.as_str())
+                let file_name = prompt.rsplit('/').next().unwrap_or(prompt);
+                file_name.split('.').next() == Some(stem.as_str())
             })
             .cloned()
             .collect();
