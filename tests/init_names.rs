@@ -125,3 +125,66 @@ fn init_cuts_a_long_case_file_stem_to_a_valid_unique_suite_name() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// A name evalock cannot pin (a backslash, a newline, another control character) is left
+/// out of evalock.toml with a note saying which file and why, never an internal error.
+#[test]
+fn init_skips_files_whose_paths_cannot_be_pinned_and_says_which() {
+    let repo = TestRepo::new();
+    repo.write("evals/plain.jsonl", ONE_CASE);
+    repo.write("prompts/plain.txt", "Answer.\n");
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_not_contains("note: skipped");
+    let unpinnable = [
+        ("case file", "evals/back\\slash.jsonl", "a backslash"),
+        (
+            "case file",
+            "evals/new\nline.jsonl",
+            "NUL and newline are not allowed",
+        ),
+        (
+            "case file",
+            "ev\ral/x.jsonl",
+            "NUL and newline are not allowed",
+        ),
+        (
+            "case file",
+            "evals/bell\u{7}.jsonl",
+            "a control character in a path",
+        ),
+        ("prompt", "prompts/back\\slash.txt", "a backslash"),
+        ("skill", "odd/tab\tname", "a control character in a path"),
+    ];
+    for (kind, path, _) in unpinnable {
+        match kind {
+            "skill" => repo.write(
+                &format!("{path}/SKILL.md"),
+                "---\nname: x\ndescription: d\n---\n",
+            ),
+            "prompt" => repo.write(path, "Answer.\n"),
+            _ => repo.write(path, ONE_CASE),
+        }
+    }
+    let run = repo.evalock(&["init", "--force"]);
+    run.assert_code(0)
+        .assert_contains("suite plain: evals/plain.jsonl");
+    for (kind, path, reason) in unpinnable {
+        let note = format!("note: skipped {kind} `{}`: {reason}", path.escape_debug());
+        run.assert_contains(&note);
+    }
+    assert_eq!(
+        run.stderr.matches("note: skipped").count(),
+        unpinnable.len()
+    );
+    let config = repo.read("evalock.toml");
+    for word in ["slash", "nline", "bell", "x.jsonl", "odd/", "[skills]"] {
+        assert!(!config.contains(word), "{word} in\n{config}");
+    }
+    assert!(
+        config.contains("prompt = \"prompts/plain.txt\""),
+        "{config}"
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}

@@ -28,6 +28,17 @@ pub struct InitOutcome {
     pub suites: BTreeMap<String, Vec<String>>,
     pub prompts: Vec<String>,
     pub skill_roots: Vec<String>,
+    /// Detected files left out of the config for their names, each with the reason.
+    pub skipped: Vec<SkippedPath>,
+}
+
+/// A case file, prompt or skill init found but left out of evalock.toml, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SkippedPath {
+    pub path: String,
+    /// `case file`, `prompt` or `skill`.
+    pub kind: &'static str,
+    pub reason: String,
 }
 
 pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
@@ -48,13 +59,16 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         })
         .cloned()
         .collect();
-    let suites = detect_case_files(&source, &files)?;
+    let mut skipped = Vec::new();
+    let suites = detect_case_files(&source, &files, &mut skipped)?;
     let prompts: Vec<String> = files
         .iter()
         .filter(|path| is_prompt(path))
+        .filter(|path| writable(path, "prompt", &mut skipped))
         .cloned()
         .collect();
-    let skill_roots = detect_skill_roots(&all_files);
+    let skill_roots = detect_skill_roots(&all_files, &mut skipped);
+    skipped.sort();
     let skill_permissions = declared_skill_permissions(&source, &skill_roots)?;
     let config_text = render(&suites, &prompts, &skill_roots, &skill_permissions);
     Config::parse(CONFIG_FILE, config_text.as_bytes())
@@ -65,12 +79,54 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         suites,
         prompts,
         skill_roots,
+        skipped,
     })
+}
+
+/// Whether `path` can go into evalock.toml; when not, it is recorded in `skipped` so the
+/// user learns which file is not guarded, instead of init failing on a name (exit 70) or
+/// writing a config that `lock` then refuses.
+fn writable(path: &str, kind: &'static str, skipped: &mut Vec<SkippedPath>) -> bool {
+    match unwritable_reason(path) {
+        None => true,
+        Some(reason) => {
+            skipped.push(SkippedPath {
+                path: path.to_owned(),
+                kind,
+                reason,
+            });
+            false
+        }
+    }
+}
+
+/// Why init leaves `path` out of evalock.toml, if it does. evalock refuses to pin a path
+/// holding a backslash (a separator on Windows, an escape in globs) or a newline (it would
+/// split the lock's lines); one holding another control character it could pin, but the
+/// character would reach terminals and review comments unescaped.
+fn unwritable_reason(path: &str) -> Option<String> {
+    if path.contains('\\') {
+        return Some("a backslash is not allowed in a path evalock pins (paths use `/`)".into());
+    }
+    if let Err(error) = crate::hash::validate_relative_path(path) {
+        return Some(match error {
+            Error::InvalidPath { reason, .. } => reason,
+            other => other.to_string(),
+        });
+    }
+    if path.chars().any(char::is_control) {
+        return Some(
+            "a control character in a path would reach terminals and review comments unescaped"
+                .into(),
+        );
+    }
+    None
 }
 
 fn detect_case_files(
     source: &dyn ContentSource,
     files: &[String],
+    skipped: &mut Vec<SkippedPath>,
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let mut suites: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for path in files {
@@ -90,6 +146,9 @@ fn detect_case_files(
         };
         let parsed = parse_case_file(path, &bytes);
         if parsed.cases.is_empty() || parsed.problems.iter().any(CaseProblem::is_malformed) {
+            continue;
+        }
+        if !writable(path, "case file", skipped) {
             continue;
         }
         suites
@@ -171,7 +230,7 @@ fn is_prompt(path: &str) -> bool {
 /// folders never searched for cases.
 const SKILL_FOLDERS_ALWAYS_SEARCHED: &[&str] = &[".claude", ".agents", "vendor"];
 
-fn detect_skill_roots(files: &[String]) -> Vec<String> {
+fn detect_skill_roots(files: &[String], skipped: &mut Vec<SkippedPath>) -> Vec<String> {
     let searched = |path: &&String| {
         !path.split('/').any(|part| {
             !SKILL_FOLDERS_ALWAYS_SEARCHED.contains(&part)
@@ -182,6 +241,7 @@ fn detect_skill_roots(files: &[String]) -> Vec<String> {
         .iter()
         .filter(searched)
         .filter_map(|path| path.strip_suffix("/SKILL.md"))
+        .filter(|skill_dir| writable(skill_dir, "skill", skipped))
         .map(|skill_dir| match skill_dir.rsplit_once('/') {
             Some((parent, _)) => format!("{}/*", literal_glob(parent)),
             None => literal_glob(skill_dir),
