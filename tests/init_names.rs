@@ -188,3 +188,40 @@ fn init_skips_files_whose_paths_cannot_be_pinned_and_says_which() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// Stems that differ only in characters a suite name cannot hold (`a b`, `a+b`, `a-b`)
+/// become suites of their own, not one suite whose case ids collide; files that share a
+/// stem in different folders still make one suite.
+#[test]
+fn init_keeps_apart_case_files_whose_stems_only_sanitize_alike() {
+    let repo = TestRepo::new();
+    for file in ["evals/a b.jsonl", "evals/a+b.jsonl", "evals/a-b.jsonl"] {
+        repo.write(file, ONE_CASE);
+    }
+    repo.write("evals/en/support.jsonl", ONE_CASE);
+    repo.write("evals/fr/support.jsonl", ONE_CASE.replace("\"a\"", "\"b\""));
+    repo.write("prompts/a b.txt", "Answer.\n");
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("suite a-b: evals/a-b.jsonl\n")
+        .assert_contains("suite a-b-2: evals/a b.jsonl\n")
+        .assert_contains("suite a-b-3: evals/a+b.jsonl\n")
+        .assert_contains("suite support: evals/en/support.jsonl, evals/fr/support.jsonl\n");
+    let config = repo.read("evalock.toml");
+    let suite = |name: &str| {
+        let start = config
+            .find(&format!("name = \"{name}\""))
+            .unwrap_or_else(|| panic!("suite {name} in\n{config}"));
+        config[start..]
+            .split("[[suite]]")
+            .next()
+            .unwrap_or_default()
+    };
+    assert!(
+        suite("a-b-2").contains("prompt = \"prompts/a b.txt\""),
+        "{config}"
+    );
+    assert!(!suite("a-b").contains("prompt = \""), "{config}");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::fs_util::write_atomic;
-use crate::model::config::MAX_NAME_CHARS;
+use crate::model::config::{is_valid_name, MAX_NAME_CHARS};
 use crate::model::{parse_case_file, CaseProblem, Config, CONFIG_FILE};
 use crate::source::{ContentSource, WorktreeSource};
 use std::collections::BTreeMap;
@@ -152,18 +152,22 @@ fn detect_case_files(
             continue;
         }
         suites
-            .entry(suite_stem(path))
+            .entry(file_stem(path).to_owned())
             .or_default()
             .push(path.clone());
     }
     Ok(name_suites(suites))
 }
 
-/// What files of one suite share: the file name up to its first `.`, in the characters a
-/// suite name may hold (`support` for `evals/support.v2.jsonl`). Only ASCII remains.
-fn suite_stem(path: &str) -> String {
+/// What the files of one suite, and its prompt, share: the file name up to its first `.`
+/// (`support` for `evals/support.v2.jsonl`).
+fn file_stem(path: &str) -> &str {
     let file_name = path.rsplit('/').next().unwrap_or(path);
-    let stem = file_name.split('.').next().unwrap_or(file_name);
+    file_name.split('.').next().unwrap_or(file_name)
+}
+
+/// `stem` in the characters a suite name may hold: only ASCII remains.
+fn sanitized_name(stem: &str) -> String {
     let name: String = stem
         .chars()
         .map(|c| {
@@ -181,18 +185,20 @@ fn suite_stem(path: &str) -> String {
     }
 }
 
-/// Suite names from stems. A name is at most 64 characters (it is a lock key), so a longer
-/// stem is cut; a cut that equals another suite's name is numbered (`…-2`), never merged
-/// into that suite, whose case ids it could collide with.
+/// Suite names from stems. A name is a lock key of at most 64 letters, digits, `-` and `_`:
+/// a stem that is one already keeps it; another is sanitized (`a b` -> `a-b`) and cut, and
+/// numbered (`…-2`) when that meets another suite's name. Files of different stems never
+/// merge into one suite, whose case ids they could collide with.
 fn name_suites(by_stem: BTreeMap<String, Vec<String>>) -> BTreeMap<String, Vec<String>> {
-    let (fitting, too_long): (BTreeMap<_, _>, BTreeMap<_, _>) = by_stem
+    let (valid, to_derive): (BTreeMap<_, _>, BTreeMap<_, _>) = by_stem
         .into_iter()
-        .partition(|(stem, _)| stem.len() <= MAX_NAME_CHARS);
-    let mut named = fitting;
-    for (stem, files) in too_long {
+        .partition(|(stem, _)| is_valid_name(stem));
+    let mut named = valid;
+    for (stem, files) in to_derive {
+        let base = sanitized_name(&stem);
         let mut number = 1;
         let name = loop {
-            let candidate = shortened_name(&stem, number);
+            let candidate = shortened_name(&base, number);
             if !named.contains_key(&candidate) {
                 break candidate;
             }
@@ -318,14 +324,11 @@ fn render(
     for (name, files) in suites {
         let case_globs: Vec<String> = files.iter().map(|file| literal_glob(file)).collect();
         let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON or YAML); globs work (`[*]` is a literal `*`).\ncases = {}\n", crate::model::lock::toml_string(name), toml_list(&case_globs));
-        // Matched by stem, not by name: a long stem's suite name is cut.
-        let stem = suite_stem(&files[0]);
+        // Matched by stem, not by name: a derived name is sanitized, cut or numbered.
+        let stem = file_stem(&files[0]);
         let matching: Vec<String> = prompts
             .iter()
-            .filter(|prompt| {
-                let file_name = prompt.rsplit('/').next().unwrap_or(prompt);
-                file_name.split('.').next() == Some(stem.as_str())
-            })
+            .filter(|prompt| file_stem(prompt) == stem)
             .cloned()
             .collect();
         match matching.as_slice() {
