@@ -585,6 +585,51 @@ fn marketplaces_name_skills_and_remote_plugins_are_unpinned() {
     }
 }
 
+/// A root that finds no skill guards nothing: it is refused as a case glob that matches no
+/// file is, and `skills audit` names it rather than asking for `[skills] roots`.
+#[test]
+fn a_skills_root_that_matches_no_skill_is_refused_and_named() {
+    let repo = project();
+    repo.write(
+        "team[1]/deploy/SKILL.md",
+        skill_md("deploy", OK_FRONT, "# Deploy\n"),
+    );
+    let with_root = |root: &str| {
+        CONFIG.replace(
+            "roots = [\"skills/*\"]",
+            &format!("roots = [\"skills/*\", \"{root}\"]"),
+        )
+    };
+    // Unescaped, `[1]` is a class that matches `team1`: the skill is not found.
+    repo.write("evalock.toml", with_root("team[1]/*"));
+    repo.evalock(&["lock"]);
+    let found = only(&check(&repo, &[]), "EL201");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].2, "evalock.toml:1", "{found:#?}");
+    assert_says(
+        &found,
+        0,
+        "skills root `team[1]/*` matches no folder holding a SKILL.md",
+    );
+    // Quiet once the glob matches the folder.
+    repo.write("evalock.toml", with_root("team[[]1[]]/*"));
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(check(&repo, &[]).is_empty());
+    assert!(repo.read("evalock.lock").contains("team[1]/deploy"));
+
+    // With no skill found at all, the audit names the root that is set.
+    repo.write(
+        "evalock.toml",
+        CONFIG.replace("roots = [\"skills/*\"]", "roots = [\"team[1]/*\"]"),
+    );
+    repo.evalock(&["skills", "audit"])
+        .assert_code(64)
+        .assert_contains(
+            "no skills to audit: skills root `team[1]/*` matches no folder holding a SKILL.md",
+        )
+        .assert_not_contains("add `[skills] roots`");
+}
+
 #[test]
 fn skills_config_errors_exit_65_with_their_line() {
     let repo = project();

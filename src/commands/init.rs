@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::fs_util::write_atomic;
+use crate::model::config::{is_valid_name, MAX_NAME_CHARS};
 use crate::model::{parse_case_file, CaseProblem, Config, CONFIG_FILE};
 use crate::source::{ContentSource, WorktreeSource};
 use std::collections::BTreeMap;
@@ -27,6 +28,17 @@ pub struct InitOutcome {
     pub suites: BTreeMap<String, Vec<String>>,
     pub prompts: Vec<String>,
     pub skill_roots: Vec<String>,
+    /// Detected files left out of the config for their names, each with the reason.
+    pub skipped: Vec<SkippedPath>,
+}
+
+/// A case file, prompt or skill init found but left out of evalock.toml, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SkippedPath {
+    pub path: String,
+    /// `case file`, `prompt` or `skill`.
+    pub kind: &'static str,
+    pub reason: String,
 }
 
 pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
@@ -47,13 +59,16 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         })
         .cloned()
         .collect();
-    let suites = detect_case_files(&source, &files)?;
+    let mut skipped = Vec::new();
+    let suites = detect_case_files(&source, &files, &mut skipped)?;
     let prompts: Vec<String> = files
         .iter()
         .filter(|path| is_prompt(path))
+        .filter(|path| writable(path, "prompt", &mut skipped))
         .cloned()
         .collect();
-    let skill_roots = detect_skill_roots(&all_files);
+    let skill_roots = detect_skill_roots(&all_files, &mut skipped);
+    skipped.sort();
     let skill_permissions = declared_skill_permissions(&source, &skill_roots)?;
     let config_text = render(&suites, &prompts, &skill_roots, &skill_permissions);
     Config::parse(CONFIG_FILE, config_text.as_bytes())
@@ -64,12 +79,54 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         suites,
         prompts,
         skill_roots,
+        skipped,
     })
+}
+
+/// Whether `path` can go into evalock.toml; when not, it is recorded in `skipped` so the
+/// user learns which file is not guarded, instead of init failing on a name (exit 70) or
+/// writing a config that `lock` then refuses.
+fn writable(path: &str, kind: &'static str, skipped: &mut Vec<SkippedPath>) -> bool {
+    match unwritable_reason(path) {
+        None => true,
+        Some(reason) => {
+            skipped.push(SkippedPath {
+                path: path.to_owned(),
+                kind,
+                reason,
+            });
+            false
+        }
+    }
+}
+
+/// Why init leaves `path` out of evalock.toml, if it does. evalock refuses to pin a path
+/// holding a backslash (a separator on Windows, an escape in globs) or a newline (it would
+/// split the lock's lines); one holding another control character it could pin, but the
+/// character would reach terminals and review comments unescaped.
+fn unwritable_reason(path: &str) -> Option<String> {
+    if path.contains('\\') {
+        return Some("a backslash is not allowed in a path evalock pins (paths use `/`)".into());
+    }
+    if let Err(error) = crate::hash::validate_relative_path(path) {
+        return Some(match error {
+            Error::InvalidPath { reason, .. } => reason,
+            other => other.to_string(),
+        });
+    }
+    if path.chars().any(char::is_control) {
+        return Some(
+            "a control character in a path would reach terminals and review comments unescaped"
+                .into(),
+        );
+    }
+    None
 }
 
 fn detect_case_files(
     source: &dyn ContentSource,
     files: &[String],
+    skipped: &mut Vec<SkippedPath>,
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let mut suites: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for path in files {
@@ -91,26 +148,76 @@ fn detect_case_files(
         if parsed.cases.is_empty() || parsed.problems.iter().any(CaseProblem::is_malformed) {
             continue;
         }
-        let stem = path.rsplit('/').next().unwrap_or(path);
-        let stem = stem.split('.').next().unwrap_or(stem);
-        let name: String = stem
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        let name = if name.is_empty() {
-            "cases".to_owned()
-        } else {
-            name
-        };
-        suites.entry(name).or_default().push(path.clone());
+        if !writable(path, "case file", skipped) {
+            continue;
+        }
+        suites
+            .entry(file_stem(path).to_owned())
+            .or_default()
+            .push(path.clone());
     }
-    Ok(suites)
+    Ok(name_suites(suites))
+}
+
+/// What the files of one suite, and its prompt, share: the file name up to its first `.`
+/// (`support` for `evals/support.v2.jsonl`).
+fn file_stem(path: &str) -> &str {
+    let file_name = path.rsplit('/').next().unwrap_or(path);
+    file_name.split('.').next().unwrap_or(file_name)
+}
+
+/// `stem` in the characters a suite name may hold: only ASCII remains.
+fn sanitized_name(stem: &str) -> String {
+    let name: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if name.is_empty() {
+        "cases".to_owned()
+    } else {
+        name
+    }
+}
+
+/// Suite names from stems. A name is a lock key of at most 64 letters, digits, `-` and `_`:
+/// a stem that is one already keeps it; another is sanitized (`a b` -> `a-b`) and cut, and
+/// numbered (`…-2`) when that meets another suite's name. Files of different stems never
+/// merge into one suite, whose case ids they could collide with.
+fn name_suites(by_stem: BTreeMap<String, Vec<String>>) -> BTreeMap<String, Vec<String>> {
+    let (valid, to_derive): (BTreeMap<_, _>, BTreeMap<_, _>) = by_stem
+        .into_iter()
+        .partition(|(stem, _)| is_valid_name(stem));
+    let mut named = valid;
+    for (stem, files) in to_derive {
+        let base = sanitized_name(&stem);
+        let mut number = 1;
+        let name = loop {
+            let candidate = shortened_name(&base, number);
+            if !named.contains_key(&candidate) {
+                break candidate;
+            }
+            number += 1;
+        };
+        named.insert(name, files);
+    }
+    named
+}
+
+/// `stem` cut to a suite name's length, ending in `-{number}` from the second on.
+fn shortened_name(stem: &str, number: usize) -> String {
+    let suffix = if number == 1 {
+        String::new()
+    } else {
+        format!("-{number}")
+    };
+    let kept: String = stem.chars().take(MAX_NAME_CHARS - suffix.len()).collect();
+    format!("{kept}{suffix}")
 }
 
 fn is_prompt(path: &str) -> bool {
@@ -129,7 +236,7 @@ fn is_prompt(path: &str) -> bool {
 /// folders never searched for cases.
 const SKILL_FOLDERS_ALWAYS_SEARCHED: &[&str] = &[".claude", ".agents", "vendor"];
 
-fn detect_skill_roots(files: &[String]) -> Vec<String> {
+fn detect_skill_roots(files: &[String], skipped: &mut Vec<SkippedPath>) -> Vec<String> {
     let searched = |path: &&String| {
         !path.split('/').any(|part| {
             !SKILL_FOLDERS_ALWAYS_SEARCHED.contains(&part)
@@ -140,9 +247,10 @@ fn detect_skill_roots(files: &[String]) -> Vec<String> {
         .iter()
         .filter(searched)
         .filter_map(|path| path.strip_suffix("/SKILL.md"))
+        .filter(|skill_dir| writable(skill_dir, "skill", skipped))
         .map(|skill_dir| match skill_dir.rsplit_once('/') {
-            Some((parent, _)) => format!("{parent}/*"),
-            None => skill_dir.to_owned(),
+            Some((parent, _)) => format!("{}/*", literal_glob(parent)),
+            None => literal_glob(skill_dir),
         })
         .collect();
     roots.sort();
@@ -167,6 +275,13 @@ fn declared_skill_permissions(source: &dyn ContentSource, roots: &[String]) -> R
         .flat_map(|skill| skill.declared_permissions())
         .collect();
     Ok(declared.into_iter().collect())
+}
+
+/// A glob that matches `path` and nothing else. globset reads `*`, `?`, `[`, `]`, `{` and
+/// `}` as wildcards, so a folder named `team[1]` written as is would match `team1`
+/// instead: the skill or case file init found would go unguarded.
+fn literal_glob(path: &str) -> String {
+    globset::escape(path)
 }
 
 fn toml_list(items: &[String]) -> String {
@@ -207,13 +322,13 @@ fn render(
         );
     }
     for (name, files) in suites {
-        let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON or YAML); globs work.\ncases = {}\n", crate::model::lock::toml_string(name), toml_list(files));
+        let case_globs: Vec<String> = files.iter().map(|file| literal_glob(file)).collect();
+        let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON or YAML); globs work (`[*]` is a literal `*`).\ncases = {}\n", crate::model::lock::toml_string(name), toml_list(&case_globs));
+        // Matched by stem, not by name: a derived name is sanitized, cut or numbered.
+        let stem = file_stem(&files[0]);
         let matching: Vec<String> = prompts
             .iter()
-            .filter(|prompt| {
-                let stem = prompt.rsplit('/').next().unwrap_or(prompt);
-                stem.split('.').next() == Some(name.as_str())
-            })
+            .filter(|prompt| file_stem(prompt) == stem)
             .cloned()
             .collect();
         match matching.as_slice() {
@@ -246,7 +361,7 @@ fn render(
     if !skill_roots.is_empty() {
         let _ = write!(
             out,
-            "\n[skills]\n# Folders holding a SKILL.md.\nroots = {}\n# Permissions and tools a skill may declare (`*` is a wildcard). These are what your\n# skills declare today: remove what no skill should have, then run `evalock lock`.\nallowed_permissions = {}\n",
+            "\n[skills]\n# Folders holding a SKILL.md; globs work (`[*]` is a literal `*`).\nroots = {}\n# Permissions and tools a skill may declare (`*` is a wildcard). These are what your\n# skills declare today: remove what no skill should have, then run `evalock lock`.\nallowed_permissions = {}\n",
             toml_list(skill_roots),
             toml_list(skill_permissions)
         );

@@ -116,9 +116,7 @@ pub fn audit(project_root: &Path, dirs: &[PathBuf]) -> Result<AuditOutcome> {
     };
     if dirs.is_empty() {
         if configured.skills.is_empty() {
-            return Err(Error::Usage(format!(
-                "no skills to audit: pass a skill folder (`evalock skills audit path/to/skill`) or add `[skills] roots` to {CONFIG_FILE}"
-            )));
+            return Err(nothing_to_audit(&skills_config, &configured));
         }
         let targets: Vec<String> = configured
             .skills
@@ -197,6 +195,31 @@ pub fn audit(project_root: &Path, dirs: &[PathBuf]) -> Result<AuditOutcome> {
     );
     result.skills.splice(0..0, audited.skills);
     Ok(result)
+}
+
+/// `skills audit` with no folder named and no skill configured. When `[skills]` does name
+/// roots or marketplaces, saying "add `[skills] roots`" would send the reader to a
+/// setting that is already there: name what each finds instead.
+fn nothing_to_audit(config: &SkillsConfig, configured: &SkillSet) -> Error {
+    let pass_a_folder = "pass a skill folder (`evalock skills audit path/to/skill`)";
+    if config.roots.is_empty() && config.marketplaces.is_empty() {
+        return Error::Usage(format!(
+            "no skills to audit: {pass_a_folder} or add `[skills] roots` to {CONFIG_FILE}"
+        ));
+    }
+    let why = if configured.problems.is_empty() {
+        format!("`[skills]` in {CONFIG_FILE} finds no folder holding a SKILL.md")
+    } else {
+        let messages: Vec<&str> = configured
+            .problems
+            .iter()
+            .map(|problem| problem.message.as_str())
+            .collect();
+        messages.join("; ")
+    };
+    Error::Usage(format!(
+        "no skills to audit: {why}; fix `[skills]` in {CONFIG_FILE}, or {pass_a_folder}"
+    ))
 }
 
 fn no_skill(dir: &Path) -> Error {

@@ -545,10 +545,13 @@ fn table_line(text: &str, header: &str) -> usize {
         .map_or(1, |index| index + 1)
 }
 
+/// The longest suite or grader name, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
 /// Names that are safe as lock keys and file names.
 pub fn is_valid_name(name: &str) -> bool {
     !name.is_empty()
-        && name.len() <= 64
+        && name.len() <= MAX_NAME_CHARS
         && name
             .bytes()
             .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))

@@ -78,6 +78,9 @@ pub fn discover(
     let mut listings = Vec::new();
     for root in roots {
         let (skills, links, listed) = skills_and_symlinks_under_glob(source, root)?;
+        if skills.is_empty() && links.is_empty() {
+            problems.push(root_matches_nothing(root));
+        }
         found.extend(skills);
         listings.extend(listed);
         for link in links {
@@ -111,6 +114,19 @@ pub fn discover(
         problems,
         listings,
     })
+}
+
+/// A root that finds no skill guards nothing, and says nothing about it: a typo, a moved
+/// folder or an unescaped `[` in a folder name would leave skills unpinned while
+/// `check` passes. Reported as a case glob that matches no file is (EL105).
+fn root_matches_nothing(root: &str) -> DiscoveryProblem {
+    DiscoveryProblem {
+        file: crate::model::CONFIG_FILE.into(),
+        line: 1,
+        message: format!("skills root `{root}` matches no folder holding a {SKILL_FILE}: nothing there is pinned or audited"),
+        remote: false,
+        help: Some("fix the glob in `[skills] roots` in evalock.toml (write a `*`, `?`, `[`, `]`, `{` or `}` in a folder name in brackets: `team[[]1[]]/*` for `team[1]`), or remove it; then run `evalock lock`"),
+    }
 }
 
 /// Folders matching `root` that hold a SKILL.md.

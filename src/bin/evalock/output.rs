@@ -161,6 +161,14 @@ impl Printer {
         for root in &outcome.skill_roots {
             outln!("  skills: {root}");
         }
+        for skipped in &outcome.skipped {
+            errln!(
+                "note: skipped {} `{}`: {}; rename it, then run `evalock init --force` to include it",
+                skipped.kind,
+                skipped.path.escape_debug(),
+                skipped.reason
+            );
+        }
         outln!("next: review evalock.toml, then run `evalock lock` and commit both files");
     }
 
