@@ -87,7 +87,7 @@ rule_table! {
         "the base revision's evalock.toml, lock or baselines cannot be read, so nothing was compared with it (in-place edits, removed cases, grown permissions and re-recorded baselines go unchecked against it)",
         "repair the file on the base branch; this change is judged on its own meanwhile, so review it for what the comparison would have caught"),
     SkillTampered => ("EL201", "skill-tampered", Refuse,
-        "a skill file changed (bytes or mode), is missing or unlisted compared with the lock or skill.json, or cannot be pinned",
+        "a skill file changed (bytes or mode), is missing or unlisted compared with the lock or skill.json, or cannot be pinned; or a configured skills root or marketplace finds no skill",
         "review the skill change, then run `evalock lock` to pin it"),
     SkillProvenance => ("EL202", "skill-provenance", Refuse,
         "a vendored or registry skill lacks a source repository and a real 40-hex commit",
