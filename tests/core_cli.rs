@@ -930,7 +930,8 @@ fn a_lock_whose_suite_summaries_disagree_with_its_entries_is_refused() {
 }
 
 /// In a conflicted merge the index holds only git's stages 1 to 3 of a file: `--staged`
-/// names the conflict (exit 65) instead of judging the file as deleted.
+/// names the conflict (exit 64, as for any read of it) instead of judging the file as
+/// deleted.
 #[test]
 fn staged_check_in_a_conflicted_merge_names_the_conflict() {
     let repo = locked_demo();
@@ -946,8 +947,8 @@ fn staged_check_in_a_conflicted_merge_names_the_conflict() {
     let merge = repo.git_run(&["merge", "-q", "feature"]);
     assert_ne!(merge.code, 0, "the merge must conflict");
     repo.evalock(&["check", "--staged"])
-        .assert_code(65)
-        .assert_contains("evals/support.jsonl: unresolved merge conflict in the index")
+        .assert_code(64)
+        .assert_contains("evals/support.jsonl has unresolved merge conflicts in the index")
         .assert_not_contains("retired");
     // Resolved and added, it is judged as usual.
     repo.git(&["checkout", "--theirs", "--", "evals/support.jsonl"]);
@@ -955,5 +956,5 @@ fn staged_check_in_a_conflicted_merge_names_the_conflict() {
     repo.evalock(&["check", "--staged"])
         .assert_code(2)
         .assert_contains("EL101 case-unlocked")
-        .assert_not_contains("merge conflict");
+        .assert_not_contains("merge conflicts");
 }

@@ -384,6 +384,12 @@ impl ContentSource for GitSnapshot {
 
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
         let prefix = directory_prefix(dir);
+        // A conflicted file has no single staged version: a listing without it would read
+        // as if it had been deleted (globs matching nothing, cases to retire).
+        let unmerged = self.unmerged.range(prefix.clone()..).next();
+        if let Some(path) = unmerged.filter(|path| path.starts_with(&prefix)) {
+            return Err(self.unmerged_error(path));
+        }
         Ok(self
             .entries
             .range(prefix.clone()..)

@@ -36,42 +36,6 @@ pub enum StagedChanges {
     Unknown,
 }
 
-/// An index in the middle of a conflicted merge holds no single staged version of the
-/// conflicted files (only git's stages 1 to 3), and git commits nothing until they are
-/// resolved. Judged as they are, those files would read as deleted: refused with their
-/// names instead (exit 65).
-fn refuse_unmerged_entries(index: &gix::index::File, prefix: &str) -> Result<()> {
-    let in_project = |path: &BStr| {
-        prefix.is_empty()
-            || path
-                .strip_prefix(prefix.as_bytes())
-                .is_some_and(|rest| rest.first() == Some(&b'/'))
-    };
-    let unmerged: BTreeSet<String> = index
-        .entries()
-        .iter()
-        .filter(|entry| entry.stage() != Stage::Unconflicted)
-        .map(|entry| entry.path(index))
-        .filter(|path| in_project(path))
-        .map(|path| {
-            let path = path.to_str_lossy();
-            let relative = path.get(prefix.len() + 1..).filter(|_| !prefix.is_empty());
-            relative.unwrap_or(&path).to_owned()
-        })
-        .collect();
-    let Some(first) = unmerged.first() else {
-        return Ok(());
-    };
-    let more = match unmerged.len() {
-        1 => String::new(),
-        count => format!(" (and {} more)", count - 1),
-    };
-    Err(Error::malformed(
-        first.clone(),
-        format!("unresolved merge conflict in the index{more}: git has no single staged version of it; resolve the conflict, `git add` the file, then check again"),
-    ))
-}
-
 impl StagedIndex {
     pub(super) fn open(git: &GitRepo) -> Result<StagedIndex> {
         let repo = git.local();
@@ -90,7 +54,6 @@ impl StagedIndex {
                     index_path.display()
                 ))
             })?;
-        refuse_unmerged_entries(&index, &git.prefix)?;
         Ok(StagedIndex {
             repo: git.repo.clone(),
             index,
