@@ -146,7 +146,11 @@ fn strict_problem(text: &str, error: &serde_json::Error) -> (u32, u32, String) {
             format!("duplicate key `{key}`: a baseline holds one entry per case and each key once");
         return (line, column, message);
     }
-    (position_u32(error.line()), position_u32(error.column()), message)
+    (
+        position_u32(error.line()),
+        position_u32(error.column()),
+        message,
+    )
 }
 
 /// A suite's baseline file as found in one snapshot.

@@ -1,9 +1,9 @@
 //! A JSON value that refuses what `case-v1` cannot hash honestly: duplicate keys and
 //! non-finite numbers. Works with any serde format (JSON, YAML).
 
+use crate::text::LineIndex;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
-use crate::text::LineIndex;
 use std::fmt;
 
 /// Deserializes into a [`serde_json::Value`], rejecting duplicate keys and NaN/Infinity.
@@ -176,7 +176,10 @@ mod tests {
         let last = "[\n  {\n    \"a\": 1,\n    \"a\": [\n      2\n    ]\n  }\n]\n";
         assert_eq!(duplicate_at(last), Some((4, 5)));
         // Not the last: the second key, not the end of its value.
-        assert_eq!(duplicate_at(r#"{"id": "b", "id": "c", "x": 1}"#), Some((1, 13)));
+        assert_eq!(
+            duplicate_at(r#"{"id": "b", "id": "c", "x": 1}"#),
+            Some((1, 13))
+        );
         // Its value holds the same key again: still the outer key.
         assert_eq!(duplicate_at(r#"{"a": 1, "a": {"a": 2}}"#), Some((1, 10)));
         // Escaped quotes and backslashes inside the key, and a key spelled with \u.
