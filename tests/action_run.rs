@@ -355,3 +355,111 @@ fn bad_inputs_stop_before_anything_runs() {
         job.log
     );
 }
+
+/// The demo on `main` with a lock that does not parse; branch `pr` (checked out) repairs
+/// it. `check --base` cannot read the base (exit 65, no report) while `run` succeeds.
+fn pull_request_over_a_broken_base() -> TestRepo {
+    let repo = TestRepo::new();
+    common::copy_tree(&common::fixture("demo"), repo.path());
+    let lock = repo.read("evalock.lock");
+    repo.write("evalock.lock", format!("{lock}x"));
+    repo.commit_all("a lock that does not parse");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.write("evalock.lock", lock);
+    repo.commit_all("repair the lock");
+    repo
+}
+
+#[test]
+fn a_check_that_ends_in_an_error_blocks_even_when_the_run_passes() {
+    let repo = pull_request_over_a_broken_base();
+    let job = run_action(&repo, &[("suites", "all"), ("comment-mode", "review")]);
+    assert_eq!(job.code, 65, "{}", job.log);
+    assert_eq!(job.outputs["exit-code"], "65");
+    assert_eq!(
+        job.outputs["verdict"], "BLOCK",
+        "the gate fails, so the verdict cannot read PASS or WARN\n{}",
+        job.log
+    );
+    assert!(
+        job.summary.starts_with("## ❌ evalock: BLOCK"),
+        "{}",
+        job.summary
+    );
+    assert!(
+        job.summary.contains("**exit code:** 65"),
+        "the summary shows the gate's code\n{}",
+        job.summary
+    );
+    assert!(
+        job.summary
+            .contains("`evalock check` ended with exit code 65")
+            && job.summary.contains("key with no value"),
+        "the summary says which command failed and its error\n{}",
+        job.summary
+    );
+    assert!(
+        !job.summary.contains("**exit code:** 0"),
+        "the run's report alone is not the verdict\n{}",
+        job.summary
+    );
+    assert!(
+        !job.log.contains("not posted ("),
+        "no review is posted for a report the gate disowns\n{}",
+        job.log
+    );
+    assert_eq!(job.outputs["results"], "");
+    assert!(
+        Path::new(&job.outputs["run-results"]).is_file(),
+        "the run's own results are kept\n{}",
+        job.log
+    );
+}
+
+#[test]
+fn a_run_that_ends_in_an_error_blocks_even_when_the_check_passes() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.write("notes.txt", "unrelated change\n");
+    repo.commit_all("unrelated");
+    let job = run_action(
+        &repo,
+        &[("suites", "no-such-suite"), ("comment-mode", "review")],
+    );
+    assert_eq!(job.code, 64, "{}", job.log);
+    assert_eq!(job.outputs["exit-code"], "64");
+    assert_eq!(job.outputs["verdict"], "BLOCK", "{}", job.log);
+    assert!(
+        job.summary
+            .contains("`evalock run` ended with exit code 64")
+            && job.summary.contains("no-such-suite"),
+        "{}",
+        job.summary
+    );
+    assert!(
+        !job.summary.contains("evalock check: PASS"),
+        "{}",
+        job.summary
+    );
+    assert!(!job.log.contains("not posted ("), "{}", job.log);
+}
+
+#[test]
+fn a_clean_pull_request_with_suites_passes_without_errors() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.write("notes.txt", "unrelated change\n");
+    repo.commit_all("unrelated");
+    let job = run_action(&repo, &[("suites", "all"), ("comment-mode", "off")]);
+    assert_eq!(job.code, 0, "{}", job.log);
+    assert_eq!(job.outputs["exit-code"], "0");
+    assert_ne!(job.outputs["verdict"], "BLOCK", "{}", job.log);
+    assert!(job.summary.contains("**exit code:** 0"), "{}", job.summary);
+    assert!(
+        !job.summary.contains("ended with exit code"),
+        "{}",
+        job.summary
+    );
+    assert!(Path::new(&job.outputs["results"]).is_file());
+    assert!(!job.log.contains("::error"), "{}", job.log);
+}
