@@ -243,6 +243,15 @@ fn pull_request_with_edited_case(project_dir: &str) -> TestRepo {
     repo
 }
 
+/// A clean pull request on the demo (11 `support` cases, 3 `escalation` cases).
+fn clean_pull_request() -> TestRepo {
+    let repo = TestRepo::with_fixture("demo");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.write("notes.txt", "unrelated change\n");
+    repo.commit_all("unrelated");
+    repo
+}
+
 fn run_action(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
     let temp = tempfile::tempdir().expect("runner temp");
     let mut job = Runner::new(repo, temp.path(), inputs).run();
@@ -306,10 +315,7 @@ fn posting_failures_never_change_the_gate() {
 
 #[test]
 fn a_clean_pull_request_passes() {
-    let repo = TestRepo::with_fixture("demo");
-    repo.git(&["checkout", "-q", "-b", "pr"]);
-    repo.write("notes.txt", "unrelated change\n");
-    repo.commit_all("unrelated");
+    let repo = clean_pull_request();
     let job = run_action(&repo, &[("comment-mode", "off")]);
     assert_eq!(job.code, 0, "{}", job.log);
     assert_eq!(job.outputs["verdict"], "PASS");
@@ -418,10 +424,7 @@ fn a_check_that_ends_in_an_error_blocks_even_when_the_run_passes() {
 
 #[test]
 fn a_run_that_ends_in_an_error_blocks_even_when_the_check_passes() {
-    let repo = TestRepo::with_fixture("demo");
-    repo.git(&["checkout", "-q", "-b", "pr"]);
-    repo.write("notes.txt", "unrelated change\n");
-    repo.commit_all("unrelated");
+    let repo = clean_pull_request();
     let job = run_action(
         &repo,
         &[("suites", "no-such-suite"), ("comment-mode", "review")],
@@ -446,10 +449,7 @@ fn a_run_that_ends_in_an_error_blocks_even_when_the_check_passes() {
 
 #[test]
 fn a_clean_pull_request_with_suites_passes_without_errors() {
-    let repo = TestRepo::with_fixture("demo");
-    repo.git(&["checkout", "-q", "-b", "pr"]);
-    repo.write("notes.txt", "unrelated change\n");
-    repo.commit_all("unrelated");
+    let repo = clean_pull_request();
     let job = run_action(&repo, &[("suites", "all"), ("comment-mode", "off")]);
     assert_eq!(job.code, 0, "{}", job.log);
     assert_eq!(job.outputs["exit-code"], "0");
@@ -462,4 +462,29 @@ fn a_clean_pull_request_with_suites_passes_without_errors() {
     );
     assert!(Path::new(&job.outputs["results"]).is_file());
     assert!(!job.log.contains("::error"), "{}", job.log);
+}
+
+#[test]
+fn suites_split_on_spaces_commas_and_newlines_and_all_means_every_suite() {
+    let repo = clean_pull_request();
+    // `suites: |` in YAML ends the value with a newline.
+    for suites in ["all\n", "all, support", "support,\nescalation\n"] {
+        let job = run_action(&repo, &[("suites", suites), ("comment-mode", "off")]);
+        assert_eq!(job.code, 0, "suites {suites:?}\n{}", job.log);
+        assert!(
+            job.log.contains("14 cases: 14 PASS"),
+            "suites {suites:?} runs every suite\n{}",
+            job.log
+        );
+    }
+    let job = run_action(&repo, &[("suites", " support\n"), ("comment-mode", "off")]);
+    assert_eq!(job.code, 0, "{}", job.log);
+    assert!(job.log.contains("11 cases: 11 PASS"), "{}", job.log);
+    let job = run_action(&repo, &[("suites", "\n"), ("comment-mode", "off")]);
+    assert_eq!(job.code, 0, "{}", job.log);
+    assert_eq!(
+        job.outputs["run-results"], "",
+        "no names: only checks\n{}",
+        job.log
+    );
 }
