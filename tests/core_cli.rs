@@ -747,6 +747,31 @@ fn a_failed_check_leaves_no_stale_report_and_bad_paths_are_not_internal_errors()
         .assert_code(64);
 }
 
+/// A prompt path that holds a directory cannot be used as a file (exit 65, named as a
+/// directory), as the lock in the same place; a prompt that is simply gone stays a
+/// refusal (EL107, exit 2) that `evalock lock` or a restore fixes.
+#[test]
+fn a_directory_where_a_prompt_goes_is_named_as_one() {
+    let repo = locked_demo();
+    let prompt = repo.read("prompts/support.txt");
+    repo.remove("prompts/support.txt");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("EL107")
+        .assert_contains("prompts/support.txt of suite `support` is missing");
+    std::fs::create_dir(repo.join("prompts/support.txt")).expect("mkdir");
+    for command in [&["check"][..], &["lock"], &["run", "--suite", "support"]] {
+        repo.evalock(command)
+            .assert_code(65)
+            .assert_contains("prompts/support.txt is a directory")
+            .assert_contains("prompt of suite `support`")
+            .assert_not_contains("missing");
+    }
+    std::fs::remove_dir(repo.join("prompts/support.txt")).expect("rmdir");
+    repo.write("prompts/support.txt", prompt);
+    repo.evalock(&["check"]).assert_code(0);
+}
+
 #[test]
 fn git_options_outside_a_repository_are_usage_errors_and_a_plain_check_needs_no_git() {
     let repo = TestRepo::with_fixture("demo");
