@@ -375,6 +375,28 @@ fn duplicate_ids_and_malformed_cases_point_at_the_line() {
     assert_eq!(repo.read_bytes("evalock.lock"), before);
 }
 
+/// A case glob that matches no file is reported on the line of evalock.toml that writes
+/// it, like every other finding about the config.
+#[test]
+fn a_glob_that_matches_no_case_file_points_at_its_line() {
+    let repo = locked_demo();
+    repo.remove("evals/escalation.yaml");
+    let line = line_of(&repo, "evalock.toml", "cases = [\"evals/*.yaml\"]");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(&format!(
+            "evalock.toml:{line}: EL105 malformed-case (refuse): suite `escalation`: no case file matches `evals/*.yaml`"
+        ));
+    let json = repo.evalock(&["check", "--format", "json"]);
+    assert!(
+        json.stdout.contains(&format!(
+            "\"path\": \"evalock.toml\",\n        \"line\": {line},"
+        )),
+        "{}",
+        json.stdout
+    );
+}
+
 /// A case file larger than the 8 MiB blocks the working tree is read in: findings past
 /// the first block point at the same lines as a check of the index, which reads the file
 /// whole.

@@ -9,7 +9,7 @@ use super::cases::{
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{GraderLock, Lock, SuiteLock, LOCK_FILE};
-use super::suite::{suite_digest, CaseIndex, PromptFile, SuiteModel};
+use super::suite::{suite_digest, CaseIndex, PromptFile, SuiteModel, UnmatchedGlob};
 use crate::error::{Error, Result};
 use crate::finding::Subject;
 use crate::hash::{bytes_digest, Digest, EntryKind};
@@ -469,10 +469,13 @@ fn load_suite(
 ) -> Result<SuiteModel> {
     let mut case_files = Vec::new();
     let mut unmatched_globs = Vec::new();
-    for pattern in &suite.cases {
+    for (pattern, line) in suite.case_globs() {
         let matched = glob_files(source, std::slice::from_ref(pattern))?;
         if matched.is_empty() {
-            unmatched_globs.push(pattern.clone());
+            unmatched_globs.push(UnmatchedGlob {
+                pattern: pattern.clone(),
+                line,
+            });
         }
         case_files.extend(matched.into_iter().map(|file| file.path));
     }
