@@ -243,6 +243,15 @@ fn pull_request_with_edited_case(project_dir: &str) -> TestRepo {
     repo
 }
 
+/// A clean pull request on the demo (11 `support` cases, 3 `escalation` cases).
+fn clean_pull_request() -> TestRepo {
+    let repo = TestRepo::with_fixture("demo");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.write("notes.txt", "unrelated change\n");
+    repo.commit_all("unrelated");
+    repo
+}
+
 fn run_action(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
     let temp = tempfile::tempdir().expect("runner temp");
     let mut job = Runner::new(repo, temp.path(), inputs).run();
@@ -306,10 +315,7 @@ fn posting_failures_never_change_the_gate() {
 
 #[test]
 fn a_clean_pull_request_passes() {
-    let repo = TestRepo::with_fixture("demo");
-    repo.git(&["checkout", "-q", "-b", "pr"]);
-    repo.write("notes.txt", "unrelated change\n");
-    repo.commit_all("unrelated");
+    let repo = clean_pull_request();
     let job = run_action(&repo, &[("comment-mode", "off")]);
     assert_eq!(job.code, 0, "{}", job.log);
     assert_eq!(job.outputs["verdict"], "PASS");
@@ -352,6 +358,133 @@ fn bad_inputs_stop_before_anything_runs() {
         job.log
             .contains("comment-mode is 'loud': use review, summary, annotations or off"),
         "{}",
+        job.log
+    );
+}
+
+/// The demo on `main` with a lock that does not parse; branch `pr` (checked out) repairs
+/// it. `check --base` cannot read the base (exit 65, no report) while `run` succeeds.
+fn pull_request_over_a_broken_base() -> TestRepo {
+    let repo = TestRepo::new();
+    common::copy_tree(&common::fixture("demo"), repo.path());
+    let lock = repo.read("evalock.lock");
+    repo.write("evalock.lock", format!("{lock}x"));
+    repo.commit_all("a lock that does not parse");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.write("evalock.lock", lock);
+    repo.commit_all("repair the lock");
+    repo
+}
+
+#[test]
+fn a_check_that_ends_in_an_error_blocks_even_when_the_run_passes() {
+    let repo = pull_request_over_a_broken_base();
+    let job = run_action(&repo, &[("suites", "all"), ("comment-mode", "review")]);
+    assert_eq!(job.code, 65, "{}", job.log);
+    assert_eq!(job.outputs["exit-code"], "65");
+    assert_eq!(
+        job.outputs["verdict"], "BLOCK",
+        "the gate fails, so the verdict cannot read PASS or WARN\n{}",
+        job.log
+    );
+    assert!(
+        job.summary.starts_with("## ❌ evalock: BLOCK"),
+        "{}",
+        job.summary
+    );
+    assert!(
+        job.summary.contains("**exit code:** 65"),
+        "the summary shows the gate's code\n{}",
+        job.summary
+    );
+    assert!(
+        job.summary
+            .contains("`evalock check` ended with exit code 65")
+            && job.summary.contains("key with no value"),
+        "the summary says which command failed and its error\n{}",
+        job.summary
+    );
+    assert!(
+        !job.summary.contains("**exit code:** 0"),
+        "the run's report alone is not the verdict\n{}",
+        job.summary
+    );
+    assert!(
+        !job.log.contains("not posted ("),
+        "no review is posted for a report the gate disowns\n{}",
+        job.log
+    );
+    assert_eq!(job.outputs["results"], "");
+    assert!(
+        Path::new(&job.outputs["run-results"]).is_file(),
+        "the run's own results are kept\n{}",
+        job.log
+    );
+}
+
+#[test]
+fn a_run_that_ends_in_an_error_blocks_even_when_the_check_passes() {
+    let repo = clean_pull_request();
+    let job = run_action(
+        &repo,
+        &[("suites", "no-such-suite"), ("comment-mode", "review")],
+    );
+    assert_eq!(job.code, 64, "{}", job.log);
+    assert_eq!(job.outputs["exit-code"], "64");
+    assert_eq!(job.outputs["verdict"], "BLOCK", "{}", job.log);
+    assert!(
+        job.summary
+            .contains("`evalock run` ended with exit code 64")
+            && job.summary.contains("no-such-suite"),
+        "{}",
+        job.summary
+    );
+    assert!(
+        !job.summary.contains("evalock check: PASS"),
+        "{}",
+        job.summary
+    );
+    assert!(!job.log.contains("not posted ("), "{}", job.log);
+}
+
+#[test]
+fn a_clean_pull_request_with_suites_passes_without_errors() {
+    let repo = clean_pull_request();
+    let job = run_action(&repo, &[("suites", "all"), ("comment-mode", "off")]);
+    assert_eq!(job.code, 0, "{}", job.log);
+    assert_eq!(job.outputs["exit-code"], "0");
+    assert_ne!(job.outputs["verdict"], "BLOCK", "{}", job.log);
+    assert!(job.summary.contains("**exit code:** 0"), "{}", job.summary);
+    assert!(
+        !job.summary.contains("ended with exit code"),
+        "{}",
+        job.summary
+    );
+    assert!(Path::new(&job.outputs["results"]).is_file());
+    assert!(!job.log.contains("::error"), "{}", job.log);
+}
+
+#[test]
+fn suites_split_on_spaces_commas_and_newlines_and_all_means_every_suite() {
+    let repo = clean_pull_request();
+    // `suites: |` in YAML ends the value with a newline.
+    for suites in ["all\n", "all, support", "support,\nescalation\n"] {
+        let job = run_action(&repo, &[("suites", suites), ("comment-mode", "off")]);
+        assert_eq!(job.code, 0, "suites {suites:?}\n{}", job.log);
+        assert!(
+            job.log.contains("14 cases: 14 PASS"),
+            "suites {suites:?} runs every suite\n{}",
+            job.log
+        );
+    }
+    let job = run_action(&repo, &[("suites", " support\n"), ("comment-mode", "off")]);
+    assert_eq!(job.code, 0, "{}", job.log);
+    assert!(job.log.contains("11 cases: 11 PASS"), "{}", job.log);
+    let job = run_action(&repo, &[("suites", "\n"), ("comment-mode", "off")]);
+    assert_eq!(job.code, 0, "{}", job.log);
+    assert_eq!(
+        job.outputs["run-results"], "",
+        "no names: only checks\n{}",
         job.log
     );
 }

@@ -58,6 +58,25 @@ fn markdown_format_is_a_job_summary_with_the_verdict_and_the_line() {
         ));
 }
 
+/// Two cases deleted since the lock have findings, but they are not among the cases
+/// judged: the suite's share counts the judged cases only and names the others apart.
+#[test]
+fn markdown_counts_deleted_cases_apart_from_the_judged_ones() {
+    let repo = TestRepo::with_fixture("demo");
+    let kept: String = repo
+        .read("evals/support.jsonl")
+        .lines()
+        .filter(|line| !line.contains("address-change") && !line.contains("cancel-subscription"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    repo.write("evals/support.jsonl", kept);
+    let run = repo.evalock(&["check", "--format", "markdown"]);
+    run.assert_code(2)
+        .assert_contains("#### `support`: 0 of 10 with findings, plus 2 subjects not judged\n")
+        .assert_contains("| `address-change` | ⛔ refuse | EL101 case-unlocked |")
+        .assert_not_contains("2 of 10");
+}
+
 #[test]
 fn sarif_format_is_valid_and_points_at_the_edited_line() {
     let repo = repo_with_edited_case();

@@ -419,6 +419,28 @@ fn duplicate_ids_and_malformed_cases_point_at_the_line() {
     assert_eq!(repo.read_bytes("evalock.lock"), before);
 }
 
+/// A case glob that matches no file is reported on the line of evalock.toml that writes
+/// it, like every other finding about the config.
+#[test]
+fn a_glob_that_matches_no_case_file_points_at_its_line() {
+    let repo = locked_demo();
+    repo.remove("evals/escalation.yaml");
+    let line = line_of(&repo, "evalock.toml", "cases = [\"evals/*.yaml\"]");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(&format!(
+            "evalock.toml:{line}: EL105 malformed-case (refuse): suite `escalation`: no case file matches `evals/*.yaml`"
+        ));
+    let json = repo.evalock(&["check", "--format", "json"]);
+    assert!(
+        json.stdout.contains(&format!(
+            "\"path\": \"evalock.toml\",\n        \"line\": {line},"
+        )),
+        "{}",
+        json.stdout
+    );
+}
+
 /// A case file larger than the 8 MiB blocks the working tree is read in: findings past
 /// the first block point at the same lines as a check of the index, which reads the file
 /// whole.
@@ -789,6 +811,31 @@ fn a_failed_check_leaves_no_stale_report_and_bad_paths_are_not_internal_errors()
     repo.write("evalock.lock", lock);
     repo.evalock(&["report", "--from", "no-such-report.json"])
         .assert_code(64);
+}
+
+/// A prompt path that holds a directory cannot be used as a file (exit 65, named as a
+/// directory), as the lock in the same place; a prompt that is simply gone stays a
+/// refusal (EL107, exit 2) that `evalock lock` or a restore fixes.
+#[test]
+fn a_directory_where_a_prompt_goes_is_named_as_one() {
+    let repo = locked_demo();
+    let prompt = repo.read("prompts/support.txt");
+    repo.remove("prompts/support.txt");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("EL107")
+        .assert_contains("prompts/support.txt of suite `support` is missing");
+    std::fs::create_dir(repo.join("prompts/support.txt")).expect("mkdir");
+    for command in [&["check"][..], &["lock"], &["run", "--suite", "support"]] {
+        repo.evalock(command)
+            .assert_code(65)
+            .assert_contains("prompts/support.txt is a directory")
+            .assert_contains("prompt of suite `support`")
+            .assert_not_contains("missing");
+    }
+    std::fs::remove_dir(repo.join("prompts/support.txt")).expect("rmdir");
+    repo.write("prompts/support.txt", prompt);
+    repo.evalock(&["check"]).assert_code(0);
 }
 
 #[test]

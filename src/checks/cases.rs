@@ -91,14 +91,15 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
             }
         })
         .collect();
-    for pattern in &suite.unmatched_globs {
+    for unmatched in &suite.unmatched_globs {
+        let pattern = &unmatched.pattern;
         findings.push(
             Finding::new(
                 RuleId::MalformedCase,
                 Subject::suite(&suite.name),
                 format!("suite `{}`: no case file matches `{pattern}`", suite.name),
             )
-            .at(Location::file(CONFIG_FILE))
+            .at(Location::line(CONFIG_FILE, unmatched.line))
             .help("fix the glob in evalock.toml, or add the case file")
             .discriminator(pattern),
         );

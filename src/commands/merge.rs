@@ -10,7 +10,7 @@ use crate::fs_util::write_atomic;
 use crate::run::results::Results;
 use crate::run::shard::{shard_of, Shard, ShardRecord};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
 pub struct MergeOptions {
@@ -36,6 +36,7 @@ pub fn merge(options: &MergeOptions) -> Result<RunOutcome> {
                 .into(),
         ));
     }
+    super::refuse_project_file("--out", Path::new("."), &options.out)?;
     let shards = options
         .inputs
         .iter()

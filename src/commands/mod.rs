@@ -3,6 +3,7 @@
 
 pub mod accept;
 pub mod check;
+pub mod destination;
 pub mod hook;
 pub mod init;
 pub mod lock;
@@ -14,6 +15,7 @@ pub mod staged;
 
 pub use accept::{accept, AcceptOptions, AcceptOutcome, AcceptedSuite};
 pub use check::{check, CheckOptions};
+pub use destination::refuse_project_file;
 pub use init::{init, InitOutcome};
 pub use lock::{lock, LockOutcome};
 pub use merge::{merge, MergeOptions};

@@ -79,6 +79,7 @@ struct PlannedSuite<'a> {
 }
 
 pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Result<RunOutcome> {
+    super::refuse_project_file("--out", &options.project_root, &options.out)?;
     let source = WorktreeSource::new(&options.project_root);
     let project = Project::load(&source)?.with_workdir(options.project_root.clone());
     let selected = select_suites(&project, &options.suites)?;

@@ -111,6 +111,11 @@ pub struct SuiteConfig {
     /// Per-case timeout for this suite, in seconds.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// The line of evalock.toml that writes each of `cases`, in order. Set by
+    /// [`Config::parse`]; findings about a glob (one that matches no file) point there.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub case_glob_lines: Vec<u32>,
 }
 
 fn default_normalizer() -> String {
@@ -125,6 +130,14 @@ impl SuiteConfig {
     /// Samples per case, when the suite sets them.
     pub fn samples(&self) -> Option<u32> {
         self.samples.as_ref().map(|samples| *samples.get_ref())
+    }
+
+    /// Each case glob with the line of evalock.toml that writes it (1 when not known).
+    pub fn case_globs(&self) -> impl Iterator<Item = (&String, u32)> {
+        self.cases.iter().enumerate().map(|(index, pattern)| {
+            let line = self.case_glob_lines.get(index).copied().unwrap_or(1);
+            (pattern, line)
+        })
     }
 
     pub fn prompt_paths(&self) -> Vec<String> {
@@ -333,6 +346,7 @@ impl Config {
         })?;
         config.validate(path, text)?;
         config.locate_graders(text);
+        config.locate_case_globs(text);
         if let Some(skills) = &mut config.skills {
             skills.allowed_permissions_line = text
                 .lines()
@@ -353,6 +367,33 @@ impl Config {
                     &[&format!("[grader.{id}]"), &format!("[grader.\"{id}\"]")],
                 ),
             };
+        }
+    }
+
+    /// Records the line of each suite's case globs, for findings made after parsing: where
+    /// the glob is written after the suite's `cases` key, within its table; else that key.
+    fn locate_case_globs(&mut self, text: &str) {
+        let lines = LineIndex::new(text.as_bytes());
+        for suite in &mut self.suites {
+            let name_at = suite.name.span().start;
+            let cases_at =
+                key_span_in_table(text, name_at, "cases").map_or(name_at, |span| span.start);
+            let table_end = text[cases_at..]
+                .find("\n[")
+                .map_or(text.len(), |index| cases_at + index);
+            let written = &text[cases_at..table_end];
+            suite.case_glob_lines = suite
+                .cases
+                .iter()
+                .map(|pattern| {
+                    let offset = [format!("\"{pattern}\""), format!("'{pattern}'")]
+                        .iter()
+                        .filter_map(|needle| written.find(needle.as_str()))
+                        .min()
+                        .unwrap_or(0);
+                    lines.line_of(cases_at + offset)
+                })
+                .collect();
         }
     }
 
@@ -640,6 +681,22 @@ fn location_of(path: &str, text: &str, span: Option<Range<usize>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_case_glob_knows_its_line_within_its_own_suite() {
+        let text = "[[suite]]\nname = \"a\"\ncases = [\"shared/*.jsonl\"]\n\n[[suite]]\nname = \"b\"\ncases = [\n  \"b/*.jsonl\",\n  'shared/*.jsonl',\n  \"c/\\u002A.yaml\",\n]\n";
+        let config = Config::parse("evalock.toml", text.as_bytes()).unwrap();
+        let lines = |index: usize| -> Vec<u32> {
+            config.suites[index]
+                .case_globs()
+                .map(|(_, line)| line)
+                .collect()
+        };
+        assert_eq!(lines(0), vec![3]);
+        // Not the first suite's glob that reads the same; an escaped one falls back to
+        // the `cases` key.
+        assert_eq!(lines(1), vec![8, 9, 7]);
+    }
 
     #[test]
     fn a_bad_suite_value_is_reported_on_its_own_line() {

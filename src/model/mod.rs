@@ -32,4 +32,4 @@ pub use project::{CaseFileCache, LoadOptions, Project};
 pub use skill_lock::{FileLock, SkillLock, SourceKind, SourceLock};
 pub(crate) use strict_json::duplicate_key_position;
 pub use strict_json::StrictValue;
-pub use suite::{locked_prompt_digest, suite_digest, PromptFile, SuiteModel};
+pub use suite::{locked_prompt_digest, suite_digest, PromptFile, SuiteModel, UnmatchedGlob};

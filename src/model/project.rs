@@ -9,7 +9,7 @@ use super::cases::{
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{GraderLock, Lock, SuiteLock, LOCK_FILE};
-use super::suite::{suite_digest, CaseIndex, PromptFile, SuiteModel};
+use super::suite::{suite_digest, CaseIndex, PromptFile, SuiteModel, UnmatchedGlob};
 use crate::error::{Error, Result};
 use crate::finding::Subject;
 use crate::hash::{bytes_digest, Digest, EntryKind};
@@ -352,6 +352,21 @@ fn refuse_non_file(source: &dyn ContentSource, path: &str) -> Result<()> {
     Ok(())
 }
 
+/// A directory where a prompt goes cannot be read as one, as the lock in its place
+/// cannot: it is bad input (exit 65) named as a directory, not a prompt that went missing
+/// and that `evalock lock` would record as gone.
+fn refuse_directory_prompt(source: &dyn ContentSource, path: &str, suite: &str) -> Result<()> {
+    if source.is_directory(path)? {
+        return Err(Error::malformed(
+            path,
+            format!(
+                "{path} is a directory, where evalock expects a prompt of suite `{suite}`: move the directory away, or point `prompt` of suite `{suite}` in {CONFIG_FILE} at the prompt file"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A symlink's target is not case content, and following it could leave the project.
 fn symlinked_case_file(path: &str) -> ParsedCaseFile {
     let problem = CaseProblem {
@@ -454,10 +469,13 @@ fn load_suite(
 ) -> Result<SuiteModel> {
     let mut case_files = Vec::new();
     let mut unmatched_globs = Vec::new();
-    for pattern in &suite.cases {
+    for (pattern, line) in suite.case_globs() {
         let matched = glob_files(source, std::slice::from_ref(pattern))?;
         if matched.is_empty() {
-            unmatched_globs.push(pattern.clone());
+            unmatched_globs.push(UnmatchedGlob {
+                pattern: pattern.clone(),
+                line,
+            });
         }
         case_files.extend(matched.into_iter().map(|file| file.path));
     }
@@ -491,7 +509,11 @@ fn load_suite(
         .into_iter()
         .map(|path| -> Result<PromptFile> {
             let digest = match source.kind_of(&path)? {
-                Some(EntryKind::Symlink) | None => None,
+                Some(EntryKind::Symlink) => None,
+                None => {
+                    refuse_directory_prompt(source, &path, suite.name())?;
+                    None
+                }
                 Some(_) => source.read(&path)?.map(|bytes| bytes_digest(&bytes)),
             };
             Ok(PromptFile { path, digest })

@@ -13,6 +13,13 @@ pub struct PromptFile {
     pub digest: Option<Digest>,
 }
 
+/// A case glob that matched no file, with the line of evalock.toml that writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnmatchedGlob {
+    pub pattern: String,
+    pub line: u32,
+}
+
 /// A suite as found in one snapshot.
 #[derive(Debug)]
 pub struct SuiteModel {
@@ -22,7 +29,7 @@ pub struct SuiteModel {
     /// Places in case files that could not become cases (EL105).
     pub problems: Vec<CaseProblem>,
     /// Case globs that matched no file.
-    pub unmatched_globs: Vec<String>,
+    pub unmatched_globs: Vec<UnmatchedGlob>,
     pub prompts: Vec<PromptFile>,
     /// Positions of the cases sorted by id (first occurrence first), so lookups by id
     /// are a binary search rather than a scan.

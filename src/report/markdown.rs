@@ -5,12 +5,12 @@
 
 mod escape;
 
-use super::text::{cut, plural, subject_group, subject_name};
+use super::text::{cut, plural, subject_group, subject_name, SUITE_ITSELF};
 use super::Report;
 use crate::finding::{Finding, Verdict};
 use crate::rules::{RuleId, Severity};
 use escape::{code, fenced, inline, table_cell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// GitHub accepts at most 1 MiB of step summary per step; a little is left for a heading
@@ -203,19 +203,17 @@ fn suite_tables(report: &Report) -> Vec<String> {
             .or_default()
             .push(finding);
     }
-    let mut judged: BTreeMap<String, usize> = BTreeMap::new();
+    let mut judged: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for subject in &report.subjects {
-        *judged.entry(subject_group(subject)).or_default() += 1;
+        judged
+            .entry(subject_group(subject))
+            .or_default()
+            .insert(subject_name(subject, None));
     }
     let mut blocks = vec!["### By suite\n\n".to_owned()];
     for (group, subjects) in groups {
         let mut text = match judged.get(&group) {
-            Some(total) => format!(
-                "#### {}: {} of {} with findings\n\n",
-                code(&group),
-                subjects.len(),
-                total
-            ),
+            Some(judged) => judged_heading(&group, subjects.keys(), judged),
             None => format!(
                 "#### {}: {} with findings\n\n",
                 code(&group),
@@ -250,6 +248,45 @@ fn suite_tables(report: &Report) -> Vec<String> {
         blocks.push(text);
     }
     blocks
+}
+
+/// `support: 2 of 10 with findings`, where both numbers count judged subjects only:
+/// subjects with findings that were not judged (a case removed from the judged content,
+/// the suite as a whole) are named after the share, never counted in it.
+fn judged_heading<'a>(
+    group: &str,
+    with_findings: impl Iterator<Item = &'a String>,
+    judged: &BTreeSet<String>,
+) -> String {
+    let mut among_judged = 0;
+    let mut not_judged = 0;
+    let mut the_suite = false;
+    for name in with_findings {
+        if judged.contains(name) {
+            among_judged += 1;
+        } else if name == SUITE_ITSELF {
+            the_suite = true;
+        } else {
+            not_judged += 1;
+        }
+    }
+    let mut text = format!(
+        "#### {}: {among_judged} of {} with findings",
+        code(group),
+        judged.len()
+    );
+    if not_judged > 0 {
+        let _ = write!(
+            text,
+            ", plus {} not judged",
+            plural(not_judged, "subject", "subjects")
+        );
+    }
+    if the_suite {
+        text.push_str(", plus the suite itself");
+    }
+    text.push_str("\n\n");
+    text
 }
 
 /// Findings most severe first, in report order within a severity.
@@ -326,6 +363,35 @@ mod tests {
         let full = render(&report);
         assert!(full.len() <= STEP_SUMMARY_LIMIT);
         assert!(!full.contains("Truncated"));
+    }
+
+    /// Cases deleted since the lock have findings but were not judged: the share counts
+    /// judged cases only, and the others are named beside it.
+    #[test]
+    fn subjects_that_were_not_judged_are_not_counted_among_the_judged() {
+        let finding = |subject: Subject| Finding::new(RuleId::CaseUnlocked, subject, "x");
+        let findings = vec![
+            finding(Subject::case("support", "address-change")),
+            finding(Subject::case("support", "cancel-subscription")),
+        ];
+        let judged = (0..10).map(|index| Subject::case("support", &format!("case-{index}")));
+        let report = Report::new("check", "working tree".into(), None, findings.clone())
+            .with_subjects(judged.clone());
+        let text = render(&report);
+        assert!(
+            text.contains("#### `support`: 0 of 10 with findings, plus 2 subjects not judged\n"),
+            "{text}"
+        );
+        let mut findings = findings;
+        findings.push(finding(Subject::case("support", "case-3")));
+        findings.push(finding(Subject::suite("support")));
+        let report =
+            Report::new("check", "working tree".into(), None, findings).with_subjects(judged);
+        let text = render(&report);
+        assert!(
+            text.contains("#### `support`: 1 of 10 with findings, plus 2 subjects not judged, plus the suite itself\n"),
+            "{text}"
+        );
     }
 
     #[test]

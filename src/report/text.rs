@@ -18,6 +18,9 @@ pub fn subject_group(subject: &Subject) -> String {
     "project".to_owned()
 }
 
+/// How a finding about a suite as a whole (no case) is named within the suite's group.
+pub const SUITE_ITSELF: &str = "(suite)";
+
 /// The name of a subject within its group: the case id, skill or grader name; for a
 /// finding about no particular subject, the file it points at.
 pub fn subject_name(subject: &Subject, finding: Option<&Finding>) -> String {
@@ -29,7 +32,7 @@ pub fn subject_name(subject: &Subject, finding: Option<&Finding>) -> String {
         return name.clone();
     }
     if subject.suite.is_some() {
-        return "(suite)".to_owned();
+        return SUITE_ITSELF.to_owned();
     }
     finding
         .and_then(|finding| finding.location.as_ref())

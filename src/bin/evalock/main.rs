@@ -151,6 +151,9 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
             Ok(outcome.report.exit_code())
         }
         Command::Check(check_args) => {
+            if let Some(output) = &check_args.output {
+                commands::refuse_project_file("--output", &root, output)?;
+            }
             let source = match (&check_args.staged, &check_args.rev) {
                 (true, _) => SourceSpec::Index,
                 (false, Some(revision)) => SourceSpec::Revision(revision.clone()),
@@ -246,6 +249,9 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
 
         // [github] dispatch goes here.
         Command::Report(report_args) => {
+            if let Some(output) = &report_args.output {
+                commands::refuse_project_file("--output", &root, output)?;
+            }
             let report = read_saved_reports(&report_args.from).inspect_err(|_| {
                 discard_stale_output(report_args.output.as_deref());
             })?;
