@@ -662,3 +662,54 @@ fn projects_sharing_a_repository_keep_to_their_own_comments() {
         writes(&scenario.github)
     );
 }
+
+#[test]
+fn a_prefixed_report_on_a_file_the_pull_request_deletes_is_prefixed_once() {
+    // The action prefixes its report (`evalock report --path-prefix`) and writes the job
+    // summary before `evalock github` runs; the file is only at the merge base.
+    let mut scenario = Scenario::new();
+    scenario.repo.remove("ai/evals/escalation.yaml");
+    scenario.push("delete the escalation cases");
+    let removed = Finding::new(
+        RuleId::CaseRemoved,
+        Subject::case("escalation", "angry-customer-escalates"),
+        "case `angry-customer-escalates` (version 1, evals/escalation.yaml) was removed instead of retired",
+    )
+    .at(Location::file("ai/evals/escalation.yaml"));
+    let report = scenario.write_report("prefixed.json", vec![removed]);
+    let markdown = scenario.repo.evalock(&[
+        "report",
+        "--from",
+        report.to_str().expect("utf-8"),
+        "--format",
+        "markdown",
+    ]);
+    markdown.assert_code(0);
+    std::fs::write(scenario.path("step-summary.md"), &markdown.stdout).expect("step summary");
+
+    let fallback = scenario.github(READ_ONLY_TOKEN, &[&report], &[]);
+    fallback
+        .assert_code(0)
+        .assert_contains("::error file=ai/evals/escalation.yaml,title=EL103")
+        .assert_not_contains("ai/ai/");
+    let step_summary =
+        std::fs::read_to_string(scenario.path("step-summary.md")).expect("step summary");
+    assert_eq!(
+        step_summary.matches(&markdown.stdout).count(),
+        1,
+        "the job summary is not written twice:\n{step_summary}"
+    );
+    assert!(!step_summary.contains("ai/ai/"), "{step_summary}");
+
+    scenario
+        .github(WRITE_TOKEN, &[&report], &[])
+        .assert_code(0)
+        .assert_contains("summary comment created");
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(
+        summary.contains("`ai/evals/escalation.yaml`") && !summary.contains("ai/ai/"),
+        "{summary}"
+    );
+}
