@@ -7,7 +7,9 @@ mod github_support;
 
 use evalock::finding::{Finding, Location, Subject};
 use evalock::rules::RuleId;
-use github_support::scenario::{comment_with, run_findings, writes, Scenario, SKILL_SCRIPT};
+use github_support::scenario::{
+    comment_with, in_project, run_findings, writes, Scenario, PROJECT, SKILL_SCRIPT,
+};
 use github_support::{READ_ONLY_TOKEN, WRITE_TOKEN};
 
 #[test]
@@ -555,4 +557,159 @@ fn summary_mode_posts_only_the_sticky_summary() {
         .filter(|logged| logged.operation == "pulls/get")
         .count();
     assert_eq!(diff_requests, 0, "no diff needed for a summary");
+}
+
+#[test]
+fn projects_sharing_a_repository_keep_to_their_own_comments() {
+    // The demo at the top, nested in it (`ai/`), and beside that (`ml/`): the same suites
+    // and cases, so the same fingerprints, in three projects of one pull request.
+    let projects = [".", PROJECT, "ml"];
+    let mut scenario = Scenario::with_projects(&projects);
+    let report_of = |project: &str| format!("check-{}.json", project.replace('.', "top"));
+    let check_all = |scenario: &Scenario| {
+        for project in projects {
+            scenario
+                .check_in(project, &report_of(project))
+                .assert_code(2);
+        }
+    };
+    let github_in = |scenario: &Scenario, project: &str| {
+        let run = scenario.github_in(
+            project,
+            WRITE_TOKEN,
+            &[&scenario.path(&report_of(project))],
+            &[],
+        );
+        run.assert_code(0);
+        run
+    };
+    check_all(&scenario);
+    for project in projects {
+        github_in(&scenario, project).assert_contains("summary comment created");
+    }
+    let comments = scenario.github.review_comments();
+    let edited_case_of = |project: &str| {
+        let path = in_project(project, "evals/support.jsonl");
+        comments
+            .iter()
+            .find(|comment| comment.path == path && comment.body.starts_with("**EL102 "))
+            .unwrap_or_else(|| panic!("no EL102 comment on {path}: {comments:#?}"))
+            .id
+    };
+    let edited: Vec<u64> = projects
+        .iter()
+        .map(|project| edited_case_of(project))
+        .collect();
+    let on_top: Vec<_> = comments
+        .iter()
+        .filter(|comment| !comment.path.starts_with("ai/") && !comment.path.starts_with("ml/"))
+        .collect();
+    assert_eq!(comments.len(), 3 * on_top.len(), "{comments:#?}");
+
+    // Run again, in each: nothing new, nothing cleaned up.
+    scenario.github.clear_log();
+    for project in projects {
+        github_in(&scenario, project).assert_contains("summary comment unchanged");
+    }
+    assert_eq!(writes(&scenario.github), Vec::<String>::new());
+
+    // The project at the top fixes its case: only its own threads are resolved.
+    scenario.repo.replace(
+        "evals/support.jsonl",
+        "Please refund order 7731-QX",
+        "Please refund order 7731-QT",
+    );
+    scenario.push("restore the case at the top");
+    check_all(&scenario);
+    github_in(&scenario, ".").assert_contains("resolved ");
+    let resolved: Vec<String> = scenario.github.with(|state| {
+        state
+            .threads
+            .iter()
+            .filter(|thread| thread.resolved)
+            .filter_map(|thread| {
+                state
+                    .review_comments
+                    .iter()
+                    .find(|comment| comment.id == thread.first_comment)
+                    .map(|comment| comment.path.clone())
+            })
+            .collect()
+    });
+    assert!(
+        !resolved.is_empty() && resolved.iter().all(|path| path == "evals/support.jsonl"),
+        "{resolved:?}"
+    );
+    assert!(
+        scenario
+            .github
+            .thread_of(edited[0])
+            .expect("thread")
+            .resolved
+    );
+    for id in &edited[1..] {
+        assert!(!scenario.github.thread_of(*id).expect("thread").resolved);
+    }
+    scenario.github.clear_log();
+    for project in &projects[1..] {
+        github_in(&scenario, project).assert_contains("posted 0 inline");
+    }
+    assert!(
+        writes(&scenario.github)
+            .iter()
+            .all(|write| write.contains("issues/update-comment")),
+        "only the summaries change (the head moved): {:?}",
+        writes(&scenario.github)
+    );
+}
+
+#[test]
+fn a_prefixed_report_on_a_file_the_pull_request_deletes_is_prefixed_once() {
+    // The action prefixes its report (`evalock report --path-prefix`) and writes the job
+    // summary before `evalock github` runs; the file is only at the merge base.
+    let mut scenario = Scenario::new();
+    scenario.repo.remove("ai/evals/escalation.yaml");
+    scenario.push("delete the escalation cases");
+    let removed = Finding::new(
+        RuleId::CaseRemoved,
+        Subject::case("escalation", "angry-customer-escalates"),
+        "case `angry-customer-escalates` (version 1, evals/escalation.yaml) was removed instead of retired",
+    )
+    .at(Location::file("ai/evals/escalation.yaml"));
+    let report = scenario.write_report("prefixed.json", vec![removed]);
+    let markdown = scenario.repo.evalock(&[
+        "report",
+        "--from",
+        report.to_str().expect("utf-8"),
+        "--format",
+        "markdown",
+    ]);
+    markdown.assert_code(0);
+    std::fs::write(scenario.path("step-summary.md"), &markdown.stdout).expect("step summary");
+
+    let fallback = scenario.github(READ_ONLY_TOKEN, &[&report], &[]);
+    fallback
+        .assert_code(0)
+        .assert_contains("::error file=ai/evals/escalation.yaml,title=EL103")
+        .assert_not_contains("ai/ai/");
+    let step_summary =
+        std::fs::read_to_string(scenario.path("step-summary.md")).expect("step summary");
+    assert_eq!(
+        step_summary.matches(&markdown.stdout).count(),
+        1,
+        "the job summary is not written twice:\n{step_summary}"
+    );
+    assert!(!step_summary.contains("ai/ai/"), "{step_summary}");
+
+    scenario
+        .github(WRITE_TOKEN, &[&report], &[])
+        .assert_code(0)
+        .assert_contains("summary comment created");
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(
+        summary.contains("`ai/evals/escalation.yaml`") && !summary.contains("ai/ai/"),
+        "{summary}"
+    );
 }

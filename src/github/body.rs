@@ -12,23 +12,49 @@ const MAX_DIFF_LINES: usize = 120;
 const MAX_DIFF_CHARS: usize = 12_000;
 
 const FINGERPRINT_MARKER: &str = "<!-- evalock:fp=";
+const PROJECT_FIELD: &str = " project=";
 const MARKER_END: &str = " -->";
 
-/// The hidden marker that identifies a finding's comment across runs.
-pub fn fingerprint_marker(fingerprint: &str) -> String {
-    format!("{FINGERPRINT_MARKER}{fingerprint}{MARKER_END}")
+/// The hidden marker that identifies a finding's comment across runs. It names the
+/// project (its folder in the repository, `.` at the top, as the summary marker does)
+/// because fingerprints do not: two projects in one repository share suite and case
+/// names, and each run must only count and clean up its own project's comments.
+pub fn fingerprint_marker(fingerprint: &str, prefix: &str) -> String {
+    let project = if prefix.is_empty() { "." } else { prefix };
+    format!("{FINGERPRINT_MARKER}{fingerprint}{PROJECT_FIELD}{project}{MARKER_END}")
+}
+
+/// What the marker of a comment evalock wrote says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marker<'a> {
+    pub fingerprint: &'a str,
+    /// The project's folder in the repository (`""` at the top); `None` in markers
+    /// written before markers named their project.
+    pub project: Option<&'a str>,
+}
+
+/// The marker a comment body carries, if evalock wrote it.
+pub fn read_marker(body: &str) -> Option<Marker<'_>> {
+    let start = body.find(FINGERPRINT_MARKER)? + FINGERPRINT_MARKER.len();
+    let rest = &body[start..];
+    let end = rest.find(MARKER_END)?;
+    let (fingerprint, project) = match rest[..end].split_once(PROJECT_FIELD) {
+        Some((fingerprint, ".")) => (fingerprint, Some("")),
+        Some((fingerprint, project)) => (fingerprint, Some(project)),
+        None => (&rest[..end], None),
+    };
+    fingerprint
+        .bytes()
+        .all(|byte| byte.is_ascii_alphanumeric())
+        .then_some(Marker {
+            fingerprint,
+            project,
+        })
 }
 
 /// The fingerprint a comment body carries, if evalock wrote it.
 pub fn marker_fingerprint(body: &str) -> Option<&str> {
-    let start = body.find(FINGERPRINT_MARKER)? + FINGERPRINT_MARKER.len();
-    let rest = &body[start..];
-    let end = rest.find(MARKER_END)?;
-    let fingerprint = &rest[..end];
-    fingerprint
-        .bytes()
-        .all(|byte| byte.is_ascii_alphanumeric())
-        .then_some(fingerprint)
+    read_marker(body).map(|marker| marker.fingerprint)
 }
 
 /// The body of one inline or file-level comment.
@@ -50,8 +76,9 @@ pub fn comment_body(finding: &Finding, anchor: &Anchor, prefix: &str) -> String 
         body.push_str(&diff_block(detail));
     }
     body.push_str(&format!("\n**Fix:** {}\n", finding.help));
-    body.push_str(&format!("\n{}\n", fingerprint_marker(&finding.fingerprint)));
-    fit(body, &finding.fingerprint)
+    let marker = fingerprint_marker(&finding.fingerprint, prefix);
+    body.push_str(&format!("\n{marker}\n"));
+    fit(body, &marker)
 }
 
 /// Says why a comment sits somewhere other than the finding's own location.
@@ -132,11 +159,10 @@ pub fn truncate_lines(text: &str, max_lines: usize, max_chars: usize) -> (&str, 
 }
 
 /// Keeps a body under GitHub's limit whatever the message holds, marker intact.
-fn fit(body: String, fingerprint: &str) -> String {
+fn fit(body: String, marker: &str) -> String {
     if body.chars().count() < MAX_BODY_CHARS {
         return body;
     }
-    let marker = fingerprint_marker(fingerprint);
     let budget = MAX_BODY_CHARS - marker.len() - 200;
     let cut = body
         .char_indices()
@@ -246,6 +272,22 @@ mod tests {
         assert_eq!(
             marker_fingerprint("a\n<!-- evalock:fp=abc123 -->\n"),
             Some("abc123")
+        );
+        // Markers name their project; older ones, without a project, still read.
+        assert_eq!(
+            read_marker(&fingerprint_marker("abc123", "ai/evals")),
+            Some(Marker {
+                fingerprint: "abc123",
+                project: Some("ai/evals")
+            })
+        );
+        assert_eq!(
+            read_marker(&fingerprint_marker("abc123", "")).and_then(|marker| marker.project),
+            Some("")
+        );
+        assert_eq!(
+            read_marker("<!-- evalock:fp=abc123 -->").and_then(|marker| marker.project),
+            None
         );
         assert_eq!(marker_fingerprint("<!-- evalock:fp=a b -->"), None);
         assert_eq!(marker_fingerprint("<!-- evalock:fp=abc"), None);

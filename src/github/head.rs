@@ -40,28 +40,56 @@ pub fn prompt_files(source: &dyn ContentSource) -> BTreeMap<String, Vec<String>>
 }
 
 /// Findings reports carry project-relative paths, unless a step already prefixed them
-/// for the repository (`evalock report --path-prefix`). A path that starts with the
-/// project's prefix, names no file of the project as it is, and names one once the
-/// prefix is removed, was prefixed: it is made project-relative again so the prefix is
-/// added exactly once.
-pub fn project_relative(mut report: Report, prefix: &str, source: &dyn ContentSource) -> Report {
+/// for the repository (`evalock report --path-prefix`, as the action does). A path that
+/// starts with the project's prefix, names no file of the project as it is, and names one
+/// once the prefix is removed, was prefixed: it is made project-relative again so the
+/// prefix is added exactly once. `snapshots` are the project at the pull request's head
+/// and at its merge base: a finding on a file the pull request deletes names a file only
+/// there. A prefixed path that names a file in neither form (its base is not in this
+/// clone) is taken as prefixed when other paths of the report were: `--path-prefix`
+/// prefixes every path of a report.
+pub fn project_relative(
+    mut report: Report,
+    prefix: &str,
+    snapshots: &[&dyn ContentSource],
+) -> Report {
     if prefix.is_empty() {
         return report;
     }
-    let exists = |path: &str| matches!(source.kind_of(path), Ok(Some(_)));
-    for finding in &mut report.findings {
-        let Some(location) = finding.location.as_mut() else {
-            continue;
-        };
-        let Some(stripped) = location
-            .path
-            .strip_prefix(prefix)
+    let exists = |path: &str| {
+        snapshots
+            .iter()
+            .any(|snapshot| matches!(snapshot.kind_of(path), Ok(Some(_))))
+    };
+    let strip = |path: &str| {
+        path.strip_prefix(prefix)
             .and_then(|rest| rest.strip_prefix('/'))
-        else {
+            .map(str::to_owned)
+    };
+    // Per finding: was its path prefixed (`Some(true)`), not (`Some(false)`), or cannot
+    // tell (`None`)?
+    let prefixed: Vec<Option<bool>> = report
+        .findings
+        .iter()
+        .map(|finding| {
+            let path = &finding.location.as_ref()?.path;
+            let stripped = strip(path)?;
+            match (exists(path), exists(&stripped)) {
+                (false, true) => Some(true),
+                (false, false) => None,
+                (true, _) => Some(false),
+            }
+        })
+        .collect();
+    let report_was_prefixed = prefixed.contains(&Some(true));
+    for (finding, prefixed) in report.findings.iter_mut().zip(prefixed) {
+        if !prefixed.unwrap_or(report_was_prefixed) {
             continue;
-        };
-        if !exists(&location.path) && exists(stripped) {
-            location.path = stripped.to_owned();
+        }
+        if let Some(location) = finding.location.as_mut() {
+            if let Some(stripped) = strip(&location.path) {
+                location.path = stripped;
+            }
         }
     }
     report
@@ -95,7 +123,18 @@ mod tests {
                 at("ai/nested/x.txt"),
             ],
         );
-        let paths: Vec<String> = project_relative(report, "ai", &source)
+        assert_eq!(
+            paths_of(project_relative(report, "ai", &[&source])),
+            vec!["evals/s.jsonl", "evals/s.jsonl", "ai/nested/x.txt"]
+        );
+    }
+
+    fn removed_at(path: &str) -> Finding {
+        Finding::new(RuleId::CaseRemoved, Subject::case("s", path), "m").at(Location::file(path))
+    }
+
+    fn paths_of(report: Report) -> Vec<String> {
+        report
             .findings
             .iter()
             .map(|finding| {
@@ -105,10 +144,52 @@ mod tests {
                     .map(|location| location.path.clone())
                     .unwrap_or_default()
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_file_the_pull_request_deletes_is_prefixed_once_too() {
+        let head = tempfile::tempdir().expect("temp dir");
+        let base = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(head.path().join("evals")).expect("mkdir");
+        std::fs::create_dir_all(base.path().join("evals")).expect("mkdir");
+        std::fs::write(head.path().join("evals/kept.jsonl"), "{}\n").expect("write");
+        std::fs::write(base.path().join("evals/deleted.jsonl"), "{}\n").expect("write");
+        let (head, base) = (
+            WorktreeSource::new(head.path()),
+            WorktreeSource::new(base.path()),
+        );
+        let deleted = || {
+            Report::new(
+                "check",
+                "w".into(),
+                None,
+                vec![removed_at("ai/evals/deleted.jsonl")],
+            )
+        };
+        // Only the merge base has the file.
         assert_eq!(
-            paths,
-            vec!["evals/s.jsonl", "evals/s.jsonl", "ai/nested/x.txt"]
+            paths_of(project_relative(deleted(), "ai", &[&head, &base])),
+            vec!["evals/deleted.jsonl"]
+        );
+        // Without the merge base, the report's other paths tell.
+        let both = Report::new(
+            "check",
+            "w".into(),
+            None,
+            vec![
+                removed_at("ai/evals/deleted.jsonl"),
+                removed_at("ai/evals/kept.jsonl"),
+            ],
+        );
+        assert_eq!(
+            paths_of(project_relative(both, "ai", &[&head])),
+            vec!["evals/deleted.jsonl", "evals/kept.jsonl"]
+        );
+        // With nothing to tell, the path is taken as it is.
+        assert_eq!(
+            paths_of(project_relative(deleted(), "ai", &[&head])),
+            vec!["ai/evals/deleted.jsonl"]
         );
     }
 }

@@ -8,6 +8,7 @@
 
 mod anchor;
 mod api;
+mod base;
 mod body;
 mod client;
 pub mod diff;
@@ -96,9 +97,13 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
         .map(|repo| repo.prefix().to_owned())
         .unwrap_or_default();
     let environment = &options.environment;
-    let head_sha = environment.pull_request().ok().map(|pull| pull.head_sha);
-    let head = head::head_source(repo.as_ref(), head_sha.as_deref(), &options.project_root);
-    let report = &head::project_relative(report.clone(), &prefix, head.as_ref());
+    let pull = environment.pull_request().ok();
+    let head_sha = pull.as_ref().map(|pull| pull.head_sha.as_str());
+    let head = head::head_source(repo.as_ref(), head_sha, &options.project_root);
+    let base = base::base_source(repo.as_ref(), pull.as_ref());
+    let mut snapshots = vec![head.as_ref()];
+    snapshots.extend(base.as_ref().map(|base| base as &dyn ContentSource));
+    let report = &head::project_relative(report.clone(), &prefix, &snapshots);
     let reason = match (options.mode, environment.pull_request(), &environment.token) {
         (Mode::Annotations, _, _) => Some("annotations mode: nothing is posted".to_owned()),
         (_, Err(reason), _) => Some(reason),

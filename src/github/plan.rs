@@ -4,7 +4,7 @@
 
 use super::anchor::Anchor;
 use super::api::{ReviewComment, ReviewThread};
-use super::body::marker_fingerprint;
+use super::body::{marker_fingerprint, read_marker};
 use crate::finding::Finding;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -57,7 +57,8 @@ pub struct Existing<'a> {
     /// `None` when threads could not be listed: then nothing can be resolved, and every
     /// marked comment counts as open.
     pub threads: Option<&'a [ReviewThread]>,
-    /// Only comments on paths under this repository prefix belong to this project.
+    /// This project's folder in the repository (`""` at the top): only comments whose
+    /// marker names it are this run's to count and to clean up.
     pub prefix: &'a str,
 }
 
@@ -92,6 +93,23 @@ pub fn plan(mut anchored: Vec<Anchored>, existing: &Existing<'_>, max_comments: 
     plan
 }
 
+/// The fingerprint of a comment this project posted (not a reply), if it is one.
+/// Fingerprints do not name the project, so another project in the same repository (a
+/// sibling folder, or one nested in this one) can post the very same fingerprint: the
+/// marker's project tells them apart. A marker from before markers named their project
+/// counts by the comment's path, which is exact for a repository with one project.
+fn own_fingerprint<'a>(comment: &'a ReviewComment, prefix: &str) -> Option<&'a str> {
+    if comment.in_reply_to_id.is_some() {
+        return None;
+    }
+    let marker = read_marker(&comment.body)?;
+    let ours = match marker.project {
+        Some(project) => project == prefix,
+        None => belongs_to_project(&comment.path, prefix),
+    };
+    ours.then_some(marker.fingerprint)
+}
+
 fn belongs_to_project(path: &str, prefix: &str) -> bool {
     prefix.is_empty()
         || path
@@ -99,7 +117,7 @@ fn belongs_to_project(path: &str, prefix: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
-/// Fingerprints that already have a comment in an unresolved thread.
+/// This project's fingerprints that already have a comment in an unresolved thread.
 fn open_markers<'a>(existing: &Existing<'a>) -> BTreeSet<&'a str> {
     let resolved: BTreeSet<u64> = existing
         .threads
@@ -111,8 +129,8 @@ fn open_markers<'a>(existing: &Existing<'a>) -> BTreeSet<&'a str> {
     existing
         .comments
         .iter()
-        .filter(|comment| comment.in_reply_to_id.is_none() && !resolved.contains(&comment.id))
-        .filter_map(|comment| marker_fingerprint(&comment.body))
+        .filter(|comment| !resolved.contains(&comment.id))
+        .filter_map(|comment| own_fingerprint(comment, existing.prefix))
         .collect()
 }
 
@@ -132,13 +150,10 @@ fn cleanups(existing: &Existing<'_>, current: &BTreeSet<&str>) -> Vec<Cleanup> {
         .collect();
     let mut cleanups = Vec::new();
     for comment in existing.comments {
-        let Some(fingerprint) = marker_fingerprint(&comment.body) else {
+        let Some(fingerprint) = own_fingerprint(comment, existing.prefix) else {
             continue;
         };
-        if comment.in_reply_to_id.is_some()
-            || current.contains(fingerprint)
-            || !belongs_to_project(&comment.path, existing.prefix)
-        {
+        if current.contains(fingerprint) {
             continue;
         }
         let cleanup = if human_replied.contains(&comment.id) {
@@ -187,6 +202,7 @@ mod tests {
         }
     }
 
+    /// A comment of the project at the top of the repository, or a person's reply.
     fn comment(
         id: u64,
         path: &str,
@@ -196,7 +212,7 @@ mod tests {
         let body = match finding {
             Some(item) => format!(
                 "x\n{}",
-                super::super::body::fingerprint_marker(&item.finding.fingerprint)
+                super::super::body::fingerprint_marker(&item.finding.fingerprint, "")
             ),
             None => "a person's reply".to_owned(),
         };
@@ -350,10 +366,21 @@ mod tests {
         );
     }
 
+    fn comment_of_project(id: u64, path: &str, item: &Anchored, project: &str) -> ReviewComment {
+        let body = format!(
+            "x\n{}",
+            super::super::body::fingerprint_marker(&item.finding.fingerprint, project)
+        );
+        ReviewComment {
+            body,
+            ..comment(id, path, None, None)
+        }
+    }
+
     #[test]
     fn comments_of_another_project_in_the_same_repository_are_left_alone() {
         let gone = anchored("gone", line("other/f.jsonl"));
-        let comments = vec![comment(9, "other/f.jsonl", Some(&gone), None)];
+        let comments = vec![comment_of_project(9, "other/f.jsonl", &gone, "other")];
         let existing = Existing {
             comments: &comments,
             threads: None,
@@ -361,5 +388,48 @@ mod tests {
         };
         assert!(plan(Vec::new(), &existing, 30).cleanups.is_empty());
         assert!(belongs_to_project("proj/a", "proj") && !belongs_to_project("project/a", "proj"));
+    }
+
+    #[test]
+    fn a_project_at_the_top_leaves_a_nested_project_its_comments() {
+        // Both projects have a case `same`; the nested one also had `gone`.
+        let same = anchored("same", line("f.jsonl"));
+        let gone = anchored("gone", line("nested/f.jsonl"));
+        let comments = vec![
+            comment_of_project(1, "nested/f.jsonl", &same, "nested"),
+            comment_of_project(2, "nested/f.jsonl", &gone, "nested"),
+        ];
+        let existing = Existing {
+            comments: &comments,
+            threads: None,
+            prefix: "",
+        };
+        let top = plan(vec![same], &existing, 30);
+        assert_eq!(
+            (top.inline.len(), top.already_posted.len()),
+            (1, 0),
+            "the nested project's comment is not this project's"
+        );
+        assert!(top.cleanups.is_empty(), "{:?}", top.cleanups);
+    }
+
+    #[test]
+    fn markers_without_a_project_count_by_their_path() {
+        // Posted by a version whose markers did not name the project.
+        let still = anchored("still", line("proj/f.jsonl"));
+        let gone = anchored("gone", line("proj/f.jsonl"));
+        let legacy = |id: u64, item: &Anchored| ReviewComment {
+            body: format!("x\n<!-- evalock:fp={} -->", item.finding.fingerprint),
+            ..comment(id, "proj/f.jsonl", None, None)
+        };
+        let comments = vec![legacy(1, &still), legacy(2, &gone)];
+        let existing = Existing {
+            comments: &comments,
+            threads: None,
+            prefix: "proj",
+        };
+        let again = plan(vec![still], &existing, 30);
+        assert_eq!(again.already_posted.len(), 1, "not posted a second time");
+        assert_eq!(again.cleanups, vec![Cleanup::Delete { comment_id: 2 }]);
     }
 }

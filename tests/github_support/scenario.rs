@@ -26,24 +26,34 @@ pub struct Scenario {
 
 impl Scenario {
     pub fn new() -> Scenario {
+        Scenario::with_projects(&[PROJECT])
+    }
+
+    /// The demo project in each of `projects` (folders of the repository, `.` for its
+    /// top), each with the same changes (a) and (b); (c) is under `ai/` either way.
+    pub fn with_projects(projects: &[&str]) -> Scenario {
         let repo = TestRepo::new();
-        copy_tree(&fixture("demo"), &repo.join(PROJECT));
+        for project in projects {
+            copy_tree(&fixture("demo"), &repo.join(project));
+        }
         repo.write(SKILL_SCRIPT, "#!/bin/sh\ngit log --oneline -20\n");
         repo.commit_all("demo project");
         let base_sha = repo.git(&["rev-parse", "HEAD"]).trim().to_owned();
         repo.git(&["checkout", "-q", "-b", "pr"]);
-        // (a) edited in place: same id and version, new input.
-        repo.replace(
-            "ai/evals/support.jsonl",
-            "Please refund order 7731-QT",
-            "Please refund order 7731-QX",
-        );
-        // (b) the prompt that makes an unchanged case regress.
-        repo.replace(
-            "ai/prompts/support.txt",
-            "- Never issue a refund without an order id; ask for it instead.",
-            "- Issue refunds whenever asked.",
-        );
+        for project in projects {
+            // (a) edited in place: same id and version, new input.
+            repo.replace(
+                &in_project(project, "evals/support.jsonl"),
+                "Please refund order 7731-QT",
+                "Please refund order 7731-QX",
+            );
+            // (b) the prompt that makes an unchanged case regress.
+            repo.replace(
+                &in_project(project, "prompts/support.txt"),
+                "- Never issue a refund without an order id; ask for it instead.",
+                "- Issue refunds whenever asked.",
+            );
+        }
         // (c) a risky line in a skill script.
         repo.write(
             SKILL_SCRIPT,
@@ -93,10 +103,15 @@ impl Scenario {
 
     /// The gate: a real `evalock check --base main`, as the action runs it.
     pub fn check(&self) -> Run {
-        let output = self.path("check.json");
+        self.check_in(PROJECT, "check.json")
+    }
+
+    /// The gate of the project in folder `project`, its report written to `output`.
+    pub fn check_in(&self, project: &str, output: &str) -> Run {
+        let output = self.path(output);
         self.repo.evalock(&[
             "-C",
-            PROJECT,
+            project,
             "check",
             "--base",
             "main",
@@ -116,7 +131,18 @@ impl Scenario {
     }
 
     pub fn github(&self, token: &str, reports: &[&PathBuf], extra_env: &[(&str, &str)]) -> Run {
-        let mut args = vec!["-C".to_owned(), PROJECT.to_owned(), "github".to_owned()];
+        self.github_in(PROJECT, token, reports, extra_env)
+    }
+
+    /// `evalock -C <project> github`, as the action runs it for that `working-directory`.
+    pub fn github_in(
+        &self,
+        project: &str,
+        token: &str,
+        reports: &[&PathBuf],
+        extra_env: &[(&str, &str)],
+    ) -> Run {
+        let mut args = vec!["-C".to_owned(), project.to_owned(), "github".to_owned()];
         for report in reports {
             args.push("--from".into());
             args.push(report.display().to_string());
@@ -182,6 +208,14 @@ pub fn run_findings() -> Vec<Finding> {
         Finding::new(RuleId::GraderVersionDrift, Subject::case("support", "shipping-cost"), "case `shipping-cost` pins grader 1.0, the grader is 2.0")
             .at(Location::line("evals/support.jsonl", 11)),
     ]
+}
+
+/// A project's file as the repository names it.
+pub fn in_project(project: &str, path: &str) -> String {
+    match project {
+        "." => path.to_owned(),
+        _ => format!("{project}/{path}"),
+    }
 }
 
 pub fn comment_with<'a>(comments: &'a [ReviewComment], rule: &str) -> &'a ReviewComment {
