@@ -1,16 +1,34 @@
 //! Putting untrusted text (case ids, messages, completion diffs) into Markdown so that it
 //! reads as written: no accidental emphasis, links, HTML, table breaks or @-mentions.
+//! Every Markdown body evalock writes (the job summary, review comments, the sticky
+//! summary) escapes through here, so there is one implementation to get right.
 
 /// Prose with `code spans` kept: outside the spans, Markdown punctuation is
 /// backslash-escaped, `@` cannot mention anyone and URLs are not linked; line breaks
 /// become spaces. Code spans are found as CommonMark finds them, so what is shown as code
 /// is exactly what a renderer treats as code, and everything else is escaped.
 pub fn inline(text: &str) -> String {
+    escape_inline(text, Place::Prose)
+}
+
+/// [`inline`] for a table cell: GFM splits a row on `|` even inside a code span.
+pub fn inline_cell(text: &str) -> String {
+    escape_inline(text, Place::TableCell)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Prose,
+    TableCell,
+}
+
+fn escape_inline(text: &str, place: Place) -> String {
     let flat = text.replace("\r\n", " ").replace(['\n', '\r'], " ");
     let mut escaped = String::with_capacity(flat.len() + 8);
     for (index, piece) in pieces(&flat).into_iter().enumerate() {
         match piece {
             Piece::Prose(prose) => escape_prose(prose, index == 0, &mut escaped),
+            Piece::Code(span) if place == Place::TableCell => escaped.push_str(&table_cell(span)),
             Piece::Code(span) => escaped.push_str(span),
             Piece::Backticks(count) => {
                 for _ in 0..count {
@@ -233,6 +251,7 @@ mod tests {
         assert_eq!(inline("3) x 4. y"), "3\\) x 4. y");
         assert_eq!(inline("2024 was"), "2024 was");
         assert_eq!(inline("`a|b` c|d"), "`a|b` c\\|d");
+        assert_eq!(inline_cell("`a|b` c|d"), "`a\\|b` c\\|d");
     }
 
     #[test]
