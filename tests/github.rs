@@ -713,3 +713,49 @@ fn a_prefixed_report_on_a_file_the_pull_request_deletes_is_prefixed_once() {
         "{summary}"
     );
 }
+
+/// Case ids and messages are the pull request author's text, posted as the bot: on
+/// GitHub they must stay text (no team mention, no image, no extra table row).
+#[test]
+fn untrusted_case_ids_are_escaped_in_comments_and_the_summary() {
+    let scenario = Scenario::new();
+    let mention = "x` @octo-org/everyone <img src=x> `y";
+    let row = "z\n| injected | row |";
+    let findings = vec![
+        Finding::new(
+            RuleId::CaseEditedInPlace,
+            Subject::case("support", mention),
+            format!("case `{mention}` (evals/support.jsonl:3) was edited in place"),
+        )
+        .at(Location::line("evals/support.jsonl", 3)),
+        Finding::new(
+            RuleId::BaselineMissing,
+            Subject::case("escalation", row),
+            format!("case `{row}` has no baseline yet @octocat"),
+        )
+        .at(Location::span("evals/escalation.yaml", 2, 11)),
+    ];
+    let report = scenario.write_report("untrusted.json", findings);
+    scenario.github(WRITE_TOKEN, &[&report], &[]).assert_code(0);
+    let comments = scenario.github.review_comments();
+    let edited = comment_with(&comments, "EL102");
+    assert!(
+        edited.body.contains(
+            "case `x` @\u{200B}octo-org/everyone \\<img src=x\\> `y` (evals/support.jsonl:3)"
+        ),
+        "{}",
+        edited.body
+    );
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(!summary.contains("\n| injected"), "{summary}");
+    assert!(
+        summary.contains("| escalation | 0 | 0 | 1 | 0 | `z \\| injected \\| row \\|` (EL404) |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("has no baseline yet @\u{200B}octocat\n"),
+        "{summary}"
+    );
+}

@@ -3,6 +3,7 @@
 
 use super::anchor::Anchor;
 use crate::finding::Finding;
+use crate::report::markdown::escape::{code, inline};
 
 /// GitHub rejects comment bodies of 65,536 characters or more.
 pub const MAX_BODY_CHARS: usize = 65_536;
@@ -10,6 +11,13 @@ pub const MAX_BODY_CHARS: usize = 65_536;
 /// start of a diff, and `evalock review` prints the rest.
 const MAX_DIFF_LINES: usize = 120;
 const MAX_DIFF_CHARS: usize = 12_000;
+/// Characters of a message and of its fix shown before they are cut. They are cut before
+/// they are escaped (escaping at most doubles them), so a cut never splits an escape or
+/// a code span, and a body of every part at its longest stays under [`MAX_BODY_CHARS`].
+const MAX_MESSAGE_CHARS: usize = 16_000;
+const MAX_HELP_CHARS: usize = 4_000;
+/// Characters of a case id, suite name or path in a note.
+const MAX_NAME_CHARS: usize = 200;
 
 const FINGERPRINT_MARKER: &str = "<!-- evalock:fp=";
 const PROJECT_FIELD: &str = " project=";
@@ -57,12 +65,17 @@ pub fn marker_fingerprint(body: &str) -> Option<&str> {
     read_marker(body).map(|marker| marker.fingerprint)
 }
 
-/// The body of one inline or file-level comment.
+/// The body of one inline or file-level comment. The message, fix, case ids and paths
+/// come from the pull request's own files: they are escaped, so a case id cannot mention
+/// a team, add HTML or end a code span.
 pub fn comment_body(finding: &Finding, anchor: &Anchor, prefix: &str) -> String {
     let rule = finding.rule.rule();
     let mut body = format!(
         "**{} {}** ({})\n\n{}\n",
-        rule.id, rule.name, finding.severity, finding.message
+        rule.id,
+        rule.name,
+        finding.severity,
+        inline(&shorten(&finding.message, MAX_MESSAGE_CHARS))
     );
     if let Some(note) = anchor_note(finding, anchor, prefix) {
         body.push_str(&format!("\n{note}\n"));
@@ -75,10 +88,26 @@ pub fn comment_body(finding: &Finding, anchor: &Anchor, prefix: &str) -> String 
         body.push('\n');
         body.push_str(&diff_block(detail));
     }
-    body.push_str(&format!("\n**Fix:** {}\n", finding.help));
+    body.push_str(&format!(
+        "\n**Fix:** {}\n",
+        inline(&shorten(&finding.help, MAX_HELP_CHARS))
+    ));
     let marker = fingerprint_marker(&finding.fingerprint, prefix);
     body.push_str(&format!("\n{marker}\n"));
-    fit(body, &marker)
+    fit(body, finding, &marker)
+}
+
+/// `text` cut to at most `max_chars` characters, with `…` when cut.
+pub fn shorten(text: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+        None => text.into(),
+    }
+}
+
+/// A name (case id, suite, path) as a code span in a note.
+fn name(text: &str) -> String {
+    code(&shorten(text, MAX_NAME_CHARS))
 }
 
 /// Says why a comment sits somewhere other than the finding's own location.
@@ -96,33 +125,35 @@ fn anchor_note(finding: &Finding, anchor: &Anchor, prefix: &str) -> Option<Strin
     if *anchored_path == own_path {
         if matches!(anchor, Anchor::File { .. }) && location.line.is_some() {
             return Some(format!(
-                "At `{}`, outside the lines this pull request changes.",
-                location.display()
+                "At {}, outside the lines this pull request changes.",
+                name(&location.display())
             ));
         }
         return None;
     }
     let what = match (&finding.subject.suite, &finding.subject.case) {
-        (Some(suite), Some(case)) => format!("case `{case}` of suite `{suite}`"),
-        (Some(suite), None) => format!("suite `{suite}`"),
+        (Some(suite), Some(case)) => format!("case {} of suite {}", name(case), name(suite)),
+        (Some(suite), None) => format!("suite {}", name(suite)),
         _ => "it".to_owned(),
     };
     Some(format!(
-        "Shown on this change because {what} (`{}`) did not change in this pull request; this file did, and the suite depends on it.",
-        location.display()
+        "Shown on this change because {what} ({}) did not change in this pull request; this file did, and the suite depends on it.",
+        name(&location.display())
     ))
 }
 
 /// A ```diff block with a fence longer than any backtick run inside, cut at a line
 /// boundary when long.
 pub fn diff_block(detail: &str) -> String {
-    let longest_run = detail
+    let (shown, omitted) = truncate_lines(detail, MAX_DIFF_LINES, MAX_DIFF_CHARS);
+    // Only the lines shown must not close the fence: a run of backticks further down the
+    // detail would otherwise make the fence longer than the lines it holds.
+    let longest_run = shown
         .split(|character| character != '`')
         .map(str::len)
         .max()
         .unwrap_or(0);
     let fence = "`".repeat(longest_run.max(2) + 1);
-    let (shown, omitted) = truncate_lines(detail, MAX_DIFF_LINES, MAX_DIFF_CHARS);
     let mut block = format!("{fence}diff\n{}", shown.trim_end_matches('\n'));
     block.push_str(&format!("\n{fence}\n"));
     if omitted > 0 {
@@ -158,19 +189,18 @@ pub fn truncate_lines(text: &str, max_lines: usize, max_chars: usize) -> (&str, 
     (&text[..end], total - kept)
 }
 
-/// Keeps a body under GitHub's limit whatever the message holds, marker intact.
-fn fit(body: String, marker: &str) -> String {
+/// Keeps a body under GitHub's limit, marker intact. The parts are cut to sizes that fit
+/// together, so this is a guard: cutting escaped Markdown could end a code span early,
+/// so a body that is still too long says so instead of showing part of it.
+fn fit(body: String, finding: &Finding, marker: &str) -> String {
     if body.chars().count() < MAX_BODY_CHARS {
         return body;
     }
-    let budget = MAX_BODY_CHARS - marker.len() - 200;
-    let cut = body
-        .char_indices()
-        .nth(budget)
-        .map_or(body.len(), |(index, _)| index);
     format!(
-        "{}\n\n_(cut to fit GitHub's comment size limit)_\n\n{marker}\n",
-        &body[..cut]
+        "**{} {}** ({})\n\n_This finding is too long for a comment: run `evalock check` locally, or read the job log._\n\n{marker}\n",
+        finding.rule.id(),
+        finding.rule.name(),
+        finding.severity,
     )
 }
 
@@ -237,6 +267,45 @@ mod tests {
         };
         assert!(comment_body(&regressed(), &file_anchor, "")
             .contains("At `evals/support.jsonl:3`, outside the lines"));
+    }
+
+    /// A case id edited in place is the pull request author's text: in the comment it
+    /// must stay text, never a team mention or an image.
+    #[test]
+    fn case_ids_and_messages_are_escaped_in_a_body() {
+        let id = "x` @octo-org/everyone <img src=x> `y";
+        let finding = Finding::new(
+            RuleId::CaseEditedInPlace,
+            Subject::case("support", id),
+            format!("case `{id}` (evals/support.jsonl:3) was edited in place"),
+        )
+        .at(Location::line("evals/support.jsonl", 3))
+        .help(format!(
+            "bump `version` of `{id}`, then\n- run `evalock lock`"
+        ));
+        let anchor = Anchor::Lines {
+            path: "prompts/support.txt".into(),
+            start_line: 1,
+            line: 1,
+        };
+        let body = comment_body(&finding, &anchor, "");
+        assert!(
+            body.contains("\n\ncase `x` @\u{200B}octo-org/everyone \\<img src=x\\> `y` (evals/support.jsonl:3) was edited in place\n"),
+            "{body}"
+        );
+        assert!(
+            body.contains("**Fix:** bump `version` of `x` @\u{200B}octo-org/everyone \\<img src=x\\> `y`, then - run `evalock lock`\n"),
+            "{body}"
+        );
+        // In the note the id is one code span, where nothing mentions or renders.
+        assert!(
+            body.contains(
+                "because case ``x` @octo-org/everyone <img src=x> `y`` of suite `support`"
+            ),
+            "{body}"
+        );
+        let outside_code: String = body.split("``").step_by(2).collect();
+        assert!(!outside_code.contains("@octo-org"), "{body}");
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! are not inline comments.
 
 use super::anchor::Anchor;
-use super::body::MAX_BODY_CHARS;
+use super::body::{shorten, MAX_BODY_CHARS};
 use super::plan::Anchored;
 use crate::finding::Verdict;
+use crate::report::markdown::escape::{code, inline, inline_cell, table_cell};
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
 use std::collections::BTreeMap;
@@ -29,7 +30,14 @@ pub fn summary_marker(prefix: &str) -> String {
     )
 }
 
+/// Characters of a name (command, source, base, suite, case id) shown before it is cut.
+const MAX_NAME_CHARS: usize = 200;
+/// Characters of a listed finding's message or fix shown before it is cut.
+const MAX_LINE_CHARS: usize = 500;
+
 /// Renders the summary. `listed` are the findings the summary must show one by one.
+/// Everything that comes from the report (case ids, messages, the judged source) is
+/// escaped: the pull request's files write it, and the summary is posted as the bot.
 pub fn render(report: &Report, listed: &[&Anchored], context: &SummaryContext<'_>) -> String {
     let mut text = String::new();
     let verdict = report.verdict();
@@ -44,15 +52,25 @@ pub fn render(report: &Report, listed: &[&Anchored], context: &SummaryContext<'_
         summary_marker(context.prefix),
         verdict.as_str()
     );
-    let mut facts = vec![format!("`{}` on {}", report.command, report.source)];
+    let mut facts = vec![format!(
+        "{} on {}",
+        name(&report.command),
+        inline(&shorten(&report.source, MAX_NAME_CHARS))
+    )];
     if let Some(base) = &report.base {
-        facts.push(format!("against {base}"));
+        facts.push(format!(
+            "against {}",
+            inline(&shorten(base, MAX_NAME_CHARS))
+        ));
     }
     if let Some(sha) = context.head_sha {
-        facts.push(format!("head `{}`", &sha[..sha.len().min(12)]));
+        facts.push(format!(
+            "head {}",
+            code(&sha.chars().take(12).collect::<String>())
+        ));
     }
     if !context.prefix.is_empty() {
-        facts.push(format!("project `{}`", context.prefix));
+        facts.push(format!("project {}", name(context.prefix)));
     }
     let _ = writeln!(text, "{}\n", facts.join(" · "));
     if report.findings.is_empty() {
@@ -139,7 +157,7 @@ fn suites_table(text: &mut String, report: &Report) {
             .cases
             .iter()
             .take(10)
-            .map(|(case, rules)| format!("`{}` ({})", escape_cell(case), rules.join(", ")))
+            .map(|(case, rules)| format!("{} ({})", table_cell(&name(case)), rules.join(", ")))
             .collect::<Vec<_>>()
             .join(", ");
         if row.cases.len() > 10 {
@@ -149,7 +167,7 @@ fn suites_table(text: &mut String, report: &Report) {
         let _ = writeln!(
             text,
             "| {} | {refuse} | {error} | {warn} | {note} | {cases} |",
-            escape_cell(suite)
+            inline_cell(&shorten(suite, MAX_NAME_CHARS))
         );
     }
     text.push('\n');
@@ -172,7 +190,7 @@ fn listed_findings(text: &mut String, listed: &[&Anchored], prefix: &str) {
                 } else {
                     format!("{prefix}/{}", location.display())
                 };
-                format!("`{path}`")
+                code(&path)
             }
             (None, _) => "(no file)".to_owned(),
         };
@@ -201,17 +219,15 @@ fn listed_findings(text: &mut String, listed: &[&Anchored], prefix: &str) {
     }
 }
 
+/// Untrusted text for one list item: cut, then escaped (so the cut cannot split an
+/// escape or a code span); line breaks become spaces.
 fn one_line(text: &str) -> String {
-    let flat = text.replace(['\n', '\r'], " ");
-    if flat.chars().count() > 500 {
-        format!("{}…", flat.chars().take(500).collect::<String>())
-    } else {
-        flat
-    }
+    inline(&shorten(text, MAX_LINE_CHARS))
 }
 
-fn escape_cell(text: &str) -> String {
-    text.replace('|', "\\|")
+/// A name as a code span, cut when long.
+fn name(text: &str) -> String {
+    code(&shorten(text, MAX_NAME_CHARS))
 }
 
 #[cfg(test)]
@@ -286,6 +302,46 @@ mod tests {
         );
         assert!(text.contains("### Not shown inline (1)\n\n- **EL404 baseline-missing** (warn) (no file): no baseline"), "{text}");
         assert!(text.contains("2 findings are commented on the changed lines; 1 listed below."));
+    }
+
+    /// Case ids and messages come from the pull request: a line break cannot add a table
+    /// row, and nothing outside a code span mentions anyone or renders HTML.
+    #[test]
+    fn case_ids_and_messages_are_escaped_in_the_summary() {
+        let findings = vec![
+            Finding::new(
+                RuleId::Regressed,
+                Subject::case("support", "a\n| injected | row |"),
+                "regressed",
+            ),
+            Finding::new(
+                RuleId::BaselineMissing,
+                Subject::case("support", "b"),
+                "case `` @octocat <img src=x> **bold** ` has no baseline",
+            )
+            .at(Location::line("evals/a`b.jsonl", 2)),
+        ];
+        let report = Report::new(
+            "check",
+            "working tree".into(),
+            Some("@octocat <b>".into()),
+            findings,
+        );
+        let listed = Anchored {
+            finding: report.findings[1].clone(),
+            anchor: Anchor::Summary,
+        };
+        let text = render(&report, &[&listed], &context());
+        assert!(
+            text.contains("| support | 0 | 1 | 1 | 0 | `a \\| injected \\| row \\|` (EL501), `b` (EL404) |\n\n"),
+            "{text}"
+        );
+        assert!(!text.contains("\n| injected"), "{text}");
+        assert!(text.contains("against @\u{200B}octocat \\<b\\>"), "{text}");
+        assert!(
+            text.contains("(warn) ``evals/a`b.jsonl:2``: case \\`\\` @\u{200B}octocat \\<img src=x\\> \\*\\*bold\\*\\* \\` has no baseline\n"),
+            "{text}"
+        );
     }
 
     #[test]

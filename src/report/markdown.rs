@@ -3,7 +3,7 @@
 //! `path:line`, most severe first. Output stays under a byte budget (1 MiB for a step
 //! summary); what does not fit is counted in a closing notice, never cut mid-line.
 
-mod escape;
+pub(crate) mod escape;
 
 use super::text::{cut, plural, subject_group, subject_name, SUITE_ITSELF};
 use super::Report;
