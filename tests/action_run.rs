@@ -362,26 +362,31 @@ fn bad_inputs_stop_before_anything_runs() {
     );
 }
 
-/// The demo on `main` with a lock that does not parse; branch `pr` (checked out) repairs
-/// it. `check --base` cannot read the base (exit 65, no report) while `run` succeeds.
-fn pull_request_over_a_broken_base() -> TestRepo {
+/// A pull request over a base whose case file git can no longer read (its object is
+/// gone from a damaged clone): `check --base` ends in an error (exit 70, no report) while
+/// `run`, which reads only the pull request's own files, succeeds.
+fn pull_request_over_a_damaged_base() -> TestRepo {
     let repo = TestRepo::new();
     common::copy_tree(&common::fixture("demo"), repo.path());
-    let lock = repo.read("evalock.lock");
-    repo.write("evalock.lock", format!("{lock}x"));
-    repo.commit_all("a lock that does not parse");
+    let cases = repo.read("evals/support.jsonl");
+    repo.write("evals/support.jsonl", format!("{cases}\n"));
+    repo.commit_all("a blank line only the base has");
+    let blob = repo.git(&["rev-parse", "HEAD:evals/support.jsonl"]);
+    let blob = blob.trim();
     repo.git(&["checkout", "-q", "-b", "pr"]);
-    repo.write("evalock.lock", lock);
-    repo.commit_all("repair the lock");
+    repo.write("evals/support.jsonl", cases);
+    repo.commit_all("drop the blank line");
+    let object = repo.join(&format!(".git/objects/{}/{}", &blob[..2], &blob[2..]));
+    std::fs::remove_file(object).expect("the base's blob is a loose object");
     repo
 }
 
 #[test]
 fn a_check_that_ends_in_an_error_blocks_even_when_the_run_passes() {
-    let repo = pull_request_over_a_broken_base();
+    let repo = pull_request_over_a_damaged_base();
     let job = run_action(&repo, &[("suites", "all"), ("comment-mode", "review")]);
-    assert_eq!(job.code, 65, "{}", job.log);
-    assert_eq!(job.outputs["exit-code"], "65");
+    assert_eq!(job.code, 70, "{}", job.log);
+    assert_eq!(job.outputs["exit-code"], "70");
     assert_eq!(
         job.outputs["verdict"], "BLOCK",
         "the gate fails, so the verdict cannot read PASS or WARN\n{}",
@@ -393,14 +398,14 @@ fn a_check_that_ends_in_an_error_blocks_even_when_the_run_passes() {
         job.summary
     );
     assert!(
-        job.summary.contains("**exit code:** 65"),
+        job.summary.contains("**exit code:** 70"),
         "the summary shows the gate's code\n{}",
         job.summary
     );
     assert!(
         job.summary
-            .contains("`evalock check` ended with exit code 65")
-            && job.summary.contains("key with no value"),
+            .contains("`evalock check` ended with exit code 70")
+            && job.summary.contains("evals/support.jsonl"),
         "the summary says which command failed and its error\n{}",
         job.summary
     );
