@@ -713,3 +713,47 @@ fn a_prefixed_report_on_a_file_the_pull_request_deletes_is_prefixed_once() {
         "{summary}"
     );
 }
+
+#[test]
+fn a_removed_case_is_shown_where_it_was_removed_not_on_another_case() {
+    // One case of a file is edited, a later one of several lines is deleted.
+    let mut scenario = Scenario::new();
+    let cases = "ai/evals/escalation.yaml";
+    scenario.repo.replace(
+        cases,
+        "This is the third time my order is late.",
+        "This is the fourth time my order is late.",
+    );
+    let text = scenario.repo.read(cases);
+    let start = text.find("- id: legal-threat-escalates").expect("case");
+    let end = text.find("- id: simple-question-stays").expect("next case");
+    scenario
+        .repo
+        .write(cases, format!("{}{}", &text[..start], &text[end..]));
+    scenario.push("edit one escalation case, delete another");
+    scenario.check().assert_code(2);
+    scenario
+        .github(WRITE_TOKEN, &[&scenario.path("check.json")], &[])
+        .assert_code(0);
+    let comments = scenario.github.review_comments();
+    let edited = comment_with(&comments, "EL102");
+    let removed = comment_with(&comments, "EL103");
+    assert!(
+        removed.body.contains("legal-threat-escalates"),
+        "{}",
+        removed.body
+    );
+    let next_case = scenario
+        .repo
+        .read(cases)
+        .lines()
+        .position(|line| line == "- id: simple-question-stays")
+        .expect("next case") as u64
+        + 1;
+    assert_eq!(
+        (removed.path.as_str(), removed.line),
+        (cases, Some(next_case)),
+        "on the line that took the removed case's place, not on the edit at line {:?}",
+        edited.line
+    );
+}
