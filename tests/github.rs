@@ -757,3 +757,26 @@ fn a_removed_case_is_shown_where_it_was_removed_not_on_another_case() {
         edited.line
     );
 }
+
+#[test]
+fn a_secondary_rate_limit_that_outlasts_the_retries_is_not_called_a_read_only_token() {
+    let scenario = Scenario::new();
+    let report = scenario.write_report("run.json", run_findings());
+    let limited =
+        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
+    scenario
+        .github
+        .with(|state| state.injected_failures = vec![(403, Some(1), limited.into()); 4]);
+    let run = scenario.github(WRITE_TOKEN, &[&report], &[]);
+    run.assert_code(0)
+        .assert_contains("could not post to the pull request: GitHub's rate limit was still in force after retrying; re-run the job in a few minutes")
+        .assert_contains("HTTP 403 You have exceeded a secondary rate limit")
+        .assert_not_contains("read-only token")
+        .assert_contains("::error file=ai/evals/support.jsonl,line=4");
+    let step_summary =
+        std::fs::read_to_string(scenario.path("step-summary.md")).expect("step summary");
+    assert!(
+        step_summary.contains("_evalock did not post to the pull request: GitHub's rate limit"),
+        "{step_summary}"
+    );
+}

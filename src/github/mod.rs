@@ -145,7 +145,9 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
                     None
                 }
                 Err(error) => {
-                    let reason = if error.is_forbidden() {
+                    let reason = if error.is_rate_limited() {
+                        format!("GitHub's rate limit was still in force after retrying; re-run the job in a few minutes: {error}")
+                    } else if error.is_forbidden() {
                         format!("the token may not write to this pull request (a fork's pull request gets a read-only token): {error}")
                     } else {
                         error.to_string()
@@ -315,7 +317,8 @@ fn post_comments(
     }
     plan.overflow.extend(rejected);
     // A comment that cannot be cleaned up is worth a note, not the summary: only a
-    // refused token stops the run.
+    // refused token or a rate limit, which every later request would meet too, stops
+    // the run.
     for cleanup in &plan.cleanups {
         let result = match cleanup {
             Cleanup::Resolve { thread_id, .. } => {
@@ -330,7 +333,7 @@ fn post_comments(
             }
         };
         match result {
-            Err(error) if error.is_forbidden() => return Err(error),
+            Err(error) if error.is_forbidden() || error.is_rate_limited() => return Err(error),
             Err(error) => notes.push(format!("an outdated comment stays: {error}")),
             Ok(()) => {}
         }
