@@ -316,7 +316,8 @@ pub fn results(data: &[u8]) {
 
 /// The unified-diff hunk parser (`evalock github` anchors review comments with it):
 /// never panics; every file has a path; every added line lies inside its hunk, ascending,
-/// so a comment anchored on an added line is always one GitHub accepts.
+/// so a comment anchored on an added line is always one GitHub accepts; so is the line
+/// that shows where removed lines were.
 pub fn diff(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let diff = evalock::github::PullDiff::parse(&text);
@@ -334,6 +335,12 @@ pub fn diff(data: &[u8]) {
             if let Some(last) = hunk.last_line() {
                 assert!(last >= hunk.new_start);
                 let _ = diff.accepts_range(&file.path, hunk.new_start, last);
+            }
+            for removal in &hunk.removed {
+                assert!(removal.old_first <= removal.old_last, "{hunk:?}");
+                if let Some(line) = file.line_where_removed(removal.old_first, removal.old_last) {
+                    assert!(diff.accepts_range(&file.path, line, line) || file.deleted);
+                }
             }
         }
     }

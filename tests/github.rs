@@ -759,3 +759,70 @@ fn untrusted_case_ids_are_escaped_in_comments_and_the_summary() {
         "{summary}"
     );
 }
+
+#[test]
+fn a_removed_case_is_shown_where_it_was_removed_not_on_another_case() {
+    // One case of a file is edited, a later one of several lines is deleted.
+    let mut scenario = Scenario::new();
+    let cases = "ai/evals/escalation.yaml";
+    scenario.repo.replace(
+        cases,
+        "This is the third time my order is late.",
+        "This is the fourth time my order is late.",
+    );
+    let text = scenario.repo.read(cases);
+    let start = text.find("- id: legal-threat-escalates").expect("case");
+    let end = text.find("- id: simple-question-stays").expect("next case");
+    scenario
+        .repo
+        .write(cases, format!("{}{}", &text[..start], &text[end..]));
+    scenario.push("edit one escalation case, delete another");
+    scenario.check().assert_code(2);
+    scenario
+        .github(WRITE_TOKEN, &[&scenario.path("check.json")], &[])
+        .assert_code(0);
+    let comments = scenario.github.review_comments();
+    let edited = comment_with(&comments, "EL102");
+    let removed = comment_with(&comments, "EL103");
+    assert!(
+        removed.body.contains("legal-threat-escalates"),
+        "{}",
+        removed.body
+    );
+    let next_case = scenario
+        .repo
+        .read(cases)
+        .lines()
+        .position(|line| line == "- id: simple-question-stays")
+        .expect("next case") as u64
+        + 1;
+    assert_eq!(
+        (removed.path.as_str(), removed.line),
+        (cases, Some(next_case)),
+        "on the line that took the removed case's place, not on the edit at line {:?}",
+        edited.line
+    );
+}
+
+#[test]
+fn a_secondary_rate_limit_that_outlasts_the_retries_is_not_called_a_read_only_token() {
+    let scenario = Scenario::new();
+    let report = scenario.write_report("run.json", run_findings());
+    let limited =
+        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
+    scenario
+        .github
+        .with(|state| state.injected_failures = vec![(403, Some(1), limited.into()); 4]);
+    let run = scenario.github(WRITE_TOKEN, &[&report], &[]);
+    run.assert_code(0)
+        .assert_contains("could not post to the pull request: GitHub's rate limit was still in force after retrying; re-run the job in a few minutes")
+        .assert_contains("HTTP 403 You have exceeded a secondary rate limit")
+        .assert_not_contains("read-only token")
+        .assert_contains("::error file=ai/evals/support.jsonl,line=4");
+    let step_summary =
+        std::fs::read_to_string(scenario.path("step-summary.md")).expect("step summary");
+    assert!(
+        step_summary.contains("_evalock did not post to the pull request: GitHub's rate limit"),
+        "{step_summary}"
+    );
+}

@@ -21,13 +21,19 @@ pub enum Anchor {
     Summary,
 }
 
+/// Where removed cases stood on the diff's old side: first and last line by
+/// project-relative file and case id.
+pub type RemovedCaseLines = BTreeMap<(String, String), (u32, u32)>;
+
 /// What anchoring needs besides the finding: the diff, where the project sits in the
-/// repository, and each suite's prompt files (project-relative).
+/// repository, each suite's prompt files (project-relative), and where removed cases
+/// stood before the change.
 pub struct AnchorContext<'a> {
     pub diff: &'a PullDiff,
     /// The project root relative to the repository (`""` at the top).
     pub prefix: &'a str,
     pub prompt_files: &'a BTreeMap<String, Vec<String>>,
+    pub removed_cases: &'a RemovedCaseLines,
 }
 
 impl AnchorContext<'_> {
@@ -56,6 +62,13 @@ impl AnchorContext<'_> {
     }
 
     fn choose(&self, finding: &Finding) -> Anchor {
+        if finding.rule == RuleId::CaseRemoved {
+            // A removed case has no line at the head: its place is where the diff removed
+            // it. Any other change of its file is about another case.
+            return self
+                .removal_of_case(finding)
+                .unwrap_or_else(|| self.file_or_summary(finding));
+        }
         if let Some(anchor) = self.changed_lines_of_finding(finding) {
             return anchor;
         }
@@ -81,6 +94,25 @@ impl AnchorContext<'_> {
             .as_ref()
             .filter(|location| location.line.is_none())?;
         self.first_change_of(&self.repo_path(&location.path))
+    }
+
+    /// The line that shows where the diff removed the finding's case.
+    fn removal_of_case(&self, finding: &Finding) -> Option<Anchor> {
+        let location = finding.location.as_ref()?;
+        let case = finding.subject.case.as_ref()?;
+        let &(first, last) = self
+            .removed_cases
+            .get(&(location.path.clone(), case.clone()))?;
+        let path = self.repo_path(&location.path);
+        let line = self
+            .diff
+            .changed_file(&path)?
+            .line_where_removed(first, last)?;
+        Some(Anchor::Lines {
+            path,
+            start_line: line,
+            line,
+        })
     }
 
     fn file_or_summary(&self, finding: &Finding) -> Anchor {
@@ -234,8 +266,11 @@ diff --git a/proj/skills/x/run.sh b/proj/skills/x/run.sh
             diff,
             prefix: "proj",
             prompt_files: prompts,
+            removed_cases: &NO_REMOVED_CASES,
         }
     }
+
+    static NO_REMOVED_CASES: RemovedCaseLines = BTreeMap::new();
 
     fn prompts() -> BTreeMap<String, Vec<String>> {
         BTreeMap::from([("support".to_owned(), vec!["prompts/support.txt".to_owned()])])
@@ -392,8 +427,40 @@ diff --git a/proj/skills/x/run.sh b/proj/skills/x/run.sh
             diff: &diff,
             prefix: "",
             prompt_files: &prompts,
+            removed_cases: &NO_REMOVED_CASES,
         };
         let edited = finding(RuleId::CaseEditedInPlace, "a", Location::line("f.jsonl", 1));
         assert_eq!(context.anchor(&edited), lines("f.jsonl", 1, 1));
+    }
+
+    #[test]
+    fn a_removed_case_is_shown_where_it_was_removed_not_on_another_change() {
+        let (diff, prompts) = (PullDiff::parse(DIFF), prompts());
+        // At the base, `f` stood on line 6 (and `d`, edited, on line 4).
+        let removed_cases =
+            RemovedCaseLines::from([(("evals/support.jsonl".to_owned(), "f".to_owned()), (6, 6))]);
+        let context = AnchorContext {
+            removed_cases: &removed_cases,
+            ..context_with(&diff, &prompts)
+        };
+        let removed = |case: &str| {
+            finding(
+                RuleId::CaseRemoved,
+                case,
+                Location::file("evals/support.jsonl"),
+            )
+        };
+        assert_eq!(
+            context.anchor(&removed("f")),
+            lines("proj/evals/support.jsonl", 6, 6),
+            "on `g`, the line that follows the removed one, not on `d`'s edit"
+        );
+        // Where the case stood is not known: the file, not another case's change.
+        assert_eq!(
+            context.anchor(&removed("x")),
+            Anchor::File {
+                path: "proj/evals/support.jsonl".into()
+            }
+        );
     }
 }

@@ -91,6 +91,7 @@ pub enum ApiError {
 
 impl ApiError {
     /// 401/403: the token may not do this (a read-only token on a fork's pull request).
+    /// A rate limit GitHub answers with 403 is not: the same token works again later.
     pub fn is_forbidden(&self) -> bool {
         matches!(
             self,
@@ -98,7 +99,21 @@ impl ApiError {
                 status: 401 | 403,
                 ..
             }
-        )
+        ) && !self.is_rate_limited()
+    }
+
+    /// A primary or secondary rate limit still in force after the retries: 429, or 403
+    /// with GitHub's message saying so (the only thing that tells it from a refusal).
+    pub fn is_rate_limited(&self) -> bool {
+        match self {
+            ApiError::Status { status: 429, .. } => true,
+            ApiError::Status {
+                status: 403,
+                message,
+                ..
+            } => message.to_ascii_lowercase().contains("rate limit"),
+            _ => false,
+        }
     }
 }
 
@@ -444,6 +459,29 @@ mod tests {
             None,
             "too long to wait"
         );
+    }
+
+    #[test]
+    fn a_rate_limit_is_not_a_refused_token() {
+        let status = |status: u16, message: &str| ApiError::Status {
+            status,
+            what: "create a review".into(),
+            message: message.into(),
+        };
+        let secondary = status(
+            403,
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+        );
+        let primary = status(403, "API rate limit exceeded for installation ID 1.");
+        let refused = status(403, "Resource not accessible by integration");
+        for limited in [&secondary, &primary, &status(429, "")] {
+            assert!(
+                limited.is_rate_limited() && !limited.is_forbidden(),
+                "{limited}"
+            );
+        }
+        assert!(refused.is_forbidden() && !refused.is_rate_limited());
+        assert!(status(401, "Bad credentials").is_forbidden());
     }
 
     #[test]

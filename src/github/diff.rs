@@ -1,6 +1,7 @@
 //! Unified diffs as GitHub (`application/vnd.github.v3.diff`) and `git diff` print them,
 //! reduced to what a review comment needs: which lines of each file's new version (the
-//! RIGHT side) are inside a hunk, and which of those were added.
+//! RIGHT side) are inside a hunk, which of those were added, and where lines of the old
+//! version were removed.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,21 @@ pub struct Hunk {
     pub new_count: u32,
     /// New-file lines the change added, ascending.
     pub added: Vec<u32>,
+    /// First line and line count of the old file the hunk shows (context and removed).
+    pub old_start: u32,
+    pub old_count: u32,
+    /// Runs of old-file lines the change removed, ascending.
+    pub removed: Vec<Removal>,
+}
+
+/// Old-file lines `old_first..=old_last`, removed together, and where they were in the
+/// new file: before `new_line`, the new-file line that follows them (one past the hunk's
+/// last line when nothing does).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    pub old_first: u32,
+    pub old_last: u32,
+    pub new_line: u32,
 }
 
 impl Hunk {
@@ -55,6 +71,27 @@ impl FileDiff {
             .partition_point(|hunk| hunk.new_start.saturating_add(hunk.new_count) <= start);
         let last = self.hunks.partition_point(|hunk| hunk.new_start <= end);
         self.hunks.get(first..last).unwrap_or(&[])
+    }
+
+    /// The RIGHT-side line that shows where the change removed old-file lines of
+    /// `first..=last`: the line that now follows the first removed run among them, or the
+    /// line before it when the run ends its hunk. `None` when the change removed none of
+    /// them, or their hunk shows no line of the new file. Hunks are in the old file's
+    /// order too, so this is a binary search like [`FileDiff::hunks_overlapping`].
+    pub fn line_where_removed(&self, first: u32, last: u32) -> Option<u32> {
+        let start = self
+            .hunks
+            .partition_point(|hunk| hunk.old_start.saturating_add(hunk.old_count) <= first);
+        let (hunk, removal) = self.hunks.get(start..)?.iter().find_map(|hunk| {
+            hunk.removed
+                .iter()
+                .find(|removal| removal.old_first <= last && first <= removal.old_last)
+                .map(|removal| (hunk, removal))
+        })?;
+        [Some(removal.new_line), removal.new_line.checked_sub(1)]
+            .into_iter()
+            .flatten()
+            .find(|&line| hunk.contains(line))
     }
 }
 
@@ -110,6 +147,7 @@ struct Parser {
     remaining_new: u32,
     remaining_old: u32,
     next_new_line: u32,
+    next_old_line: u32,
 }
 
 impl Parser {
@@ -174,20 +212,24 @@ impl Parser {
     }
 
     fn start_hunk(&mut self, header: &str) {
-        let Some((old_count, new_start, new_count)) = parse_hunk_header(header) else {
+        let Some(range) = parse_hunk_header(header) else {
             return;
         };
         let Some(file) = self.current.as_mut() else {
             return;
         };
         file.hunks.push(Hunk {
-            new_start,
-            new_count,
+            new_start: range.new_start,
+            new_count: range.new_count,
             added: Vec::new(),
+            old_start: range.old_start,
+            old_count: range.old_count,
+            removed: Vec::new(),
         });
-        self.remaining_old = old_count;
-        self.remaining_new = new_count;
-        self.next_new_line = new_start;
+        self.remaining_old = range.old_count;
+        self.remaining_new = range.new_count;
+        self.next_new_line = range.new_start;
+        self.next_old_line = range.old_start;
     }
 
     fn hunk_line(&mut self, line: &str) {
@@ -200,11 +242,26 @@ impl Parser {
                 self.next_new_line += 1;
                 self.remaining_new = self.remaining_new.saturating_sub(1);
             }
-            Some(b'-') => self.remaining_old = self.remaining_old.saturating_sub(1),
+            Some(b'-') => {
+                let (old_line, new_line) = (self.next_old_line, self.next_new_line);
+                match hunk.removed.last_mut() {
+                    Some(run) if run.new_line == new_line && run.old_last + 1 == old_line => {
+                        run.old_last = old_line;
+                    }
+                    _ => hunk.removed.push(Removal {
+                        old_first: old_line,
+                        old_last: old_line,
+                        new_line,
+                    }),
+                }
+                self.next_old_line += 1;
+                self.remaining_old = self.remaining_old.saturating_sub(1);
+            }
             Some(b'\\') => {}
             // A context line; an empty line is a context line whose leading space was trimmed.
             _ => {
                 self.next_new_line += 1;
+                self.next_old_line += 1;
                 self.remaining_new = self.remaining_new.saturating_sub(1);
                 self.remaining_old = self.remaining_old.saturating_sub(1);
             }
@@ -236,8 +293,17 @@ impl Parser {
     }
 }
 
-/// `@@ -12,3 +12,4 @@ context` -> (old count, new start, new count). A missing count is 1.
-fn parse_hunk_header(header: &str) -> Option<(u32, u32, u32)> {
+/// The line ranges of a hunk header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct HunkRange {
+    old_start: u32,
+    old_count: u32,
+    new_start: u32,
+    new_count: u32,
+}
+
+/// `@@ -12,3 +12,4 @@ context` -> its ranges. A missing count is 1.
+fn parse_hunk_header(header: &str) -> Option<HunkRange> {
     let mut parts = header.split(' ');
     parts.next()?; // "@@"
     let old = parts.next()?.strip_prefix('-')?;
@@ -248,7 +314,7 @@ fn parse_hunk_header(header: &str) -> Option<(u32, u32, u32)> {
             None => Some((range.parse().ok()?, 1)),
         }
     };
-    let (_, old_count) = count(old)?;
+    let (old_start, old_count) = count(old)?;
     let (new_start, new_count) = count(new)?;
     // Line 0 exists only in an empty range, and a range past u32::MAX in no real file;
     // refusing both keeps every anchor a real line and the line arithmetic exact.
@@ -256,7 +322,13 @@ fn parse_hunk_header(header: &str) -> Option<(u32, u32, u32)> {
         return None;
     }
     new_start.checked_add(new_count)?;
-    Some((old_count, new_start, new_count))
+    old_start.checked_add(old_count)?;
+    Some(HunkRange {
+        old_start,
+        old_count,
+        new_start,
+        new_count,
+    })
 }
 
 /// `a/x b/x` -> `x`; the `+++`/`rename to` lines, when present, correct it later.
@@ -375,7 +447,14 @@ Binary files a/logo.png and b/logo.png differ
             Hunk {
                 new_start: 1,
                 new_count: 4,
-                added: vec![2]
+                added: vec![2],
+                old_start: 1,
+                old_count: 4,
+                removed: vec![Removal {
+                    old_first: 2,
+                    old_last: 2,
+                    new_line: 2
+                }]
             }
         );
         assert_eq!(
@@ -383,7 +462,10 @@ Binary files a/logo.png and b/logo.png differ
             Hunk {
                 new_start: 10,
                 new_count: 4,
-                added: vec![11, 12]
+                added: vec![11, 12],
+                old_start: 10,
+                old_count: 2,
+                removed: Vec::new()
             }
         );
         assert!(cases.hunks[0].contains(4) && !cases.hunks[0].contains(5));
@@ -428,6 +510,41 @@ Binary files a/logo.png and b/logo.png differ
                 );
             }
         }
+    }
+
+    #[test]
+    fn removed_lines_are_placed_on_the_line_that_follows_them() {
+        let text = "diff --git a/f b/f\n--- a/f\n+++ b/f\n\
+            @@ -1,6 +1,5 @@\n a\n-b\n+B\n c\n-d\n-e\n f\n\
+            @@ -20,3 +19,2 @@\n t\n u\n-v\n\
+            @@ -40,2 +38,0 @@\n-x\n-y\n";
+        let diff = PullDiff::parse(text);
+        let file = diff.changed_file("f").expect("file");
+        assert_eq!(
+            file.hunks[0].removed,
+            vec![
+                Removal {
+                    old_first: 2,
+                    old_last: 2,
+                    new_line: 2
+                },
+                Removal {
+                    old_first: 4,
+                    old_last: 5,
+                    new_line: 4
+                }
+            ]
+        );
+        // `d` and `e` were where `f` (new line 4) now is; `b` was replaced by `B`.
+        assert_eq!(file.line_where_removed(4, 5), Some(4));
+        assert_eq!(file.line_where_removed(5, 9), Some(4));
+        assert_eq!(file.line_where_removed(1, 2), Some(2));
+        assert_eq!(file.line_where_removed(3, 3), None, "`c` is still there");
+        // Removed at the end of a hunk: the line before.
+        assert_eq!(file.line_where_removed(22, 22), Some(20));
+        // A hunk that shows no new line has nowhere to comment.
+        assert_eq!(file.line_where_removed(40, 41), None);
+        assert_eq!(file.line_where_removed(50, 60), None);
     }
 
     #[test]
@@ -500,7 +617,14 @@ Binary files a/logo.png and b/logo.png differ
             vec![Hunk {
                 new_start: 1,
                 new_count: 3,
-                added: vec![2, 3]
+                added: vec![2, 3],
+                old_start: 1,
+                old_count: 2,
+                removed: vec![Removal {
+                    old_first: 2,
+                    old_last: 2,
+                    new_line: 3
+                }]
             }]
         );
         assert!(diff.file("y").is_none() && diff.file("z").is_none());
@@ -514,7 +638,15 @@ Binary files a/logo.png and b/logo.png differ
             diff.changed_file("sp aceé.txt").expect("file").hunks[0].added,
             vec![3]
         );
-        assert_eq!(parse_hunk_header("@@ -0,0 +1 @@"), Some((0, 1, 1)));
+        assert_eq!(
+            parse_hunk_header("@@ -0,0 +1 @@"),
+            Some(HunkRange {
+                old_start: 0,
+                old_count: 0,
+                new_start: 1,
+                new_count: 1
+            })
+        );
         assert_eq!(parse_hunk_header("@@ garbage"), None);
     }
 

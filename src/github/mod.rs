@@ -25,6 +25,7 @@ pub use event::{graphql_url_for, pull_request_from_payload, Environment, PullReq
 pub use plan::{Anchored, Cleanup, Plan, MAX_INLINE_COMMENTS};
 
 use crate::report::Report;
+use crate::rules::RuleId;
 use crate::source::{ContentSource, GitRepo};
 use api::{Api, DiffAnswer, NewReviewComment};
 use client::{ApiError, Client, ClientConfig};
@@ -100,7 +101,16 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
     let pull = environment.pull_request().ok();
     let head_sha = pull.as_ref().map(|pull| pull.head_sha.as_str());
     let head = head::head_source(repo.as_ref(), head_sha, &options.project_root);
-    let base = base::base_source(repo.as_ref(), pull.as_ref());
+    // The merge base is read only when something needs it: a prefixed path that may name a
+    // deleted file, or a removed case to find in the diff.
+    let needs_base = !prefix.is_empty()
+        || report
+            .findings
+            .iter()
+            .any(|finding| finding.rule == RuleId::CaseRemoved);
+    let base = needs_base
+        .then(|| base::base_source(repo.as_ref(), pull.as_ref()))
+        .flatten();
     let mut snapshots = vec![head.as_ref()];
     snapshots.extend(base.as_ref().map(|base| base as &dyn ContentSource));
     let report = &head::project_relative(report.clone(), &prefix, &snapshots);
@@ -127,6 +137,7 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
                 repo: repo.as_ref(),
                 prefix: &prefix,
                 head: head.as_ref(),
+                base: base.as_ref().map(|base| base as &dyn ContentSource),
             };
             match post(report, &target, options.mode, &mut outcome.notes) {
                 Ok(posted) => {
@@ -134,7 +145,9 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
                     None
                 }
                 Err(error) => {
-                    let reason = if error.is_forbidden() {
+                    let reason = if error.is_rate_limited() {
+                        format!("GitHub's rate limit was still in force after retrying; re-run the job in a few minutes: {error}")
+                    } else if error.is_forbidden() {
                         format!("the token may not write to this pull request (a fork's pull request gets a read-only token): {error}")
                     } else {
                         error.to_string()
@@ -160,6 +173,8 @@ struct Target<'a> {
     prefix: &'a str,
     /// The project at the pull request's head.
     head: &'a dyn ContentSource,
+    /// The project at the pull request's merge base, when it is needed and available.
+    base: Option<&'a dyn ContentSource>,
 }
 
 fn post(
@@ -172,10 +187,15 @@ fn post(
     let anchored = if mode == Mode::Review {
         let diff = pull_diff(target, notes)?;
         let prompt_files = head::prompt_files(target.head);
+        let removed_cases = target
+            .base
+            .map(|base| base::removed_case_lines(base, &report.findings))
+            .unwrap_or_default();
         let context = AnchorContext {
             diff: &diff,
             prefix: target.prefix,
             prompt_files: &prompt_files,
+            removed_cases: &removed_cases,
         };
         report
             .findings
@@ -297,7 +317,8 @@ fn post_comments(
     }
     plan.overflow.extend(rejected);
     // A comment that cannot be cleaned up is worth a note, not the summary: only a
-    // refused token stops the run.
+    // refused token or a rate limit, which every later request would meet too, stops
+    // the run.
     for cleanup in &plan.cleanups {
         let result = match cleanup {
             Cleanup::Resolve { thread_id, .. } => {
@@ -312,7 +333,7 @@ fn post_comments(
             }
         };
         match result {
-            Err(error) if error.is_forbidden() => return Err(error),
+            Err(error) if error.is_forbidden() || error.is_rate_limited() => return Err(error),
             Err(error) => notes.push(format!("an outdated comment stays: {error}")),
             Ok(()) => {}
         }
