@@ -215,6 +215,56 @@ fn sarif_carries_rule_metadata_and_fingerprints() {
     );
 }
 
+/// The URI code scanning shows for each result, by rule id.
+fn sarif_uris(log: &str) -> Vec<(String, String)> {
+    let log: serde_json::Value = serde_json::from_str(log).expect("json");
+    log["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|result| {
+            (
+                result["ruleId"].as_str().unwrap_or("").to_owned(),
+                result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// With `--path-prefix ai` every SARIF path is relative to the repository root, also the
+/// config that findings about no file point at; and it stays so through the saved JSON
+/// report the action renders SARIF from.
+#[test]
+fn sarif_points_unlocated_findings_at_the_projects_own_config() {
+    let uris = sarif_uris(&report::sarif::render(&fixed_report()));
+    assert!(
+        uris.contains(&("EL504".to_owned(), "evalock.toml".to_owned())),
+        "{uris:?}"
+    );
+    let prefixed = fixed_report().with_path_prefix("ai/");
+    let saved = report::json::render(&prefixed);
+    assert!(saved.contains("\n  \"path_prefix\": \"ai\",\n"), "{saved}");
+    let read = report::read_report("saved.json", saved.as_bytes()).expect("reads back");
+    for log in [
+        report::sarif::render(&prefixed),
+        report::sarif::render(&read),
+    ] {
+        let uris = sarif_uris(&log);
+        assert!(
+            uris.contains(&("EL504".to_owned(), "ai/evalock.toml".to_owned())),
+            "{uris:?}"
+        );
+        assert!(uris.contains(&("EL102".to_owned(), "ai/evals/support.jsonl".to_owned())));
+        assert!(
+            uris.iter().all(|(_, uri)| uri.starts_with("ai/")),
+            "{uris:?}"
+        );
+    }
+}
+
 #[test]
 fn junit_is_well_formed_xml_with_one_testcase_per_subject() {
     let dir = tempfile::tempdir().expect("temp dir");
