@@ -313,6 +313,81 @@ fn junit_is_well_formed_xml_with_one_testcase_per_subject() {
     );
 }
 
+/// A suite may be called `skills`, `graders` or `project`: its cases are still a group of
+/// their own, apart from the skills (graders, project) of the same name.
+#[test]
+fn a_suite_named_like_a_built_in_group_is_not_merged_with_it() {
+    let findings = vec![
+        Finding::new(
+            RuleId::Regressed,
+            Subject::case("skills", "pdf-tools"),
+            "regressed",
+        )
+        .at(Location::line("evals/skills.jsonl", 2)),
+        Finding::new(
+            RuleId::SkillVersion,
+            Subject::skill("pdf-tools"),
+            "version `v1` is not semver",
+        ),
+        Finding::new(
+            RuleId::Regressed,
+            Subject::case("project", "a"),
+            "regressed",
+        ),
+        Finding::new(
+            RuleId::CaseUnlocked,
+            Subject::default(),
+            "evalock.lock is stale",
+        )
+        .at(Location::file("evalock.lock")),
+    ];
+    let report = Report::new("run", "working tree".into(), None, findings).with_subjects([
+        Subject::case("skills", "pdf-tools"),
+        Subject::case("skills", "ocr"),
+        Subject::skill("pdf-tools"),
+        Subject::case("project", "a"),
+    ]);
+    let junit = report::junit::render(&report);
+    let suites: Vec<&str> = junit
+        .lines()
+        .filter(|line| line.starts_with("  <testsuite name="))
+        .collect();
+    assert_eq!(
+        suites,
+        [
+            "  <testsuite name=\"project\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\">",
+            "  <testsuite name=\"skills\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\">",
+            "  <testsuite name=\"suite:project\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\">",
+            "  <testsuite name=\"suite:skills\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\">",
+        ],
+        "{junit}"
+    );
+    assert!(junit.contains("<testcase name=\"pdf-tools\" classname=\"evalock.suite:skills\" file=\"evals/skills.jsonl\" line=\"2\">"), "{junit}");
+    let markdown = report::markdown::render(&report);
+    for heading in [
+        "#### `project`: 1 subject with findings",
+        "#### `skills`: 1 of 1 with findings",
+        "#### `suite:project`: 1 of 1 with findings",
+        "#### `suite:skills`: 1 of 2 with findings",
+    ] {
+        assert!(markdown.contains(heading), "{heading}\n{markdown}");
+    }
+    let sarif: serde_json::Value =
+        serde_json::from_str(&report::sarif::render(&report)).expect("json");
+    let names: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|result| {
+            result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"].as_str()
+        })
+        .collect();
+    assert!(
+        names.contains(&"suite:skills/pdf-tools") && names.contains(&"skills/pdf-tools"),
+        "{names:?}"
+    );
+}
+
 /// Decodes one workflow command the way the Actions runner does.
 fn decode_command(line: &str) -> (String, Vec<(String, String)>, String) {
     let unescape = |text: &str| {
