@@ -215,6 +215,56 @@ fn sarif_carries_rule_metadata_and_fingerprints() {
     );
 }
 
+/// The URI code scanning shows for each result, by rule id.
+fn sarif_uris(log: &str) -> Vec<(String, String)> {
+    let log: serde_json::Value = serde_json::from_str(log).expect("json");
+    log["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|result| {
+            (
+                result["ruleId"].as_str().unwrap_or("").to_owned(),
+                result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// With `--path-prefix ai` every SARIF path is relative to the repository root, also the
+/// config that findings about no file point at; and it stays so through the saved JSON
+/// report the action renders SARIF from.
+#[test]
+fn sarif_points_unlocated_findings_at_the_projects_own_config() {
+    let uris = sarif_uris(&report::sarif::render(&fixed_report()));
+    assert!(
+        uris.contains(&("EL504".to_owned(), "evalock.toml".to_owned())),
+        "{uris:?}"
+    );
+    let prefixed = fixed_report().with_path_prefix("ai/");
+    let saved = report::json::render(&prefixed);
+    assert!(saved.contains("\n  \"path_prefix\": \"ai\",\n"), "{saved}");
+    let read = report::read_report("saved.json", saved.as_bytes()).expect("reads back");
+    for log in [
+        report::sarif::render(&prefixed),
+        report::sarif::render(&read),
+    ] {
+        let uris = sarif_uris(&log);
+        assert!(
+            uris.contains(&("EL504".to_owned(), "ai/evalock.toml".to_owned())),
+            "{uris:?}"
+        );
+        assert!(uris.contains(&("EL102".to_owned(), "ai/evals/support.jsonl".to_owned())));
+        assert!(
+            uris.iter().all(|(_, uri)| uri.starts_with("ai/")),
+            "{uris:?}"
+        );
+    }
+}
+
 #[test]
 fn junit_is_well_formed_xml_with_one_testcase_per_subject() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -260,6 +310,81 @@ fn junit_is_well_formed_xml_with_one_testcase_per_subject() {
     assert!(
         !external_tools::parse_xml(&broken).status.success(),
         "the XML check accepted a broken document"
+    );
+}
+
+/// A suite may be called `skills`, `graders` or `project`: its cases are still a group of
+/// their own, apart from the skills (graders, project) of the same name.
+#[test]
+fn a_suite_named_like_a_built_in_group_is_not_merged_with_it() {
+    let findings = vec![
+        Finding::new(
+            RuleId::Regressed,
+            Subject::case("skills", "pdf-tools"),
+            "regressed",
+        )
+        .at(Location::line("evals/skills.jsonl", 2)),
+        Finding::new(
+            RuleId::SkillVersion,
+            Subject::skill("pdf-tools"),
+            "version `v1` is not semver",
+        ),
+        Finding::new(
+            RuleId::Regressed,
+            Subject::case("project", "a"),
+            "regressed",
+        ),
+        Finding::new(
+            RuleId::CaseUnlocked,
+            Subject::default(),
+            "evalock.lock is stale",
+        )
+        .at(Location::file("evalock.lock")),
+    ];
+    let report = Report::new("run", "working tree".into(), None, findings).with_subjects([
+        Subject::case("skills", "pdf-tools"),
+        Subject::case("skills", "ocr"),
+        Subject::skill("pdf-tools"),
+        Subject::case("project", "a"),
+    ]);
+    let junit = report::junit::render(&report);
+    let suites: Vec<&str> = junit
+        .lines()
+        .filter(|line| line.starts_with("  <testsuite name="))
+        .collect();
+    assert_eq!(
+        suites,
+        [
+            "  <testsuite name=\"project\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\">",
+            "  <testsuite name=\"skills\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\">",
+            "  <testsuite name=\"suite:project\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\">",
+            "  <testsuite name=\"suite:skills\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\">",
+        ],
+        "{junit}"
+    );
+    assert!(junit.contains("<testcase name=\"pdf-tools\" classname=\"evalock.suite:skills\" file=\"evals/skills.jsonl\" line=\"2\">"), "{junit}");
+    let markdown = report::markdown::render(&report);
+    for heading in [
+        "#### `project`: 1 subject with findings",
+        "#### `skills`: 1 of 1 with findings",
+        "#### `suite:project`: 1 of 1 with findings",
+        "#### `suite:skills`: 1 of 2 with findings",
+    ] {
+        assert!(markdown.contains(heading), "{heading}\n{markdown}");
+    }
+    let sarif: serde_json::Value =
+        serde_json::from_str(&report::sarif::render(&report)).expect("json");
+    let names: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|result| {
+            result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"].as_str()
+        })
+        .collect();
+    assert!(
+        names.contains(&"suite:skills/pdf-tools") && names.contains(&"skills/pdf-tools"),
+        "{names:?}"
     );
 }
 

@@ -455,5 +455,6 @@ fn decode_report(decoder: &mut Decoder<'_>) -> Option<Report> {
         findings,
         subjects: Vec::new(),
         fail_on_diff,
+        path_prefix: String::new(),
     })
 }

@@ -34,6 +34,10 @@ pub fn summary_marker(prefix: &str) -> String {
 const MAX_NAME_CHARS: usize = 200;
 /// Characters of a listed finding's message or fix shown before it is cut.
 const MAX_LINE_CHARS: usize = 500;
+/// Characters of the per-suite table's rows. The whole body must stay under GitHub's
+/// [`MAX_BODY_CHARS`]; the findings listed after the table are shown nowhere else on the
+/// pull request, so the table gets a third and they get the rest.
+const MAX_SUITES_TABLE_CHARS: usize = MAX_BODY_CHARS / 3;
 
 /// Renders the summary. `listed` are the findings the summary must show one by one.
 /// Everything that comes from the report (case ids, messages, the judged source) is
@@ -152,7 +156,9 @@ fn suites_table(text: &mut String, report: &Report) {
         return;
     }
     text.push_str("### Per suite\n\n| suite | refuse | error | warn | note | cases |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
-    for (suite, row) in rows {
+    let total = rows.len();
+    let mut table_chars = 0;
+    for (shown, (suite, row)) in rows.into_iter().enumerate() {
         let mut cases = row
             .cases
             .iter()
@@ -164,16 +170,28 @@ fn suites_table(text: &mut String, report: &Report) {
             let _ = write!(cases, ", … {} more", row.cases.len() - 10);
         }
         let [refuse, error, warn, note] = row.counts;
-        let _ = writeln!(
-            text,
-            "| {} | {refuse} | {error} | {warn} | {note} | {cases} |",
+        let line = format!(
+            "| {} | {refuse} | {error} | {warn} | {note} | {cases} |\n",
             inline_cell(&shorten(suite, MAX_NAME_CHARS))
         );
+        table_chars += line.chars().count();
+        if table_chars > MAX_SUITES_TABLE_CHARS {
+            let more = total - shown;
+            let _ = writeln!(
+                text,
+                "| … {more} more suite{} | | | | | run `evalock check` locally, or read the job log |",
+                if more == 1 { "" } else { "s" }
+            );
+            break;
+        }
+        text.push_str(&line);
     }
     text.push('\n');
 }
 
-/// The findings that are not inline comments, until the body would get too long.
+/// The findings that are not inline comments, until the body would get too long. What
+/// comes before them is bounded (names cut, the per-suite table capped, one row per
+/// rule), so the budget left for them is never negative.
 fn listed_findings(text: &mut String, listed: &[&Anchored], prefix: &str) {
     if listed.is_empty() {
         return;
@@ -342,6 +360,66 @@ mod tests {
             text.contains("(warn) ``evals/a`b.jsonl:2``: case \\`\\` @\u{200B}octocat \\<img src=x\\> \\*\\*bold\\*\\* \\` has no baseline\n"),
             "{text}"
         );
+    }
+
+    /// 150 suites of 10 regressed cases each: the per-suite table alone used to pass
+    /// GitHub's limit, which then refused the whole summary.
+    #[test]
+    fn many_suites_keep_the_whole_body_under_the_comment_limit() {
+        let findings: Vec<Finding> = (0..150)
+            .flat_map(|suite| {
+                (0..10).map(move |case| {
+                    Finding::new(
+                        RuleId::Regressed,
+                        Subject::case(
+                            &format!("suite-{suite:03}"),
+                            &format!("suite-{suite:03}-case-{case:02}-refund-no-order"),
+                        ),
+                        format!("case passed at baseline and fails now ({suite}/{case})"),
+                    )
+                    .at(Location::line(
+                        format!("evals/suite-{suite:03}.jsonl"),
+                        case + 1,
+                    ))
+                })
+            })
+            .collect();
+        let report = report(findings);
+        let anchored: Vec<Anchored> = report
+            .findings
+            .iter()
+            .map(|finding| Anchored {
+                finding: finding.clone(),
+                anchor: Anchor::Summary,
+            })
+            .collect();
+        for listed in [anchored.iter().collect::<Vec<_>>(), Vec::new()] {
+            let text = render(&report, &listed, &context());
+            assert!(
+                text.chars().count() < MAX_BODY_CHARS,
+                "{} characters",
+                text.chars().count()
+            );
+            assert!(
+                text.contains(
+                    "| suite-000 | 0 | 10 | 0 | 0 | `suite-000-case-00-refund-no-order` (EL501), "
+                ),
+                "{text}"
+            );
+            let more = text
+                .lines()
+                .find(|line| line.starts_with("| … "))
+                .expect("the table says how many suites it leaves out");
+            let rows = text
+                .lines()
+                .filter(|line| line.starts_with("| suite-"))
+                .count();
+            assert_eq!(more, format!("| … {} more suites | | | | | run `evalock check` locally, or read the job log |", 150 - rows));
+            if !listed.is_empty() {
+                assert!(text.contains("more: run `evalock check` locally"), "{text}");
+                assert!(text.contains("fails now (0/0)\n"), "{text}");
+            }
+        }
     }
 
     #[test]

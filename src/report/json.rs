@@ -21,6 +21,8 @@ struct JsonReport<'a> {
     source: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     base: Option<&'a str>,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    path_prefix: &'a str,
     counts: Counts,
     findings: Vec<JsonFinding<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -43,6 +45,7 @@ pub fn render(report: &Report) -> String {
         fail_on_diff: report.fail_on_diff,
         source: &report.source,
         base: report.base.as_deref(),
+        path_prefix: &report.path_prefix,
         counts: report.counts(),
         findings: report
             .findings
@@ -69,6 +72,9 @@ struct SavedReport {
     source: String,
     #[serde(default)]
     base: Option<String>,
+    /// Written by `evalock report --path-prefix`: the paths already carry it.
+    #[serde(default)]
+    path_prefix: String,
     #[serde(default)]
     fail_on_diff: bool,
     /// Older writers did not record `fail_on_diff`; exit code 3 implies it.
@@ -118,6 +124,7 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Report> {
         .with_subjects(saved.subjects);
     report.fail_on_diff =
         saved.fail_on_diff || saved.exit_code == Some(crate::finding::exit_code::MOVED);
+    report.path_prefix = saved.path_prefix;
     Ok(report)
 }
 

@@ -1,7 +1,8 @@
 //! JUnit XML for test-report viewers: one `<testsuite>` per suite (plus `skills`,
-//! `graders`, `project`), one `<testcase>` per judged subject. Refuse and error findings
-//! are failures (a completer crash is an `<error>`: the case was never scored); warnings
-//! and notes go to the test case's `<system-out>`.
+//! `graders`, `project`; a suite of one of those names is `suite:<name>`), one
+//! `<testcase>` per judged subject. Refuse and error findings are failures (a completer
+//! crash is an `<error>`: the case was never scored); warnings and notes go to the test
+//! case's `<system-out>`.
 
 use super::text::{subject_group, subject_name};
 use super::Report;

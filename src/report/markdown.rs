@@ -38,8 +38,20 @@ pub fn render_within(report: &Report, max_bytes: usize) -> String {
     }
     page.push(&counts_by_severity(report));
     page.push(&counts_by_rule(report));
-    for block in suite_tables(report) {
-        page.push(&block);
+    // The tables are an overview and the findings after them the substance: the tables
+    // take at most half of the budget and say how many they leave out.
+    let tables_end = page.text.len() + max_bytes / 2;
+    let tables = suite_tables(report);
+    page.push("### By suite\n\n");
+    for (index, table) in tables.iter().enumerate() {
+        if page.text.len() + table.len() > tables_end {
+            page.push(&format!(
+                "_… {} not shown._\n\n",
+                plural(tables.len() - index, "more table is", "more tables are")
+            ));
+            break;
+        }
+        page.push(table);
     }
     page.push("### Findings\n\n");
     for finding in by_severity(&report.findings) {
@@ -210,7 +222,7 @@ fn suite_tables(report: &Report) -> Vec<String> {
             .or_default()
             .insert(subject_name(subject, None));
     }
-    let mut blocks = vec!["### By suite\n\n".to_owned()];
+    let mut blocks = Vec::new();
     for (group, subjects) in groups {
         let mut text = match judged.get(&group) {
             Some(judged) => judged_heading(&group, subjects.keys(), judged),
@@ -390,6 +402,45 @@ mod tests {
         let text = render(&report);
         assert!(
             text.contains("#### `support`: 1 of 10 with findings, plus 2 subjects not judged, plus the suite itself\n"),
+            "{text}"
+        );
+    }
+
+    /// 150 suites of 10 findings: the suite tables alone fill a 64 KiB budget, and used
+    /// to leave no room for a single finding.
+    #[test]
+    fn suite_tables_leave_room_for_the_findings() {
+        let findings = (0..150)
+            .flat_map(|suite| {
+                (0..10).map(move |case| {
+                    Finding::new(
+                        RuleId::Regressed,
+                        Subject::case(
+                            &format!("suite-{suite:03}"),
+                            &format!("suite-{suite:03}-case-{case:02}-refund-no-order"),
+                        ),
+                        "regressed",
+                    )
+                    .at(Location::line(
+                        format!("evals/suite-{suite:03}.jsonl"),
+                        case + 1,
+                    ))
+                })
+            })
+            .collect();
+        let report = Report::new("run", "working tree".into(), None, findings);
+        let text = render_within(&report, 64 * 1024);
+        assert!(text.len() <= 64 * 1024, "{}", text.len());
+        let tables = text.matches("\n#### `suite-").count();
+        assert!(tables > 0 && tables < 150, "{tables}");
+        assert!(
+            text.contains(&format!("_… {} more tables are not shown._", 150 - tables)),
+            "{text}"
+        );
+        let shown = text.matches("- ❌ **EL501 regressed**").count();
+        assert!(shown > 100, "{shown} findings shown");
+        assert!(
+            text.contains(&format!("{} findings are not shown", 1500 - shown)),
             "{text}"
         );
     }

@@ -37,6 +37,11 @@ pub struct Report {
     /// Whether moved-only findings fail the gate (exit 3).
     #[serde(skip)]
     pub fail_on_diff: bool,
+    /// The project's folder within the repository once [`Report::with_path_prefix`] has
+    /// prefixed the paths with it (`""` otherwise): a finding about no file is about the
+    /// project's `evalock.toml`, which lives there.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub path_prefix: String,
 }
 
 /// Findings per severity.
@@ -73,6 +78,7 @@ impl Report {
             findings,
             subjects: Vec::new(),
             fail_on_diff: false,
+            path_prefix: String::new(),
         }
     }
 
@@ -128,6 +134,9 @@ impl Report {
                 commands.push(report.command.clone());
             }
             merged.base = merged.base.or(report.base);
+            if merged.path_prefix.is_empty() {
+                merged.path_prefix = report.path_prefix;
+            }
             merged.fail_on_diff |= report.fail_on_diff;
             subjects.extend(report.subjects);
             for finding in report.findings {
@@ -157,7 +166,22 @@ impl Report {
         {
             location.path = format!("{prefix}/{}", location.path);
         }
+        self.path_prefix = join_path(prefix, &self.path_prefix);
         self
+    }
+
+    /// The project's `evalock.toml`, relative to where the paths are: what a finding about
+    /// no file points at where a format needs a file (SARIF).
+    pub fn config_path(&self) -> String {
+        join_path(&self.path_prefix, "evalock.toml")
+    }
+}
+
+fn join_path(folder: &str, path: &str) -> String {
+    match (folder.is_empty(), path.is_empty()) {
+        (true, _) => path.to_owned(),
+        (false, true) => folder.to_owned(),
+        (false, false) => format!("{folder}/{path}"),
     }
 }
 

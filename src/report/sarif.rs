@@ -15,9 +15,6 @@ pub const SARIF_SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.jso
 /// code scanning mistaking old alerts for new ones.
 pub const FINGERPRINT_KEY: &str = "evalockFingerprint/v1";
 
-/// Code scanning needs a file for every result; findings about no file point at the config.
-const UNLOCATED_PATH: &str = "evalock.toml";
-
 /// Code scanning rejects a run with more results than this (GitHub's documented hard
 /// limit, "Results per run"): a larger report keeps its most severe findings.
 pub const MAX_RESULTS: usize = 25_000;
@@ -133,6 +130,9 @@ struct Properties<'a> {
 }
 
 pub fn render(report: &Report) -> String {
+    // Code scanning needs a file for every result; findings about no file point at the
+    // project's config, in the project's folder like every other path.
+    let unlocated_path = report.config_path();
     let kept = kept_findings(&report.findings);
     let left_out = report.findings.len() - kept.len();
     let log = Log {
@@ -141,7 +141,10 @@ pub fn render(report: &Report) -> String {
         runs: [Run {
             tool: Tool { driver: driver() },
             column_kind: "unicodeCodePoints",
-            results: kept.into_iter().map(result).collect(),
+            results: kept
+                .into_iter()
+                .map(|finding| result(finding, &unlocated_path))
+                .collect(),
             invocations: (left_out > 0).then(|| [left_out_notice(left_out, report.findings.len())]),
         }],
     };
@@ -240,7 +243,7 @@ fn sentence(text: &str) -> String {
     sentence
 }
 
-fn result(finding: &Finding) -> SarifResult<'_> {
+fn result<'a>(finding: &'a Finding, unlocated_path: &str) -> SarifResult<'a> {
     let group = subject_group(&finding.subject);
     let name = subject_name(&finding.subject, Some(finding));
     SarifResult {
@@ -251,7 +254,7 @@ fn result(finding: &Finding) -> SarifResult<'_> {
             text: format!("{}\nFix: {}", finding.message, finding.help),
         },
         locations: [ResultLocation {
-            physical_location: physical_location(finding.location.as_ref()),
+            physical_location: physical_location(finding.location.as_ref(), unlocated_path),
             logical_locations: [LogicalLocation {
                 fully_qualified_name: format!("{group}/{name}"),
                 name,
@@ -274,8 +277,8 @@ fn rule_index(rule: RuleId) -> usize {
     rule as usize
 }
 
-fn physical_location(location: Option<&Location>) -> PhysicalLocation {
-    let path = location.map_or(UNLOCATED_PATH, |location| location.path.as_str());
+fn physical_location(location: Option<&Location>, unlocated_path: &str) -> PhysicalLocation {
+    let path = location.map_or(unlocated_path, |location| location.path.as_str());
     let region = location.and_then(|location| {
         let start_line = location.line?;
         Some(Region {

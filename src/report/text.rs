@@ -4,10 +4,21 @@
 use crate::finding::{Finding, Subject};
 use crate::rules::Severity;
 
-/// The group a subject belongs to: its suite, or `skills`, `graders`, `project`.
+/// The groups of subjects that are not a suite's.
+const BUILT_IN_GROUPS: [&str; 3] = ["skills", "graders", "project"];
+
+/// The group a subject belongs to: its suite, or `skills`, `graders`, `project`. A suite
+/// named like a built-in group is `suite:<name>`: sharing the name would merge its cases
+/// with the skills (graders, project) in one JUnit test suite or table. No suite can be
+/// called that (suite names have no `:`), and the name does not depend on which other
+/// groups a report happens to hold.
 pub fn subject_group(subject: &Subject) -> String {
     if let Some(suite) = &subject.suite {
-        return suite.to_string();
+        return if BUILT_IN_GROUPS.contains(&suite.as_ref()) {
+            format!("suite:{suite}")
+        } else {
+            suite.to_string()
+        };
     }
     if subject.skill.is_some() {
         return "skills".to_owned();
@@ -111,6 +122,13 @@ mod tests {
         assert_eq!(subject_group(&Subject::skill("pdf")), "skills");
         assert_eq!(subject_group(&Subject::grader("g")), "graders");
         assert_eq!(subject_group(&Subject::default()), "project");
+        for built_in in ["skills", "graders", "project"] {
+            assert_eq!(
+                subject_group(&Subject::case(built_in, "a")),
+                format!("suite:{built_in}")
+            );
+        }
+        assert_eq!(subject_group(&Subject::suite("skills-v2")), "skills-v2");
         assert_eq!(subject_name(&Subject::case("support", "a"), None), "a");
         assert_eq!(subject_name(&Subject::suite("support"), None), "(suite)");
         assert_eq!(subject_name(&Subject::default(), None), "(project)");
