@@ -45,18 +45,17 @@ impl Error {
         }
     }
 
-    /// A JSON file evalock reads that serde_json refused: at `label:line:column` (1-based),
-    /// with the message once, without serde_json's own " at line L column C".
-    pub fn malformed_json(label: &str, error: &serde_json::Error) -> Self {
+    /// A JSON file evalock reads that serde_json refused in `text`: at `label:line:column`
+    /// (1-based, the column in characters), with the message once, without serde_json's
+    /// own " at line L column C".
+    pub fn malformed_json(label: &str, text: &[u8], error: &serde_json::Error) -> Self {
         let message = error.to_string();
         let message = match message.rfind(" at line ") {
             Some(index) => &message[..index],
             None => &message,
         };
-        Error::malformed(
-            format!("{label}:{}:{}", error.line().max(1), error.column().max(1)),
-            message,
-        )
+        let (line, column) = crate::text::json_error_position(text, error);
+        Error::malformed(format!("{label}:{line}:{column}"), message)
     }
 
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {

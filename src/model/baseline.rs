@@ -7,7 +7,7 @@ use crate::hash::{validate_relative_path, Digest};
 use crate::model::lock::conflict_marker_line;
 use crate::model::strict_json::{duplicate_key_position, StrictValue};
 use crate::source::ContentSource;
-use crate::text::{require_clean_text, LineIndex};
+use crate::text::{json_error_position, require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -92,11 +92,8 @@ impl BaselineFile {
         // silently replace the first: the strict reading refuses duplicate keys first.
         serde_json::from_str::<StrictValue>(text).map_err(|error| strict_problem(text, &error))?;
         let file: BaselineFile = serde_json::from_str(text).map_err(|error| {
-            (
-                position_u32(error.line()),
-                position_u32(error.column()),
-                message_without_position(&error),
-            )
+            let (line, column) = json_error_position(bytes, &error);
+            (line, column, message_without_position(&error))
         })?;
         if file.schema != BASELINE_SCHEMA {
             return Err((
@@ -119,10 +116,6 @@ impl BaselineFile {
     }
 }
 
-fn position_u32(position: usize) -> u32 {
-    u32::try_from(position).unwrap_or(u32::MAX).max(1)
-}
-
 /// serde_json appends " at line L column C"; the position is reported separately.
 fn message_without_position(error: &serde_json::Error) -> String {
     let message = error.to_string();
@@ -141,16 +134,13 @@ fn strict_problem(text: &str, error: &serde_json::Error) -> (u32, u32, String) {
         .and_then(|rest| rest.strip_suffix('`'));
     if let Some(key) = duplicate {
         let (line, column) = duplicate_key_position(text, error)
-            .unwrap_or((position_u32(error.line()), position_u32(error.column())));
+            .unwrap_or_else(|| json_error_position(text.as_bytes(), error));
         let message =
             format!("duplicate key `{key}`: a baseline holds one entry per case and each key once");
         return (line, column, message);
     }
-    (
-        position_u32(error.line()),
-        position_u32(error.column()),
-        message,
-    )
+    let (line, column) = json_error_position(text.as_bytes(), error);
+    (line, column, message)
 }
 
 /// A suite's baseline file as found in one snapshot.
@@ -319,7 +309,7 @@ mod tests {
         let second = text.match_indices("\"b-case\"").nth(1).unwrap().0;
         assert_eq!(
             (line, column),
-            LineIndex::new(text.as_bytes()).position_of(second),
+            LineIndex::new(text.as_bytes()).position_of(text.as_bytes(), second),
             "{text}"
         );
     }

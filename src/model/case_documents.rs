@@ -4,7 +4,7 @@
 
 use super::cases::{column_u32, json_error_message_at, line_u32};
 use super::strict_json::{duplicate_key_position, StrictValue};
-use crate::text::LineIndex;
+use crate::text::{json_error_position, LineIndex};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
@@ -24,7 +24,7 @@ type Position = (u32, u32, String);
 pub(super) fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
     let StrictValue(document) = serde_json::from_str::<StrictValue>(text).map_err(|error| {
         let (line, column) = duplicate_key_position(text, &error)
-            .unwrap_or((line_u32(error.line()), column_u32(error.column())));
+            .unwrap_or_else(|| json_error_position(text.as_bytes(), &error));
         (line, column, json_error_message_at(&error, text))
     })?;
     let lines = LineIndex::new(text.as_bytes());

@@ -4,8 +4,8 @@
 
 use super::case_documents::Element;
 use super::cases::{
-    case_fields, case_from_element, column_u32, json_error_message_at, Case, CaseDetail,
-    CaseProblem, CaseValue, ParsedCaseFile, ProblemKind, SharedText,
+    case_fields, case_from_element, json_error_message_at, Case, CaseDetail, CaseProblem,
+    CaseValue, ParsedCaseFile, ProblemKind, SharedText,
 };
 use super::lock::is_conflict_marker;
 use super::strict_json::{duplicate_key_position, StrictValue};
@@ -13,6 +13,7 @@ use crate::grade::expect::Expect;
 use crate::grade::probe::probe_builtin_with;
 use crate::hash::bytes_digest;
 use crate::jcs::Canonicalizer;
+use crate::text::code_point_column;
 use crate::text::split_lines;
 use rayon::prelude::*;
 use serde_json::Value;
@@ -221,8 +222,10 @@ fn case_through_value(
             kind: ProblemKind::Malformed,
             file: file.to_string(),
             line,
-            column: duplicate_key_position(line_text, &error)
-                .map_or_else(|| column_u32(error.column()), |(_, column)| column),
+            column: duplicate_key_position(line_text, &error).map_or_else(
+                || code_point_column(line_text.as_bytes(), error.column()),
+                |(_, column)| column,
+            ),
             message: json_error_message_at(&error, line_text),
         }),
     }
@@ -322,7 +325,8 @@ fn imprecise_number_problems<'a>(
 ) -> impl Iterator<Item = CaseProblem> + 'a {
     ranges.iter().map(move |range| {
         let literal = line_text.get(range.clone()).unwrap_or_default();
-        CaseProblem::imprecise_number(file, line, column_u32(range.start + 1), literal)
+        let column = code_point_column(line_text.as_bytes(), range.start + 1);
+        CaseProblem::imprecise_number(file, line, column, literal)
     })
 }
 

@@ -4,6 +4,7 @@
 //! numbers is a warning at the place it is written.
 
 use super::cases::{column_u32, line_u32, CaseProblem, ProblemKind};
+use crate::text::code_point_column;
 
 impl CaseProblem {
     /// The warning for the number `literal` at `line:column`, which the case's digest
@@ -55,7 +56,10 @@ pub(super) fn imprecise_json_numbers(path: &str, text: &str) -> Vec<CaseProblem>
         problems.push(CaseProblem::imprecise_number(
             path,
             line_u32(line),
-            column_u32(range.start - line_start + 1),
+            code_point_column(
+                text.as_bytes().get(line_start..).unwrap_or_default(),
+                range.start - line_start + 1,
+            ),
             literal,
         ));
     }

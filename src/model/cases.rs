@@ -545,6 +545,27 @@ mod tests {
         assert_eq!(parsed.problems[0].column, 20);
     }
 
+    /// serde_json counts columns in bytes; evalock's count characters, in every file kind.
+    #[test]
+    fn columns_of_parse_errors_count_characters() {
+        let jsonl = parse_case_file("a.jsonl", "{\"id\": \"été\", }\n".as_bytes());
+        assert_eq!((jsonl.problems[0].line, jsonl.problems[0].column), (1, 15));
+        let json = parse_case_file("a.json", "[\n  {\"id\": \"été\", }\n]\n".as_bytes());
+        assert_eq!((json.problems[0].line, json.problems[0].column), (2, 17));
+        let yaml = parse_case_file("a.yaml", "- id: été\n  input: [é, \n".as_bytes());
+        assert_eq!(yaml.problems[0].line, 2, "{:?}", yaml.problems);
+        let number = parse_case_file(
+            "a.jsonl",
+            "{\"id\": \"é\", \"x\": 9007199254740993}\n".as_bytes(),
+        );
+        assert_eq!(
+            (number.problems[0].line, number.problems[0].column),
+            (1, 18),
+            "{:?}",
+            number.problems
+        );
+    }
+
     #[test]
     fn a_duplicate_key_in_a_json_document_is_reported_on_its_own_line() {
         let text = "[\n  {\n    \"id\": \"x1\",\n    \"expect\": {\n      \"must_include\": [\"hi\"],\n      \"must_include\": [\"ho\"]\n    }\n  }\n]\n";

@@ -671,7 +671,8 @@ fn key_span_in_table(text: &str, inside: usize, key: &str) -> Option<Range<usize
 fn location_of(path: &str, text: &str, span: Option<Range<usize>>) -> String {
     match span {
         Some(span) => {
-            let (line, column) = LineIndex::new(text.as_bytes()).position_of(span.start);
+            let (line, column) =
+                LineIndex::new(text.as_bytes()).position_of(text.as_bytes(), span.start);
             format!("{path}:{line}:{column}")
         }
         None => format!("{path}:1"),

@@ -359,7 +359,8 @@ impl Lock {
         let lock: Lock = parsed.map_err(|error| {
             let location = match error.span() {
                 Some(span) => {
-                    let (line, column) = LineIndex::new(text.as_bytes()).position_of(span.start);
+                    let (line, column) =
+                        LineIndex::new(text.as_bytes()).position_of(text.as_bytes(), span.start);
                     format!("{path}:{line}:{column}")
                 }
                 None => format!("{path}:1"),

@@ -120,7 +120,7 @@ pub(crate) fn duplicate_key_position(text: &str, error: &serde_json::Error) -> O
     let opening = (0..closing)
         .rev()
         .find(|&at| bytes[at] == b'"' && !escaped(at))?;
-    Some(index.position_of(opening))
+    Some(index.position_of(bytes, opening))
 }
 
 /// A mapping key: JSON keys are strings; YAML scalars (numbers, booleans) become strings.

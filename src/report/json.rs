@@ -102,8 +102,8 @@ struct SavedFinding {
 
 /// Reads a report written by [`render`]; `label` names the file in errors.
 pub fn parse(label: &str, bytes: &[u8]) -> Result<Report> {
-    let saved: SavedReport =
-        serde_json::from_slice(bytes).map_err(|error| Error::malformed_json(label, &error))?;
+    let saved: SavedReport = serde_json::from_slice(bytes)
+        .map_err(|error| Error::malformed_json(label, bytes, &error))?;
     if saved.schema != FINDINGS_SCHEMA {
         return Err(Error::malformed(
             label,

@@ -17,7 +17,7 @@ struct SchemaOnly {
 /// Reads a saved report (`evalock check --format json`, …); `label` names the file in errors.
 pub fn read_report(label: &str, bytes: &[u8]) -> Result<Report> {
     let peek: SchemaOnly = serde_json::from_slice(bytes).map_err(|error| {
-        match Error::malformed_json(label, &error) {
+        match Error::malformed_json(label, bytes, &error) {
             Error::Malformed { location, message } => {
                 Error::malformed(location, format!("not a JSON report: {message}"))
             }

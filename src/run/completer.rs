@@ -4,6 +4,7 @@
 use super::process::{run_process, ProcessPolicy};
 use crate::error::{Error, Result};
 use crate::model::{duplicate_key_position, Case, StrictValue};
+use crate::text::code_point_column;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -87,8 +88,10 @@ impl CompletionsFile {
                 serde_json::from_str::<StrictValue>(line).map_err(|error| {
                     let message = error.to_string();
                     let message = message.split(" at line ").next().unwrap_or(&message);
-                    let column = duplicate_key_position(line, &error)
-                        .map_or(error.column().max(1), |(_, column)| column as usize);
+                    let column = duplicate_key_position(line, &error).map_or_else(
+                        || code_point_column(line.as_bytes(), error.column()),
+                        |(_, column)| column,
+                    );
                     Error::malformed(format!("{at}:{column}"), message)
                 })?;
             let field = |name: &str| value.get(name);

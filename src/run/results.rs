@@ -167,8 +167,8 @@ impl Results {
 
     /// Parses a results file's bytes; `label` names it in messages.
     pub fn parse(label: &str, bytes: &[u8]) -> Result<Results> {
-        let results: Results =
-            serde_json::from_slice(bytes).map_err(|error| Error::malformed_json(label, &error))?;
+        let results: Results = serde_json::from_slice(bytes)
+            .map_err(|error| Error::malformed_json(label, bytes, &error))?;
         if results.schema != RESULTS_SCHEMA {
             return Err(Error::malformed(
                 format!("{label}:1"),

@@ -60,7 +60,7 @@ pub fn parse_front_matter(bytes: &[u8]) -> Result<FrontMatter, Problem> {
         ));
     }
     let text = std::str::from_utf8(bytes).map_err(|error| {
-        let (line, column) = LineIndex::new(bytes).position_of(error.valid_up_to());
+        let (line, column) = LineIndex::new(bytes).position_of(bytes, error.valid_up_to());
         Problem::at(line, column, "SKILL.md is not valid UTF-8")
     })?;
     let lines: Vec<&str> = text

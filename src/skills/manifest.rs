@@ -7,7 +7,7 @@ use super::front_matter::Located;
 use super::Problem;
 use crate::hash::validate_relative_path;
 use crate::model::{duplicate_key_position, StrictValue};
-use crate::text::LineIndex;
+use crate::text::{json_error_position, LineIndex};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -57,7 +57,7 @@ pub struct Manifest {
 /// rest of the manifest is still used.
 pub fn parse_manifest(bytes: &[u8]) -> Result<(Manifest, Vec<Problem>), Problem> {
     let text = std::str::from_utf8(bytes).map_err(|error| {
-        let (line, column) = LineIndex::new(bytes).position_of(error.valid_up_to());
+        let (line, column) = LineIndex::new(bytes).position_of(bytes, error.valid_up_to());
         Problem::at(line, column, "skill.json is not valid UTF-8")
     })?;
     let StrictValue(document) = serde_json::from_str::<StrictValue>(text).map_err(|error| {
@@ -68,7 +68,7 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<(Manifest, Vec<Problem>), Problem>
             .unwrap_or(&message)
             .to_owned();
         let (line, column) = duplicate_key_position(text, &error)
-            .unwrap_or((error.line().max(1) as u32, error.column().max(1) as u32));
+            .unwrap_or_else(|| json_error_position(bytes, &error));
         Problem::at(line, column, format!("invalid JSON: {message}"))
     })?;
     let Value::Object(object) = document else {
