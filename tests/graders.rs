@@ -340,3 +340,24 @@ fn an_unversioned_change_names_only_the_files_that_changed() {
         "grader `check` changed (graders/util.sh (changed)) but is still version 2",
     );
 }
+
+/// A `sources` glob that matches nothing is reported on the line that writes it, among
+/// the grader's other globs; the globs that match stay quiet.
+#[test]
+fn a_sources_glob_that_matches_nothing_points_at_its_line() {
+    let repo = project(STRICT_GRADER, CASE);
+    let config = repo.read("evalock.toml").replace(
+        "sources = [\"graders/*.sh\"]",
+        "sources = [\n  \"graders/*.sh\",\n  \"graders/rubric/*.md\",\n]",
+    );
+    repo.write("evalock.toml", &config);
+    let line = 1 + config
+        .lines()
+        .position(|line| line.contains("graders/rubric/*.md"))
+        .expect("the glob's line");
+    repo.evalock(&["check"])
+        .assert_contains(&format!(
+            "evalock.toml:{line}: EL301 grader-changed-unversioned (warn): grader `check`: `sources` pattern `graders/rubric/*.md` matches no file"
+        ))
+        .assert_not_contains("`graders/*.sh` matches no file");
+}

@@ -160,7 +160,7 @@ fn stale_file_pins(grader: &GraderModel, locked: &GraderLock) -> Option<Finding>
 
 /// `sources` globs that match nothing: the grader's code they meant is not pinned.
 fn unmatched_sources(grader: &GraderModel) -> impl Iterator<Item = Finding> + '_ {
-    grader.unmatched_sources.iter().map(|pattern| {
+    grader.unmatched_sources.iter().map(|(pattern, line)| {
         Finding::new(
             RuleId::GraderChangedUnversioned,
             Subject::grader(&grader.id),
@@ -170,7 +170,7 @@ fn unmatched_sources(grader: &GraderModel) -> impl Iterator<Item = Finding> + '_
             ),
         )
         .severity(Severity::Warn)
-        .at(Location::file(CONFIG_FILE))
+        .at(Location::line(CONFIG_FILE, *line))
         .help("fix the glob in `[grader.…] sources`, then run `evalock lock`")
         .discriminator(pattern)
     })

@@ -246,9 +246,21 @@ pub struct GraderConfig {
     /// table header. Set by [`Config::parse`]; findings about the grader point there.
     #[serde(skip)]
     pub line: u32,
+    /// The line of evalock.toml that writes each of `sources`, in order. Set by
+    /// [`Config::parse`]; findings about a glob (one that matches no file) point there.
+    #[serde(skip)]
+    pub source_lines: Vec<u32>,
 }
 
 impl GraderConfig {
+    /// Each `sources` glob with the line of evalock.toml that writes it (1 when not known).
+    pub fn source_globs(&self) -> impl Iterator<Item = (&String, u32)> {
+        self.sources.iter().enumerate().map(|(index, pattern)| {
+            let line = self.source_lines.get(index).copied().unwrap_or(1);
+            (pattern, line)
+        })
+    }
+
     /// The argv of a command grader, as written.
     pub fn argv(&self) -> Option<&[String]> {
         self.command
@@ -356,44 +368,34 @@ impl Config {
         Ok(config)
     }
 
-    /// Records where each grader says what it runs, for findings made after parsing.
+    /// Records where each grader says what it runs, and where each of its `sources` globs
+    /// is written, for findings made after parsing.
     fn locate_graders(&mut self, text: &str) {
         let lines = LineIndex::new(text.as_bytes());
         for (id, grader) in &mut self.graders {
+            let headers = [format!("[grader.{id}]"), format!("[grader.\"{id}\"]")];
+            let header_at = headers
+                .iter()
+                .filter_map(|header| text.find(header.as_str()))
+                .min();
             grader.line = match &grader.command {
                 Some(command) => lines.line_of(command.span().start),
-                None => line_of_first(
-                    text,
-                    &[&format!("[grader.{id}]"), &format!("[grader.\"{id}\"]")],
-                ),
+                None => line_of_first(text, &[&headers[0], &headers[1]]),
             };
+            let inside = match &grader.command {
+                Some(command) => command.span().start,
+                None => header_at.map_or(0, |at| at + 1),
+            };
+            grader.source_lines = glob_lines(text, &lines, inside, "sources", &grader.sources);
         }
     }
 
-    /// Records the line of each suite's case globs, for findings made after parsing: where
-    /// the glob is written after the suite's `cases` key, within its table; else that key.
+    /// Records the line of each suite's case globs, for findings made after parsing.
     fn locate_case_globs(&mut self, text: &str) {
         let lines = LineIndex::new(text.as_bytes());
         for suite in &mut self.suites {
-            let name_at = suite.name.span().start;
-            let cases_at =
-                key_span_in_table(text, name_at, "cases").map_or(name_at, |span| span.start);
-            let table_end = text[cases_at..]
-                .find("\n[")
-                .map_or(text.len(), |index| cases_at + index);
-            let written = &text[cases_at..table_end];
-            suite.case_glob_lines = suite
-                .cases
-                .iter()
-                .map(|pattern| {
-                    let offset = [format!("\"{pattern}\""), format!("'{pattern}'")]
-                        .iter()
-                        .filter_map(|needle| written.find(needle.as_str()))
-                        .min()
-                        .unwrap_or(0);
-                    lines.line_of(cases_at + offset)
-                })
-                .collect();
+            let inside = suite.name.span().start;
+            suite.case_glob_lines = glob_lines(text, &lines, inside, "cases", &suite.cases);
         }
     }
 
@@ -646,6 +648,34 @@ fn validate_glob(path: &str, text: &str, what: &str, pattern: &str) -> Result<()
             format!("{what}: invalid glob `{pattern}`: {error}"),
         )
     })
+}
+
+/// The line that writes each of `patterns`, the globs of `key` in the table that holds byte
+/// `inside`: where the glob is written after that key, within its table; else the key's
+/// line (else `inside`'s, when the key is not found).
+fn glob_lines(
+    text: &str,
+    lines: &LineIndex,
+    inside: usize,
+    key: &str,
+    patterns: &[String],
+) -> Vec<u32> {
+    let key_at = key_span_in_table(text, inside, key).map_or(inside, |span| span.start);
+    let table_end = text[key_at..]
+        .find("\n[")
+        .map_or(text.len(), |index| key_at + index);
+    let written = &text[key_at..table_end];
+    patterns
+        .iter()
+        .map(|pattern| {
+            let offset = [format!("\"{pattern}\""), format!("'{pattern}'")]
+                .iter()
+                .filter_map(|needle| written.find(needle.as_str()))
+                .min()
+                .unwrap_or(0);
+            lines.line_of(key_at + offset)
+        })
+        .collect()
 }
 
 /// Where `key = …` is written in the table that holds byte `inside` (from that table's

@@ -20,8 +20,9 @@ pub struct GraderModel {
     pub files: Vec<TreeEntry>,
     /// `tree-v1` over `files`.
     pub digest: Digest,
-    /// `sources` globs that match no file.
-    pub unmatched_sources: Vec<String>,
+    /// `sources` globs that match no file, each with the line of evalock.toml that
+    /// writes it.
+    pub unmatched_sources: Vec<(String, u32)>,
     /// Project files its `command` names that no `sources` glob matches: edits to them
     /// move no digest.
     pub unpinned_command_files: Vec<String>,
@@ -54,10 +55,10 @@ pub fn load_graders(source: &dyn ContentSource, config: &Config) -> Result<Vec<G
         .map(|(id, grader)| {
             let mut files = Vec::new();
             let mut unmatched_sources = Vec::new();
-            for pattern in &grader.sources {
+            for (pattern, line) in grader.source_globs() {
                 let matched = glob_files(source, std::slice::from_ref(pattern))?;
                 if matched.is_empty() {
-                    unmatched_sources.push(pattern.clone());
+                    unmatched_sources.push((pattern.clone(), line));
                 }
                 for file in matched {
                     if files
