@@ -441,6 +441,25 @@ fn a_glob_that_matches_no_case_file_points_at_its_line() {
     );
 }
 
+/// A case glob written as a directory's name matches no file (a glob matches files): the
+/// finding says so and suggests a glob of the files in it.
+#[test]
+fn a_case_glob_that_names_a_directory_says_so() {
+    let repo = locked_demo();
+    let config = repo
+        .read("evalock.toml")
+        .replace("cases = [\"evals/*.yaml\"]", "cases = [\"evals/\"]");
+    repo.write("evalock.toml", &config);
+    let line = line_of(&repo, "evalock.toml", "cases = [\"evals/\"]");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(&format!(
+            "evalock.toml:{line}: EL105 malformed-case (refuse): suite `escalation`: `evals/` is a directory, and a case glob matches files"
+        ))
+        .assert_contains("for example `evals/*.jsonl`")
+        .assert_not_contains("no case file matches");
+}
+
 /// A case file larger than the 8 MiB blocks the working tree is read in: findings past
 /// the first block point at the same lines as a check of the index, which reads the file
 /// whole.

@@ -93,15 +93,27 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
         .collect();
     for unmatched in &suite.unmatched_globs {
         let pattern = &unmatched.pattern;
-        findings.push(
-            Finding::new(
-                RuleId::MalformedCase,
-                Subject::suite(&suite.name),
+        let (message, help) = match unmatched.names_directory {
+            true => {
+                let directory = pattern.trim_end_matches('/');
+                (
+                    format!(
+                        "suite `{}`: `{pattern}` is a directory, and a case glob matches files",
+                        suite.name
+                    ),
+                    format!("match the case files in it, for example `{directory}/*.jsonl`"),
+                )
+            }
+            false => (
                 format!("suite `{}`: no case file matches `{pattern}`", suite.name),
-            )
-            .at(Location::line(CONFIG_FILE, unmatched.line))
-            .help("fix the glob in evalock.toml, or add the case file")
-            .discriminator(pattern),
+                "fix the glob in evalock.toml, or add the case file".to_owned(),
+            ),
+        };
+        findings.push(
+            Finding::new(RuleId::MalformedCase, Subject::suite(&suite.name), message)
+                .at(Location::line(CONFIG_FILE, unmatched.line))
+                .help(help)
+                .discriminator(pattern),
         );
     }
     findings

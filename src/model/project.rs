@@ -472,9 +472,14 @@ fn load_suite(
     for (pattern, line) in suite.case_globs() {
         let matched = glob_files(source, std::slice::from_ref(pattern))?;
         if matched.is_empty() {
+            let literal = !pattern.contains(['*', '?', '[', '{', '\\']);
+            let directory = pattern.trim_end_matches('/');
+            let names_directory =
+                literal && !directory.is_empty() && !source.list(directory)?.is_empty();
             unmatched_globs.push(UnmatchedGlob {
                 pattern: pattern.clone(),
                 line,
+                names_directory,
             });
         }
         case_files.extend(matched.into_iter().map(|file| file.path));

@@ -18,6 +18,8 @@ pub struct PromptFile {
 pub struct UnmatchedGlob {
     pub pattern: String,
     pub line: u32,
+    /// The pattern names a directory that holds files: a glob of its files was meant.
+    pub names_directory: bool,
 }
 
 /// A suite as found in one snapshot.
