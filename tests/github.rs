@@ -826,3 +826,41 @@ fn a_secondary_rate_limit_that_outlasts_the_retries_is_not_called_a_read_only_to
         "{step_summary}"
     );
 }
+
+/// GraphQL answers a spent rate limit with 200 and a `RATE_LIMITED` error. The review goes
+/// on over REST: the outdated comment is deleted instead of resolved, and the note names the
+/// rate limit rather than calling threads unavailable for no reason given.
+#[test]
+fn a_spent_graphql_rate_limit_is_named_and_outdated_comments_are_deleted() {
+    let mut scenario = Scenario::new();
+    scenario.check().assert_code(2);
+    let check_report = scenario.path("check.json");
+    scenario
+        .github(WRITE_TOKEN, &[&check_report], &[])
+        .assert_code(0);
+    let edited = comment_with(&scenario.github.review_comments(), "EL102").id;
+    scenario.repo.replace(
+        "ai/evals/support.jsonl",
+        "Please refund order 7731-QX",
+        "Please refund order 7731-QT",
+    );
+    scenario.push("restore the case");
+    scenario.check().assert_code(2);
+    scenario
+        .github
+        .with(|state| state.graphql_rate_limited = true);
+    scenario
+        .github(WRITE_TOKEN, &[&check_report], &[])
+        .assert_code(0)
+        .assert_contains("GitHub's GraphQL rate limit is spent, so outdated comments are deleted instead of resolved")
+        .assert_contains("API rate limit exceeded for user ID 1.")
+        .assert_not_contains("review threads are unavailable");
+    assert!(
+        !scenario
+            .github
+            .review_comments()
+            .iter()
+            .any(|comment| comment.id == edited),
+        "the fixed finding's comment is deleted"
+    );
+}

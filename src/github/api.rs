@@ -275,11 +275,22 @@ impl Api<'_> {
                 .iter()
                 .filter_map(|error| error.get("message").and_then(Value::as_str))
                 .collect();
-            let forbidden = errors
-                .iter()
-                .any(|error| error.get("type").and_then(Value::as_str) == Some("FORBIDDEN"));
+            // GraphQL answers 200 and says what went wrong in each error's `type`; the
+            // two that matter to the caller become the REST statuses that mean the same.
+            let has = |kind: &str| {
+                errors
+                    .iter()
+                    .any(|error| error.get("type").and_then(Value::as_str) == Some(kind))
+            };
+            let status = if has("RATE_LIMITED") {
+                429
+            } else if has("FORBIDDEN") {
+                403
+            } else {
+                200
+            };
             return Err(ApiError::Status {
-                status: if forbidden { 403 } else { 200 },
+                status,
                 what: what.to_owned(),
                 message: self.client.redact(&messages.join("; ")),
             });

@@ -220,7 +220,13 @@ fn post(
         let threads = match api.review_threads() {
             Ok(threads) => Some(threads),
             Err(error) => {
-                notes.push(format!("review threads are unavailable, so outdated comments are deleted instead of resolved: {error}"));
+                let why = match error.is_rate_limited() {
+                    true => "GitHub's GraphQL rate limit is spent",
+                    false => "review threads are unavailable",
+                };
+                notes.push(format!(
+                    "{why}, so outdated comments are deleted instead of resolved: {error}"
+                ));
                 None
             }
         };

@@ -85,6 +85,9 @@ pub struct State {
     pub violations: Vec<String>,
     /// Answers to give before handling anything: (status, retry-after, body).
     pub injected_failures: Vec<(u16, Option<u64>, String)>,
+    /// GraphQL's own rate limit is spent: every query answers 200 with a `RATE_LIMITED`
+    /// error, as GitHub does, while REST goes on working.
+    pub graphql_rate_limited: bool,
     pub next_id: u64,
     pub base_url: String,
 }

@@ -402,6 +402,12 @@ pub fn graphql(
     let Some(root) = operation.selections.first() else {
         return Response::json(200, &json!({ "errors": [{ "message": "empty" }] }));
     };
+    if state.graphql_rate_limited {
+        return Response::json(
+            200,
+            &json!({ "data": null, "errors": [{ "type": "RATE_LIMITED", "message": "API rate limit exceeded for user ID 1." }] }),
+        );
+    }
     match (operation.kind.as_str(), root.name.as_str()) {
         ("query", "repository") => review_threads(state, variables),
         ("mutation", "resolveReviewThread") if token == READ_ONLY_TOKEN => Response::json(
