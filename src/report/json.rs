@@ -133,6 +133,18 @@ impl SavedFinding {
         let rule = RuleId::parse(&self.rule)
             .ok_or_else(|| format!("unknown rule `{}` (`evalock rules` lists them)", self.rule))?;
         let severity = parse_severity(&self.severity)?;
+        // The fingerprint goes into hidden HTML comments on pull requests: only the
+        // letters and digits evalock writes there are taken.
+        let fingerprint = &self.fingerprint;
+        if fingerprint.is_empty()
+            || fingerprint.len() > 64
+            || !fingerprint.bytes().all(|byte| byte.is_ascii_alphanumeric())
+        {
+            return Err(format!(
+                "fingerprint `{}` is not one evalock writes (letters and digits, at most 64)",
+                fingerprint.escape_debug()
+            ));
+        }
         Ok(Finding {
             rule,
             severity,
@@ -219,6 +231,26 @@ mod tests {
             .unwrap_or_default();
         assert!(
             error.contains("findings[0]: unknown rule `EL999`"),
+            "{error}"
+        );
+    }
+
+    /// A fingerprint is written into a hidden HTML comment on the pull request: one that
+    /// could end that comment is refused, one evalock wrote is read.
+    #[test]
+    fn a_fingerprint_that_is_not_letters_and_digits_is_refused() {
+        let saved = render(&sample());
+        let fingerprint = &sample().findings[0].fingerprint;
+        assert!(parse("saved.json", saved.as_bytes()).is_ok());
+        let crafted = saved.replacen(&format!("\"{fingerprint}\""), "\"x --> <img src=x>\"", 1);
+        assert_ne!(crafted, saved);
+        let error = parse("saved.json", crafted.as_bytes())
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(
+            error
+                .contains("findings[0]: fingerprint `x --> <img src=x>` is not one evalock writes"),
             "{error}"
         );
     }
