@@ -452,3 +452,31 @@ fn review_names_a_baseline_file_it_cannot_read() {
         .assert_code(0)
         .assert_contains("note: its baseline file evals/support.baseline.json is gone");
 }
+
+/// A suite named twice is accepted once, as `run` runs it once: one file written, one
+/// summary line, not the same recording reported twice.
+#[test]
+fn a_suite_named_twice_is_accepted_once() {
+    let repo = accepted_demo();
+    use_variant(&repo, "moved");
+    repo.evalock(&["run", "--suite", "support"]).assert_code(0);
+    let accept = repo.evalock(&[
+        "accept",
+        "--reason",
+        "warmer warranty wording",
+        "--suite",
+        "support",
+        "--suite",
+        "support",
+    ]);
+    accept
+        .assert_code(0)
+        .assert_contains("wrote evals/support.baseline.json: 1 recorded, 10 unchanged");
+    assert_eq!(
+        accept.all().matches("evals/support.baseline.json").count(),
+        1,
+        "one summary for one suite:\n{}",
+        accept.all()
+    );
+    assert_eq!(accept.all().matches("recorded support/").count(), 1);
+}
