@@ -374,3 +374,36 @@ fn the_results_file_is_a_report_other_formats_can_render() {
     .assert_code(0)
     .assert_contains("<testcase name=\"greet\" classname=\"evalock.mini\"");
 }
+
+/// A completion's terminal escapes are shown, not obeyed: `evil` followed by "erase the
+/// line" would vanish from the reviewer's screen in `run` and `review` diffs.
+#[test]
+fn terminal_escapes_in_a_completion_are_shown_in_its_diff() {
+    let script = "if [ -f evil ]; then printf 'hello evil\\033[2K\\rhello fine'; else printf 'hello fine'; fi\n";
+    let repo = project("", script, &[SIMPLE_CASE]);
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first"])
+        .assert_code(0);
+    // The quiet case: nothing moved, nothing to show.
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["review"])
+        .assert_code(0)
+        .assert_contains("nothing moved");
+
+    repo.write("evil", "");
+    let run = repo.evalock(&["run"]);
+    run.assert_code(0)
+        .assert_contains("EL503")
+        .assert_contains("+hello evil\\u{1b}[2K");
+    let review = repo.evalock(&["review"]);
+    review
+        .assert_code(0)
+        .assert_contains("MOVED mini/greet")
+        .assert_contains("+hello evil\\u{1b}[2K");
+    for output in [run.all(), review.all()] {
+        assert!(
+            !output.contains('\u{1b}'),
+            "a raw escape was printed:\n{output}"
+        );
+    }
+}

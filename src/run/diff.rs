@@ -36,6 +36,31 @@ pub fn display_lines(completion: &str) -> String {
     if !out.ends_with('\n') {
         out.push('\n');
     }
+    visible_controls(&out)
+}
+
+/// `text` with every control character but newline and tab written as an escape (`\r`,
+/// `\u{1b}`), and the bidirectional overrides too. Printed as they are, a completion's
+/// carriage return or terminal escape rewrites the reviewer's screen (`evil\r\u{1b}[2K`
+/// erases the line it is on) and a CRLF-only move shows lines that look unchanged.
+fn visible_controls(text: &str) -> String {
+    let hidden = |character: char| {
+        (character.is_control() && !matches!(character, '\n' | '\t'))
+            || matches!(character, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.contains(hidden) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for character in text.chars() {
+        match character {
+            '\r' => out.push_str("\\r"),
+            hidden_character if hidden(hidden_character) => {
+                out.push_str(&hidden_character.escape_unicode().to_string())
+            }
+            visible => out.push(visible),
+        }
+    }
     out
 }
 
@@ -91,5 +116,21 @@ mod tests {
             "{diff}"
         );
         assert_eq!(completion_diff("same", "same", "a", "b"), None);
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        let diff =
+            completion_diff("hello fine", "hello evil\r\u{1b}[2Khello fine", "a", "b").unwrap();
+        assert!(
+            diff.contains("+hello evil\\r\\u{1b}[2Khello fine\n"),
+            "{diff}"
+        );
+        assert!(!diff.contains('\r') && !diff.contains('\u{1b}'), "{diff}");
+        // A move from LF to CRLF is visible, and plain text is left as it is.
+        let diff = completion_diff("one\ntwo\n", "one\r\ntwo\r\n", "a", "b").unwrap();
+        assert!(diff.contains("+one\\r\n+two\\r\n"), "{diff}");
+        assert_eq!(display_lines("caf\u{e9}\tok\n"), "caf\u{e9}\tok\n");
+        assert_eq!(display_lines("a\u{202e}b"), "a\\u{202e}b\n");
     }
 }
