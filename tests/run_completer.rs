@@ -407,3 +407,35 @@ fn terminal_escapes_in_a_completion_are_shown_in_its_diff() {
         );
     }
 }
+
+/// What a completer prints on stderr is quoted in EL504, escapes shown: `run` and
+/// `report` print it on a terminal.
+#[test]
+fn terminal_escapes_in_a_completers_stderr_are_shown() {
+    let script = "cat > /dev/null\nprintf 'quota hit\\033[2K\\rall good' >&2\nexit 1\n";
+    let repo = project("", script, &[SIMPLE_CASE]);
+    let run = repo.evalock(&["run"]);
+    run.assert_code(1)
+        .assert_contains("EL504")
+        .assert_contains("stderr: quota hit\\u{1b}[2K\\rall good");
+    let report = repo.evalock(&["report", "--from", ".evalock/results.json"]);
+    report
+        .assert_code(0)
+        .assert_contains("stderr: quota hit\\u{1b}[2K\\rall good");
+    for output in [run.all(), report.all()] {
+        assert!(
+            !output.contains('\u{1b}') && !output.contains('\r'),
+            "a raw control character was printed:\n{output}"
+        );
+    }
+    // The JSON report keeps the stderr as it was: only the terminal format escapes it.
+    let json = repo.evalock(&[
+        "report",
+        "--from",
+        ".evalock/results.json",
+        "--format",
+        "json",
+    ]);
+    json.assert_code(0)
+        .assert_contains("quota hit\\u001b[2K\\rall good");
+}

@@ -36,32 +36,7 @@ pub fn display_lines(completion: &str) -> String {
     if !out.ends_with('\n') {
         out.push('\n');
     }
-    visible_controls(&out)
-}
-
-/// `text` with every control character but newline and tab written as an escape (`\r`,
-/// `\u{1b}`), and the bidirectional overrides too. Printed as they are, a completion's
-/// carriage return or terminal escape rewrites the reviewer's screen (`evil\r\u{1b}[2K`
-/// erases the line it is on) and a CRLF-only move shows lines that look unchanged.
-fn visible_controls(text: &str) -> String {
-    let hidden = |character: char| {
-        (character.is_control() && !matches!(character, '\n' | '\t'))
-            || matches!(character, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !text.contains(hidden) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for character in text.chars() {
-        match character {
-            '\r' => out.push_str("\\r"),
-            hidden_character if hidden(hidden_character) => {
-                out.push_str(&hidden_character.escape_unicode().to_string())
-            }
-            visible => out.push(visible),
-        }
-    }
-    out
+    crate::text::visible_controls(&out)
 }
 
 /// One sentence per line: breaks after `.`, `?` or `!` followed by a space.
