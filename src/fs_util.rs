@@ -212,6 +212,8 @@ fn set_ordinary_mode(_builder: &mut tempfile::Builder<'_, '_>) {}
 /// Blocks while another process holds it.
 #[cfg(unix)]
 pub fn lock_exclusive(path: &Path) -> Result<std::fs::File> {
+    // A file where the lock's folder belongs would otherwise surface as `File exists`.
+    require_file_destination(path)?;
     let display = path.display().to_string();
     if let Some(parent) = path
         .parent()

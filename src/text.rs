@@ -161,6 +161,32 @@ pub fn crlf_problem(text: &str) -> Option<TextProblem> {
     ))
 }
 
+/// `text` with every control character but newline and tab written as an escape (`\r`,
+/// `\u{1b}`), and the bidirectional overrides too, for a person's screen. Printed as they
+/// are, text evalock did not write (a completion, a completer's stderr) rewrites the
+/// reader's terminal (`evil\r\u{1b}[2K` erases the line it is on), and a CRLF-only move
+/// shows lines that look unchanged. Idempotent: the escapes are plain characters.
+pub fn visible_controls(text: &str) -> String {
+    let hidden = |character: char| {
+        (character.is_control() && !matches!(character, '\n' | '\t'))
+            || matches!(character, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.contains(hidden) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for character in text.chars() {
+        match character {
+            '\r' => out.push_str("\\r"),
+            hidden_character if hidden(hidden_character) => {
+                out.push_str(&hidden_character.escape_unicode().to_string())
+            }
+            visible => out.push(visible),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

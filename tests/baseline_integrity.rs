@@ -290,3 +290,37 @@ fn a_file_in_the_way_of_a_baseline_folder_writes_nothing() {
     assert!(!repo.join("evals/escalation.baseline.json").exists());
     assert!(temporary_files_in(&repo, "evals").is_empty());
 }
+
+/// accept serialises itself with a lock file in `.evalock/`: a file named `.evalock` in
+/// its way is named with what to do, as `run` names it, not reported as `File exists`.
+#[test]
+fn a_file_in_the_way_of_accepts_lock_folder_is_named() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.evalock(&["run", "--out", "results.json"])
+        .assert_code(0);
+    repo.write(".evalock", "not a folder\n");
+    repo.evalock(&[
+        "accept",
+        "--reason",
+        "first recording",
+        "--from",
+        "results.json",
+    ])
+    .assert_code(65)
+    .assert_contains(
+        ".evalock: this is a file, but ./.evalock/accept.lock needs it to be a directory",
+    )
+    .assert_not_contains("File exists");
+    assert!(!repo.join("evals/support.baseline.json").exists());
+    // Out of the way, accept writes.
+    repo.remove(".evalock");
+    repo.evalock(&[
+        "accept",
+        "--reason",
+        "first recording",
+        "--from",
+        "results.json",
+    ])
+    .assert_code(0)
+    .assert_contains("wrote evals/support.baseline.json");
+}

@@ -205,3 +205,35 @@ fn a_rebuilt_lock_or_config_invalidates_the_memo() {
         .assert_code(2)
         .assert_contains("EL107");
 }
+
+#[test]
+fn a_revision_check_names_the_commit_it_judged_not_the_remembered_one() {
+    let repo = demo();
+    let first = repo
+        .git(&["rev-parse", "--short=7", "HEAD"])
+        .trim()
+        .to_owned();
+    repo.evalock(&["check", "--rev", "HEAD"])
+        .assert_code(0)
+        .assert_contains(&format!("HEAD ({first})"));
+    // The same content, remembered: the memo answers for the same commit.
+    assert_same_as_uncached(&repo, &["check", "--rev", "HEAD"])
+        .assert_contains(&format!("HEAD ({first})"));
+
+    // A new commit with the same files: the verdict is the same, the commit is not.
+    repo.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "nothing evalock reads",
+    ]);
+    let second = repo
+        .git(&["rev-parse", "--short=7", "HEAD"])
+        .trim()
+        .to_owned();
+    assert_same_as_uncached(&repo, &["check", "--rev", "HEAD"])
+        .assert_code(0)
+        .assert_contains(&format!("HEAD ({second})"))
+        .assert_not_contains(&first);
+}

@@ -374,3 +374,68 @@ fn the_results_file_is_a_report_other_formats_can_render() {
     .assert_code(0)
     .assert_contains("<testcase name=\"greet\" classname=\"evalock.mini\"");
 }
+
+/// A completion's terminal escapes are shown, not obeyed: `evil` followed by "erase the
+/// line" would vanish from the reviewer's screen in `run` and `review` diffs.
+#[test]
+fn terminal_escapes_in_a_completion_are_shown_in_its_diff() {
+    let script = "if [ -f evil ]; then printf 'hello evil\\033[2K\\rhello fine'; else printf 'hello fine'; fi\n";
+    let repo = project("", script, &[SIMPLE_CASE]);
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first"])
+        .assert_code(0);
+    // The quiet case: nothing moved, nothing to show.
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["review"])
+        .assert_code(0)
+        .assert_contains("nothing moved");
+
+    repo.write("evil", "");
+    let run = repo.evalock(&["run"]);
+    run.assert_code(0)
+        .assert_contains("EL503")
+        .assert_contains("+hello evil\\u{1b}[2K");
+    let review = repo.evalock(&["review"]);
+    review
+        .assert_code(0)
+        .assert_contains("MOVED mini/greet")
+        .assert_contains("+hello evil\\u{1b}[2K");
+    for output in [run.all(), review.all()] {
+        assert!(
+            !output.contains('\u{1b}'),
+            "a raw escape was printed:\n{output}"
+        );
+    }
+}
+
+/// What a completer prints on stderr is quoted in EL504, escapes shown: `run` and
+/// `report` print it on a terminal.
+#[test]
+fn terminal_escapes_in_a_completers_stderr_are_shown() {
+    let script = "cat > /dev/null\nprintf 'quota hit\\033[2K\\rall good' >&2\nexit 1\n";
+    let repo = project("", script, &[SIMPLE_CASE]);
+    let run = repo.evalock(&["run"]);
+    run.assert_code(1)
+        .assert_contains("EL504")
+        .assert_contains("stderr: quota hit\\u{1b}[2K\\rall good");
+    let report = repo.evalock(&["report", "--from", ".evalock/results.json"]);
+    report
+        .assert_code(0)
+        .assert_contains("stderr: quota hit\\u{1b}[2K\\rall good");
+    for output in [run.all(), report.all()] {
+        assert!(
+            !output.contains('\u{1b}') && !output.contains('\r'),
+            "a raw control character was printed:\n{output}"
+        );
+    }
+    // The JSON report keeps the stderr as it was: only the terminal format escapes it.
+    let json = repo.evalock(&[
+        "report",
+        "--from",
+        ".evalock/results.json",
+        "--format",
+        "json",
+    ]);
+    json.assert_code(0)
+        .assert_contains("quota hit\\u001b[2K\\rall good");
+}

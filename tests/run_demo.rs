@@ -420,3 +420,63 @@ fn entry_completion(text: &str, id: &str) -> String {
 fn sha256_hex(bytes: &[u8]) -> String {
     evalock::hash::sha256_hex(bytes)
 }
+
+/// `review` after the baseline file was broken (a merge left conflict markers): it says the
+/// file cannot be read, where, and how to restore it, not that the case's entry is gone.
+#[test]
+fn review_names_a_baseline_file_it_cannot_read() {
+    let repo = accepted_demo();
+    use_variant(&repo, "moved");
+    repo.evalock(&["run", "--suite", "support"]).assert_code(0);
+    // The quiet case: the moved completion is diffed against its entry.
+    repo.evalock(&["review"])
+        .assert_code(0)
+        .assert_contains("MOVED support/warranty-question")
+        .assert_contains("--- baseline (sha256:")
+        .assert_not_contains("note:");
+
+    let text = repo.read("evals/support.baseline.json");
+    repo.write(
+        "evals/support.baseline.json",
+        format!("<<<<<<< HEAD\n{text}"),
+    );
+    repo.evalock(&["review"])
+        .assert_code(0)
+        .assert_contains("MOVED support/warranty-question")
+        .assert_contains("note: evals/support.baseline.json:1:1 cannot be read as a baseline")
+        .assert_contains("unresolved merge conflict")
+        .assert_not_contains("entry is gone");
+
+    repo.remove("evals/support.baseline.json");
+    repo.evalock(&["review"])
+        .assert_code(0)
+        .assert_contains("note: its baseline file evals/support.baseline.json is gone");
+}
+
+/// A suite named twice is accepted once, as `run` runs it once: one file written, one
+/// summary line, not the same recording reported twice.
+#[test]
+fn a_suite_named_twice_is_accepted_once() {
+    let repo = accepted_demo();
+    use_variant(&repo, "moved");
+    repo.evalock(&["run", "--suite", "support"]).assert_code(0);
+    let accept = repo.evalock(&[
+        "accept",
+        "--reason",
+        "warmer warranty wording",
+        "--suite",
+        "support",
+        "--suite",
+        "support",
+    ]);
+    accept
+        .assert_code(0)
+        .assert_contains("wrote evals/support.baseline.json: 1 recorded, 10 unchanged");
+    assert_eq!(
+        accept.all().matches("evals/support.baseline.json").count(),
+        1,
+        "one summary for one suite:\n{}",
+        accept.all()
+    );
+    assert_eq!(accept.all().matches("recorded support/").count(), 1);
+}

@@ -441,3 +441,53 @@ fn shard_usage_errors_exit_64() {
         .assert_code(64)
         .assert_contains("--out");
 }
+
+#[test]
+fn shards_of_every_suite_and_of_each_suite_named_say_how_they_differ() {
+    let repo = project();
+    run_shards(&repo, 2, &[]);
+    let named = [
+        "run",
+        "--suite",
+        "alpha",
+        "--suite",
+        "beta",
+        "--shard",
+        "2/2",
+        "--out",
+        ".evalock/named.json",
+    ];
+    repo.evalock(&named).assert_code(0);
+
+    // Naming every suite is not a full run (orphaned entries are not judged): refused,
+    // and the message shows the two selections apart rather than one list twice.
+    let mixed = vec![shard_path(1), ".evalock/named.json".into()];
+    let run = merge(&repo, &mixed, &[]);
+    refused(
+        &run,
+        ".evalock/named.json",
+        "the suite selection is --suite `alpha`, `beta`",
+    );
+    run.assert_contains("every suite (`alpha`, `beta`, no --suite)");
+
+    // The same selection in every shard merges quietly.
+    let first_named = [
+        "run",
+        "--suite",
+        "alpha",
+        "--suite",
+        "beta",
+        "--shard",
+        "1/2",
+        "--out",
+        ".evalock/named-1.json",
+    ];
+    repo.evalock(&first_named).assert_code(0);
+    merge(
+        &repo,
+        &[".evalock/named-1.json".into(), ".evalock/named.json".into()],
+        &[],
+    )
+    .assert_code(0)
+    .assert_not_contains("error");
+}

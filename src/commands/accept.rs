@@ -205,7 +205,10 @@ fn selected_suites(project: &Project, results: &Results, names: &[String]) -> Re
                 "suite `{name}` did not run in these results: run `evalock run --suite {name}`"
             )));
         }
-        selected.push(name.clone());
+        // `--suite S --suite S` accepts S once, as `run` runs it once.
+        if !selected.contains(name) {
+            selected.push(name.clone());
+        }
     }
     Ok(selected)
 }

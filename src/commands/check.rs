@@ -69,7 +69,7 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
         SourceSpec::Worktree => "worktree",
         SourceSpec::Index | SourceSpec::Revision(_) => "git",
     };
-    let key = memo_key(options, base.as_ref());
+    let key = memo_key(options, content.as_ref(), base.as_ref());
     let memo = CheckMemo::open(&cache, kind);
     if let Some(report) = memo.recall(&key, content.as_ref(), options.subjects) {
         return Ok(report);
@@ -102,8 +102,10 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
     Ok(judged.report)
 }
 
-/// Everything besides the content read that the report depends on.
-fn memo_key(options: &CheckOptions, base: Option<&Base>) -> MemoKey {
+/// Everything besides the content read that the report depends on. The source's
+/// description is part of the report (`HEAD (1a2b3c4)`): a commit with the same content
+/// under another id must not be reported under the old one.
+fn memo_key(options: &CheckOptions, content: &dyn ContentSource, base: Option<&Base>) -> MemoKey {
     let (commit, reasons) = match base {
         Some(base) => (
             base.commit.to_string(),
@@ -112,8 +114,9 @@ fn memo_key(options: &CheckOptions, base: Option<&Base>) -> MemoKey {
         None => (String::new(), String::new()),
     };
     MemoKey(format!(
-        "check\nsource={:?}\nbase={commit}\nreasons={reasons}\nci={}",
+        "check\nsource={:?}\ndescription={}\nbase={commit}\nreasons={reasons}\nci={}",
         options.source,
+        content.describe(),
         crate::is_ci()
     ))
 }

@@ -207,8 +207,8 @@ fn same_run(first: &ShardFile, other: &ShardFile) -> Result<()> {
     if a.suites != b.suites || a.full != b.full {
         return differs(
             "the suite selection",
-            format!("{:?}", a.suites),
-            format!("{:?}", b.suites),
+            suite_selection(a),
+            suite_selection(b),
         );
     }
     if a.fail_on_diff != b.fail_on_diff {
@@ -226,6 +226,22 @@ fn same_run(first: &ShardFile, other: &ShardFile) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The suites a run selected, as its command line did: naming every suite with `--suite`
+/// is not a full run (orphaned baseline entries are not judged), so the two must read
+/// differently.
+fn suite_selection(results: &Results) -> String {
+    let suites = results
+        .suites
+        .iter()
+        .map(|suite| format!("`{suite}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match results.full {
+        true => format!("every suite ({suites}, no --suite)"),
+        false => format!("--suite {suites}"),
+    }
 }
 
 /// Every case and finding of a shard must be one the shard owns: anything else means the

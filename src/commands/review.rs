@@ -2,7 +2,7 @@
 //! against their baselines, for a person to read before `accept`.
 
 use crate::error::Result;
-use crate::model::Project;
+use crate::model::{BaselineState, Project, SuiteBaseline};
 use crate::run::diff::completion_diff;
 use crate::run::results::{Results, Status};
 use crate::source::WorktreeSource;
@@ -33,10 +33,8 @@ pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
             Status::Moved | Status::Regressed | Status::Improved
         )
     }) {
-        let entry = project
-            .baselines
-            .get(&result.suite)
-            .and_then(|baseline| baseline.entry(&result.case_id));
+        let baseline = project.baselines.get(&result.suite);
+        let entry = baseline.and_then(|baseline| baseline.entry(&result.case_id));
         let current = result.completion.as_deref().unwrap_or_default();
         let current_short = result
             .digest
@@ -44,7 +42,7 @@ pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
             .map(|digest| digest.short().to_owned())
             .unwrap_or_default();
         let (diff, note) = match entry {
-            None => (None, Some("its baseline entry is gone".to_owned())),
+            None => (None, Some(why_no_entry(baseline, &result.suite))),
             Some(entry) => {
                 let diff = completion_diff(
                     &entry.completion,
@@ -69,4 +67,25 @@ pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
         });
     }
     Ok(items)
+}
+
+/// Why a case has no baseline entry to diff against: a file that cannot be read is not an
+/// entry that is gone, and says where it breaks.
+fn why_no_entry(baseline: Option<&SuiteBaseline>, suite: &str) -> String {
+    let Some(baseline) = baseline else {
+        return format!("suite `{suite}` has no `baseline` file in evalock.toml any more");
+    };
+    let path = &baseline.path;
+    match &baseline.state {
+        BaselineState::Parsed { .. } => "its baseline entry is gone".to_owned(),
+        BaselineState::Absent => format!("its baseline file {path} is gone"),
+        BaselineState::Malformed {
+            line,
+            column,
+            message,
+        } => format!("{path}:{line}:{column} cannot be read as a baseline: {message}"),
+        BaselineState::Directory => {
+            format!("a directory stands where the baseline file {path} belongs")
+        }
+    }
 }

@@ -4,6 +4,7 @@ use super::text::severity_tally;
 use super::Report;
 use crate::finding::{exit_code, Verdict};
 use crate::rules::Severity;
+use crate::text::visible_controls;
 use std::fmt::Write as _;
 
 const RESET: &str = "\x1b[0m";
@@ -42,12 +43,17 @@ pub fn render(report: &Report, colour: bool) -> String {
             paint(severity_colour(finding.severity), finding.rule.id()),
             paint(BOLD, finding.rule.name()),
             paint(severity_colour(finding.severity), finding.severity.as_str()),
-            finding.message
+            visible_controls(&finding.message)
         );
-        let _ = writeln!(out, "  {} {}", paint(DIM, "fix:"), finding.help);
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint(DIM, "fix:"),
+            visible_controls(&finding.help)
+        );
         if let Some(detail) = &finding.detail {
             for line in detail.lines() {
-                let _ = writeln!(out, "    {line}");
+                let _ = writeln!(out, "    {}", visible_controls(line));
             }
         }
     }

@@ -36,7 +36,7 @@ pub fn display_lines(completion: &str) -> String {
     if !out.ends_with('\n') {
         out.push('\n');
     }
-    out
+    crate::text::visible_controls(&out)
 }
 
 /// One sentence per line: breaks after `.`, `?` or `!` followed by a space.
@@ -91,5 +91,21 @@ mod tests {
             "{diff}"
         );
         assert_eq!(completion_diff("same", "same", "a", "b"), None);
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        let diff =
+            completion_diff("hello fine", "hello evil\r\u{1b}[2Khello fine", "a", "b").unwrap();
+        assert!(
+            diff.contains("+hello evil\\r\\u{1b}[2Khello fine\n"),
+            "{diff}"
+        );
+        assert!(!diff.contains('\r') && !diff.contains('\u{1b}'), "{diff}");
+        // A move from LF to CRLF is visible, and plain text is left as it is.
+        let diff = completion_diff("one\ntwo\n", "one\r\ntwo\r\n", "a", "b").unwrap();
+        assert!(diff.contains("+one\\r\n+two\\r\n"), "{diff}");
+        assert_eq!(display_lines("caf\u{e9}\tok\n"), "caf\u{e9}\tok\n");
+        assert_eq!(display_lines("a\u{202e}b"), "a\\u{202e}b\n");
     }
 }

@@ -316,7 +316,10 @@ impl Printer {
                 item.at
             );
             if !item.reasons.is_empty() {
-                outln!("  reasons: {}", item.reasons.join(", "));
+                outln!(
+                    "  reasons: {}",
+                    evalock::text::visible_controls(&item.reasons.join(", "))
+                );
             }
             if let Some(note) = &item.note {
                 outln!("  note: {note}");
