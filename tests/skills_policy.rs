@@ -769,3 +769,27 @@ fn audit_details_carry_the_line_the_finding_is_anchored_on() {
         .assert_contains("      EL206 skills/notes/SKILL.md:11 matches `pipe-to-shell`")
         .assert_not_contains(":11:1");
 }
+
+#[test]
+fn audit_never_passes_what_an_unreadable_front_matter_hides() {
+    let repo = project();
+    repo.write("skills/notes/SKILL.md", "# Notes\n\nNo front matter.\n");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["skills", "audit", "skills/notes"])
+        .assert_code(1)
+        .assert_contains("FAIL  versioning   not judged: SKILL.md front matter cannot be read")
+        .assert_contains("FAIL  permissions  not judged: SKILL.md front matter cannot be read")
+        .assert_not_contains("PASS  versioning")
+        .assert_not_contains("PASS  permissions");
+    // What skill.json declares is still judged on its own.
+    repo.write(
+        "skills/notes/skill.json",
+        "{\n  \"name\": \"notes\",\n  \"version\": \"1.0.0\",\n  \"permissions\": [\"Read\"]\n}\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["skills", "audit", "skills/notes"])
+        .assert_code(1)
+        .assert_contains("PASS  versioning   1.0.0, 3 files pinned by sha256")
+        .assert_contains("PASS  permissions  Read")
+        .assert_not_contains("not judged");
+}
