@@ -793,3 +793,56 @@ fn audit_never_passes_what_an_unreadable_front_matter_hides() {
         .assert_contains("PASS  permissions  Read")
         .assert_not_contains("not judged");
 }
+
+#[test]
+fn a_marketplace_plugin_whose_source_folder_is_missing_is_refused() {
+    let repo = project();
+    repo.write(
+        "evalock.toml",
+        CONFIG.replace(
+            "roots = [\"skills/*\"]",
+            "roots = [\"skills/*\"]\nmarketplaces = [\".claude-plugin/marketplace.json\"]",
+        ),
+    );
+    repo.write(
+        "plugins/bundle/skills/todo/SKILL.md",
+        skill_md("todo", OK_FRONT, "# Todo\n"),
+    );
+    repo.write(
+        ".claude-plugin/marketplace.json",
+        "{\n  \"name\": \"m\",\n  \"plugins\": [\n    { \"name\": \"bundle\", \"source\": \"./plugins/bundle\" },\n    { \"name\": \"typo\", \"source\": \"./plugins/bundel\" },\n    { \"name\": \"url\", \"source\": \"https://example.com/evil/skills.git\" }\n  ]\n}\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    for source in [&[][..], &["--staged"][..]] {
+        repo.git(&["add", "-A"]);
+        let found = only(&check(&repo, source), "EL201");
+        let places: Vec<&str> = found.iter().map(|finding| finding.2.as_str()).collect();
+        assert_eq!(
+            places,
+            [
+                ".claude-plugin/marketplace.json:5",
+                ".claude-plugin/marketplace.json:6"
+            ],
+            "{found:#?}"
+        );
+        assert_says(
+            &found,
+            0,
+            "plugin `typo` has source `./plugins/bundel`, which is not a folder in this repository",
+        );
+        assert_says(
+            &found,
+            1,
+            "plugin `url` has source `https://example.com/evil/skills.git`, which is not a folder",
+        );
+    }
+    // Quiet once every plugin names a folder that is there.
+    repo.write(
+        ".claude-plugin/marketplace.json",
+        "{\n  \"name\": \"m\",\n  \"plugins\": [\n    { \"name\": \"bundle\", \"source\": \"./plugins/bundle\" }\n  ]\n}\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(check(&repo, &[]).is_empty());
+    repo.commit_all("marketplace");
+    assert!(check(&repo, &["--rev", "HEAD"]).is_empty());
+}

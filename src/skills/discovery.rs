@@ -304,6 +304,20 @@ fn read_marketplace(
             ));
             continue;
         };
+        // A plugin folder that is not there holds no skill to find: a typo, a moved
+        // folder or a URL written as a path would otherwise pass in silence.
+        if !plugin_dir.is_empty() && !source.is_directory(&plugin_dir)? {
+            let written = plugin
+                .get("source")
+                .and_then(Value::as_str)
+                .unwrap_or(plugin_root);
+            let message = match symlink_on_path(source, &plugin_dir)? {
+                Some(link) => format!("plugin `{name}` has its source in {plugin_dir}, but {link} is a symlink, which evalock never follows: nothing of the plugin is pinned or audited; vendor the files instead"),
+                None => format!("plugin `{name}` has source `{written}`, which is not a folder in this repository ({plugin_dir} is missing): nothing of the plugin is pinned or audited"),
+            };
+            problems.push(problem(line_of(&format!("\"{name}\"")), message, false));
+            continue;
+        }
         match plugin.get("skills").and_then(Value::as_array) {
             Some(listed) => {
                 for entry in listed.iter().filter_map(Value::as_str) {
