@@ -324,3 +324,25 @@ fn el201_skills_the_lock_does_not_pin() {
     repo.evalock(&["skills", "audit", "extra/tool"])
         .assert_contains("EL201 extra/tool/skill.json: extra/tool/references/a.md is pinned in skill.json `files` but missing");
 }
+
+#[test]
+fn el201_a_skill_json_with_a_byte_order_mark_says_so() {
+    let repo = project();
+    let manifest = "{\n  \"name\": \"notes\",\n  \"version\": \"1.0.0\"\n}\n";
+    let mut with_bom = b"\xEF\xBB\xBF".to_vec();
+    with_bom.extend_from_slice(manifest.as_bytes());
+    repo.write("skills/notes/skill.json", with_bom);
+    repo.evalock(&["lock"]).assert_code(0);
+    let found = only(&check(&repo, &[]), "EL201");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].2, "skills/notes/skill.json:1");
+    assert_says(
+        &found,
+        0,
+        "skill.json starts with a byte order mark; save it as UTF-8 without BOM",
+    );
+    // Saved without it, the same manifest is read.
+    repo.write("skills/notes/skill.json", manifest);
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(check(&repo, &[]).is_empty());
+}
