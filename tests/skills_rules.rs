@@ -346,3 +346,44 @@ fn el201_a_skill_json_with_a_byte_order_mark_says_so() {
     repo.evalock(&["lock"]).assert_code(0);
     assert!(check(&repo, &[]).is_empty());
 }
+
+/// The pre-commit hook judges the index: a mode restored only in the working tree is still
+/// the wrong mode in the commit, so the fix says to stage it.
+#[test]
+fn el201_a_mode_change_in_the_index_says_to_stage_the_restored_mode() {
+    let repo = project();
+    repo.write(
+        "skills/notes/SKILL.md",
+        skill_md(
+            "notes",
+            "metadata:\n  version: \"1.0.0\"\n  executables: scripts/tidy.sh\nallowed-tools: Read Grep\n",
+            "# Notes\n",
+        ),
+    );
+    let script = "skills/notes/scripts/tidy.sh";
+    repo.write(script, "#!/bin/sh\necho tidy\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["update-index", "--chmod=+x", script]);
+    repo.git(&["checkout", "-q", "--", script]);
+    lock_and_commit(&repo, "script");
+    repo.git(&["update-index", "--chmod=-x", script]);
+    repo.evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains(&format!(
+            "restore the mode with `chmod +x {script}` and `git add {script}`, or run `evalock lock` and `git add evalock.lock`"
+        ));
+    // Following the fix clears it.
+    repo.git(&["add", script]);
+    repo.evalock(&["check", "--staged"]).assert_code(0);
+    // The working tree needs no staging step to be right.
+    std::fs::set_permissions(
+        repo.join(script),
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .expect("chmod -x");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(&format!(
+            "restore the mode with `chmod +x {script}`, or run `evalock lock` if"
+        ));
+}
