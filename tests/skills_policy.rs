@@ -902,3 +902,17 @@ fn el206_catches_installers_run_through_a_path_or_a_substitution() {
     repo.evalock(&["lock"]).assert_code(0);
     assert!(check(&repo, &[]).is_empty());
 }
+
+#[test]
+fn audit_of_a_skill_md_path_names_the_folder_to_pass() {
+    let repo = project();
+    repo.evalock(&["skills", "audit", "skills/notes/SKILL.md"])
+        .assert_code(64)
+        .assert_contains("skills/notes/SKILL.md is a file, not a folder: pass the skill's folder (`evalock skills audit skills/notes`)")
+        .assert_not_contains("no such directory");
+    repo.evalock(&["skills", "audit", "skills/gone"])
+        .assert_code(64)
+        .assert_contains("skills/gone: no such directory");
+    repo.evalock(&["skills", "audit", "skills/notes"])
+        .assert_code(0);
+}
