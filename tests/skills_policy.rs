@@ -916,3 +916,25 @@ fn audit_of_a_skill_md_path_names_the_folder_to_pass() {
     repo.evalock(&["skills", "audit", "skills/notes"])
         .assert_code(0);
 }
+
+#[test]
+fn el204_an_empty_allowed_tools_key_is_the_line_to_fix() {
+    let repo = project();
+    repo.write(
+        "skills/notes/SKILL.md",
+        "---\nname: notes\ndescription: Keeps notes.\nmetadata:\n  version: \"1.0.0\"\nallowed-tools:\n---\n\n# Notes\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let found = only(&check(&repo, &[]), "EL204");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].2, "skills/notes/SKILL.md:6");
+    assert_says(&found, 0, "no permissions declared");
+    // Quiet once it names an allowed tool.
+    repo.replace(
+        "skills/notes/SKILL.md",
+        "allowed-tools:\n",
+        "allowed-tools: Read\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(check(&repo, &[]).is_empty());
+}
