@@ -324,3 +324,66 @@ fn el201_skills_the_lock_does_not_pin() {
     repo.evalock(&["skills", "audit", "extra/tool"])
         .assert_contains("EL201 extra/tool/skill.json: extra/tool/references/a.md is pinned in skill.json `files` but missing");
 }
+
+#[test]
+fn el201_a_skill_json_with_a_byte_order_mark_says_so() {
+    let repo = project();
+    let manifest = "{\n  \"name\": \"notes\",\n  \"version\": \"1.0.0\"\n}\n";
+    let mut with_bom = b"\xEF\xBB\xBF".to_vec();
+    with_bom.extend_from_slice(manifest.as_bytes());
+    repo.write("skills/notes/skill.json", with_bom);
+    repo.evalock(&["lock"]).assert_code(0);
+    let found = only(&check(&repo, &[]), "EL201");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].2, "skills/notes/skill.json:1");
+    assert_says(
+        &found,
+        0,
+        "skill.json starts with a byte order mark; save it as UTF-8 without BOM",
+    );
+    // Saved without it, the same manifest is read.
+    repo.write("skills/notes/skill.json", manifest);
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(check(&repo, &[]).is_empty());
+}
+
+/// The pre-commit hook judges the index: a mode restored only in the working tree is still
+/// the wrong mode in the commit, so the fix says to stage it.
+#[test]
+fn el201_a_mode_change_in_the_index_says_to_stage_the_restored_mode() {
+    let repo = project();
+    repo.write(
+        "skills/notes/SKILL.md",
+        skill_md(
+            "notes",
+            "metadata:\n  version: \"1.0.0\"\n  executables: scripts/tidy.sh\nallowed-tools: Read Grep\n",
+            "# Notes\n",
+        ),
+    );
+    let script = "skills/notes/scripts/tidy.sh";
+    repo.write(script, "#!/bin/sh\necho tidy\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["update-index", "--chmod=+x", script]);
+    repo.git(&["checkout", "-q", "--", script]);
+    lock_and_commit(&repo, "script");
+    repo.git(&["update-index", "--chmod=-x", script]);
+    repo.evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains(&format!(
+            "restore the mode with `chmod +x {script}` and `git add {script}`, or run `evalock lock` and `git add evalock.lock`"
+        ));
+    // Following the fix clears it.
+    repo.git(&["add", script]);
+    repo.evalock(&["check", "--staged"]).assert_code(0);
+    // The working tree needs no staging step to be right.
+    std::fs::set_permissions(
+        repo.join(script),
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .expect("chmod -x");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(&format!(
+            "restore the mode with `chmod +x {script}`, or run `evalock lock` if"
+        ));
+}

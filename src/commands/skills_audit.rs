@@ -242,6 +242,18 @@ fn locate(project_root: &Path, dir: &Path) -> Result<DirPlace> {
     } else {
         project_root.join(dir)
     };
+    if joined.is_file() {
+        // Tab completion ends at SKILL.md as easily as at its folder.
+        let folder = dir
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        return Err(Error::Usage(format!(
+            "{} is a file, not a folder: pass the skill's folder (`evalock skills audit {}`)",
+            dir.display(),
+            folder.display()
+        )));
+    }
     if !joined.is_dir() {
         return Err(Error::Usage(format!(
             "{}: no such directory",

@@ -163,7 +163,11 @@ fn collect_strings(value: &serde_json::Value, at: &mut Vec<String>, strings: &mu
 /// `evalock accept` only reaches the commit once what they wrote is staged, so say so.
 pub fn add_staging_step(findings: &mut [Finding]) {
     for finding in findings {
-        if finding.help.contains("git add") {
+        let already_stages = finding.help.contains("git add");
+        if let Some(help) = stage_after_chmod(&finding.help) {
+            finding.help = help;
+        }
+        if already_stages {
             continue;
         }
         let (command, staging) = if finding.help.contains("`evalock lock`") {
@@ -183,6 +187,17 @@ pub fn add_staging_step(findings: &mut [Finding]) {
             .map_or(finding.help.len(), |offset| start + offset + 2);
         finding.help.insert_str(end, &format!(" and {staging}"));
     }
+}
+
+/// A `chmod` changes the working tree only: the index keeps the old mode until the file
+/// is staged again, so `chmod +x f` becomes `chmod +x f` and `git add f`.
+fn stage_after_chmod(help: &str) -> Option<String> {
+    let start = help.find("`chmod ")?;
+    let end = start + 1 + help[start + 1..].find('`')?;
+    let path = help[start + 1..end].split_whitespace().last()?;
+    let mut staged = help.to_owned();
+    staged.insert_str(end + 1, &format!(" and `git add {path}`"));
+    Some(staged)
 }
 
 #[cfg(test)]

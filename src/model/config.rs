@@ -188,6 +188,37 @@ pub struct SkillsConfig {
     #[serde(skip)]
     #[schemars(skip)]
     pub allowed_permissions_line: u32,
+    /// The line of evalock.toml that writes each of `roots`, in order, for findings
+    /// about a root (one that finds no skill).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub root_lines: Vec<u32>,
+    /// The line of evalock.toml that writes each of `marketplaces`, in order.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub marketplace_lines: Vec<u32>,
+}
+
+impl SkillsConfig {
+    /// Each root glob with the line of evalock.toml that writes it (1 when not known).
+    pub fn root_globs(&self) -> impl Iterator<Item = (&String, u32)> {
+        with_lines(&self.roots, &self.root_lines)
+    }
+
+    /// Each marketplace path with the line of evalock.toml that writes it (1 when not known).
+    pub fn marketplace_paths(&self) -> impl Iterator<Item = (&String, u32)> {
+        with_lines(&self.marketplaces, &self.marketplace_lines)
+    }
+}
+
+fn with_lines<'a>(
+    values: &'a [String],
+    lines: &'a [u32],
+) -> impl Iterator<Item = (&'a String, u32)> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(index, value)| (value, lines.get(index).copied().unwrap_or(1)))
 }
 
 impl Default for SkillsConfig {
@@ -200,6 +231,8 @@ impl Default for SkillsConfig {
             risky_patterns: BTreeMap::new(),
             acknowledgements: Vec::new(),
             allowed_permissions_line: 1,
+            root_lines: Vec::new(),
+            marketplace_lines: Vec::new(),
         }
     }
 }
@@ -364,6 +397,14 @@ impl Config {
                 .lines()
                 .position(|line| line.trim_start().starts_with("allowed_permissions"))
                 .map_or(1, |index| u32::try_from(index + 1).unwrap_or(u32::MAX));
+            // Where `[skills]` is not a table of its own (`skills = {…}`), the lines
+            // stay unknown and findings point at the file's first line.
+            if let Some(inside) = table_header_offset(text, "[skills]") {
+                let lines = LineIndex::new(text.as_bytes());
+                skills.root_lines = glob_lines(text, &lines, inside, "roots", &skills.roots);
+                skills.marketplace_lines =
+                    glob_lines(text, &lines, inside, "marketplaces", &skills.marketplaces);
+            }
         }
         Ok(config)
     }
@@ -676,6 +717,19 @@ fn glob_lines(
             lines.line_of(key_at + offset)
         })
         .collect()
+}
+
+/// The byte offset just inside the table opened by the header line `header`.
+fn table_header_offset(text: &str, header: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let written = line.split('#').next().unwrap_or("").trim();
+        if written == header {
+            return Some(offset + (line.len() - line.trim_start().len()) + 1);
+        }
+        offset += line.len();
+    }
+    None
 }
 
 /// Where `key = …` is written in the table that holds byte `inside` (from that table's

@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
+use crate::model::config::SkillsConfig;
 use crate::model::StrictValue;
 use crate::source::{literal_prefix, ContentSource, Listing};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -68,33 +69,29 @@ impl Discovered {
     }
 }
 
-pub fn discover(
-    source: &dyn ContentSource,
-    roots: &[String],
-    marketplaces: &[String],
-) -> Result<Discovered> {
+pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Discovered> {
     let mut found = BTreeSet::new();
     let mut problems = Vec::new();
     let mut listings = Vec::new();
-    for root in roots {
+    for (root, line) in config.root_globs() {
         let (skills, links, listed) = skills_and_symlinks_under_glob(source, root)?;
         if skills.is_empty() && links.is_empty() {
-            problems.push(root_matches_nothing(root));
+            problems.push(root_matches_nothing(root, line));
         }
         found.extend(skills);
         listings.extend(listed);
         for link in links {
             problems.push(DiscoveryProblem {
                 file: crate::model::CONFIG_FILE.into(),
-                line: 1,
+                line,
                 message: format!("{link} is a symlink where skills root `{root}` looks for skills; evalock never follows symlinks, so nothing behind it is pinned or audited"),
                 remote: false,
                 help: Some("replace the symlink with the skill's files (vendor them), or remove it, then run `evalock lock`"),
             });
         }
     }
-    for marketplace in marketplaces {
-        read_marketplace(source, marketplace, &mut found, &mut problems)?;
+    for (marketplace, line) in config.marketplace_paths() {
+        read_marketplace(source, (marketplace, line), &mut found, &mut problems)?;
     }
     let mut skill_paths = Vec::new();
     for path in drop_nested(found) {
@@ -119,10 +116,10 @@ pub fn discover(
 /// A root that finds no skill guards nothing, and says nothing about it: a typo, a moved
 /// folder or an unescaped `[` in a folder name would leave skills unpinned while
 /// `check` passes. Reported as a case glob that matches no file is (EL105).
-fn root_matches_nothing(root: &str) -> DiscoveryProblem {
+fn root_matches_nothing(root: &str, line: u32) -> DiscoveryProblem {
     DiscoveryProblem {
         file: crate::model::CONFIG_FILE.into(),
-        line: 1,
+        line,
         message: format!("skills root `{root}` matches no folder holding a {SKILL_FILE}: nothing there is pinned or audited"),
         remote: false,
         help: Some("fix the glob in `[skills] roots` in evalock.toml (write a `*`, `?`, `[`, `]`, `{` or `}` in a folder name in brackets: `team[[]1[]]/*` for `team[1]`), or remove it; then run `evalock lock`"),
@@ -225,7 +222,7 @@ fn join(dir: &str, name: &str) -> String {
 /// `skills` (paths relative to the plugin), or `<plugin>/skills/*` when none are listed.
 fn read_marketplace(
     source: &dyn ContentSource,
-    marketplace: &str,
+    (marketplace, config_line): (&str, u32),
     found: &mut BTreeSet<String>,
     problems: &mut Vec<DiscoveryProblem>,
 ) -> Result<()> {
@@ -239,7 +236,7 @@ fn read_marketplace(
     let Some(bytes) = source.read(marketplace)? else {
         problems.push(DiscoveryProblem {
             file: crate::model::CONFIG_FILE.into(),
-            line: 1,
+            line: config_line,
             message: format!("skills.marketplaces names {marketplace}, which does not exist"),
             remote: false,
             help: Some("correct the path in `skills.marketplaces` in evalock.toml, or remove it"),
@@ -304,6 +301,20 @@ fn read_marketplace(
             ));
             continue;
         };
+        // A plugin folder that is not there holds no skill to find: a typo, a moved
+        // folder or a URL written as a path would otherwise pass in silence.
+        if !plugin_dir.is_empty() && !source.is_directory(&plugin_dir)? {
+            let written = plugin
+                .get("source")
+                .and_then(Value::as_str)
+                .unwrap_or(plugin_root);
+            let message = match symlink_on_path(source, &plugin_dir)? {
+                Some(link) => format!("plugin `{name}` has its source in {plugin_dir}, but {link} is a symlink, which evalock never follows: nothing of the plugin is pinned or audited; vendor the files instead"),
+                None => format!("plugin `{name}` has source `{written}`, which is not a folder in this repository ({plugin_dir} is missing): nothing of the plugin is pinned or audited"),
+            };
+            problems.push(problem(line_of(&format!("\"{name}\"")), message, false));
+            continue;
+        }
         match plugin.get("skills").and_then(Value::as_array) {
             Some(listed) => {
                 for entry in listed.iter().filter_map(Value::as_str) {

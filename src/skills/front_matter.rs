@@ -123,20 +123,26 @@ pub fn parse_front_matter(bytes: &[u8]) -> Result<FrontMatter, Problem> {
             end_line: nested("executables"),
         }),
         metadata,
-        allowed_tools: raw.allowed_tools.map(|tools| {
-            let list = match tools {
-                ToolsInput::Text(text) => split_tools(&text),
-                ToolsInput::List(items) => {
-                    items.iter().flat_map(|item| split_tools(item)).collect()
-                }
-            };
-            let (line, end_line) = keys.get("allowed-tools").copied().unwrap_or((1, 1));
-            Located {
-                value: list,
-                line,
-                end_line,
+        // `allowed-tools:` with nothing after it declares no tool, on its own line: findings
+        // about it (none declared) point there, not at the file's first line.
+        allowed_tools: match (raw.allowed_tools, keys.get("allowed-tools").copied()) {
+            (None, None) => None,
+            (tools, written) => {
+                let list = match tools {
+                    Some(ToolsInput::Text(text)) => split_tools(&text),
+                    Some(ToolsInput::List(items)) => {
+                        items.iter().flat_map(|item| split_tools(item)).collect()
+                    }
+                    None => Vec::new(),
+                };
+                let (line, end_line) = written.unwrap_or((1, 1));
+                Some(Located {
+                    value: list,
+                    line,
+                    end_line,
+                })
             }
-        }),
+        },
         end_line: u32::try_from(closing + 2).unwrap_or(u32::MAX),
     })
 }

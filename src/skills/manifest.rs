@@ -56,6 +56,15 @@ pub struct Manifest {
 /// Parses a skill.json. A syntax error is fatal; field problems are collected and the
 /// rest of the manifest is still used.
 pub fn parse_manifest(bytes: &[u8]) -> Result<(Manifest, Vec<Problem>), Problem> {
+    // JSON parsers stop at a byte order mark with "expected value", which names nothing
+    // a person can see in an editor.
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        return Err(Problem::at(
+            1,
+            1,
+            "skill.json starts with a byte order mark; save it as UTF-8 without BOM",
+        ));
+    }
     let text = std::str::from_utf8(bytes).map_err(|error| {
         let (line, column) = LineIndex::new(bytes).position_of(bytes, error.valid_up_to());
         Problem::at(line, column, "skill.json is not valid UTF-8")

