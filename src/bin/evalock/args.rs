@@ -105,7 +105,8 @@ pub enum SkillsCommand {
 #[derive(Debug, Args)]
 pub struct SkillsAuditArgs {
     /// Skill folders (holding a SKILL.md), or folders to search for them. Without any,
-    /// every skill under `[skills] roots` in evalock.toml is audited.
+    /// every skill evalock.toml guards is audited: those under `[skills] roots` and those
+    /// its `marketplaces` list.
     #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
 }
