@@ -630,8 +630,8 @@ fn dash_c_runs_in_another_directory_and_init_detects_the_project() {
 }
 
 /// Started in a subfolder, evalock finds the project above, as git finds its repository:
-/// findings keep their project-relative paths, `--output` lands where it was started, and
-/// the results file stays at the project root. The search stops at the git work tree's
+/// findings keep their project-relative paths, `--output` and `--out` land where it was
+/// started, and the default results file stays at the project root. The search stops at the git work tree's
 /// top: a nested repository, or a folder outside any repository, is not taken for the
 /// project that happens to be above it.
 #[test]
@@ -665,7 +665,35 @@ fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository(
     assert!(repo.join(".evalock/results.json").is_file());
     assert!(!repo.join("evals/.evalock").exists());
     repo.evalock(&["-C", "evals", "review"]).assert_code(0);
-    // Each path option names what it named from the subfolder.
+    // Each path option names what it named from the subfolder: a results file given by
+    // name is written and read there, like every other file named on the command line.
+    repo.evalock(&[
+        "-C",
+        "evals",
+        "run",
+        "--suite",
+        "support",
+        "--out",
+        "mine.json",
+    ])
+    .assert_code(0);
+    assert!(repo.join("evals/mine.json").is_file());
+    assert!(!repo.join("mine.json").exists());
+    repo.evalock(&["-C", "evals", "review", "--from", "mine.json"])
+        .assert_code(0)
+        .assert_not_contains("no results");
+    repo.evalock(&[
+        "-C",
+        "evals",
+        "accept",
+        "--reason",
+        "from the subfolder",
+        "--from",
+        "mine.json",
+    ])
+    .assert_code(0);
+    repo.git(&["checkout", "-q", "--", "."]);
+    repo.remove("evals/mine.json");
     repo.write(
         "evals/made.jsonl",
         "{\"case_id\": \"nope\", \"completion\": \"x\"}\n",

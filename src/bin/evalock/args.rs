@@ -198,9 +198,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub samples: Option<u32>,
 
-    /// Where to write the results file (relative to the project root).
-    #[arg(long, value_name = "FILE", default_value = evalock::run::results::DEFAULT_RESULTS_PATH)]
-    pub out: PathBuf,
+    /// Where to write the results file [default: .evalock/results.json in the project].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 
     /// Exit 3 when completions moved but every case still passes (also `policy.fail_on_diff`).
     #[arg(long)]
@@ -270,9 +270,9 @@ pub struct AcceptArgs {
     #[arg(long = "case", value_name = "ID")]
     pub cases: Vec<String>,
 
-    /// The results file to accept from (relative to the project root).
-    #[arg(long, value_name = "FILE", default_value = evalock::run::results::DEFAULT_RESULTS_PATH)]
-    pub from: PathBuf,
+    /// The results file to accept from [default: .evalock/results.json in the project].
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
 
     /// Also record failing cases, as known failures (`"passed": false`), so a later pass
     /// shows as IMPROVED and a later failure as FAIL rather than new.
@@ -282,9 +282,9 @@ pub struct AcceptArgs {
 
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
-    /// The results file to review (relative to the project root).
-    #[arg(long, value_name = "FILE", default_value = evalock::run::results::DEFAULT_RESULTS_PATH)]
-    pub from: PathBuf,
+    /// The results file to review [default: .evalock/results.json in the project].
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -376,14 +376,16 @@ impl Command {
         )
     }
 
-    /// The paths given on the command line that name files from where evalock was started
-    /// (`run --out`, `accept --from` and `review --from` are relative to the project root
-    /// instead), to be re-expressed when evalock moves to a project found above.
+    /// The paths given on the command line, which name files from where evalock was
+    /// started, to be re-expressed when evalock moves to a project found above. Defaults
+    /// are not among them: they name files of the project (`.evalock/results.json`).
     pub fn started_relative_paths(&mut self) -> Vec<&mut PathBuf> {
         match self {
             Command::Check(args) => args.output.iter_mut().collect(),
             Command::Skills(SkillsCommand::Audit(args)) => args.dirs.iter_mut().collect(),
-            Command::Run(args) => args.completions.iter_mut().collect(),
+            Command::Run(args) => args.completions.iter_mut().chain(&mut args.out).collect(),
+            Command::Accept(args) => args.from.iter_mut().collect(),
+            Command::Review(args) => args.from.iter_mut().collect(),
             Command::Github(args) => args.from.iter_mut().collect(),
             _ => Vec::new(),
         }

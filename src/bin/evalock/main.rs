@@ -120,6 +120,13 @@ fn rebase(path: &Path, started: &Path, project: &Path) -> PathBuf {
     }
 }
 
+/// The results file a command names, else the project's own (`.evalock/results.json`).
+fn results_path(given: Option<&PathBuf>) -> PathBuf {
+    given
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from(evalock::run::results::DEFAULT_RESULTS_PATH))
+}
+
 /// A report file left from an earlier run must not outlive a run that failed before
 /// writing its own: a pipeline reading it would see the old verdict.
 fn discard_stale_output(output: Option<&std::path::Path>) {
@@ -192,7 +199,7 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 completions: run_args.completions.clone(),
                 jobs: run_args.jobs.unwrap_or_else(args::default_jobs),
                 samples: run_args.samples,
-                out: run_args.out.clone(),
+                out: results_path(run_args.out.as_ref()),
                 fail_on_diff: run_args.fail_on_diff,
                 shard: run_args.shard,
             };
@@ -214,7 +221,7 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 reason: accept_args.reason.clone(),
                 suites: accept_args.suites.clone(),
                 cases: accept_args.cases.clone(),
-                from: accept_args.from.clone(),
+                from: results_path(accept_args.from.as_ref()),
                 include_failing: accept_args.include_failing,
                 ci: evalock::is_ci(),
             };
@@ -227,8 +234,9 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
             Ok(outcome.report.exit_code())
         }
         Command::Review(review_args) => {
-            let items = commands::review(&root, &review_args.from)?;
-            printer.review(&items, &review_args.from);
+            let from = results_path(review_args.from.as_ref());
+            let items = commands::review(&root, &from)?;
+            printer.review(&items, &from);
             Ok(exit_code::CLEAN)
         }
 
