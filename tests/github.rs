@@ -864,3 +864,39 @@ fn a_spent_graphql_rate_limit_is_named_and_outdated_comments_are_deleted() {
         "the fixed finding's comment is deleted"
     );
 }
+
+/// A case removed from a file that the pull request also renames is shown where it was
+/// removed, in the renamed file, not only in the summary.
+#[test]
+fn a_case_removed_from_a_renamed_file_is_shown_where_it_was_removed() {
+    let mut scenario = Scenario::new();
+    let cases = "ai/evals/escalation.yaml";
+    let renamed = "ai/evals/escalations.yaml";
+    let text = scenario.repo.read(cases);
+    let start = text.find("- id: legal-threat-escalates").expect("case");
+    let end = text.find("- id: simple-question-stays").expect("next case");
+    scenario.repo.git(&["mv", cases, renamed]);
+    scenario
+        .repo
+        .write(renamed, format!("{}{}", &text[..start], &text[end..]));
+    scenario.push("rename the escalation cases, delete one");
+    scenario.check().assert_code(2);
+    scenario
+        .github(WRITE_TOKEN, &[&scenario.path("check.json")], &[])
+        .assert_code(0);
+    let comments = scenario.github.review_comments();
+    let removed = comment_with(&comments, "EL103");
+    let next_case = scenario
+        .repo
+        .read(renamed)
+        .lines()
+        .position(|line| line == "- id: simple-question-stays")
+        .expect("next case") as u64
+        + 1;
+    assert_eq!(
+        (removed.path.as_str(), removed.line),
+        (renamed, Some(next_case)),
+        "{}",
+        removed.body
+    );
+}

@@ -96,20 +96,18 @@ impl AnchorContext<'_> {
         self.first_change_of(&self.repo_path(&location.path))
     }
 
-    /// The line that shows where the diff removed the finding's case.
+    /// The line that shows where the diff removed the finding's case: in its file, or in
+    /// the file that the pull request renamed it to.
     fn removal_of_case(&self, finding: &Finding) -> Option<Anchor> {
         let location = finding.location.as_ref()?;
         let case = finding.subject.case.as_ref()?;
         let &(first, last) = self
             .removed_cases
             .get(&(location.path.clone(), case.clone()))?;
-        let path = self.repo_path(&location.path);
-        let line = self
-            .diff
-            .changed_file(&path)?
-            .line_where_removed(first, last)?;
+        let file = self.diff.successor_of(&self.repo_path(&location.path))?;
+        let line = file.line_where_removed(first, last)?;
         Some(Anchor::Lines {
-            path,
+            path: file.path.clone(),
             start_line: line,
             line,
         })

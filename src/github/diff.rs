@@ -49,6 +49,8 @@ impl Hunk {
 pub struct FileDiff {
     /// Repository-relative path in the new version (the old one for a deleted file).
     pub path: String,
+    /// The path in the old version, for a renamed file.
+    pub renamed_from: Option<String>,
     pub deleted: bool,
     pub hunks: Vec<Hunk>,
 }
@@ -121,6 +123,16 @@ impl PullDiff {
         self.files.get(path).filter(|file| !file.deleted)
     }
 
+    /// The file that `old_path` of the old version became, under this name or another:
+    /// where the lines the change removed from it are shown.
+    pub fn successor_of(&self, old_path: &str) -> Option<&FileDiff> {
+        self.changed_file(old_path).or_else(|| {
+            self.files
+                .values()
+                .find(|file| !file.deleted && file.renamed_from.as_deref() == Some(old_path))
+        })
+    }
+
     pub fn files(&self) -> impl Iterator<Item = &FileDiff> {
         self.files.values()
     }
@@ -176,6 +188,10 @@ impl Parser {
         } else if line.starts_with("deleted file mode") {
             if let Some(file) = self.current.as_mut() {
                 file.deleted = true;
+            }
+        } else if let Some(rest) = line.strip_prefix("rename from ") {
+            if let Some(file) = self.current.as_mut() {
+                file.renamed_from = Some(unquote(rest));
             }
         } else if let Some(rest) = line.strip_prefix("rename to ") {
             if let Some(file) = self.current.as_mut() {
@@ -581,6 +597,12 @@ Binary files a/logo.png and b/logo.png differ
             vec![1]
         );
         assert!(diff.file("prompts/a.txt").is_none());
+        assert_eq!(
+            diff.successor_of("prompts/a.txt")
+                .map(|file| file.path.as_str()),
+            Some("prompts/b.txt")
+        );
+        assert!(diff.successor_of("old.txt").is_none());
         assert!(diff
             .changed_file("logo.png")
             .expect("binary")
