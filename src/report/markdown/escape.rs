@@ -118,6 +118,12 @@ fn escape_prose(text: &str, at_start: bool, out: &mut String) {
     };
     for (offset, character) in body.char_indices() {
         match character {
+            // GitHub links `#123` to an issue (leaving a back-reference there) in the
+            // rendered text, after a backslash is gone: a zero-width space keeps the
+            // number apart.
+            '#' if body[offset + 1..].starts_with(|next: char| next.is_ascii_digit()) => {
+                out.push_str("\\#\u{200B}");
+            }
             '\\' | '*' | '_' | '[' | ']' | '<' | '>' | '~' | '|' | '#' | '&' | '!' => {
                 out.push('\\');
                 out.push(character);
@@ -245,6 +251,11 @@ mod tests {
             "see www\u{200B}.evil.example or http:\u{200B}//x.test"
         );
         assert_eq!(inline("a@b.example"), "a@\u{200B}b.example");
+        assert_eq!(
+            inline("fixes #12 and org/repo#3"),
+            "fixes \\#\u{200B}12 and org/repo\\#\u{200B}3"
+        );
+        assert_eq!(inline("# heading #x"), "\\# heading \\#x");
         assert_eq!(inline("- item"), "\\- item");
         assert_eq!(inline("  + item"), "  \\+ item");
         assert_eq!(inline("12. x"), "12\\. x");
