@@ -225,3 +225,30 @@ fn init_keeps_apart_case_files_whose_stems_only_sanitize_alike() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// A monorepo's projects often name their case files alike and reuse ids
+/// (`apps/a/evals/support.jsonl` and `apps/b/evals/support.jsonl` both starting at `c1`):
+/// one suite over both would be EL104 on the first `evalock lock`, so they become two.
+#[test]
+fn init_splits_same_stem_case_files_whose_ids_collide_into_separate_suites() {
+    let repo = TestRepo::new();
+    repo.write("apps/a/evals/support.jsonl", ONE_CASE);
+    repo.write("apps/b/evals/support.jsonl", ONE_CASE);
+    repo.write(
+        "apps/c/evals/support.jsonl",
+        ONE_CASE.replace("\"a\"", "\"c\""),
+    );
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("suite support: apps/a/evals/support.jsonl, apps/c/evals/support.jsonl\n")
+        .assert_contains("suite support-2: apps/b/evals/support.jsonl\n");
+    let config = repo.read("evalock.toml");
+    assert!(
+        config.contains("baseline = \"apps/b/evals/support.baseline.json\""),
+        "{config}"
+    );
+    repo.evalock(&["lock"])
+        .assert_code(0)
+        .assert_not_contains("EL104");
+    repo.evalock(&["check"]).assert_code(0);
+}

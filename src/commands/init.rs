@@ -5,7 +5,7 @@ use crate::fs_util::write_atomic;
 use crate::model::config::{is_valid_name, MAX_NAME_CHARS};
 use crate::model::{parse_case_file, CaseProblem, Config, CONFIG_FILE};
 use crate::source::{ContentSource, WorktreeSource};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -128,7 +128,7 @@ fn detect_case_files(
     files: &[String],
     skipped: &mut Vec<SkippedPath>,
 ) -> Result<BTreeMap<String, Vec<String>>> {
-    let mut suites: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut by_stem: BTreeMap<String, Vec<SuiteFiles>> = BTreeMap::new();
     for path in files {
         let lower = path.to_ascii_lowercase();
         let is_candidate = [".jsonl", ".ndjson", ".json", ".yaml", ".yml"]
@@ -151,12 +151,28 @@ fn detect_case_files(
         if !writable(path, "case file", skipped) {
             continue;
         }
-        suites
-            .entry(file_stem(path).to_owned())
-            .or_default()
-            .push(path.clone());
+        let ids: BTreeSet<String> = parsed.cases.into_iter().map(|case| case.id).collect();
+        let groups = by_stem.entry(file_stem(path).to_owned()).or_default();
+        match groups.iter_mut().find(|group| group.ids.is_disjoint(&ids)) {
+            Some(group) => {
+                group.files.push(path.clone());
+                group.ids.extend(ids);
+            }
+            None => groups.push(SuiteFiles {
+                files: vec![path.clone()],
+                ids,
+            }),
+        }
     }
-    Ok(name_suites(suites))
+    Ok(name_suites(by_stem))
+}
+
+/// Case files that can share one suite: no case id in two of them. Files of one stem in
+/// several projects of a monorepo (`apps/a/evals/support.jsonl`, `apps/b/evals/…`) often
+/// reuse ids; one suite would be EL104 on the first `evalock lock`.
+struct SuiteFiles {
+    files: Vec<String>,
+    ids: BTreeSet<String>,
 }
 
 /// What the files of one suite, and its prompt, share: the file name up to its first `.`
@@ -188,12 +204,20 @@ fn sanitized_name(stem: &str) -> String {
 /// Suite names from stems. A name is a lock key of at most 64 letters, digits, `-` and `_`:
 /// a stem that is one already keeps it; another is sanitized (`a b` -> `a-b`) and cut, and
 /// numbered (`…-2`) when that meets another suite's name. Files of different stems never
-/// merge into one suite, whose case ids they could collide with.
-fn name_suites(by_stem: BTreeMap<String, Vec<String>>) -> BTreeMap<String, Vec<String>> {
-    let (valid, to_derive): (BTreeMap<_, _>, BTreeMap<_, _>) = by_stem
-        .into_iter()
-        .partition(|(stem, _)| is_valid_name(stem));
-    let mut named = valid;
+/// merge into one suite, whose case ids they could collide with; files of one stem whose
+/// ids collide are several suites, the second and later numbered.
+fn name_suites(by_stem: BTreeMap<String, Vec<SuiteFiles>>) -> BTreeMap<String, Vec<String>> {
+    let mut named = BTreeMap::new();
+    let mut to_derive = Vec::new();
+    for (stem, groups) in by_stem {
+        for (index, group) in groups.into_iter().enumerate() {
+            if index == 0 && is_valid_name(&stem) {
+                named.insert(stem.clone(), group.files);
+            } else {
+                to_derive.push((stem.clone(), group.files));
+            }
+        }
+    }
     for (stem, files) in to_derive {
         let base = sanitized_name(&stem);
         let mut number = 1;
