@@ -252,3 +252,27 @@ fn init_splits_same_stem_case_files_whose_ids_collide_into_separate_suites() {
         .assert_not_contains("EL104");
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// Files git ignores (build outputs, local data) are not in a clone, so CI would find no
+/// file for a suite or skill root init wrote for them: init leaves them out. A file git
+/// tracks is kept, even when an ignore pattern matches it.
+#[test]
+fn init_leaves_out_files_git_ignores_but_keeps_tracked_ones() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "out/\n*.local.jsonl\nlocal-skills/\n");
+    repo.write("evals/support.jsonl", ONE_CASE);
+    repo.write("out/manifest.json", ONE_CASE);
+    repo.write("evals/mine.local.jsonl", ONE_CASE);
+    repo.write("local-skills/deploy/SKILL.md", RISKY_SKILL);
+    repo.write("evals/kept.local.jsonl", ONE_CASE);
+    repo.git(&["add", "-f", "evals/kept.local.jsonl"]);
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("suite support: evals/support.jsonl\n")
+        .assert_contains("suite kept: evals/kept.local.jsonl\n")
+        .assert_not_contains("manifest")
+        .assert_not_contains("mine")
+        .assert_not_contains("local-skills");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}

@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::fs_util::write_atomic;
 use crate::model::config::{is_valid_name, MAX_NAME_CHARS};
 use crate::model::{parse_case_file, CaseProblem, Config, CONFIG_FILE};
-use crate::source::{ContentSource, WorktreeSource};
+use crate::source::{git_ignored, ContentSource, WorktreeSource};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -49,7 +49,8 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         )));
     }
     let source = WorktreeSource::new(project_root);
-    let all_files: Vec<String> = source.list("")?.into_iter().map(|file| file.path).collect();
+    let listed: Vec<String> = source.list("")?.into_iter().map(|file| file.path).collect();
+    let all_files = without_git_ignored(project_root, listed);
     let files: Vec<String> = all_files
         .iter()
         .filter(|path| {
@@ -81,6 +82,19 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         skill_roots,
         skipped,
     })
+}
+
+/// `files` but those git ignores: build outputs, caches, local data. A clone (CI's
+/// included) lacks them, so a suite or skill root naming them would match nothing there.
+fn without_git_ignored(project_root: &Path, files: Vec<String>) -> Vec<String> {
+    let ignored = git_ignored(project_root, &files);
+    if ignored.is_empty() {
+        return files;
+    }
+    files
+        .into_iter()
+        .filter(|path| !ignored.contains(path))
+        .collect()
 }
 
 /// Whether `path` can go into evalock.toml; when not, it is recorded in `skipped` so the
