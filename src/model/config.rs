@@ -641,15 +641,19 @@ pub fn is_valid_name(name: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
 }
 
-/// The location of a string value in the config, for checks made after parsing.
+/// The location (`path:line:col`, at the value's opening quote) of a string value in the
+/// config, for checks made after parsing; `path:1` when it is not written as such.
 fn value_location(path: &str, text: &str, value: &str) -> String {
-    format!(
-        "{path}:{}",
-        line_of_first(
-            text,
-            &[&format!("\"{value}\""), &format!("'{value}'"), value]
-        )
-    )
+    let written = [
+        format!("\"{value}\""),
+        format!("'{value}'"),
+        value.to_owned(),
+    ];
+    let offset = written
+        .iter()
+        .filter(|needle| !needle.is_empty())
+        .find_map(|needle| text.find(needle.as_str()));
+    location_of(path, text, offset.map(|start| start..start + value.len()))
 }
 
 /// A project-relative path: no `..`, not absolute; evalock never reads or writes outside

@@ -1,0 +1,67 @@
+//! `evalock.toml` mistakes a user makes on first contact: each is exit 65 at
+//! `evalock.toml:line:col`, with a message that says what to write instead.
+
+mod common;
+
+use common::TestRepo;
+
+const ONE_CASE: &str = "{\"id\": \"a\", \"input\": \"hi\"}\n";
+
+/// A repository with one case file and `config` as its evalock.toml.
+fn project(config: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("evals/support.jsonl", ONE_CASE);
+    repo.write("prompts/support.txt", "Answer.\n");
+    repo.write("evalock.toml", config);
+    repo
+}
+
+const SUITE: &str =
+    "version = 1\n\n[[suite]]\nname = \"support\"\ncases = [\"evals/support.jsonl\"]\n";
+
+/// Globs and paths that leave the project, or do not compile, point at the value's own
+/// line and column, as every other mistake in the file does.
+#[test]
+fn path_and_glob_errors_point_at_the_line_and_column_of_the_value() {
+    for (line, expected) in [
+        (
+            "prompt = \"../prompts/support.txt\"",
+            "evalock.toml:6:10: suite `support`: prompt `../prompts/support.txt`",
+        ),
+        (
+            "baseline = \"/tmp/support.baseline.json\"",
+            "evalock.toml:6:12: suite `support`: baseline `/tmp/support.baseline.json`",
+        ),
+    ] {
+        let repo = project(&format!("{SUITE}{line}\n"));
+        repo.evalock(&["check"])
+            .assert_code(65)
+            .assert_contains(expected);
+    }
+    for (cases, expected) in [
+        (
+            "[\"evals/[support.jsonl\"]",
+            "evalock.toml:5:10: suite `support`: case glob: invalid glob",
+        ),
+        (
+            "[\"../elsewhere/*.jsonl\"]",
+            "evalock.toml:5:10: suite `support`: case glob `../elsewhere/*.jsonl`",
+        ),
+        (
+            "[\"/etc/*.jsonl\"]",
+            "evalock.toml:5:10: suite `support`: case glob `/etc/*.jsonl`",
+        ),
+    ] {
+        let config = SUITE.replace("[\"evals/support.jsonl\"]", cases);
+        project(&config)
+            .evalock(&["check"])
+            .assert_code(65)
+            .assert_contains(expected);
+    }
+    // Quiet: the same keys with paths inside the project.
+    let repo = project(&format!(
+        "{SUITE}prompt = \"prompts/support.txt\"\nbaseline = \"evals/support.baseline.json\"\n"
+    ));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}
