@@ -65,3 +65,31 @@ fn path_and_glob_errors_point_at_the_line_and_column_of_the_value() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// `[suite]` for `[[suite]]` (and `[skills.acknowledge]` for `[[skills.acknowledge]]`) is
+/// the likeliest slip in a hand-written config; serde alone says only that a map is not a
+/// sequence.
+#[test]
+fn a_list_of_tables_written_as_one_table_says_to_double_the_brackets() {
+    let config = SUITE.replace("[[suite]]", "[suite]");
+    project(&config)
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.toml:3:1: `[suite]` opens a single table, but `suite` is a list of tables: write `[[suite]]` above each entry");
+    let config = format!(
+        "{SUITE}\n[skills]\nroots = [\"skills/*\"]\n\n[skills.acknowledge]\nrule = \"EL205\"\n"
+    );
+    project(&config)
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.toml:10:1: `[skills.acknowledge]` opens a single table, but `skills.acknowledge` is a list of tables: write `[[skills.acknowledge]]` above each entry");
+    // Quiet: another wrong type keeps serde's own words.
+    let config = SUITE.replace("[\"evals/support.jsonl\"]", "\"evals/support.jsonl\"");
+    project(&config)
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains(
+            "evalock.toml:5:9: invalid type: string \"evals/support.jsonl\", expected a sequence",
+        )
+        .assert_not_contains("list of tables");
+}

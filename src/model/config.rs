@@ -384,10 +384,12 @@ impl Config {
             ));
         }
         let mut config: Config = toml::from_str(text).map_err(|error| {
-            Error::malformed(
-                location_of(path, text, error.span()),
-                error.message().trim().to_owned(),
-            )
+            let message = error.message().trim();
+            let message = match error.span().and_then(|span| single_table_header(text, span, message)) {
+                Some(header) => format!("`[{header}]` opens a single table, but `{header}` is a list of tables: write `[[{header}]]` above each entry"),
+                None => message.to_owned(),
+            };
+            Error::malformed(location_of(path, text, error.span()), message)
         })?;
         config.validate(path, text)?;
         config.locate_graders(text);
@@ -721,6 +723,21 @@ fn glob_lines(
             lines.line_of(key_at + offset)
         })
         .collect()
+}
+
+/// The name of the `[name]` header at `span` when serde's `message` says a map was found
+/// where a sequence was expected: a key that takes a list of tables (`[[suite]]`,
+/// `[[skills.acknowledge]]`) written as one table.
+fn single_table_header<'a>(text: &'a str, span: Range<usize>, message: &str) -> Option<&'a str> {
+    if !message.starts_with("invalid type: map, expected a sequence") {
+        return None;
+    }
+    let header = text
+        .get(span.start..)?
+        .strip_prefix('[')
+        .filter(|rest| !rest.starts_with('['))?;
+    let name = header.split(']').next()?.trim();
+    (!name.is_empty() && !name.contains('\n')).then_some(name)
 }
 
 /// The byte offset just inside the table opened by the header line `header`.
