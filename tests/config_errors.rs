@@ -93,3 +93,33 @@ fn a_list_of_tables_written_as_one_table_says_to_double_the_brackets() {
         )
         .assert_not_contains("list of tables");
 }
+
+/// An unknown key that is a slip away from a real one (a typo, a plural, a key cut short)
+/// names the key it probably meant, besides listing them all.
+#[test]
+fn an_unknown_key_names_the_key_it_probably_meant() {
+    for (line, unknown, meant) in [
+        ("promt = \"prompts/support.txt\"", "promt", "prompt"),
+        ("prompts = \"prompts/support.txt\"", "prompts", "prompt"),
+        ("completor = [\"python3\"]", "completor", "completer"),
+        ("timeout = 5", "timeout", "timeout_secs"),
+    ] {
+        project(&format!("{SUITE}{line}\n"))
+            .evalock(&["check"])
+            .assert_code(65)
+            .assert_contains(&format!(
+                "evalock.toml:6:1: unknown field `{unknown}`, expected one of"
+            ))
+            .assert_contains(&format!("; did you mean `{meant}`?"));
+    }
+    project("version = 1\n\n[policy]\nagrement_min = 0.5\n")
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("did you mean `agreement_min`?");
+    // Quiet: a key like none of them gets the list alone.
+    project(&format!("{SUITE}xyz = 1\n"))
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("unknown field `xyz`, expected one of")
+        .assert_not_contains("did you mean");
+}

@@ -387,7 +387,7 @@ impl Config {
             let message = error.message().trim();
             let message = match error.span().and_then(|span| single_table_header(text, span, message)) {
                 Some(header) => format!("`[{header}]` opens a single table, but `{header}` is a list of tables: write `[[{header}]]` above each entry"),
-                None => message.to_owned(),
+                None => with_suggestion(message),
             };
             Error::malformed(location_of(path, text, error.span()), message)
         })?;
@@ -723,6 +723,56 @@ fn glob_lines(
             lines.line_of(key_at + offset)
         })
         .collect()
+}
+
+/// serde's "unknown field `promt`, expected one of `name`, `cases`, `prompt`, …", ending in
+/// "; did you mean `prompt`?" when one expected key is a slip away from the unknown one.
+fn with_suggestion(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return message.to_owned();
+    };
+    let Some((unknown, expected)) = rest.split_once('`') else {
+        return message.to_owned();
+    };
+    let closest = expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|key| {
+            // `timeout` for `timeout_secs`: a key cut short is as near as a typo.
+            let cut_short = unknown.chars().count() >= 4 && key.starts_with(unknown);
+            let distance = if cut_short {
+                1
+            } else {
+                edit_distance(unknown, key)
+            };
+            (distance, key)
+        })
+        .filter(|(distance, key)| *distance <= 2.max(key.len() / 3))
+        .min();
+    match closest {
+        Some((_, key)) => format!("{message}; did you mean `{key}`?"),
+        None => message.to_owned(),
+    }
+}
+
+/// Levenshtein distance over characters: insertions, deletions and substitutions.
+fn edit_distance(one: &str, two: &str) -> usize {
+    let two: Vec<char> = two.chars().collect();
+    let mut previous: Vec<usize> = (0..=two.len()).collect();
+    for (row, first) in one.chars().enumerate() {
+        let mut current = vec![row + 1];
+        for (column, second) in two.iter().enumerate() {
+            let substitution = previous[column] + usize::from(first != *second);
+            current.push(
+                substitution
+                    .min(previous[column + 1] + 1)
+                    .min(current[column] + 1),
+            );
+        }
+        previous = current;
+    }
+    previous[two.len()]
 }
 
 /// The name of the `[name]` header at `span` when serde's `message` says a map was found
