@@ -123,3 +123,23 @@ fn an_unknown_key_names_the_key_it_probably_meant() {
         .assert_contains("unknown field `xyz`, expected one of")
         .assert_not_contains("did you mean");
 }
+
+/// `max_output_bytes = 0` would turn every completion into an EL504 error; it is refused
+/// where it is written, as an out-of-range `agreement_min` is.
+#[test]
+fn policy_values_that_no_run_could_pass_are_refused_at_their_key() {
+    project(&format!("{SUITE}\n[policy]\nmax_output_bytes = 0\n"))
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.toml:8:1: policy.max_output_bytes must be at least 1");
+    project(&format!(
+        "{SUITE}\n[policy]\ntimeout_secs = 5\nagreement_min = 1.5\n"
+    ))
+    .evalock(&["check"])
+    .assert_code(65)
+    .assert_contains("evalock.toml:9:1: policy.agreement_min must be between 0.0 and 1.0");
+    // Quiet: the smallest cap is allowed.
+    let repo = project(&format!("{SUITE}\n[policy]\nmax_output_bytes = 1\n"));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}

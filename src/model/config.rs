@@ -50,8 +50,9 @@ pub struct Policy {
     /// Per-case completer timeout, in seconds.
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
-    /// Largest completion accepted, in bytes.
+    /// Largest completion accepted, in bytes (at least 1).
     #[serde(default = "default_max_output_bytes")]
+    #[schemars(range(min = 1))]
     pub max_output_bytes: u64,
 }
 
@@ -554,8 +555,18 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&self.policy.agreement_min) {
             return Err(Error::malformed(
-                format!("{path}:{}", line_of_first(text, &["agreement_min"])),
+                policy_key_location(path, text, "agreement_min"),
                 "policy.agreement_min must be between 0.0 and 1.0",
+            ));
+        }
+        // 0 would make every completion an EL504 error: nothing could ever pass.
+        if self.policy.max_output_bytes == 0 {
+            return Err(Error::malformed(
+                policy_key_location(path, text, "max_output_bytes"),
+                format!(
+                    "policy.max_output_bytes must be at least 1 (the default is {}): with 0 every completion is too large",
+                    default_max_output_bytes()
+                ),
             ));
         }
         Ok(())
@@ -773,6 +784,17 @@ fn edit_distance(one: &str, two: &str) -> usize {
         previous = current;
     }
     previous[two.len()]
+}
+
+/// Where `key` is written in `[policy]`, as `path:line:col`; its first mention when the
+/// table is written inline.
+fn policy_key_location(path: &str, text: &str, key: &str) -> String {
+    let span = table_header_offset(text, "[policy]")
+        .and_then(|inside| key_span_in_table(text, inside, key));
+    match span {
+        Some(span) => location_of(path, text, Some(span)),
+        None => format!("{path}:{}", line_of_first(text, &[key])),
+    }
 }
 
 /// The name of the `[name]` header at `span` when serde's `message` says a map was found
