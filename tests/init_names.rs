@@ -276,3 +276,34 @@ fn init_leaves_out_files_git_ignores_but_keeps_tracked_ones() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// A config whose top level maps names to tables reads as "an object of cases keyed by
+/// id" (docker-compose.yml's `services:`, firebase.json, codecov.yml): init makes no suite
+/// of it. A keyed case file holding what a case holds (`input`, `expect`, …) still is one.
+#[test]
+fn init_does_not_take_configs_keyed_by_name_for_case_files() {
+    let repo = TestRepo::new();
+    repo.write(
+        "docker-compose.yml",
+        "services:\n  web:\n    image: nginx\n  db:\n    image: postgres\nvolumes:\n  data: {}\n",
+    );
+    repo.write("firebase.json", "{\"hosting\": {\"public\": \"dist\"}}\n");
+    repo.write("codecov.yml", "coverage:\n  status:\n    project: off\n");
+    repo.write(
+        "evals/refunds.yaml",
+        "refund-no-order-id:\n  input: I want my money back\n  expect:\n    contains: [order]\n",
+    );
+    repo.write(
+        "evals/support.json",
+        "{\"id\": \"a\", \"prompt\": \"hi\"}\n",
+    );
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("suite refunds: evals/refunds.yaml\n")
+        .assert_contains("suite support: evals/support.json\n")
+        .assert_not_contains("docker-compose")
+        .assert_not_contains("firebase")
+        .assert_not_contains("codecov");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}

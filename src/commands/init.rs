@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::fs_util::write_atomic;
 use crate::model::config::{is_valid_name, MAX_NAME_CHARS};
-use crate::model::{parse_case_file, CaseProblem, Config, CONFIG_FILE};
+use crate::model::{parse_case_file, Case, CaseProblem, CaseValue, Config, CONFIG_FILE};
 use crate::source::{git_ignored, ContentSource, WorktreeSource};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -159,7 +159,10 @@ fn detect_case_files(
             continue;
         };
         let parsed = parse_case_file(path, &bytes);
-        if parsed.cases.is_empty() || parsed.problems.iter().any(CaseProblem::is_malformed) {
+        if parsed.cases.is_empty()
+            || parsed.problems.iter().any(CaseProblem::is_malformed)
+            || (is_keyed_by_name(path, &bytes) && !parsed.cases.iter().any(looks_like_a_case))
+        {
             continue;
         }
         if !writable(path, "case file", skipped) {
@@ -179,6 +182,47 @@ fn detect_case_files(
         }
     }
     Ok(name_suites(by_stem))
+}
+
+/// Members only an eval case has, besides the `id` a case keyed by name takes from its key.
+const CASE_MEMBERS: &[&str] = &[
+    "input",
+    "expect",
+    "version",
+    "grader_version",
+    "retired",
+    "stratum",
+    "n",
+    "mutate",
+];
+
+/// Whether a JSON or YAML file's top level maps names to objects ("an object of cases
+/// keyed by id"), the shape of many configs too: `services:` in docker-compose.yml,
+/// `{"hosting": …}` in firebase.json, `coverage:` in codecov.yml.
+fn is_keyed_by_name(path: &str, bytes: &[u8]) -> bool {
+    type TopLevel = BTreeMap<String, serde::de::IgnoredAny>;
+    let lower = path.to_ascii_lowercase();
+    let top_level: Option<TopLevel> = if lower.ends_with(".json") {
+        serde_json::from_slice(bytes).ok()
+    } else if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+        std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|text| serde_saphyr::from_str(text).ok())
+    } else {
+        None
+    };
+    top_level.is_some_and(|members| !members.contains_key("id"))
+}
+
+/// Whether a case keyed by name holds anything only an eval case holds: a config's
+/// tables (`web: {image: nginx}`) do not, so init does not make suites of them.
+fn looks_like_a_case(case: &Case) -> bool {
+    match &case.body {
+        CaseValue::Full(value) => value
+            .as_object()
+            .is_some_and(|members| CASE_MEMBERS.iter().any(|key| members.contains_key(*key))),
+        CaseValue::Probed(_) => true,
+    }
 }
 
 /// Case files that can share one suite: no case id in two of them. Files of one stem in
