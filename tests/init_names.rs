@@ -307,3 +307,27 @@ fn init_does_not_take_configs_keyed_by_name_for_case_files() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// The README (LICENSE, CHANGELOG) of a prompts folder documents the prompts; it is not
+/// one a suite should pin. The prompts beside it are still found.
+#[test]
+fn init_does_not_offer_a_prompts_folder_readme_as_a_prompt() {
+    let repo = TestRepo::new();
+    repo.write("evals/support.jsonl", ONE_CASE);
+    repo.write("prompts/README.md", "# Prompts\nOne file per suite.\n");
+    repo.write("prompts/LICENSE.txt", "MIT\n");
+    repo.write("prompts/support.txt", "Answer.\n");
+    repo.write("prompts/billing.md", "Bill.\n");
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("prompts found: prompts/billing.md, prompts/support.txt\n")
+        .assert_not_contains("README")
+        .assert_not_contains("LICENSE");
+    let config = repo.read("evalock.toml");
+    assert!(
+        config.contains("prompt = \"prompts/support.txt\""),
+        "{config}"
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}

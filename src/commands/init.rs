@@ -302,8 +302,14 @@ fn shortened_name(stem: &str, number: usize) -> String {
     format!("{kept}{suffix}")
 }
 
+/// Files that document a prompts folder rather than hold a prompt.
+const NOT_PROMPTS: &[&str] = &["readme", "license", "changelog", "contributing"];
+
 fn is_prompt(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
+    if NOT_PROMPTS.contains(&file_stem(&lower)) {
+        return false;
+    }
     let in_prompt_dir = lower
         .split('/')
         .any(|part| part == "prompts" || part == "prompt");
