@@ -331,3 +331,43 @@ fn init_does_not_offer_a_prompts_folder_readme_as_a_prompt() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// Datasets of other eval tools (promptfoo `tests/*.yaml`, OpenAI evals `samples.jsonl`)
+/// hold records without an `id`, which evalock needs to follow a case across edits: init
+/// says which files it left out for that, instead of only "no case files found".
+#[test]
+fn init_names_case_files_left_out_for_records_without_ids() {
+    let repo = TestRepo::new();
+    repo.write(
+        "tests/refunds.yaml",
+        "- vars:\n    question: I want my money back\n  assert:\n    - type: contains\n      value: order\n",
+    );
+    repo.write(
+        "evals/registry/data/arith/samples.jsonl",
+        "{\"input\": [{\"role\": \"user\", \"content\": \"1+1\"}], \"ideal\": \"2\"}\n",
+    );
+    repo.write(
+        "package-lock.json",
+        "{\"name\": \"app\", \"lockfileVersion\": 3}\n",
+    );
+    let note = |path: &str| {
+        format!("note: left out `{path}`: its records have no `id` (as datasets of promptfoo, OpenAI evals or deepeval); give each a stable string `id`, then run `evalock init --force`")
+    };
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("no case files found")
+        .assert_contains(&note("tests/refunds.yaml"))
+        .assert_contains(&note("evals/registry/data/arith/samples.jsonl"))
+        .assert_not_contains("package-lock");
+    // Quiet once the records have ids: they are a suite.
+    repo.write(
+        "evals/registry/data/arith/samples.jsonl",
+        "{\"id\": \"one-plus-one\", \"input\": \"1+1\", \"ideal\": \"2\"}\n",
+    );
+    repo.evalock(&["init", "--force"])
+        .assert_code(0)
+        .assert_contains("suite samples: evals/registry/data/arith/samples.jsonl\n")
+        .assert_not_contains("left out `evals");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}

@@ -3,7 +3,9 @@
 use crate::error::{Error, Result};
 use crate::fs_util::write_atomic;
 use crate::model::config::{is_valid_name, MAX_NAME_CHARS};
-use crate::model::{parse_case_file, Case, CaseProblem, CaseValue, Config, CONFIG_FILE};
+use crate::model::{
+    parse_case_file, Case, CaseProblem, CaseValue, Config, CASE_WITHOUT_ID, CONFIG_FILE,
+};
 use crate::source::{git_ignored, ContentSource, WorktreeSource};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -30,6 +32,9 @@ pub struct InitOutcome {
     pub skill_roots: Vec<String>,
     /// Detected files left out of the config for their names, each with the reason.
     pub skipped: Vec<SkippedPath>,
+    /// Files of records that would be cases but have no `id` (datasets of other eval
+    /// tools), left out until each record gets one.
+    pub without_ids: Vec<String>,
 }
 
 /// A case file, prompt or skill init found but left out of evalock.toml, and why.
@@ -61,7 +66,8 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         .cloned()
         .collect();
     let mut skipped = Vec::new();
-    let suites = detect_case_files(&source, &files, &mut skipped)?;
+    let mut without_ids = Vec::new();
+    let suites = detect_case_files(&source, &files, &mut skipped, &mut without_ids)?;
     let prompts: Vec<String> = files
         .iter()
         .filter(|path| is_prompt(path))
@@ -81,6 +87,7 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         prompts,
         skill_roots,
         skipped,
+        without_ids,
     })
 }
 
@@ -141,6 +148,7 @@ fn detect_case_files(
     source: &dyn ContentSource,
     files: &[String],
     skipped: &mut Vec<SkippedPath>,
+    without_ids: &mut Vec<String>,
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let mut by_stem: BTreeMap<String, Vec<SuiteFiles>> = BTreeMap::new();
     for path in files {
@@ -159,6 +167,16 @@ fn detect_case_files(
             continue;
         };
         let parsed = parse_case_file(path, &bytes);
+        if parsed.cases.is_empty()
+            && !parsed.problems.is_empty()
+            && parsed
+                .problems
+                .iter()
+                .all(|problem| problem.message == CASE_WITHOUT_ID)
+        {
+            without_ids.push(path.clone());
+            continue;
+        }
         if parsed.cases.is_empty()
             || parsed.problems.iter().any(CaseProblem::is_malformed)
             || (is_keyed_by_name(path, &bytes) && !parsed.cases.iter().any(looks_like_a_case))
