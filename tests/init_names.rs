@@ -371,3 +371,30 @@ fn init_names_case_files_left_out_for_records_without_ids() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// Same-stem files in one folder whose ids collide (`support.json`, `support.yaml`) are two
+/// suites; each gets a baseline file of its own, never one both would write.
+#[test]
+fn init_gives_each_suite_of_one_folder_and_stem_its_own_baseline() {
+    let repo = TestRepo::new();
+    repo.write(
+        "evals/support.json",
+        "[{\"id\": \"a\", \"input\": \"x\"}]\n",
+    );
+    repo.write("evals/support.yaml", "- id: a\n  input: y\n");
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("suite support: evals/support.json\n")
+        .assert_contains("suite support-2: evals/support.yaml\n");
+    let config = repo.read("evalock.toml");
+    assert!(
+        config.contains("baseline = \"evals/support.baseline.json\""),
+        "{config}"
+    );
+    assert!(
+        config.contains("baseline = \"evals/support-2.baseline.json\""),
+        "{config}"
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}

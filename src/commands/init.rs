@@ -398,6 +398,24 @@ fn toml_list(items: &[String]) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
+/// The baseline beside a suite's first case file (`evals/support.baseline.json` for
+/// `evals/support.jsonl`); named after the suite when another suite has that one already
+/// (`evals/support.json` and `evals/support.yaml` whose ids collide are two suites).
+fn baseline_path(first_case_file: &str, suite: &str, taken: &mut BTreeSet<String>) -> String {
+    let beside = first_case_file
+        .rsplit_once('.')
+        .map_or(first_case_file, |(stem, _)| stem);
+    let mut path = format!("{beside}.baseline.json");
+    if taken.contains(&path) {
+        path = match first_case_file.rsplit_once('/') {
+            Some((folder, _)) => format!("{folder}/{suite}.baseline.json"),
+            None => format!("{suite}.baseline.json"),
+        };
+    }
+    taken.insert(path.clone());
+    path
+}
+
 fn render(
     suites: &BTreeMap<String, Vec<String>>,
     prompts: &[String],
@@ -405,6 +423,7 @@ fn render(
     skill_permissions: &[String],
 ) -> String {
     let mut out = String::new();
+    let mut baselines = BTreeSet::new();
     out.push_str(
         "# evalock.toml: what evalock freezes and checks. Reference: README.md#configuration\n\
          # After editing, run `evalock lock` and commit evalock.toml with evalock.lock.\n\
@@ -454,14 +473,11 @@ fn render(
                 let _ = writeln!(out, "prompt = {}", toml_list(several));
             }
         }
-        let base = files[0]
-            .rsplit_once('.')
-            .map(|(stem, _)| stem)
-            .unwrap_or(&files[0]);
+        let baseline = baseline_path(&files[0], name, &mut baselines);
         let _ = writeln!(
             out,
             "# Last-good completions, written only by `evalock accept`.\nbaseline = {}\n# The command that produces a completion: one JSON object on stdin per case.\n# completer = [\"python3\", \"tools/complete.py\"]\n# exact | ws-v1 | json-v1\nnormalizer = \"ws-v1\"",
-            crate::model::lock::toml_string(&format!("{base}.baseline.json"))
+            crate::model::lock::toml_string(&baseline)
         );
     }
     if !skill_roots.is_empty() {
