@@ -225,3 +225,176 @@ fn init_keeps_apart_case_files_whose_stems_only_sanitize_alike() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// A monorepo's projects often name their case files alike and reuse ids
+/// (`apps/a/evals/support.jsonl` and `apps/b/evals/support.jsonl` both starting at `c1`):
+/// one suite over both would be EL104 on the first `evalock lock`, so they become two.
+#[test]
+fn init_splits_same_stem_case_files_whose_ids_collide_into_separate_suites() {
+    let repo = TestRepo::new();
+    repo.write("apps/a/evals/support.jsonl", ONE_CASE);
+    repo.write("apps/b/evals/support.jsonl", ONE_CASE);
+    repo.write(
+        "apps/c/evals/support.jsonl",
+        ONE_CASE.replace("\"a\"", "\"c\""),
+    );
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("suite support: apps/a/evals/support.jsonl, apps/c/evals/support.jsonl\n")
+        .assert_contains("suite support-2: apps/b/evals/support.jsonl\n");
+    let config = repo.read("evalock.toml");
+    assert!(
+        config.contains("baseline = \"apps/b/evals/support.baseline.json\""),
+        "{config}"
+    );
+    repo.evalock(&["lock"])
+        .assert_code(0)
+        .assert_not_contains("EL104");
+    repo.evalock(&["check"]).assert_code(0);
+}
+
+/// Files git ignores (build outputs, local data) are not in a clone, so CI would find no
+/// file for a suite or skill root init wrote for them: init leaves them out. A file git
+/// tracks is kept, even when an ignore pattern matches it.
+#[test]
+fn init_leaves_out_files_git_ignores_but_keeps_tracked_ones() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "out/\n*.local.jsonl\nlocal-skills/\n");
+    repo.write("evals/support.jsonl", ONE_CASE);
+    repo.write("out/manifest.json", ONE_CASE);
+    repo.write("evals/mine.local.jsonl", ONE_CASE);
+    repo.write("local-skills/deploy/SKILL.md", RISKY_SKILL);
+    repo.write("evals/kept.local.jsonl", ONE_CASE);
+    repo.git(&["add", "-f", "evals/kept.local.jsonl"]);
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("suite support: evals/support.jsonl\n")
+        .assert_contains("suite kept: evals/kept.local.jsonl\n")
+        .assert_not_contains("manifest")
+        .assert_not_contains("mine")
+        .assert_not_contains("local-skills");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}
+
+/// A config whose top level maps names to tables reads as "an object of cases keyed by
+/// id" (docker-compose.yml's `services:`, firebase.json, codecov.yml): init makes no suite
+/// of it. A keyed case file holding what a case holds (`input`, `expect`, …) still is one.
+#[test]
+fn init_does_not_take_configs_keyed_by_name_for_case_files() {
+    let repo = TestRepo::new();
+    repo.write(
+        "docker-compose.yml",
+        "services:\n  web:\n    image: nginx\n  db:\n    image: postgres\nvolumes:\n  data: {}\n",
+    );
+    repo.write("firebase.json", "{\"hosting\": {\"public\": \"dist\"}}\n");
+    repo.write("codecov.yml", "coverage:\n  status:\n    project: off\n");
+    repo.write(
+        "evals/refunds.yaml",
+        "refund-no-order-id:\n  input: I want my money back\n  expect:\n    contains: [order]\n",
+    );
+    repo.write(
+        "evals/support.json",
+        "{\"id\": \"a\", \"prompt\": \"hi\"}\n",
+    );
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("suite refunds: evals/refunds.yaml\n")
+        .assert_contains("suite support: evals/support.json\n")
+        .assert_not_contains("docker-compose")
+        .assert_not_contains("firebase")
+        .assert_not_contains("codecov");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}
+
+/// The README (LICENSE, CHANGELOG) of a prompts folder documents the prompts; it is not
+/// one a suite should pin. The prompts beside it are still found.
+#[test]
+fn init_does_not_offer_a_prompts_folder_readme_as_a_prompt() {
+    let repo = TestRepo::new();
+    repo.write("evals/support.jsonl", ONE_CASE);
+    repo.write("prompts/README.md", "# Prompts\nOne file per suite.\n");
+    repo.write("prompts/LICENSE.txt", "MIT\n");
+    repo.write("prompts/support.txt", "Answer.\n");
+    repo.write("prompts/billing.md", "Bill.\n");
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("prompts found: prompts/billing.md, prompts/support.txt\n")
+        .assert_not_contains("README")
+        .assert_not_contains("LICENSE");
+    let config = repo.read("evalock.toml");
+    assert!(
+        config.contains("prompt = \"prompts/support.txt\""),
+        "{config}"
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}
+
+/// Datasets of other eval tools (promptfoo `tests/*.yaml`, OpenAI evals `samples.jsonl`)
+/// hold records without an `id`, which evalock needs to follow a case across edits: init
+/// says which files it left out for that, instead of only "no case files found".
+#[test]
+fn init_names_case_files_left_out_for_records_without_ids() {
+    let repo = TestRepo::new();
+    repo.write(
+        "tests/refunds.yaml",
+        "- vars:\n    question: I want my money back\n  assert:\n    - type: contains\n      value: order\n",
+    );
+    repo.write(
+        "evals/registry/data/arith/samples.jsonl",
+        "{\"input\": [{\"role\": \"user\", \"content\": \"1+1\"}], \"ideal\": \"2\"}\n",
+    );
+    repo.write(
+        "package-lock.json",
+        "{\"name\": \"app\", \"lockfileVersion\": 3}\n",
+    );
+    let note = |path: &str| {
+        format!("note: left out `{path}`: its records have no `id` (as datasets of promptfoo, OpenAI evals or deepeval); give each a stable string `id`, then run `evalock init --force`")
+    };
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("no case files found")
+        .assert_contains(&note("tests/refunds.yaml"))
+        .assert_contains(&note("evals/registry/data/arith/samples.jsonl"))
+        .assert_not_contains("package-lock");
+    // Quiet once the records have ids: they are a suite.
+    repo.write(
+        "evals/registry/data/arith/samples.jsonl",
+        "{\"id\": \"one-plus-one\", \"input\": \"1+1\", \"ideal\": \"2\"}\n",
+    );
+    repo.evalock(&["init", "--force"])
+        .assert_code(0)
+        .assert_contains("suite samples: evals/registry/data/arith/samples.jsonl\n")
+        .assert_not_contains("left out `evals");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}
+
+/// Same-stem files in one folder whose ids collide (`support.json`, `support.yaml`) are two
+/// suites; each gets a baseline file of its own, never one both would write.
+#[test]
+fn init_gives_each_suite_of_one_folder_and_stem_its_own_baseline() {
+    let repo = TestRepo::new();
+    repo.write(
+        "evals/support.json",
+        "[{\"id\": \"a\", \"input\": \"x\"}]\n",
+    );
+    repo.write("evals/support.yaml", "- id: a\n  input: y\n");
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("suite support: evals/support.json\n")
+        .assert_contains("suite support-2: evals/support.yaml\n");
+    let config = repo.read("evalock.toml");
+    assert!(
+        config.contains("baseline = \"evals/support.baseline.json\""),
+        "{config}"
+    );
+    assert!(
+        config.contains("baseline = \"evals/support-2.baseline.json\""),
+        "{config}"
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}

@@ -3,9 +3,11 @@
 use crate::error::{Error, Result};
 use crate::fs_util::write_atomic;
 use crate::model::config::{is_valid_name, MAX_NAME_CHARS};
-use crate::model::{parse_case_file, CaseProblem, Config, CONFIG_FILE};
-use crate::source::{ContentSource, WorktreeSource};
-use std::collections::BTreeMap;
+use crate::model::{
+    parse_case_file, Case, CaseProblem, CaseValue, Config, CASE_WITHOUT_ID, CONFIG_FILE,
+};
+use crate::source::{git_ignored, ContentSource, WorktreeSource};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -30,6 +32,9 @@ pub struct InitOutcome {
     pub skill_roots: Vec<String>,
     /// Detected files left out of the config for their names, each with the reason.
     pub skipped: Vec<SkippedPath>,
+    /// Files of records that would be cases but have no `id` (datasets of other eval
+    /// tools), left out until each record gets one.
+    pub without_ids: Vec<String>,
 }
 
 /// A case file, prompt or skill init found but left out of evalock.toml, and why.
@@ -49,7 +54,8 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         )));
     }
     let source = WorktreeSource::new(project_root);
-    let all_files: Vec<String> = source.list("")?.into_iter().map(|file| file.path).collect();
+    let listed: Vec<String> = source.list("")?.into_iter().map(|file| file.path).collect();
+    let all_files = without_git_ignored(project_root, listed);
     let files: Vec<String> = all_files
         .iter()
         .filter(|path| {
@@ -60,7 +66,8 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         .cloned()
         .collect();
     let mut skipped = Vec::new();
-    let suites = detect_case_files(&source, &files, &mut skipped)?;
+    let mut without_ids = Vec::new();
+    let suites = detect_case_files(&source, &files, &mut skipped, &mut without_ids)?;
     let prompts: Vec<String> = files
         .iter()
         .filter(|path| is_prompt(path))
@@ -80,7 +87,21 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         prompts,
         skill_roots,
         skipped,
+        without_ids,
     })
+}
+
+/// `files` but those git ignores: build outputs, caches, local data. A clone (CI's
+/// included) lacks them, so a suite or skill root naming them would match nothing there.
+fn without_git_ignored(project_root: &Path, files: Vec<String>) -> Vec<String> {
+    let ignored = git_ignored(project_root, &files);
+    if ignored.is_empty() {
+        return files;
+    }
+    files
+        .into_iter()
+        .filter(|path| !ignored.contains(path))
+        .collect()
 }
 
 /// Whether `path` can go into evalock.toml; when not, it is recorded in `skipped` so the
@@ -127,8 +148,9 @@ fn detect_case_files(
     source: &dyn ContentSource,
     files: &[String],
     skipped: &mut Vec<SkippedPath>,
+    without_ids: &mut Vec<String>,
 ) -> Result<BTreeMap<String, Vec<String>>> {
-    let mut suites: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut by_stem: BTreeMap<String, Vec<SuiteFiles>> = BTreeMap::new();
     for path in files {
         let lower = path.to_ascii_lowercase();
         let is_candidate = [".jsonl", ".ndjson", ".json", ".yaml", ".yml"]
@@ -145,18 +167,88 @@ fn detect_case_files(
             continue;
         };
         let parsed = parse_case_file(path, &bytes);
-        if parsed.cases.is_empty() || parsed.problems.iter().any(CaseProblem::is_malformed) {
+        if parsed.cases.is_empty()
+            && !parsed.problems.is_empty()
+            && parsed
+                .problems
+                .iter()
+                .all(|problem| problem.message == CASE_WITHOUT_ID)
+        {
+            without_ids.push(path.clone());
+            continue;
+        }
+        if parsed.cases.is_empty()
+            || parsed.problems.iter().any(CaseProblem::is_malformed)
+            || (is_keyed_by_name(path, &bytes) && !parsed.cases.iter().any(looks_like_a_case))
+        {
             continue;
         }
         if !writable(path, "case file", skipped) {
             continue;
         }
-        suites
-            .entry(file_stem(path).to_owned())
-            .or_default()
-            .push(path.clone());
+        let ids: BTreeSet<String> = parsed.cases.into_iter().map(|case| case.id).collect();
+        let groups = by_stem.entry(file_stem(path).to_owned()).or_default();
+        match groups.iter_mut().find(|group| group.ids.is_disjoint(&ids)) {
+            Some(group) => {
+                group.files.push(path.clone());
+                group.ids.extend(ids);
+            }
+            None => groups.push(SuiteFiles {
+                files: vec![path.clone()],
+                ids,
+            }),
+        }
     }
-    Ok(name_suites(suites))
+    Ok(name_suites(by_stem))
+}
+
+/// Members only an eval case has, besides the `id` a case keyed by name takes from its key.
+const CASE_MEMBERS: &[&str] = &[
+    "input",
+    "expect",
+    "version",
+    "grader_version",
+    "retired",
+    "stratum",
+    "n",
+    "mutate",
+];
+
+/// Whether a JSON or YAML file's top level maps names to objects ("an object of cases
+/// keyed by id"), the shape of many configs too: `services:` in docker-compose.yml,
+/// `{"hosting": …}` in firebase.json, `coverage:` in codecov.yml.
+fn is_keyed_by_name(path: &str, bytes: &[u8]) -> bool {
+    type TopLevel = BTreeMap<String, serde::de::IgnoredAny>;
+    let lower = path.to_ascii_lowercase();
+    let top_level: Option<TopLevel> = if lower.ends_with(".json") {
+        serde_json::from_slice(bytes).ok()
+    } else if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+        std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|text| serde_saphyr::from_str(text).ok())
+    } else {
+        None
+    };
+    top_level.is_some_and(|members| !members.contains_key("id"))
+}
+
+/// Whether a case keyed by name holds anything only an eval case holds: a config's
+/// tables (`web: {image: nginx}`) do not, so init does not make suites of them.
+fn looks_like_a_case(case: &Case) -> bool {
+    match &case.body {
+        CaseValue::Full(value) => value
+            .as_object()
+            .is_some_and(|members| CASE_MEMBERS.iter().any(|key| members.contains_key(*key))),
+        CaseValue::Probed(_) => true,
+    }
+}
+
+/// Case files that can share one suite: no case id in two of them. Files of one stem in
+/// several projects of a monorepo (`apps/a/evals/support.jsonl`, `apps/b/evals/…`) often
+/// reuse ids; one suite would be EL104 on the first `evalock lock`.
+struct SuiteFiles {
+    files: Vec<String>,
+    ids: BTreeSet<String>,
 }
 
 /// What the files of one suite, and its prompt, share: the file name up to its first `.`
@@ -188,12 +280,20 @@ fn sanitized_name(stem: &str) -> String {
 /// Suite names from stems. A name is a lock key of at most 64 letters, digits, `-` and `_`:
 /// a stem that is one already keeps it; another is sanitized (`a b` -> `a-b`) and cut, and
 /// numbered (`…-2`) when that meets another suite's name. Files of different stems never
-/// merge into one suite, whose case ids they could collide with.
-fn name_suites(by_stem: BTreeMap<String, Vec<String>>) -> BTreeMap<String, Vec<String>> {
-    let (valid, to_derive): (BTreeMap<_, _>, BTreeMap<_, _>) = by_stem
-        .into_iter()
-        .partition(|(stem, _)| is_valid_name(stem));
-    let mut named = valid;
+/// merge into one suite, whose case ids they could collide with; files of one stem whose
+/// ids collide are several suites, the second and later numbered.
+fn name_suites(by_stem: BTreeMap<String, Vec<SuiteFiles>>) -> BTreeMap<String, Vec<String>> {
+    let mut named = BTreeMap::new();
+    let mut to_derive = Vec::new();
+    for (stem, groups) in by_stem {
+        for (index, group) in groups.into_iter().enumerate() {
+            if index == 0 && is_valid_name(&stem) {
+                named.insert(stem.clone(), group.files);
+            } else {
+                to_derive.push((stem.clone(), group.files));
+            }
+        }
+    }
     for (stem, files) in to_derive {
         let base = sanitized_name(&stem);
         let mut number = 1;
@@ -220,8 +320,14 @@ fn shortened_name(stem: &str, number: usize) -> String {
     format!("{kept}{suffix}")
 }
 
+/// Files that document a prompts folder rather than hold a prompt.
+const NOT_PROMPTS: &[&str] = &["readme", "license", "changelog", "contributing"];
+
 fn is_prompt(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
+    if NOT_PROMPTS.contains(&file_stem(&lower)) {
+        return false;
+    }
     let in_prompt_dir = lower
         .split('/')
         .any(|part| part == "prompts" || part == "prompt");
@@ -292,6 +398,24 @@ fn toml_list(items: &[String]) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
+/// The baseline beside a suite's first case file (`evals/support.baseline.json` for
+/// `evals/support.jsonl`); named after the suite when another suite has that one already
+/// (`evals/support.json` and `evals/support.yaml` whose ids collide are two suites).
+fn baseline_path(first_case_file: &str, suite: &str, taken: &mut BTreeSet<String>) -> String {
+    let beside = first_case_file
+        .rsplit_once('.')
+        .map_or(first_case_file, |(stem, _)| stem);
+    let mut path = format!("{beside}.baseline.json");
+    if taken.contains(&path) {
+        path = match first_case_file.rsplit_once('/') {
+            Some((folder, _)) => format!("{folder}/{suite}.baseline.json"),
+            None => format!("{suite}.baseline.json"),
+        };
+    }
+    taken.insert(path.clone());
+    path
+}
+
 fn render(
     suites: &BTreeMap<String, Vec<String>>,
     prompts: &[String],
@@ -299,6 +423,7 @@ fn render(
     skill_permissions: &[String],
 ) -> String {
     let mut out = String::new();
+    let mut baselines = BTreeSet::new();
     out.push_str(
         "# evalock.toml: what evalock freezes and checks. Reference: README.md#configuration\n\
          # After editing, run `evalock lock` and commit evalock.toml with evalock.lock.\n\
@@ -348,14 +473,11 @@ fn render(
                 let _ = writeln!(out, "prompt = {}", toml_list(several));
             }
         }
-        let base = files[0]
-            .rsplit_once('.')
-            .map(|(stem, _)| stem)
-            .unwrap_or(&files[0]);
+        let baseline = baseline_path(&files[0], name, &mut baselines);
         let _ = writeln!(
             out,
             "# Last-good completions, written only by `evalock accept`.\nbaseline = {}\n# The command that produces a completion: one JSON object on stdin per case.\n# completer = [\"python3\", \"tools/complete.py\"]\n# exact | ws-v1 | json-v1\nnormalizer = \"ws-v1\"",
-            crate::model::lock::toml_string(&format!("{base}.baseline.json"))
+            crate::model::lock::toml_string(&baseline)
         );
     }
     if !skill_roots.is_empty() {

@@ -116,6 +116,10 @@ pub enum CaseDetail {
     Summary,
 }
 
+/// The problem of a record that is a case in every way but its `id`: what datasets
+/// exported by other eval tools (promptfoo, OpenAI evals, deepeval) look like.
+pub const CASE_WITHOUT_ID: &str = "case has no `id`: add a stable string `id`";
+
 /// A place in a case file that cannot become a case, or that deserves a warning.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaseProblem {
@@ -410,7 +414,7 @@ pub(super) fn case_fields(map: &(impl CaseMembers + ?Sized)) -> Result<CaseField
     let id = match map.member("id") {
         Some(Value::String(id)) => id.as_str(),
         Some(_) => return Err("`id` must be a string".into()),
-        None => return Err("case has no `id`: add a stable string `id`".into()),
+        None => return Err(CASE_WITHOUT_ID.into()),
     };
     if id.trim().is_empty() {
         return Err("`id` must not be empty or blank".into());

@@ -50,8 +50,9 @@ pub struct Policy {
     /// Per-case completer timeout, in seconds.
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
-    /// Largest completion accepted, in bytes.
+    /// Largest completion accepted, in bytes (at least 1).
     #[serde(default = "default_max_output_bytes")]
+    #[schemars(range(min = 1))]
     pub max_output_bytes: u64,
 }
 
@@ -384,10 +385,12 @@ impl Config {
             ));
         }
         let mut config: Config = toml::from_str(text).map_err(|error| {
-            Error::malformed(
-                location_of(path, text, error.span()),
-                error.message().trim().to_owned(),
-            )
+            let message = error.message().trim();
+            let message = match error.span().and_then(|span| single_table_header(text, span, message)) {
+                Some(header) => format!("`[{header}]` opens a single table, but `{header}` is a list of tables: write `[[{header}]]` above each entry"),
+                None => with_suggestion(message),
+            };
+            Error::malformed(location_of(path, text, error.span()), message)
         })?;
         config.validate(path, text)?;
         config.locate_graders(text);
@@ -552,8 +555,18 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&self.policy.agreement_min) {
             return Err(Error::malformed(
-                format!("{path}:{}", line_of_first(text, &["agreement_min"])),
+                policy_key_location(path, text, "agreement_min"),
                 "policy.agreement_min must be between 0.0 and 1.0",
+            ));
+        }
+        // 0 would make every completion an EL504 error: nothing could ever pass.
+        if self.policy.max_output_bytes == 0 {
+            return Err(Error::malformed(
+                policy_key_location(path, text, "max_output_bytes"),
+                format!(
+                    "policy.max_output_bytes must be at least 1 (the default is {}): with 0 every completion is too large",
+                    default_max_output_bytes()
+                ),
             ));
         }
         Ok(())
@@ -641,15 +654,19 @@ pub fn is_valid_name(name: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
 }
 
-/// The location of a string value in the config, for checks made after parsing.
+/// The location (`path:line:col`, at the value's opening quote) of a string value in the
+/// config, for checks made after parsing; `path:1` when it is not written as such.
 fn value_location(path: &str, text: &str, value: &str) -> String {
-    format!(
-        "{path}:{}",
-        line_of_first(
-            text,
-            &[&format!("\"{value}\""), &format!("'{value}'"), value]
-        )
-    )
+    let written = [
+        format!("\"{value}\""),
+        format!("'{value}'"),
+        value.to_owned(),
+    ];
+    let offset = written
+        .iter()
+        .filter(|needle| !needle.is_empty())
+        .find_map(|needle| text.find(needle.as_str()));
+    location_of(path, text, offset.map(|start| start..start + value.len()))
 }
 
 /// A project-relative path: no `..`, not absolute; evalock never reads or writes outside
@@ -717,6 +734,82 @@ fn glob_lines(
             lines.line_of(key_at + offset)
         })
         .collect()
+}
+
+/// serde's "unknown field `promt`, expected one of `name`, `cases`, `prompt`, …", ending in
+/// "; did you mean `prompt`?" when one expected key is a slip away from the unknown one.
+fn with_suggestion(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return message.to_owned();
+    };
+    let Some((unknown, expected)) = rest.split_once('`') else {
+        return message.to_owned();
+    };
+    let closest = expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|key| {
+            // `timeout` for `timeout_secs`: a key cut short is as near as a typo.
+            let cut_short = unknown.chars().count() >= 4 && key.starts_with(unknown);
+            let distance = if cut_short {
+                1
+            } else {
+                edit_distance(unknown, key)
+            };
+            (distance, key)
+        })
+        .filter(|(distance, key)| *distance <= 2.max(key.len() / 3))
+        .min();
+    match closest {
+        Some((_, key)) => format!("{message}; did you mean `{key}`?"),
+        None => message.to_owned(),
+    }
+}
+
+/// Levenshtein distance over characters: insertions, deletions and substitutions.
+fn edit_distance(one: &str, two: &str) -> usize {
+    let two: Vec<char> = two.chars().collect();
+    let mut previous: Vec<usize> = (0..=two.len()).collect();
+    for (row, first) in one.chars().enumerate() {
+        let mut current = vec![row + 1];
+        for (column, second) in two.iter().enumerate() {
+            let substitution = previous[column] + usize::from(first != *second);
+            current.push(
+                substitution
+                    .min(previous[column + 1] + 1)
+                    .min(current[column] + 1),
+            );
+        }
+        previous = current;
+    }
+    previous[two.len()]
+}
+
+/// Where `key` is written in `[policy]`, as `path:line:col`; its first mention when the
+/// table is written inline.
+fn policy_key_location(path: &str, text: &str, key: &str) -> String {
+    let span = table_header_offset(text, "[policy]")
+        .and_then(|inside| key_span_in_table(text, inside, key));
+    match span {
+        Some(span) => location_of(path, text, Some(span)),
+        None => format!("{path}:{}", line_of_first(text, &[key])),
+    }
+}
+
+/// The name of the `[name]` header at `span` when serde's `message` says a map was found
+/// where a sequence was expected: a key that takes a list of tables (`[[suite]]`,
+/// `[[skills.acknowledge]]`) written as one table.
+fn single_table_header<'a>(text: &'a str, span: Range<usize>, message: &str) -> Option<&'a str> {
+    if !message.starts_with("invalid type: map, expected a sequence") {
+        return None;
+    }
+    let header = text
+        .get(span.start..)?
+        .strip_prefix('[')
+        .filter(|rest| !rest.starts_with('['))?;
+    let name = header.split(']').next()?.trim();
+    (!name.is_empty() && !name.contains('\n')).then_some(name)
 }
 
 /// The byte offset just inside the table opened by the header line `header`.

@@ -23,7 +23,7 @@ pub use baseline::{BaselineContext, BaselineEntry, BaselineFile, BaselineState, 
 pub use case_blocks::parse_in_blocks as parse_json_lines_in_blocks;
 pub use cases::{
     parse_case_file, parse_case_file_with, Case, CaseDetail, CaseProblem, CaseValue,
-    ParsedCaseFile, ProblemKind, SharedText,
+    ParsedCaseFile, ProblemKind, SharedText, CASE_WITHOUT_ID,
 };
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
 pub use graders::GraderModel;

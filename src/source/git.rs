@@ -8,8 +8,10 @@ use gix::ObjectId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod ignored;
 mod staged;
 
+pub use ignored::git_ignored;
 pub use staged::{StagedChanges, StagedIndex};
 
 /// A discovered repository and where the project sits inside its work tree.

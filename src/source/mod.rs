@@ -6,7 +6,8 @@ mod git;
 mod worktree;
 
 pub use git::{
-    trailer_values, GitRepo, GitSnapshot, IndexSource, RevisionSource, StagedChanges, StagedIndex,
+    git_ignored, trailer_values, GitRepo, GitSnapshot, IndexSource, RevisionSource, StagedChanges,
+    StagedIndex,
 };
 pub use worktree::WorktreeSource;
 

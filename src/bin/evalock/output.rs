@@ -169,6 +169,12 @@ impl Printer {
                 skipped.reason
             );
         }
+        for path in &outcome.without_ids {
+            errln!(
+                "note: left out `{}`: its records have no `id` (as datasets of promptfoo, OpenAI evals or deepeval); give each a stable string `id`, then run `evalock init --force`",
+                path.escape_debug()
+            );
+        }
         outln!("next: review evalock.toml, then run `evalock lock` and commit both files");
     }
 

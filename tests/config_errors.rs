@@ -1,0 +1,145 @@
+//! `evalock.toml` mistakes a user makes on first contact: each is exit 65 at
+//! `evalock.toml:line:col`, with a message that says what to write instead.
+
+mod common;
+
+use common::TestRepo;
+
+const ONE_CASE: &str = "{\"id\": \"a\", \"input\": \"hi\"}\n";
+
+/// A repository with one case file and `config` as its evalock.toml.
+fn project(config: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("evals/support.jsonl", ONE_CASE);
+    repo.write("prompts/support.txt", "Answer.\n");
+    repo.write("evalock.toml", config);
+    repo
+}
+
+const SUITE: &str =
+    "version = 1\n\n[[suite]]\nname = \"support\"\ncases = [\"evals/support.jsonl\"]\n";
+
+/// Globs and paths that leave the project, or do not compile, point at the value's own
+/// line and column, as every other mistake in the file does.
+#[test]
+fn path_and_glob_errors_point_at_the_line_and_column_of_the_value() {
+    for (line, expected) in [
+        (
+            "prompt = \"../prompts/support.txt\"",
+            "evalock.toml:6:10: suite `support`: prompt `../prompts/support.txt`",
+        ),
+        (
+            "baseline = \"/tmp/support.baseline.json\"",
+            "evalock.toml:6:12: suite `support`: baseline `/tmp/support.baseline.json`",
+        ),
+    ] {
+        let repo = project(&format!("{SUITE}{line}\n"));
+        repo.evalock(&["check"])
+            .assert_code(65)
+            .assert_contains(expected);
+    }
+    for (cases, expected) in [
+        (
+            "[\"evals/[support.jsonl\"]",
+            "evalock.toml:5:10: suite `support`: case glob: invalid glob",
+        ),
+        (
+            "[\"../elsewhere/*.jsonl\"]",
+            "evalock.toml:5:10: suite `support`: case glob `../elsewhere/*.jsonl`",
+        ),
+        (
+            "[\"/etc/*.jsonl\"]",
+            "evalock.toml:5:10: suite `support`: case glob `/etc/*.jsonl`",
+        ),
+    ] {
+        let config = SUITE.replace("[\"evals/support.jsonl\"]", cases);
+        project(&config)
+            .evalock(&["check"])
+            .assert_code(65)
+            .assert_contains(expected);
+    }
+    // Quiet: the same keys with paths inside the project.
+    let repo = project(&format!(
+        "{SUITE}prompt = \"prompts/support.txt\"\nbaseline = \"evals/support.baseline.json\"\n"
+    ));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}
+
+/// `[suite]` for `[[suite]]` (and `[skills.acknowledge]` for `[[skills.acknowledge]]`) is
+/// the likeliest slip in a hand-written config; serde alone says only that a map is not a
+/// sequence.
+#[test]
+fn a_list_of_tables_written_as_one_table_says_to_double_the_brackets() {
+    let config = SUITE.replace("[[suite]]", "[suite]");
+    project(&config)
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.toml:3:1: `[suite]` opens a single table, but `suite` is a list of tables: write `[[suite]]` above each entry");
+    let config = format!(
+        "{SUITE}\n[skills]\nroots = [\"skills/*\"]\n\n[skills.acknowledge]\nrule = \"EL205\"\n"
+    );
+    project(&config)
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.toml:10:1: `[skills.acknowledge]` opens a single table, but `skills.acknowledge` is a list of tables: write `[[skills.acknowledge]]` above each entry");
+    // Quiet: another wrong type keeps serde's own words.
+    let config = SUITE.replace("[\"evals/support.jsonl\"]", "\"evals/support.jsonl\"");
+    project(&config)
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains(
+            "evalock.toml:5:9: invalid type: string \"evals/support.jsonl\", expected a sequence",
+        )
+        .assert_not_contains("list of tables");
+}
+
+/// An unknown key that is a slip away from a real one (a typo, a plural, a key cut short)
+/// names the key it probably meant, besides listing them all.
+#[test]
+fn an_unknown_key_names_the_key_it_probably_meant() {
+    for (line, unknown, meant) in [
+        ("promt = \"prompts/support.txt\"", "promt", "prompt"),
+        ("prompts = \"prompts/support.txt\"", "prompts", "prompt"),
+        ("completor = [\"python3\"]", "completor", "completer"),
+        ("timeout = 5", "timeout", "timeout_secs"),
+    ] {
+        project(&format!("{SUITE}{line}\n"))
+            .evalock(&["check"])
+            .assert_code(65)
+            .assert_contains(&format!(
+                "evalock.toml:6:1: unknown field `{unknown}`, expected one of"
+            ))
+            .assert_contains(&format!("; did you mean `{meant}`?"));
+    }
+    project("version = 1\n\n[policy]\nagrement_min = 0.5\n")
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("did you mean `agreement_min`?");
+    // Quiet: a key like none of them gets the list alone.
+    project(&format!("{SUITE}xyz = 1\n"))
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("unknown field `xyz`, expected one of")
+        .assert_not_contains("did you mean");
+}
+
+/// `max_output_bytes = 0` would turn every completion into an EL504 error; it is refused
+/// where it is written, as an out-of-range `agreement_min` is.
+#[test]
+fn policy_values_that_no_run_could_pass_are_refused_at_their_key() {
+    project(&format!("{SUITE}\n[policy]\nmax_output_bytes = 0\n"))
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.toml:8:1: policy.max_output_bytes must be at least 1");
+    project(&format!(
+        "{SUITE}\n[policy]\ntimeout_secs = 5\nagreement_min = 1.5\n"
+    ))
+    .evalock(&["check"])
+    .assert_code(65)
+    .assert_contains("evalock.toml:9:1: policy.agreement_min must be between 0.0 and 1.0");
+    // Quiet: the smallest cap is allowed.
+    let repo = project(&format!("{SUITE}\n[policy]\nmax_output_bytes = 1\n"));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}
