@@ -398,3 +398,39 @@ fn init_gives_each_suite_of_one_folder_and_stem_its_own_baseline() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// A plugin marketplace is written into `[skills] marketplaces`: its remote plugin, which
+/// no skill root can see, is then refused (EL210) right after init, and its local skills
+/// are guarded. Without a marketplace, init writes no such key.
+#[test]
+fn init_guards_the_plugins_a_marketplace_lists() {
+    let repo = TestRepo::new();
+    repo.write("evals/support.jsonl", ONE_CASE);
+    repo.write(
+        ".claude-plugin/marketplace.json",
+        "{\n  \"name\": \"m\",\n  \"plugins\": [\n    { \"name\": \"bundle\", \"source\": \"./plugins/bundle\" },\n    { \"name\": \"remote\", \"source\": { \"source\": \"github\", \"repo\": \"example/remote\" } }\n  ]\n}\n",
+    );
+    repo.write("plugins/bundle/skills/deploy/SKILL.md", RISKY_SKILL);
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("skills listed by: .claude-plugin/marketplace.json");
+    let config = repo.read("evalock.toml");
+    assert!(
+        config.contains("marketplaces = [\".claude-plugin/marketplace.json\"]"),
+        "{config}"
+    );
+    repo.evalock(&["lock"]);
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("EL210")
+        .assert_contains("plugin `remote` is fetched from")
+        .assert_contains("EL206");
+
+    let plain = TestRepo::new();
+    plain.write("evals/support.jsonl", ONE_CASE);
+    plain.write("skills/deploy/SKILL.md", RISKY_SKILL);
+    plain.evalock(&["init"]).assert_code(0);
+    let config = plain.read("evalock.toml");
+    assert!(!config.contains("marketplaces"), "{config}");
+    assert!(config.contains("roots = [\"skills/*\"]"), "{config}");
+}

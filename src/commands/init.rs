@@ -30,6 +30,8 @@ pub struct InitOutcome {
     pub suites: BTreeMap<String, Vec<String>>,
     pub prompts: Vec<String>,
     pub skill_roots: Vec<String>,
+    /// Plugin marketplaces (`.claude-plugin/marketplace.json`) whose skills are guarded.
+    pub marketplaces: Vec<String>,
     /// Detected files left out of the config for their names, each with the reason.
     pub skipped: Vec<SkippedPath>,
     /// Files of records that would be cases but have no `id` (datasets of other eval
@@ -41,7 +43,7 @@ pub struct InitOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SkippedPath {
     pub path: String,
-    /// `case file`, `prompt` or `skill`.
+    /// `case file`, `prompt`, `skill` or `marketplace`.
     pub kind: &'static str,
     pub reason: String,
 }
@@ -74,10 +76,14 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         .filter(|path| writable(path, "prompt", &mut skipped))
         .cloned()
         .collect();
-    let skill_roots = detect_skill_roots(&all_files, &mut skipped);
+    let skills = crate::model::config::SkillsConfig {
+        roots: detect_skill_roots(&all_files, &mut skipped),
+        marketplaces: detect_marketplaces(&all_files, &mut skipped),
+        ..Default::default()
+    };
     skipped.sort();
-    let skill_permissions = declared_skill_permissions(&source, &skill_roots)?;
-    let config_text = render(&suites, &prompts, &skill_roots, &skill_permissions);
+    let skill_permissions = declared_skill_permissions(&source, &skills)?;
+    let config_text = render(&suites, &prompts, &skills, &skill_permissions);
     Config::parse(CONFIG_FILE, config_text.as_bytes())
         .map_err(|error| Error::Internal(format!("generated config does not parse: {error}")))?;
     write_atomic(&config_path, config_text.as_bytes())?;
@@ -85,7 +91,8 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         config_text,
         suites,
         prompts,
-        skill_roots,
+        skill_roots: skills.roots,
+        marketplaces: skills.marketplaces,
         skipped,
         without_ids,
     })
@@ -364,17 +371,37 @@ fn detect_skill_roots(files: &[String], skipped: &mut Vec<SkippedPath>) -> Vec<S
     roots
 }
 
+/// Plugin marketplaces (`.claude-plugin/marketplace.json`): the skills they list are
+/// loaded from there by agents, and a plugin fetched from elsewhere (EL210) is only seen
+/// through its marketplace.
+fn detect_marketplaces(files: &[String], skipped: &mut Vec<SkippedPath>) -> Vec<String> {
+    const MANIFEST: &str = ".claude-plugin/marketplace.json";
+    files
+        .iter()
+        .filter(|path| {
+            path.strip_suffix(MANIFEST)
+                .is_some_and(|folder| folder.is_empty() || folder.ends_with('/'))
+        })
+        .filter(|path| {
+            !path
+                .split('/')
+                .any(|part| IGNORED_DIRECTORIES.contains(&part))
+        })
+        .filter(|path| writable(path, "marketplace", skipped))
+        .cloned()
+        .collect()
+}
+
 /// Everything the detected skills declare today (`allowed-tools`, skill.json
 /// `permissions`): the starting allowlist a reviewer trims.
-fn declared_skill_permissions(source: &dyn ContentSource, roots: &[String]) -> Result<Vec<String>> {
-    if roots.is_empty() {
+fn declared_skill_permissions(
+    source: &dyn ContentSource,
+    config: &crate::model::config::SkillsConfig,
+) -> Result<Vec<String>> {
+    if config.roots.is_empty() && config.marketplaces.is_empty() {
         return Ok(Vec::new());
     }
-    let config = crate::model::config::SkillsConfig {
-        roots: roots.to_vec(),
-        ..Default::default()
-    };
-    let skills = crate::skills::load_skills(source, &config)?;
+    let skills = crate::skills::load_skills(source, config)?;
     let declared: std::collections::BTreeSet<String> = skills
         .skills
         .iter()
@@ -419,7 +446,7 @@ fn baseline_path(first_case_file: &str, suite: &str, taken: &mut BTreeSet<String
 fn render(
     suites: &BTreeMap<String, Vec<String>>,
     prompts: &[String],
-    skill_roots: &[String],
+    skills: &crate::model::config::SkillsConfig,
     skill_permissions: &[String],
 ) -> String {
     let mut out = String::new();
@@ -480,11 +507,22 @@ fn render(
             crate::model::lock::toml_string(&baseline)
         );
     }
-    if !skill_roots.is_empty() {
+    if !skills.roots.is_empty() || !skills.marketplaces.is_empty() {
         let _ = write!(
             out,
-            "\n[skills]\n# Folders holding a SKILL.md; globs work (`[*]` is a literal `*`).\nroots = {}\n# Permissions and tools a skill may declare (`*` is a wildcard). These are what your\n# skills declare today: remove what no skill should have, then run `evalock lock`.\nallowed_permissions = {}\n",
-            toml_list(skill_roots),
+            "\n[skills]\n# Folders holding a SKILL.md; globs work (`[*]` is a literal `*`).\nroots = {}\n",
+            toml_list(&skills.roots)
+        );
+        if !skills.marketplaces.is_empty() {
+            let _ = write!(
+                out,
+                "# Plugin marketplaces: the skills their plugins list are guarded too.\nmarketplaces = {}\n",
+                toml_list(&skills.marketplaces)
+            );
+        }
+        let _ = write!(
+            out,
+            "# Permissions and tools a skill may declare (`*` is a wildcard). These are what your\n# skills declare today: remove what no skill should have, then run `evalock lock`.\nallowed_permissions = {}\n",
             toml_list(skill_permissions)
         );
     }

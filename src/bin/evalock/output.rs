@@ -161,6 +161,9 @@ impl Printer {
         for root in &outcome.skill_roots {
             outln!("  skills: {root}");
         }
+        for marketplace in &outcome.marketplaces {
+            outln!("  skills listed by: {marketplace}");
+        }
         for skipped in &outcome.skipped {
             errln!(
                 "note: skipped {} `{}`: {}; rename it, then run `evalock init --force` to include it",
