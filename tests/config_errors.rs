@@ -138,8 +138,18 @@ fn policy_values_that_no_run_could_pass_are_refused_at_their_key() {
     .evalock(&["check"])
     .assert_code(65)
     .assert_contains("evalock.toml:9:1: policy.agreement_min must be between 0.0 and 1.0");
-    // Quiet: the smallest cap is allowed.
-    let repo = project(&format!("{SUITE}\n[policy]\nmax_output_bytes = 1\n"));
+    project(&format!("{SUITE}\n[policy]\ntimeout_secs = 0\n"))
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.toml:8:1: policy.timeout_secs must be at least 1 second");
+    project(&SUITE.replace("\ncases", "\ntimeout_secs = 0\ncases"))
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("suite `support`: timeout_secs must be at least 1 second");
+    // Quiet: the smallest cap and the shortest timeout are allowed.
+    let repo = project(&format!(
+        "{SUITE}\n[policy]\nmax_output_bytes = 1\ntimeout_secs = 1\n"
+    ));
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }

@@ -47,8 +47,9 @@ pub struct Policy {
     /// `GITHUB_TOKEN` and `ACTIONS_*`, which are always removed).
     #[serde(default)]
     pub secrets: Vec<String>,
-    /// Per-case completer timeout, in seconds.
+    /// Per-case completer timeout, in seconds (at least 1).
     #[serde(default = "default_timeout_secs")]
+    #[schemars(range(min = 1))]
     pub timeout_secs: u64,
     /// Largest completion accepted, in bytes (at least 1).
     #[serde(default = "default_max_output_bytes")]
@@ -109,8 +110,9 @@ pub struct SuiteConfig {
     #[serde(default)]
     #[schemars(with = "Option<u32>", range(min = 1, max = 1000))]
     pub samples: Option<Spanned<u32>>,
-    /// Per-case timeout for this suite, in seconds.
+    /// Per-case timeout for this suite, in seconds (at least 1).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub timeout_secs: Option<u64>,
     /// The line of evalock.toml that writes each of `cases`, in order. Set by
     /// [`Config::parse`]; findings about a glob (one that matches no file) point there.
@@ -566,6 +568,34 @@ impl Config {
                 format!(
                     "policy.max_output_bytes must be at least 1 (the default is {}): with 0 every completion is too large",
                     default_max_output_bytes()
+                ),
+            ));
+        }
+        // A timeout of 0 seconds gives no completer any time at all.
+        let zero_timeout = if self.policy.timeout_secs == 0 {
+            Some((
+                "policy.timeout_secs".to_owned(),
+                policy_key_location(path, text, "timeout_secs"),
+            ))
+        } else {
+            self.suites
+                .iter()
+                .find(|suite| suite.timeout_secs == Some(0))
+                .map(|suite| {
+                    let span = key_span_in_table(text, suite.name.span().start, "timeout_secs")
+                        .unwrap_or_else(|| suite.name.span());
+                    (
+                        format!("suite `{}`: timeout_secs", suite.name()),
+                        location_of(path, text, Some(span)),
+                    )
+                })
+        };
+        if let Some((key, location)) = zero_timeout {
+            return Err(Error::malformed(
+                location,
+                format!(
+                    "{key} must be at least 1 second (the default is {}): with 0 no completer has any time",
+                    default_timeout_secs()
                 ),
             ));
         }
