@@ -153,3 +153,21 @@ fn policy_values_that_no_run_could_pass_are_refused_at_their_key() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);
 }
+
+/// Type errors name the type as a person would, not as Rust spells it; the location is
+/// the value's.
+#[test]
+fn a_number_written_as_a_string_says_a_whole_number_is_expected() {
+    project(&SUITE.replace("version = 1", "version = \"1\""))
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains(
+            "evalock.toml:1:11: invalid type: string \"1\", expected a whole number, 0 or more",
+        )
+        .assert_not_contains("u32");
+    project(&format!("{SUITE}\n[policy]\nagreement_min = \"all\"\n"))
+        .evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("expected a number")
+        .assert_not_contains("f64");
+}

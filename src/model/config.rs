@@ -768,9 +768,23 @@ fn glob_lines(
 
 /// serde's "unknown field `promt`, expected one of `name`, `cases`, `prompt`, …", ending in
 /// "; did you mean `prompt`?" when one expected key is a slip away from the unknown one.
+/// serde's names for the number types (`expected u32`) said as a person would.
+fn in_plain_words(message: &str) -> String {
+    let Some((before, expected)) = message.rsplit_once("expected ") else {
+        return message.to_owned();
+    };
+    let plain = match expected {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, 0 or more",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
+        "f32" | "f64" => "a number",
+        _ => return message.to_owned(),
+    };
+    format!("{before}expected {plain}")
+}
+
 fn with_suggestion(message: &str) -> String {
     let Some(rest) = message.strip_prefix("unknown field `") else {
-        return message.to_owned();
+        return in_plain_words(message);
     };
     let Some((unknown, expected)) = rest.split_once('`') else {
         return message.to_owned();
