@@ -275,6 +275,31 @@ fn el201_symlinks_where_skills_are_looked_for_are_reported_not_followed() {
     );
 }
 
+/// A marketplace.json that is a symlink is refused, never read: not even when its target
+/// string is itself a valid marketplace, in the working tree, the index and a commit.
+#[cfg(unix)]
+#[test]
+fn el201_a_symlinked_marketplace_is_refused_even_when_its_target_parses() {
+    let repo = project();
+    repo.write(
+        "evalock.toml",
+        format!("{CONFIG}marketplaces = [\".claude-plugin/marketplace.json\"]\n"),
+    );
+    std::fs::create_dir_all(repo.join(".claude-plugin")).expect("dirs");
+    std::os::unix::fs::symlink(
+        r#"{"name":"m","plugins":[]}"#,
+        repo.join(".claude-plugin/marketplace.json"),
+    )
+    .expect("symlink");
+    let needle = ".claude-plugin/marketplace.json is a symlink";
+    let worktree = only(&check(&repo, &[]), "EL201");
+    assert!(
+        worktree.iter().any(|finding| finding.3.contains(needle)),
+        "{worktree:#?}"
+    );
+    refused_staged_and_committed(&repo, needle);
+}
+
 /// Where nothing in the lock pins a skill: a configured skill before the first lock is
 /// "not pinned: there is no evalock.lock yet"; a folder outside the roots, audited once a
 /// lock exists, is one nothing pins, until its skill.json lists its files. Then a file
