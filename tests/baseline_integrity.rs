@@ -306,6 +306,25 @@ fn a_symlink_in_place_of_a_baseline_is_refused_even_when_its_target_parses() {
     assert!(repo.join(path).is_symlink());
 }
 
+/// A base whose baseline file cannot be read compares nothing with it: `check --base`
+/// says so (EL108, a warning) instead of passing silently.
+#[test]
+fn a_base_baseline_that_cannot_be_read_is_named_not_silently_skipped() {
+    let repo = accepted_demo();
+    let path = "evals/escalation.baseline.json";
+    let recorded = repo.read(path);
+    repo.write(path, "garbage\n");
+    repo.commit_all("a broken baseline");
+    repo.write(path, recorded);
+    repo.commit_all("the baseline repaired");
+    repo.evalock(&["check", "--base", "HEAD~1"])
+        .assert_code(0)
+        .assert_contains("EL108 base-unreadable (warn): baseline evals/escalation.baseline.json of suite `escalation` in the base revision HEAD~1");
+    repo.evalock(&["check", "--base", "HEAD"])
+        .assert_code(0)
+        .assert_not_contains("EL108");
+}
+
 #[test]
 fn a_file_in_the_way_of_a_baseline_folder_writes_nothing() {
     let repo = TestRepo::with_fixture("demo");
