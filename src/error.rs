@@ -75,7 +75,7 @@ impl Error {
             Error::Malformed { .. } | Error::InvalidPath { .. } => exit_code::MALFORMED,
             Error::Usage(_) => exit_code::USAGE,
             Error::Refused(_) => exit_code::REFUSED,
-            Error::Io { source, .. } => io_exit_code(source.kind()),
+            Error::Io { source, .. } => io_exit_code(source),
             Error::Git(_) | Error::Canonicalize(_) | Error::Internal(_) => exit_code::INTERNAL,
         }
     }
@@ -83,10 +83,14 @@ impl Error {
 
 /// A path the user named that is not there is a usage error; one that is there but cannot
 /// be used as a file (a directory, no permission, bytes that are not text) is bad input.
-/// Only the rest (disk full, interrupted, …) is left to "internal".
-fn io_exit_code(kind: std::io::ErrorKind) -> i32 {
+/// A symlink that loops back on itself is bad input too (std has no stable kind for it
+/// yet, hence the errno). Only the rest (disk full, interrupted, …) is left to "internal".
+fn io_exit_code(error: &std::io::Error) -> i32 {
     use std::io::ErrorKind;
-    match kind {
+    if rustix::io::Errno::from_io_error(error) == Some(rustix::io::Errno::LOOP) {
+        return exit_code::MALFORMED;
+    }
+    match error.kind() {
         ErrorKind::NotFound => exit_code::USAGE,
         ErrorKind::IsADirectory
         | ErrorKind::NotADirectory

@@ -274,6 +274,57 @@ fn a_directory_in_the_way_of_a_baseline_is_reported_and_accept_writes_nothing() 
         .assert_contains("wrote evals/support.baseline.json");
 }
 
+/// A symlink is never followed, and its target string is not read as the baseline even
+/// when it parses as one: on disk, staged and committed it is refused (EL402), and accept
+/// writes nothing through it.
+#[test]
+fn a_symlink_in_place_of_a_baseline_is_refused_even_when_its_target_parses() {
+    let repo = accepted_demo();
+    let path = "evals/escalation.baseline.json";
+    let value: serde_json::Value = serde_json::from_str(&repo.read(path)).unwrap();
+    let compact = serde_json::to_string(&value).unwrap();
+    repo.remove(path);
+    std::os::unix::fs::symlink(&compact, repo.join(path)).unwrap();
+    let refused = "evals/escalation.baseline.json: EL402 baseline-tampered (refuse): baseline evals/escalation.baseline.json of suite `escalation` is a symlink";
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(refused);
+    repo.git(&["add", "-A"]);
+    repo.evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains(refused);
+    repo.commit_all("a symlink for a baseline");
+    repo.evalock(&["check", "--rev", "HEAD"])
+        .assert_code(2)
+        .assert_contains(refused);
+    repo.evalock(&["run", "--suite", "escalation"])
+        .assert_code(2);
+    repo.evalock(&["accept", "--reason", "again"])
+        .assert_code(65)
+        .assert_contains("evals/escalation.baseline.json: a symlink stands where")
+        .assert_contains("nothing was written");
+    assert!(repo.join(path).is_symlink());
+}
+
+/// A base whose baseline file cannot be read compares nothing with it: `check --base`
+/// says so (EL108, a warning) instead of passing silently.
+#[test]
+fn a_base_baseline_that_cannot_be_read_is_named_not_silently_skipped() {
+    let repo = accepted_demo();
+    let path = "evals/escalation.baseline.json";
+    let recorded = repo.read(path);
+    repo.write(path, "garbage\n");
+    repo.commit_all("a broken baseline");
+    repo.write(path, recorded);
+    repo.commit_all("the baseline repaired");
+    repo.evalock(&["check", "--base", "HEAD~1"])
+        .assert_code(0)
+        .assert_contains("EL108 base-unreadable (warn): baseline evals/escalation.baseline.json of suite `escalation` in the base revision HEAD~1");
+    repo.evalock(&["check", "--base", "HEAD"])
+        .assert_code(0)
+        .assert_not_contains("EL108");
+}
+
 #[test]
 fn a_file_in_the_way_of_a_baseline_folder_writes_nothing() {
     let repo = TestRepo::with_fixture("demo");

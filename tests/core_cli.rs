@@ -860,6 +860,25 @@ fn a_failed_check_leaves_no_stale_report_and_bad_paths_are_not_internal_errors()
         .assert_code(64);
 }
 
+/// A `--from` file that is a symlink looping back on itself is bad input (65, named),
+/// whichever command reads it, as a directory in its place is; never an internal error.
+#[test]
+fn a_from_file_that_is_a_symlink_loop_is_bad_input() {
+    let repo = locked_demo();
+    std::os::unix::fs::symlink("loop.json", repo.join("loop.json")).expect("symlink");
+    for command in [
+        vec!["review", "--from", "loop.json"],
+        vec!["accept", "--from", "loop.json", "--reason", "r"],
+        vec!["report", "--from", "loop.json"],
+        vec!["github", "--from", "loop.json"],
+        vec!["merge", "loop.json", "--out", "merged.json"],
+    ] {
+        repo.evalock(&command)
+            .assert_code(65)
+            .assert_contains("loop.json");
+    }
+}
+
 /// A prompt path that holds a directory cannot be used as a file (exit 65, named as a
 /// directory), as the lock in the same place; a prompt that is simply gone stays a
 /// refusal (EL107, exit 2) that `evalock lock` or a restore fixes.

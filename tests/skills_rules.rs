@@ -275,6 +275,52 @@ fn el201_symlinks_where_skills_are_looked_for_are_reported_not_followed() {
     );
 }
 
+/// A marketplace.json that is a symlink is refused, never read: not even when its target
+/// string is itself a valid marketplace, in the working tree, the index and a commit.
+#[cfg(unix)]
+#[test]
+fn el201_a_symlinked_marketplace_is_refused_even_when_its_target_parses() {
+    let repo = project();
+    repo.write(
+        "evalock.toml",
+        format!("{CONFIG}marketplaces = [\".claude-plugin/marketplace.json\"]\n"),
+    );
+    std::fs::create_dir_all(repo.join(".claude-plugin")).expect("dirs");
+    std::os::unix::fs::symlink(
+        r#"{"name":"m","plugins":[]}"#,
+        repo.join(".claude-plugin/marketplace.json"),
+    )
+    .expect("symlink");
+    let needle = ".claude-plugin/marketplace.json is a symlink";
+    let worktree = only(&check(&repo, &[]), "EL201");
+    assert!(
+        worktree.iter().any(|finding| finding.3.contains(needle)),
+        "{worktree:#?}"
+    );
+    refused_staged_and_committed(&repo, needle);
+}
+
+/// `skills audit` reads evalock.toml and evalock.lock as `check` does: a symlink in their
+/// place is named as one (exit 65), never parsed from its target string.
+#[cfg(unix)]
+#[test]
+fn skills_audit_names_a_symlinked_config_or_lock() {
+    let repo = project();
+    for file in ["evalock.toml", "evalock.lock"] {
+        let kept = format!("kept-{file}");
+        std::fs::rename(repo.join(file), repo.join(&kept)).expect("rename");
+        std::os::unix::fs::symlink(&kept, repo.join(file)).expect("symlink");
+        repo.evalock(&["skills", "audit"])
+            .assert_code(65)
+            .assert_contains(&format!(
+                "{file}:1: {file} is a symlink, and evalock never follows symlinks"
+            ));
+        std::fs::remove_file(repo.join(file)).expect("remove");
+        std::fs::rename(repo.join(&kept), repo.join(file)).expect("rename");
+    }
+    repo.evalock(&["skills", "audit"]).assert_code(0);
+}
+
 /// Where nothing in the lock pins a skill: a configured skill before the first lock is
 /// "not pinned: there is no evalock.lock yet"; a folder outside the roots, audited once a
 /// lock exists, is one nothing pins, until its skill.json lists its files. Then a file

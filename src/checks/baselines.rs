@@ -173,6 +173,19 @@ pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
             "move the directory out of the way (each suite's baselines are one file, written by `evalock accept`), then `evalock run --suite {0}` and `evalock accept --suite {0} --reason \"…\"`",
             suite.name
         ))],
+        BaselineState::Symlink => vec![Finding::new(
+            RuleId::BaselineTampered,
+            Subject::suite(&suite.name),
+            format!(
+                "baseline {} of suite `{}` is a symlink, and evalock never follows symlinks: no baseline can be read from it",
+                baseline.path, suite.name
+            ),
+        )
+        .at(Location::file(&baseline.path))
+        .help(format!(
+            "replace the symlink with the suite's own baseline file: remove it, then `evalock run --suite {0}` and `evalock accept --suite {0} --reason \"…\"`",
+            suite.name
+        ))],
         BaselineState::Parsed { file, .. } => file
             .entries
             .iter()

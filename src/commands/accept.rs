@@ -180,6 +180,13 @@ fn directory_in_the_way(path: &str) -> Error {
     )
 }
 
+fn symlink_in_the_way(path: &str) -> Error {
+    Error::malformed(
+        path,
+        "a symlink stands where this suite's baseline file goes, and evalock never follows symlinks: remove it, then accept again; nothing was written",
+    )
+}
+
 /// The suites to accept: those named, else every suite of the results with a baseline.
 fn selected_suites(project: &Project, results: &Results, names: &[String]) -> Result<Vec<String>> {
     if names.is_empty() {
@@ -239,6 +246,7 @@ fn accept_suite(
             ))
         }
         BaselineState::Directory => return Err(directory_in_the_way(&baseline.path)),
+        BaselineState::Symlink => return Err(symlink_in_the_way(&baseline.path)),
     };
     let mut summary = AcceptedSuite {
         suite: suite_name.to_owned(),

@@ -146,6 +146,9 @@ fn judge(
     };
     let mut findings = check_project(&project, base_project.as_ref());
     findings.extend(unreadable_base);
+    if let (Some(base), Some(base_project)) = (base, base_project.as_ref()) {
+        findings.extend(unreadable_base_baselines(base, base_project));
+    }
     // Freeing a large project takes longer than what is left to do (subjects, remember,
     // print): on a worker, meanwhile.
     rayon::spawn(move || drop(base_project));
@@ -233,6 +236,29 @@ fn base_unreadable(base: &Base, error: Error) -> Result<Finding> {
             base.description
         ),
     ))
+}
+
+/// EL108 for each baseline file of the base that cannot be read (malformed, a directory
+/// or a symlink in its place): its entries are compared with nothing, so say so rather
+/// than pass silently.
+fn unreadable_base_baselines<'a>(
+    base: &'a Base,
+    base_project: &'a Project,
+) -> impl Iterator<Item = Finding> + 'a {
+    base_project
+        .baselines
+        .iter()
+        .filter(|(_, baseline)| baseline.is_unreadable())
+        .map(move |(suite, baseline)| {
+            Finding::new(
+                RuleId::BaseUnreadable,
+                Subject::suite(suite),
+                format!(
+                    "baseline {} of suite `{suite}` in the base revision {} cannot be read: its entries were compared with nothing",
+                    baseline.path, base.description
+                ),
+            )
+        })
 }
 
 /// The project at the base commit; `None` when it predates evalock.

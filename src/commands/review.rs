@@ -87,5 +87,8 @@ fn why_no_entry(baseline: Option<&SuiteBaseline>, suite: &str) -> String {
         BaselineState::Directory => {
             format!("a directory stands where the baseline file {path} belongs")
         }
+        BaselineState::Symlink => {
+            format!("a symlink stands where the baseline file {path} belongs (never followed)")
+        }
     }
 }

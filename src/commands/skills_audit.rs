@@ -10,11 +10,12 @@ use crate::checks::skills::{check_scope, Criterion, SkillScope};
 use crate::error::{Error, Result};
 use crate::finding::{exit_code, sort_findings, Finding};
 use crate::model::config::SkillsConfig;
+use crate::model::project::read_regular_file;
 use crate::model::{Config, Lock, CONFIG_FILE, LOCK_FILE};
 use crate::rules::Severity;
 use crate::skills::discovery::skills_below;
 use crate::skills::{load_paths, load_skills, LoadSettings, Skill, SkillSet};
-use crate::source::{ContentSource, WorktreeSource};
+use crate::source::WorktreeSource;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -97,11 +98,12 @@ impl AuditOutcome {
 /// configured skill when `dirs` is empty. Reads the working tree.
 pub fn audit(project_root: &Path, dirs: &[PathBuf]) -> Result<AuditOutcome> {
     let source = WorktreeSource::new(project_root);
-    let config = match source.read(CONFIG_FILE)? {
+    // As `check` reads them: a symlink or a directory in their place is named as one.
+    let config = match read_regular_file(&source, CONFIG_FILE)? {
         Some(bytes) => Some(Config::parse(CONFIG_FILE, &bytes)?),
         None => None,
     };
-    let lock = match source.read(LOCK_FILE)? {
+    let lock = match read_regular_file(&source, LOCK_FILE)? {
         Some(bytes) => Some(Lock::parse(LOCK_FILE, &bytes)?),
         None => None,
     };

@@ -3,7 +3,7 @@
 //! against. Written only by `evalock accept`.
 
 use crate::error::{Error, Result};
-use crate::hash::{validate_relative_path, Digest};
+use crate::hash::{validate_relative_path, Digest, EntryKind};
 use crate::model::lock::conflict_marker_line;
 use crate::model::strict_json::{duplicate_key_position, StrictValue};
 use crate::source::ContentSource;
@@ -166,6 +166,9 @@ pub enum BaselineState {
     },
     /// A directory stands where the file belongs: nothing can be read or written there.
     Directory,
+    /// A symlink stands where the file belongs. It is never followed, and its target
+    /// string is not a baseline, even when it happens to parse as one.
+    Symlink,
 }
 
 impl SuiteBaseline {
@@ -180,7 +183,7 @@ impl SuiteBaseline {
     pub fn is_unreadable(&self) -> bool {
         matches!(
             self.state,
-            BaselineState::Malformed { .. } | BaselineState::Directory
+            BaselineState::Malformed { .. } | BaselineState::Directory | BaselineState::Symlink
         )
     }
 
@@ -201,6 +204,12 @@ pub fn load_baseline(source: &dyn ContentSource, suite: &str, path: &str) -> Res
     validate_relative_path(path).map_err(|error| {
         Error::malformed("evalock.toml", format!("suite `{suite}`: baseline {error}"))
     })?;
+    if source.kind_of(path)? == Some(EntryKind::Symlink) {
+        return Ok(SuiteBaseline {
+            path: path.to_owned(),
+            state: BaselineState::Symlink,
+        });
+    }
     let state = match source.read(path)? {
         None if source.is_directory(path)? => BaselineState::Directory,
         None => BaselineState::Absent,

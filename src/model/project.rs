@@ -327,7 +327,7 @@ impl Project {
 
 /// The bytes of evalock's own files; a symlink is refused, since its target string is
 /// not the file and following it could leave the project.
-fn read_regular_file(source: &dyn ContentSource, path: &str) -> Result<Option<Vec<u8>>> {
+pub(crate) fn read_regular_file(source: &dyn ContentSource, path: &str) -> Result<Option<Vec<u8>>> {
     refuse_non_file(source, path)?;
     source.read(path)
 }

@@ -233,6 +233,16 @@ fn read_marketplace(
         remote,
         help: None,
     };
+    // A symlink's target string is what `read` returns: never take it for the listing,
+    // even when it parses as one.
+    if source.kind_of(marketplace)? == Some(EntryKind::Symlink) {
+        problems.push(problem(
+            1,
+            format!("{marketplace} is a symlink; evalock never follows symlinks: make it a regular file"),
+            false,
+        ));
+        return Ok(());
+    }
     let Some(bytes) = source.read(marketplace)? else {
         problems.push(DiscoveryProblem {
             file: crate::model::CONFIG_FILE.into(),

@@ -137,7 +137,9 @@ fn removed_without_reason(
             BaselineState::Parsed { file, .. } => !file.entries.contains_key(*id),
             BaselineState::Absent => true,
             // Refused as EL402 already.
-            BaselineState::Malformed { .. } | BaselineState::Directory => false,
+            BaselineState::Malformed { .. } | BaselineState::Directory | BaselineState::Symlink => {
+                false
+            }
         })
         .collect();
     let help = format!(
