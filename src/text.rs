@@ -161,6 +161,18 @@ pub fn crlf_problem(text: &str) -> Option<TextProblem> {
     ))
 }
 
+/// `text` cut to at most `max_chars` characters, with `…` when cut.
+pub fn shorten(text: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+        None => text.into(),
+    }
+}
+
+/// Characters of a parser's message kept in an error: serde quotes the offending value
+/// (`invalid type: string "…"`), which can be a whole megabyte line.
+pub const MAX_PARSER_MESSAGE_CHARS: usize = 400;
+
 /// `text` with every control character but newline and tab written as an escape (`\r`,
 /// `\u{1b}`), and the bidirectional overrides too, for a person's screen. Printed as they
 /// are, text evalock did not write (a completion, a completer's stderr) rewrites the

@@ -171,3 +171,16 @@ fn a_number_written_as_a_string_says_a_whole_number_is_expected() {
         .assert_contains("expected a number")
         .assert_not_contains("f64");
 }
+
+/// serde quotes the value it could not take: a megabyte string is cut in the message, not
+/// printed whole; the location still names the value.
+#[test]
+fn a_huge_wrong_value_is_quoted_short() {
+    let huge = "x".repeat(200_000);
+    let run = project(&SUITE.replace("version = 1", &format!("version = \"{huge}\"")))
+        .evalock(&["check"]);
+    run.assert_code(65)
+        .assert_contains("evalock.toml:1:11: invalid type: string \"xxxx")
+        .assert_contains("…");
+    assert!(run.all().len() < 2_000, "{} bytes of output", run.all().len());
+}

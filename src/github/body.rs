@@ -4,6 +4,7 @@
 use super::anchor::Anchor;
 use crate::finding::Finding;
 use crate::report::markdown::escape::{code, inline};
+use crate::text::shorten;
 
 /// GitHub rejects comment bodies of 65,536 characters or more.
 pub const MAX_BODY_CHARS: usize = 65_536;
@@ -95,14 +96,6 @@ pub fn comment_body(finding: &Finding, anchor: &Anchor, prefix: &str) -> String 
     let marker = fingerprint_marker(&finding.fingerprint, prefix);
     body.push_str(&format!("\n{marker}\n"));
     fit(body, finding, &marker)
-}
-
-/// `text` cut to at most `max_chars` characters, with `…` when cut.
-pub fn shorten(text: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(max_chars) {
-        Some((end, _)) => format!("{}…", &text[..end]).into(),
-        None => text.into(),
-    }
 }
 
 /// A name (case id, suite, path) as a code span in a note.

@@ -3,12 +3,13 @@
 //! are not inline comments.
 
 use super::anchor::Anchor;
-use super::body::{shorten, MAX_BODY_CHARS};
+use super::body::MAX_BODY_CHARS;
 use super::plan::Anchored;
 use crate::finding::Verdict;
 use crate::report::markdown::escape::{code, inline, inline_cell, table_cell};
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
+use crate::text::shorten;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

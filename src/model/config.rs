@@ -387,7 +387,11 @@ impl Config {
             ));
         }
         let mut config: Config = toml::from_str(text).map_err(|error| {
-            let message = error.message().trim();
+            let message = crate::text::shorten(
+                error.message().trim(),
+                crate::text::MAX_PARSER_MESSAGE_CHARS,
+            );
+            let message = message.as_ref();
             let message = match error.span().and_then(|span| single_table_header(text, span, message)) {
                 Some(header) => format!("`[{header}]` opens a single table, but `{header}` is a list of tables: write `[[{header}]]` above each entry"),
                 None => with_suggestion(message),

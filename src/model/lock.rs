@@ -369,7 +369,10 @@ impl Lock {
                 location,
                 format!(
                     "{}; run `evalock lock` to regenerate it",
-                    error.message().trim()
+                    crate::text::shorten(
+                        error.message().trim(),
+                        crate::text::MAX_PARSER_MESSAGE_CHARS
+                    )
                 ),
             )
         })?;
