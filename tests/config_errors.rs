@@ -182,5 +182,9 @@ fn a_huge_wrong_value_is_quoted_short() {
     run.assert_code(65)
         .assert_contains("evalock.toml:1:11: invalid type: string \"xxxx")
         .assert_contains("…");
-    assert!(run.all().len() < 2_000, "{} bytes of output", run.all().len());
+    assert!(
+        run.all().len() < 2_000,
+        "{} bytes of output",
+        run.all().len()
+    );
 }

@@ -460,6 +460,21 @@ fn a_case_glob_that_names_a_directory_says_so() {
         .assert_not_contains("no case file matches");
 }
 
+/// Case files behind a symlinked folder are not the project's (symlinks are never
+/// followed): the finding names the symlink instead of only saying nothing matches.
+#[test]
+fn a_case_glob_through_a_symlinked_folder_names_the_symlink() {
+    let repo = locked_demo();
+    std::fs::rename(repo.join("evals"), repo.join("real-evals")).expect("move");
+    std::os::unix::fs::symlink("real-evals", repo.join("evals")).expect("symlink");
+    let line = line_of(&repo, "evalock.toml", "cases = [\"evals/*.yaml\"]");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(&format!(
+            "evalock.toml:{line}: EL105 malformed-case (refuse): suite `escalation`: no case file matches `evals/*.yaml`: `evals` is a symlink, and evalock never follows symlinks"
+        ));
+}
+
 /// A case file larger than the 8 MiB blocks the working tree is read in: findings past
 /// the first block point at the same lines as a check of the index, which reads the file
 /// whole.

@@ -93,8 +93,12 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
         .collect();
     for unmatched in &suite.unmatched_globs {
         let pattern = &unmatched.pattern;
-        let (message, help) = match unmatched.names_directory {
-            true => {
+        let (message, help) = match (&unmatched.through_symlink, unmatched.names_directory) {
+            (Some(folder), _) => (
+                format!("suite `{}`: no case file matches `{pattern}`: `{folder}` is a symlink, and evalock never follows symlinks", suite.name),
+                format!("commit the case files themselves under `{folder}` (not a link to them), or point the glob at where they are"),
+            ),
+            (None, true) => {
                 let directory = pattern.trim_end_matches('/');
                 (
                     format!(
@@ -104,7 +108,7 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
                     format!("match the case files in it, for example `{directory}/*.jsonl`"),
                 )
             }
-            false => (
+            (None, false) => (
                 format!("suite `{}`: no case file matches `{pattern}`", suite.name),
                 "fix the glob in evalock.toml, or add the case file".to_owned(),
             ),

@@ -462,6 +462,23 @@ fn options_for_suite<'a>(
     }
 }
 
+/// The first folder of `pattern`'s literal part that is a symlink: its files are not
+/// the project's (a symlink is pinned as its target, never followed).
+fn symlink_on_the_way(source: &dyn ContentSource, pattern: &str) -> Result<Option<String>> {
+    let prefix = crate::source::literal_prefix(pattern);
+    let mut folder = String::new();
+    for component in prefix.split('/').filter(|component| !component.is_empty()) {
+        if !folder.is_empty() {
+            folder.push('/');
+        }
+        folder.push_str(component);
+        if source.kind_of(&folder)? == Some(EntryKind::Symlink) {
+            return Ok(Some(folder));
+        }
+    }
+    Ok(None)
+}
+
 fn load_suite(
     source: &dyn ContentSource,
     suite: &super::config::SuiteConfig,
@@ -480,6 +497,7 @@ fn load_suite(
                 pattern: pattern.clone(),
                 line,
                 names_directory,
+                through_symlink: symlink_on_the_way(source, pattern)?,
             });
         }
         case_files.extend(matched.into_iter().map(|file| file.path));

@@ -20,6 +20,8 @@ pub struct UnmatchedGlob {
     pub line: u32,
     /// The pattern names a directory that holds files: a glob of its files was meant.
     pub names_directory: bool,
+    /// A folder on the pattern's way that is a symlink, which evalock never follows.
+    pub through_symlink: Option<String>,
 }
 
 /// A suite as found in one snapshot.
