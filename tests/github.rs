@@ -771,11 +771,9 @@ fn a_removed_case_is_shown_where_it_was_removed_not_on_another_case() {
         "This is the fourth time my order is late.",
     );
     let text = scenario.repo.read(cases);
-    let start = text.find("- id: legal-threat-escalates").expect("case");
-    let end = text.find("- id: simple-question-stays").expect("next case");
     scenario
         .repo
-        .write(cases, format!("{}{}", &text[..start], &text[end..]));
+        .write(cases, without_the_legal_threat_case(&text));
     scenario.push("edit one escalation case, delete another");
     scenario.check().assert_code(2);
     scenario
@@ -789,16 +787,9 @@ fn a_removed_case_is_shown_where_it_was_removed_not_on_another_case() {
         "{}",
         removed.body
     );
-    let next_case = scenario
-        .repo
-        .read(cases)
-        .lines()
-        .position(|line| line == "- id: simple-question-stays")
-        .expect("next case") as u64
-        + 1;
     assert_eq!(
         (removed.path.as_str(), removed.line),
-        (cases, Some(next_case)),
+        (cases, line_after_the_removed_case(&scenario, cases)),
         "on the line that took the removed case's place, not on the edit at line {:?}",
         edited.line
     );
@@ -873,12 +864,10 @@ fn a_case_removed_from_a_renamed_file_is_shown_where_it_was_removed() {
     let cases = "ai/evals/escalation.yaml";
     let renamed = "ai/evals/escalations.yaml";
     let text = scenario.repo.read(cases);
-    let start = text.find("- id: legal-threat-escalates").expect("case");
-    let end = text.find("- id: simple-question-stays").expect("next case");
     scenario.repo.git(&["mv", cases, renamed]);
     scenario
         .repo
-        .write(renamed, format!("{}{}", &text[..start], &text[end..]));
+        .write(renamed, without_the_legal_threat_case(&text));
     scenario.push("rename the escalation cases, delete one");
     scenario.check().assert_code(2);
     scenario
@@ -886,17 +875,30 @@ fn a_case_removed_from_a_renamed_file_is_shown_where_it_was_removed() {
         .assert_code(0);
     let comments = scenario.github.review_comments();
     let removed = comment_with(&comments, "EL103");
-    let next_case = scenario
-        .repo
-        .read(renamed)
-        .lines()
-        .position(|line| line == "- id: simple-question-stays")
-        .expect("next case") as u64
-        + 1;
     assert_eq!(
         (removed.path.as_str(), removed.line),
-        (renamed, Some(next_case)),
+        (renamed, line_after_the_removed_case(&scenario, renamed)),
         "{}",
         removed.body
     );
+}
+
+/// `escalation.yaml`'s text without its case `legal-threat-escalates`, which spans
+/// several lines.
+fn without_the_legal_threat_case(text: &str) -> String {
+    let start = text.find("- id: legal-threat-escalates").expect("case");
+    let end = text.find("- id: simple-question-stays").expect("next case");
+    format!("{}{}", &text[..start], &text[end..])
+}
+
+/// The line of `path` where the case after the removed one starts: where a comment on
+/// the removal belongs.
+fn line_after_the_removed_case(scenario: &Scenario, path: &str) -> Option<u64> {
+    let index = scenario
+        .repo
+        .read(path)
+        .lines()
+        .position(|line| line == "- id: simple-question-stays")
+        .expect("next case");
+    Some(index as u64 + 1)
 }
