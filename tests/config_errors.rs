@@ -188,3 +188,44 @@ fn a_huge_wrong_value_is_quoted_short() {
         run.all().len()
     );
 }
+
+/// `accept` rewrites a suite's baseline file whole: two suites sharing one would drop each
+/// other's entries, and each would read the other's file as tampered (EL402). Refused when
+/// the config is read, at the second `baseline` line, naming the first.
+#[test]
+fn two_suites_naming_one_baseline_file_are_refused_at_both_lines() {
+    let two_suites = |second_baseline: &str| {
+        format!(
+            "{SUITE}baseline = \"evals/support.baseline.json\"\n\n[[suite]]\nname = \"escalation\"\ncases = [\"evals/escalation.jsonl\"]\nbaseline = \"{second_baseline}\"\n"
+        )
+    };
+    // Quiet: a file of its own; its run leaves results for review and accept to read.
+    let repo = project(&two_suites("evals/escalation.baseline.json"));
+    repo.write(
+        "evals/escalation.jsonl",
+        "{\"id\": \"b\", \"input\": \"hi\"}\n",
+    );
+    repo.write(
+        "completions.jsonl",
+        "{\"case_id\": \"a\", \"completion\": \"ok\"}\n{\"case_id\": \"b\", \"completion\": \"ok\"}\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+    // Cases without `expect` fail: the run still writes its results.
+    repo.evalock(&["run", "--completions", "completions.jsonl"])
+        .assert_code(1);
+    repo.write("evalock.toml", two_suites("evals/support.baseline.json"));
+    for command in [
+        &["check"][..],
+        &["lock"],
+        &["run", "--completions", "completions.jsonl"],
+        &["review"],
+        &["accept", "--reason", "x"],
+    ] {
+        repo.evalock(command)
+            .assert_code(65)
+            .assert_contains("evalock.toml:11:1: suite `escalation`: baseline `evals/support.baseline.json` is already suite `support`'s (evalock.toml:6:1)")
+            .assert_contains("such as `evals/escalation.baseline.json`");
+    }
+    assert!(!repo.join("evals/support.baseline.json").exists());
+}
