@@ -350,12 +350,23 @@ fn el208_names_and_descriptions_follow_the_specification() {
     assert_says(&found, 0, "use only lowercase letters, digits and hyphens");
     assert_says(&found, 3, "1049 characters long; the limit is 1024");
     assert_says(&found, 4, "differs from its folder `other-folder`");
+    // Every report puts `path:line` before the message: the message does not repeat it.
+    for finding in &found {
+        let skill_folder = finding.2.split("/SKILL.md").next().unwrap_or_default();
+        assert!(!finding.3.contains(skill_folder), "{finding:#?}");
+    }
     // The audit gives the specification its own line when it is broken.
     repo.evalock(&["skills", "audit", "skills/Bad_Name"])
         .assert_code(1)
+        .assert_contains("FAIL  name         name `Bad_Name` contains 'B'");
+    repo.evalock(&["check"])
         .assert_contains(
-            "FAIL  name         skill `skills/Bad_Name`: name `Bad_Name` contains 'B'",
-        );
+            "skills/bare/SKILL.md:1:1: EL208 skill-name-invalid (error): SKILL.md must start",
+        )
+        .assert_contains(
+            "skills/broken/SKILL.md:3:14: EL208 skill-name-invalid (error): invalid front matter",
+        )
+        .assert_not_contains("(error): skills/");
     // EL208 is an error, not a refusal: exit 1.
     repo.remove("skills/broken/SKILL.md");
     repo.remove("skills/bare/SKILL.md");

@@ -62,12 +62,11 @@ pub fn names_invalid(skill: &Skill) -> Vec<Finding> {
             .unwrap_or_else(|| crate::skills::Problem::at(1, 1, "SKILL.md cannot be read"));
         return vec![finding(
             "front-matter",
-            format!("{}: {}", skill.skill_md_path(), problem.message),
+            problem.message,
             Location::line(skill.skill_md_path(), problem.line).with_column(problem.column),
         )
         .help(format!(
-            "fix {}:{} (see https://agentskills.io/specification)",
-            skill.skill_md_path(),
+            "fix line {} of the front matter's YAML (see https://agentskills.io/specification)",
             problem.line
         ))];
     };
@@ -76,7 +75,7 @@ pub fn names_invalid(skill: &Skill) -> Vec<Finding> {
         None => findings.push(
             finding(
                 "name-missing",
-                format!("{} has no `name`", skill.skill_md_path()),
+                "the front matter has no `name`".to_owned(),
                 front_matter_location(skill),
             )
             .help(format!(
@@ -87,11 +86,7 @@ pub fn names_invalid(skill: &Skill) -> Vec<Finding> {
         Some(name) => {
             let at = field_location(skill.skill_md_path(), name);
             if let Some(problem) = name_problem(&name.value) {
-                findings.push(finding(
-                    "name",
-                    format!("skill `{}`: {problem}", skill.path),
-                    at.clone(),
-                ));
+                findings.push(finding("name", problem, at.clone()));
             } else if skill.configured && name.value != skill.folder_name() {
                 findings.push(
                     finding(
@@ -127,7 +122,7 @@ pub fn names_invalid(skill: &Skill) -> Vec<Finding> {
         None => findings.push(
             finding(
                 "description-missing",
-                format!("{} has no `description`", skill.skill_md_path()),
+                "the front matter has no `description`".to_owned(),
                 front_matter_location(skill),
             )
             .help("add `description:` saying what the skill does and when to use it"),
