@@ -312,6 +312,34 @@ fn el207_names_collide_across_roots() {
     );
 }
 
+/// The reference loader trims a quoted `name: "notes "`; others compare it as written and
+/// find no skill `notes`. The space is reported, not trimmed away in silence.
+#[test]
+fn el208_a_quoted_name_with_whitespace_around_it_is_reported() {
+    let repo = project();
+    for written in ["\"notes \"", "' notes'", ">\n  notes"] {
+        repo.write(
+            "skills/notes/SKILL.md",
+            skill_md(written, OK_FRONT, "# Notes\n\nKeep notes short.\n"),
+        );
+        repo.evalock(&["lock"]).assert_code(0);
+        let found = only(&check(&repo, &[]), "EL208");
+        assert_eq!(found.len(), 1, "{written}: {found:#?}");
+        assert_eq!(found[0].2, "skills/notes/SKILL.md:2", "{written}");
+        assert_says(&found, 0, "has whitespace around it");
+        repo.evalock(&["check"])
+            .assert_code(1)
+            .assert_contains("fix: write `name: notes`");
+    }
+    // Quiet: quoted without whitespace.
+    repo.write(
+        "skills/notes/SKILL.md",
+        skill_md("\"notes\"", OK_FRONT, "# Notes\n\nKeep notes short.\n"),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(check(&repo, &[]).is_empty());
+}
+
 #[test]
 fn el208_names_and_descriptions_follow_the_specification() {
     let repo = project();

@@ -19,6 +19,9 @@ pub struct Located<T> {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FrontMatter {
+    /// `name` with whitespace around it as written (`"foo "`), when it had any; `name`
+    /// holds it trimmed, as the reference loader reads it.
+    pub name_as_written: Option<String>,
     pub name: Option<Located<String>>,
     pub description: Option<Located<String>>,
     pub license: Option<String>,
@@ -102,6 +105,11 @@ pub fn parse_front_matter(bytes: &[u8]) -> Result<FrontMatter, Problem> {
     let metadata = raw.metadata.unwrap_or_default();
     let nested = |key: &str| nested_key_line(yaml_lines, &keys, "metadata", key);
     Ok(FrontMatter {
+        name_as_written: raw
+            .name
+            .as_ref()
+            .filter(|name| name.trim() != name.as_str())
+            .cloned(),
         name: raw
             .name
             .map(|name| located_or_first("name", name.trim().to_owned())),

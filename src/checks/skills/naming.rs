@@ -87,6 +87,19 @@ pub fn names_invalid(skill: &Skill) -> Vec<Finding> {
             let at = field_location(skill.skill_md_path(), name);
             if let Some(problem) = name_problem(&name.value) {
                 findings.push(finding("name", problem, at.clone()));
+            } else if let Some(written) = &front.name_as_written {
+                // The reference loader trims it; a loader that does not sees another name
+                // than the folder's and than the one evalock judged.
+                findings.push(
+                    finding(
+                        "name-whitespace",
+                        format!(
+                            "name {written:?} has whitespace around it; a name is only lowercase letters, digits and hyphens"
+                        ),
+                        at.clone(),
+                    )
+                    .help(format!("write `name: {}`", name.value)),
+                );
             } else if skill.configured && name.value != skill.folder_name() {
                 findings.push(
                     finding(
