@@ -209,6 +209,69 @@ fn el205_executables_undeclared_declared_and_acknowledged() {
     assert_eq!(found[0].1, "warn");
 }
 
+/// Code that is not a shell script still runs: notebooks, PowerShell modules, Windows
+/// scripts, and archives whose files nothing pins one by one.
+#[test]
+fn el205_notebooks_windows_scripts_and_archives_are_executable_content() {
+    let repo = project();
+    let files: [(&str, &[u8]); 7] = [
+        ("analysis.ipynb", b"{\"cells\": []}\n"),
+        ("tools/Tidy.psm1", b"function Tidy {}\n"),
+        ("tools/Tidy.psd1", b"@{ RootModule = 'Tidy.psm1' }\n"),
+        ("tools/setup.vbs", b"WScript.Echo \"hi\"\n"),
+        ("tools/setup.bat", b"@echo off\n"),
+        ("vendor/lib.tar.gz", b"\x1f\x8b\x08\x00"),
+        ("vendor/pkg-1.0-py3-none-any.whl", b"PK\x03\x04"),
+    ];
+    for (path, bytes) in files {
+        repo.write(&format!("skills/notes/{path}"), bytes);
+    }
+    // Quiet: data that only looks like an archive or a script.
+    repo.write("skills/notes/assets/cases.json.gz", b"\x1f\x8b\x08\x00");
+    repo.write("skills/notes/assets/template.docx", b"PK\x03\x04");
+    repo.evalock(&["lock"]).assert_code(0);
+    let found = only(&check(&repo, &[]), "EL205");
+    let flagged: Vec<&str> = found
+        .iter()
+        .map(|finding| finding.2.trim_end_matches(":1"))
+        .collect();
+    assert_eq!(
+        flagged,
+        [
+            "skills/notes/analysis.ipynb",
+            "skills/notes/tools/Tidy.psd1",
+            "skills/notes/tools/Tidy.psm1",
+            "skills/notes/tools/setup.bat",
+            "skills/notes/tools/setup.vbs",
+            "skills/notes/vendor/lib.tar.gz",
+            "skills/notes/vendor/pkg-1.0-py3-none-any.whl",
+        ],
+        "{found:#?}"
+    );
+    assert!(
+        found.iter().all(|finding| finding.1 == "refuse"),
+        "{found:#?}"
+    );
+    assert_says(&found, 5, "archive: its files are not pinned or scanned");
+    // Declared, they are a warning for a reviewer, as any script is.
+    let declared: Vec<&str> = files.iter().map(|(path, _)| *path).collect();
+    repo.replace(
+        "skills/notes/SKILL.md",
+        "version: \"1.0.0\"\n",
+        &format!(
+            "version: \"1.0.0\"\n  executables: {}\n",
+            declared.join(" ")
+        ),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let found = only(&check(&repo, &[]), "EL205");
+    assert_eq!(found.len(), 7, "{found:#?}");
+    assert!(
+        found.iter().all(|finding| finding.1 == "warn"),
+        "{found:#?}"
+    );
+}
+
 #[test]
 fn el206_risky_lines_are_anchored_and_patterns_extend() {
     let repo = project();

@@ -8,10 +8,20 @@ use crate::error::Result;
 use crate::hash::{bytes_digest, Digest, EntryKind};
 use crate::source::{ContentSource, Listing, UnpinnableReason};
 
-/// Extensions of code an agent can run (the seed article's list plus common kin).
+/// Extensions of code an agent can run (the seed article's list plus common kin): shells,
+/// interpreters, Jupyter notebooks (their cells are code), PowerShell scripts, modules and
+/// manifests (a manifest names scripts to run on import), Windows Script Host, zipapps.
 pub const EXECUTABLE_EXTENSIONS: &[&str] = &[
-    "sh", "bash", "zsh", "fish", "py", "js", "mjs", "cjs", "ts", "ps1", "rb", "pl", "php", "lua",
-    "bat", "cmd", "exe", "jar", "wasm",
+    "sh", "bash", "zsh", "fish", "py", "pyz", "ipynb", "js", "mjs", "cjs", "ts", "ps1", "psm1",
+    "psd1", "rb", "pl", "php", "lua", "bat", "cmd", "vbs", "vbe", "wsf", "exe", "jar", "wasm",
+];
+
+/// Name endings of archives that can carry code: tree-v1 pins the archive's bytes, never the
+/// files inside, so nobody reviewing the skill sees what they do. Office documents, also
+/// zips, are left out: they are content a skill fills, not code it runs.
+pub const ARCHIVE_SUFFIXES: &[&str] = &[
+    ".zip", ".tar", ".tgz", ".tar.gz", ".tbz2", ".tar.bz2", ".txz", ".tar.xz", ".tar.zst", ".7z",
+    ".rar", ".whl", ".egg", ".jar",
 ];
 
 /// How many leading bytes decide whether a file is binary (git's heuristic: a NUL byte).
@@ -24,6 +34,7 @@ pub enum ExecutableSignal {
     Extension,
     Shebang,
     BinaryMagic,
+    Archive,
 }
 
 impl ExecutableSignal {
@@ -33,6 +44,7 @@ impl ExecutableSignal {
             ExecutableSignal::Extension => "script extension",
             ExecutableSignal::Shebang => "#! shebang",
             ExecutableSignal::BinaryMagic => "native binary header",
+            ExecutableSignal::Archive => "archive: its files are not pinned or scanned",
         }
     }
 }
@@ -226,6 +238,13 @@ pub fn executable_signals(path: &str, kind: EntryKind, bytes: &[u8]) -> Vec<Exec
     if bytes.starts_with(b"#!") {
         signals.push(ExecutableSignal::Shebang);
     }
+    let lowercase_name = name.to_ascii_lowercase();
+    if ARCHIVE_SUFFIXES
+        .iter()
+        .any(|suffix| lowercase_name.ends_with(suffix))
+    {
+        signals.push(ExecutableSignal::Archive);
+    }
     const MAGIC: &[&[u8]] = &[
         b"\x7fELF",
         b"MZ",
@@ -306,6 +325,55 @@ mod tests {
             executable_signals("README.md", EntryKind::File, b"# Title\n#!not at start").is_empty()
         );
         assert!(executable_signals("assets/font.ttf", EntryKind::File, b"\0\x01\0\0").is_empty());
+    }
+
+    #[test]
+    fn notebooks_windows_scripts_and_archives_are_executable_content() {
+        for path in [
+            "analysis.ipynb",
+            "tools/Module.PSM1",
+            "tools/Module.psd1",
+            "tools/run.ps1",
+            "setup.vbs",
+            "setup.bat",
+            "setup.cmd",
+            "tool.pyz",
+        ] {
+            assert_eq!(
+                executable_signals(path, EntryKind::File, b"x"),
+                [ExecutableSignal::Extension],
+                "{path}"
+            );
+        }
+        for path in [
+            "vendor/lib.zip",
+            "vendor/lib.tar",
+            "vendor/lib.tgz",
+            "vendor/lib.TAR.GZ",
+            "vendor/lib.tar.xz",
+            "vendor/pkg-1.0-py3-none-any.whl",
+        ] {
+            assert_eq!(
+                executable_signals(path, EntryKind::File, b"PK\x03\x04"),
+                [ExecutableSignal::Archive],
+                "{path}"
+            );
+        }
+        assert_eq!(
+            executable_signals("lib/tool.jar", EntryKind::File, b"PK\x03\x04"),
+            [ExecutableSignal::Extension, ExecutableSignal::Archive]
+        );
+        // Compressed data and office documents are no code.
+        for path in [
+            "data/cases.json.gz",
+            "assets/template.docx",
+            "assets/deck.pptx",
+        ] {
+            assert!(
+                executable_signals(path, EntryKind::File, b"PK\x03\x04").is_empty(),
+                "{path}"
+            );
+        }
     }
 
     #[test]
