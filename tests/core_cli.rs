@@ -1086,3 +1086,48 @@ fn staged_check_in_a_conflicted_merge_names_the_conflict() {
         .assert_contains("EL101 case-unlocked")
         .assert_not_contains("merge conflicts");
 }
+
+/// A submodule (gitlink) where evalock.toml or evalock.lock goes is what a checkout of it
+/// is, a directory: bad input (65) named as such in the index and in a commit, as a
+/// folder in its place is in the working tree; never "no evalock.toml" (64), which would
+/// send the user to `evalock init`.
+#[test]
+fn a_submodule_where_evalocks_own_files_go_is_bad_input_in_every_source() {
+    let repo = locked_demo();
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    for file in ["evalock.toml", "evalock.lock"] {
+        repo.git(&["rm", "--cached", "-q", file]);
+        repo.git(&[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{},{file}", head.trim()),
+        ]);
+        let expected = format!("{file} is a directory (a folder or a git submodule) in the index");
+        repo.evalock(&["check", "--staged"])
+            .assert_code(65)
+            .assert_contains(&expected);
+        repo.git(&["commit", "-q", "-m", "a submodule in the way"]);
+        let expected = format!("{file} is a directory (a folder or a git submodule) in the HEAD");
+        repo.evalock(&["check", "--rev", "HEAD"])
+            .assert_code(65)
+            .assert_contains(&expected);
+        // The working tree still holds the file, and is judged on it.
+        repo.evalock(&["check"]).assert_code(0);
+        // A folder in its place there is the same mistake, said the same way.
+        let bytes = repo.read_bytes(file);
+        repo.remove(file);
+        std::fs::create_dir(repo.join(file)).expect("mkdir");
+        repo.evalock(&["check"])
+            .assert_code(65)
+            .assert_contains(&format!(
+                "{file} is a directory (a folder or a git submodule) in the working tree"
+            ));
+        std::fs::remove_dir(repo.join(file)).expect("rmdir");
+        repo.write(file, bytes);
+        repo.git(&["rm", "--cached", "-q", file]);
+        repo.git(&["add", file]);
+        repo.git(&["commit", "-q", "-m", "the file is back"]);
+        repo.evalock(&["check", "--staged"]).assert_code(0);
+    }
+}

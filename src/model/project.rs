@@ -345,7 +345,8 @@ fn refuse_non_file(source: &dyn ContentSource, path: &str) -> Result<()> {
         return Err(Error::malformed(
             path,
             format!(
-                "{path} is a directory, where evalock expects its file: move the directory away"
+                "{path} is a directory (a folder or a git submodule) in the {}, where evalock expects its file: move it away",
+                source.describe()
             ),
         ));
     }

@@ -364,14 +364,21 @@ impl ContentSource for GitSnapshot {
     }
 
     fn is_directory(&self, path: &str) -> Result<bool> {
-        // A snapshot holds files only: a directory is there when a file lies below it.
+        // A snapshot holds files only: a directory is there when a file lies below it, or
+        // a submodule stands there (every checkout of it is a directory, as the working
+        // tree shows it).
         let prefix = directory_prefix(path);
+        let submodule = self
+            .unpinnable
+            .iter()
+            .any(|entry| entry.path == path && entry.reason == UnpinnableReason::Submodule);
         Ok(!prefix.is_empty()
-            && self
-                .entries
-                .range(prefix.clone()..)
-                .next()
-                .is_some_and(|(entry, _)| entry.starts_with(&prefix)))
+            && (submodule
+                || self
+                    .entries
+                    .range(prefix.clone()..)
+                    .next()
+                    .is_some_and(|(entry, _)| entry.starts_with(&prefix))))
     }
 
     fn identity(&self, path: &str) -> Result<Option<ContentIdentity>> {
