@@ -1131,3 +1131,26 @@ fn a_submodule_where_evalocks_own_files_go_is_bad_input_in_every_source() {
         repo.evalock(&["check", "--staged"]).assert_code(0);
     }
 }
+
+/// An evalock.toml with nothing in it is a valid project with nothing to pin (`check` and
+/// `lock` pass), but `run` and `accept` have nothing to do: a usage error (64, so no gate
+/// passes on a run that never happened) that says how to add a suite.
+#[test]
+fn run_and_accept_without_suites_say_how_to_add_one() {
+    let repo = TestRepo::new();
+    repo.write("evalock.toml", "");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+    for (command, action) in [
+        (&["run"][..], "run"),
+        (&["accept", "--reason", "first recording"], "accept"),
+    ] {
+        repo.evalock(command)
+            .assert_code(64)
+            .assert_contains(&format!(
+                "evalock.toml defines no [[suite]], so there is nothing to {action}: add one, such as `[[suite]]`"
+            ))
+            .assert_not_contains("no results at");
+    }
+    assert!(!repo.join(".evalock/results.json").exists());
+}

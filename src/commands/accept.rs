@@ -70,6 +70,9 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
     // what the first wrote.
     let _lock = crate::fs_util::lock_exclusive(&options.project_root.join(ACCEPT_LOCK))?;
     let project = Project::load(&source)?;
+    if project.suites.is_empty() {
+        return Err(super::no_suite_to("accept"));
+    }
     let display = options.from.display().to_string();
     let results = Results::read(&options.project_root.join(&options.from), &display)?;
     let suites = selected_suites(&project, &results, &options.suites)?;

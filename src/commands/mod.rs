@@ -13,6 +13,15 @@ pub mod run;
 pub mod skills_audit;
 pub mod staged;
 
+/// `run` or `accept` in a project without suites: a usage error (nothing ran, so no gate
+/// may pass on it) that says how to add one.
+fn no_suite_to(action: &str) -> crate::error::Error {
+    crate::error::Error::Usage(format!(
+        "{} defines no [[suite]], so there is nothing to {action}: add one, such as `[[suite]]` with `name = \"support\"`, `cases = [\"evals/support.jsonl\"]` and `completer = [\"python3\", \"tools/complete.py\"]`, then run `evalock lock`",
+        crate::model::CONFIG_FILE
+    ))
+}
+
 pub use accept::{accept, AcceptOptions, AcceptOutcome, AcceptedSuite};
 pub use check::{check, CheckOptions};
 pub use destination::refuse_project_file;

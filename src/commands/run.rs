@@ -201,9 +201,7 @@ fn select_suites(project: &Project, names: &[String]) -> Result<BTreeSet<String>
         .collect();
     if names.is_empty() {
         if known.is_empty() {
-            return Err(Error::Usage(
-                "evalock.toml defines no [[suite]] to run".into(),
-            ));
+            return Err(super::no_suite_to("run"));
         }
         return Ok(known);
     }
