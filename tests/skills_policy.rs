@@ -174,7 +174,7 @@ fn el205_executables_undeclared_declared_and_acknowledged() {
     );
     repo.evalock(&["lock"]).assert_code(0);
     let run = repo.evalock(&["check"]);
-    run.assert_code(0).assert_contains("EL205 skill-executable (warn): skills/notes/scripts/tidy.py is declared executable content: needs sandbox review");
+    run.assert_code(0).assert_contains("skills/notes/scripts/tidy.py:1: EL205 skill-executable (warn): declared executable content: needs sandbox review");
     let digest = evalock::hash::bytes_digest(b"print('tidy')\n");
     run.assert_contains(&format!("digest = \"{digest}\""));
 

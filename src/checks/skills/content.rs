@@ -48,10 +48,10 @@ pub fn executables(skill: &Skill, config: &SkillsConfig) -> Vec<Finding> {
                 &format!("declared:{}", file.path),
                 match entry {
                     Some(entry) => format!(
-                        "{path} is declared executable content, reviewed: {}",
+                        "declared executable content, reviewed: {}",
                         entry.reason
                     ),
-                    None => format!("{path} is declared executable content: needs sandbox review"),
+                    None => "declared executable content: needs sandbox review".to_owned(),
                 },
             )
             .at(file_location(skill, file));
@@ -75,7 +75,7 @@ pub fn executables(skill: &Skill, config: &SkillsConfig) -> Vec<Finding> {
                     RuleId::SkillExecutable,
                     skill,
                     &format!("undeclared:{}", file.path),
-                    format!("{path} is executable content ({}) but is not declared", signals.join(", ")),
+                    format!("executable content ({}), not declared", signals.join(", ")),
                 )
                 .at(file_location(skill, file))
                 .help(format!(
