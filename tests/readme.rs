@@ -94,20 +94,24 @@ fn named_flags(text: &str) -> Vec<(String, String)> {
                 .min()
                 .unwrap_or(rest.len());
             let segment = &rest[..end];
+            let segment = segment.replace("\\|", "|");
             let words: Vec<&str> = segment.split_whitespace().collect();
             let Some(first) = words.first() else { continue };
             let names: Vec<String> = first
                 .split('|')
-                .map(|name| match (name, words.get(1)) {
-                    ("skills" | "hook", Some(sub)) => {
-                        format!("{name} {}", sub.split('|').next().unwrap_or(""))
-                    }
-                    _ => name.to_string(),
+                .flat_map(|name| match (name, words.get(1)) {
+                    ("skills" | "hook", Some(sub)) => sub
+                        .split('|')
+                        .map(|sub| format!("{name} {sub}"))
+                        .collect::<Vec<_>>(),
+                    _ => vec![name.to_string()],
                 })
                 .filter(|name| COMMANDS.contains(&name.as_str()))
                 .collect();
             for word in &words {
-                let flag = word.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+                let flag = word
+                    .trim_start_matches(|c: char| c != '-')
+                    .trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
                 let flag = flag.split('=').next().unwrap_or(flag);
                 if flag.len() > 2 && flag.starts_with("--") {
                     for name in &names {
