@@ -737,8 +737,8 @@ fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository(
         "--completions",
         "made.jsonl",
     ])
-    .assert_code(1)
-    .assert_contains("no completion for case `refund-no-order-id` in evals/made.jsonl");
+    .assert_code(65)
+    .assert_contains("evals/made.jsonl:1: names case `nope`, which no suite holds");
     // Exits 0 once it has read its input (a missing file is 64).
     repo.evalock(&["-C", "evals", "github", "--from", "report.json"])
         .assert_code(0);
