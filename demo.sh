@@ -6,7 +6,10 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cargo build --release --locked --manifest-path "$here/Cargo.toml"
-evalock="$here/target/release/evalock"
+# Where cargo put it: CARGO_TARGET_DIR or build.target-dir may move target/ elsewhere.
+target_dir="$(cargo metadata --format-version 1 --no-deps --manifest-path "$here/Cargo.toml" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+evalock="$target_dir/release/evalock"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 cp -R "$here/fixtures/demo/." "$scratch/"

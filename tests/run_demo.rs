@@ -480,3 +480,50 @@ fn a_suite_named_twice_is_accepted_once() {
     );
     assert_eq!(accept.all().matches("recorded support/").count(), 1);
 }
+
+/// The README's quick start, `./demo.sh`, finds the binary cargo built wherever
+/// `CARGO_TARGET_DIR` (or `build.target-dir`) put it, not only under `target/`. Run here
+/// from a copy of the script and the demo (no `target/` beside them), with a stand-in
+/// `cargo` that builds nothing and reports a target folder holding this build's binary.
+#[cfg(unix)]
+#[test]
+fn demo_sh_runs_the_binary_from_cargos_target_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = tempfile::tempdir().unwrap();
+    let here = scratch.path().join("checkout");
+    common::copy_tree(&common::fixture("demo"), &here.join("fixtures/demo"));
+    std::fs::copy(common::manifest_dir().join("demo.sh"), here.join("demo.sh")).unwrap();
+    let target = scratch.path().join("elsewhere");
+    std::fs::create_dir_all(target.join("release")).unwrap();
+    std::os::unix::fs::symlink(common::EVALOCK, target.join("release/evalock")).unwrap();
+    let bin = scratch.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let cargo = bin.join("cargo");
+    std::fs::write(
+        &cargo,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in\n  build) exit 0 ;;\n  metadata) printf '{{\"target_directory\": \"%s\"}}\\n' '{}' ;;\n  *) exit 1 ;;\nesac\n",
+            target.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = std::process::Command::new("bash")
+        .arg(here.join("demo.sh"))
+        .env("PATH", path)
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "demo.sh failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("EL501"), "{stdout}");
+}

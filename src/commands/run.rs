@@ -101,6 +101,14 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
             file.refuse_unknown_suites(|name| {
                 project.suites.iter().any(|suite| suite.name == name)
             })?;
+            // A case file that could not be read whole (EL105) may hold the id: not refused.
+            file.refuse_unknown_cases(|name, case_id| {
+                project
+                    .suites
+                    .iter()
+                    .filter(|suite| name.is_empty() || suite.name == name)
+                    .any(|suite| suite.case(case_id).is_some() || !suite.problems.is_empty())
+            })?;
             Some(file)
         }
         None => None,

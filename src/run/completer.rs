@@ -63,6 +63,8 @@ pub struct CompletionsFile {
     by_case: BTreeMap<(String, String), Vec<String>>,
     /// The first line naming each suite, to refuse a suite the project does not have.
     suite_lines: BTreeMap<String, usize>,
+    /// The first line of each (suite or "", case id), to refuse a case no suite holds.
+    case_lines: BTreeMap<(String, String), usize>,
     pub display: String,
 }
 
@@ -76,6 +78,7 @@ impl CompletionsFile {
         let mut file = CompletionsFile {
             by_case: BTreeMap::new(),
             suite_lines: BTreeMap::new(),
+            case_lines: BTreeMap::new(),
             display: display.to_owned(),
         };
         for (index, line) in text.split('\n').enumerate() {
@@ -113,6 +116,9 @@ impl CompletionsFile {
             if !suite.is_empty() {
                 file.suite_lines.entry(suite.clone()).or_insert(index + 1);
             }
+            file.case_lines
+                .entry((suite.clone(), case_id.clone()))
+                .or_insert(index + 1);
             file.by_case
                 .entry((suite, case_id.clone()))
                 .or_default()
@@ -129,6 +135,31 @@ impl CompletionsFile {
                 format!("{}:{line}", self.display),
                 format!("names suite `{suite}`, which evalock.toml does not define: correct `suite`, or leave it out to match the case id in any suite"),
             )),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses a line whose case is in no suite (the suite it names, else any suite): its
+    /// completions would be silently unused, as a misspelt `case_id`'s are. `has_case`
+    /// answers for a suite name ("" for any suite) and a case id.
+    pub fn refuse_unknown_cases(&self, has_case: impl Fn(&str, &str) -> bool) -> Result<()> {
+        let unknown = self
+            .case_lines
+            .iter()
+            .filter(|((suite, case_id), _)| !has_case(suite, case_id))
+            .min_by_key(|(_, line)| **line);
+        match unknown {
+            Some(((suite, case_id), line)) => {
+                let holder = if suite.is_empty() {
+                    "no suite holds".to_owned()
+                } else {
+                    format!("suite `{suite}` does not hold")
+                };
+                Err(Error::malformed(
+                    format!("{}:{line}", self.display),
+                    format!("names case `{case_id}`, which {holder}: correct `case_id`, or drop the line (its completion would go unused)"),
+                ))
+            }
             None => Ok(()),
         }
     }

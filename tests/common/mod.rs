@@ -179,11 +179,11 @@ impl TestRepo {
 
     /// Runs the evalock binary in this repository, with CI unset.
     pub fn evalock(&self, args: &[&str]) -> Run {
-        self.evalock_with(args, &[])
+        self.evalock_with::<&str>(args, &[])
     }
 
     /// Runs evalock with extra environment variables (`("CI", "true")`).
-    pub fn evalock_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+    pub fn evalock_with<V: AsRef<std::ffi::OsStr>>(&self, args: &[&str], env: &[(&str, V)]) -> Run {
         let mut command = self.evalock_command(args);
         for (key, value) in env {
             command.env(key, value);

@@ -299,8 +299,9 @@ pub struct RulesArgs {
 
 #[derive(Debug, Args)]
 pub struct GithubArgs {
-    /// A findings report written by `evalock check|run --format json --output FILE`.
-    /// Repeat to combine several (check, then run).
+    /// A findings report (`evalock check --format json --output FILE`) or the results file
+    /// of `evalock run` (`.evalock/results.json`, or `--out FILE`). Repeat to combine
+    /// several (check, then run).
     #[arg(long = "from", value_name = "FILE", required = true)]
     pub from: Vec<PathBuf>,
 
