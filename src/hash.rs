@@ -17,6 +17,8 @@ pub const BYTES_RECIPE: &str = "bytes-v1";
 pub struct Digest([u8; 32]);
 
 const DIGEST_PREFIX: &str = "sha256:";
+/// How many hex digits of a digest messages print.
+pub const SHORT_HEX_DIGITS: usize = 12;
 
 impl Digest {
     pub fn of_bytes(bytes: &[u8]) -> Digest {
@@ -38,9 +40,10 @@ impl Digest {
         hex(&self.0)
     }
 
-    /// A short form for messages: `sha256:0123abcd`.
+    /// A short form for messages: `sha256:` and the first twelve hex digits, the prefix
+    /// the seed articles print beside a moved completion (`sha256:0123456789ab`).
     pub fn short(&self) -> String {
-        format!("{DIGEST_PREFIX}{}", hex(&self.0[..4]))
+        format!("{DIGEST_PREFIX}{}", hex(&self.0[..SHORT_HEX_DIGITS / 2]))
     }
 
     pub fn parse(text: &str) -> Result<Digest, String> {
@@ -329,7 +332,7 @@ mod tests {
         );
         for digest in &digests {
             assert_eq!(Digest::parse(&digest.to_string()), Ok(*digest));
-            assert_eq!(digest.short(), digest.to_string()[..15]);
+            assert_eq!(digest.short(), digest.to_string()[..DIGEST_PREFIX.len() + SHORT_HEX_DIGITS]);
             assert_eq!(format!("sha256:{}", digest.hex()), digest.to_string());
         }
     }

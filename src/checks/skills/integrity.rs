@@ -3,7 +3,7 @@
 
 use super::{skill_finding, SkillScope};
 use crate::finding::{Finding, Location, Subject};
-use crate::hash::{Digest, EntryKind};
+use crate::hash::{Digest, EntryKind, SHORT_HEX_DIGITS};
 use crate::model::{SkillLock, LOCK_FILE};
 use crate::rules::RuleId;
 use crate::skills::{Skill, SourceDecl, MANIFEST_FILE, SKILL_FILE};
@@ -204,7 +204,7 @@ pub fn manifest_drift(skill: &Skill) -> Vec<(String, Drift)> {
             Some(hex) if *hex != file.digest.hex() => drift.push((
                 file.path.clone(),
                 Drift::Changed {
-                    pinned: format!("sha256:{}", &hex[..8]),
+                    pinned: format!("sha256:{}", hex.get(..SHORT_HEX_DIGITS).unwrap_or(hex)),
                     now: file.digest.short().to_owned(),
                 },
             )),
@@ -457,7 +457,7 @@ fn normalize_digest(text: &str) -> String {
 
 fn short(digest: &str) -> String {
     Digest::parse(digest).map_or_else(
-        |_| digest.chars().take(15).collect(),
+        |_| digest.chars().take("sha256:".len() + SHORT_HEX_DIGITS).collect(),
         |parsed| parsed.short().to_owned(),
     )
 }
