@@ -332,7 +332,10 @@ mod tests {
         );
         for digest in &digests {
             assert_eq!(Digest::parse(&digest.to_string()), Ok(*digest));
-            assert_eq!(digest.short(), digest.to_string()[..DIGEST_PREFIX.len() + SHORT_HEX_DIGITS]);
+            assert_eq!(
+                digest.short(),
+                digest.to_string()[..DIGEST_PREFIX.len() + SHORT_HEX_DIGITS]
+            );
             assert_eq!(format!("sha256:{}", digest.hex()), digest.to_string());
         }
     }

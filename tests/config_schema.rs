@@ -1,5 +1,5 @@
 //! `config.schema.json` is generated from the config types; this keeps the shipped file
-//! current. After changing `src/model/config.rs`, refresh it with
+//! current. After changing the types in `src/model/config/`, refresh it with
 //! `EVALOCK_BLESS=1 cargo test --test config_schema`.
 
 use std::path::Path;

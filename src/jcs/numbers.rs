@@ -1,7 +1,9 @@
 //! JSON numbers: the grammar, and ECMAScript formatting of their f64 values as RFC 8785
 //! requires (short integers and plain decimals are their own formatting).
 
+use super::strings::string_end;
 use super::EXACT_INTEGER_DIGITS;
+use std::ops::Range;
 
 /// The end of the JSON number starting at `start`, validating the grammar
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
@@ -260,6 +262,33 @@ fn trim_end_zeros(digits: &[u8]) -> &[u8] {
         .take_while(|digit| **digit == b'0')
         .count();
     &digits[..digits.len() - zeros]
+}
+
+/// The number literals in JSON `text` whose exact value a double does not hold (see
+/// [`is_precise_number`]), in order, as byte ranges. Numbers inside strings are
+/// not numbers; text that is not JSON ends the scan where it stops making sense.
+pub fn imprecise_numbers(text: &[u8]) -> Vec<Range<usize>> {
+    let mut found = Vec::new();
+    let mut position = 0;
+    while let Some(byte) = text.get(position) {
+        match byte {
+            b'"' => match string_end(text, position) {
+                Some(end) => position = end,
+                None => break,
+            },
+            b'-' | b'0'..=b'9' => {
+                let Some(end) = number_end(text, position) else {
+                    break;
+                };
+                if !is_precise_number(&text[position..end]) {
+                    found.push(position..end);
+                }
+                position = end;
+            }
+            _ => position += 1,
+        }
+    }
+    found
 }
 
 #[cfg(test)]

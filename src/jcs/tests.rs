@@ -1,6 +1,7 @@
 //! The fast path must agree with serde_json + serde_json_canonicalizer on every input it
 //! accepts, and must decline every input the slow path rejects.
 
+use super::key_order::KNOWN_ORDERS;
 use super::numbers::{canonical_number, is_shortest_decimal, write_formatted_number};
 use super::strings::{append, append_within, next_special};
 use super::*;

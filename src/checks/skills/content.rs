@@ -47,10 +47,9 @@ pub fn executables(skill: &Skill, config: &SkillsConfig) -> Vec<Finding> {
                 skill,
                 &format!("declared:{}", file.path),
                 match entry {
-                    Some(entry) => format!(
-                        "declared executable content, reviewed: {}",
-                        entry.reason
-                    ),
+                    Some(entry) => {
+                        format!("declared executable content, reviewed: {}", entry.reason)
+                    }
                     None => "declared executable content: needs sandbox review".to_owned(),
                 },
             )

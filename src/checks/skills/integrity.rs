@@ -457,7 +457,12 @@ fn normalize_digest(text: &str) -> String {
 
 fn short(digest: &str) -> String {
     Digest::parse(digest).map_or_else(
-        |_| digest.chars().take("sha256:".len() + SHORT_HEX_DIGITS).collect(),
+        |_| {
+            digest
+                .chars()
+                .take("sha256:".len() + SHORT_HEX_DIGITS)
+                .collect()
+        },
         |parsed| parsed.short().to_owned(),
     )
 }

@@ -1,0 +1,223 @@
+use super::*;
+
+fn ids(parsed: &ParsedCaseFile) -> Vec<(&str, u32, u32)> {
+    parsed
+        .cases
+        .iter()
+        .map(|case| (case.id.as_str(), case.line, case.end_line))
+        .collect()
+}
+
+#[test]
+fn repeated_text_is_shared_until_it_changes() {
+    let mut shared = SharedText::default();
+    let first = shared.share("struct-3");
+    let again = shared.share("struct-3");
+    assert!(Arc::ptr_eq(&first, &again));
+    let other = shared.share("struct-4");
+    assert_eq!(&*other, "struct-4");
+    assert!(!Arc::ptr_eq(&first, &shared.share("struct-3")));
+}
+
+#[test]
+fn jsonl_keeps_one_line_per_case_and_skips_blank_lines() {
+    let parsed = parse_case_file(
+        "a.jsonl",
+        b"{\"id\":\"one\"}\n\n{\"id\":\"two\",\"version\":3}\n",
+    );
+    assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+    assert_eq!(ids(&parsed), vec![("one", 1, 1), ("two", 3, 3)]);
+    assert_eq!(parsed.cases[1].version, 3);
+}
+
+#[test]
+fn jsonl_bad_line_is_reported_and_the_rest_still_load() {
+    let parsed = parse_case_file(
+        "a.jsonl",
+        b"{\"id\":\"one\"}\n{\"id\": \"x\", \"a\":1, \"a\":2}\n{\"id\":\"three\"}\n",
+    );
+    assert_eq!(ids(&parsed), vec![("one", 1, 1), ("three", 3, 3)]);
+    assert_eq!(parsed.problems.len(), 1);
+    assert_eq!(parsed.problems[0].line, 2);
+    assert!(parsed.problems[0].message.contains("duplicate key"));
+    // The column of the second `"a"`, not of the end of its value.
+    assert_eq!(parsed.problems[0].column, 20);
+}
+
+/// serde_json counts columns in bytes; evalock's count characters, in every file kind.
+#[test]
+fn columns_of_parse_errors_count_characters() {
+    let jsonl = parse_case_file("a.jsonl", "{\"id\": \"été\", }\n".as_bytes());
+    assert_eq!((jsonl.problems[0].line, jsonl.problems[0].column), (1, 15));
+    let json = parse_case_file("a.json", "[\n  {\"id\": \"été\", }\n]\n".as_bytes());
+    assert_eq!((json.problems[0].line, json.problems[0].column), (2, 17));
+    let yaml = parse_case_file("a.yaml", "- id: été\n  input: [é, \n".as_bytes());
+    assert_eq!(yaml.problems[0].line, 2, "{:?}", yaml.problems);
+    let number = parse_case_file(
+        "a.jsonl",
+        "{\"id\": \"é\", \"x\": 9007199254740993}\n".as_bytes(),
+    );
+    assert_eq!(
+        (number.problems[0].line, number.problems[0].column),
+        (1, 18),
+        "{:?}",
+        number.problems
+    );
+}
+
+#[test]
+fn a_duplicate_key_in_a_json_document_is_reported_on_its_own_line() {
+    let text = "[\n  {\n    \"id\": \"x1\",\n    \"expect\": {\n      \"must_include\": [\"hi\"],\n      \"must_include\": [\"ho\"]\n    }\n  }\n]\n";
+    let parsed = parse_case_file("cases.json", text.as_bytes());
+    assert_eq!(parsed.problems.len(), 1, "{:?}", parsed.problems);
+    let problem = &parsed.problems[0];
+    assert_eq!((problem.line, problem.column), (6, 7), "{problem:?}");
+    assert!(problem.message.contains("duplicate key `must_include`"));
+}
+
+#[test]
+fn versions_stop_where_their_successor_is_still_exact() {
+    for detail in [CaseDetail::Full, CaseDetail::Summary] {
+        let parsed = parse_case_file_with(
+            "a.jsonl",
+            b"{\"id\":\"top\",\"version\":9007199254740991}\n{\"id\":\"over\",\"version\":9007199254740992}\n{\"id\":\"zero\",\"version\":0}\n",
+            detail,
+        );
+        assert_eq!(ids(&parsed), vec![("top", 1, 1)]);
+        assert_eq!(parsed.cases[0].version, MAX_CASE_VERSION);
+        let lines: Vec<u32> = parsed.problems.iter().map(|problem| problem.line).collect();
+        assert_eq!(lines, [2, 3], "{:?}", parsed.problems);
+        assert!(parsed.problems[0]
+            .message
+            .contains("from 1 to 9007199254740991"));
+    }
+}
+
+#[test]
+fn json_array_elements_keep_their_spans() {
+    let text = "[\n  {\n    \"id\": \"a\"\n  },\n  {\"id\": \"b, ]}\"}\n]\n";
+    let parsed = parse_case_file("a.json", text.as_bytes());
+    assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+    assert_eq!(ids(&parsed), vec![("a", 2, 4), ("b, ]}", 5, 5)]);
+}
+
+#[test]
+fn json_object_of_objects_takes_ids_from_keys() {
+    let parsed = parse_case_file(
+        "a.json",
+        b"{\n\"a\": {\"input\": 1},\n\"b\": {\"id\": \"b\"}\n}",
+    );
+    assert_eq!(ids(&parsed), vec![("a", 2, 2), ("b", 3, 3)]);
+}
+
+#[test]
+fn json_single_case_object() {
+    let parsed = parse_case_file(
+        "case.json",
+        b"{\n  \"id\": \"solo\",\n  \"version\": 3\n}\n",
+    );
+    assert_eq!(ids(&parsed), vec![("solo", 1, 5)]);
+}
+
+#[test]
+fn yaml_list_spans_run_to_the_next_case() {
+    let text = "# cases\n- id: a\n  input: hi\n\n- id: b\n  input: |-\n    two\n    lines\n";
+    let parsed = parse_case_file("a.yaml", text.as_bytes());
+    assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+    assert_eq!(ids(&parsed), vec![("a", 2, 3), ("b", 5, 8)]);
+    assert_eq!(parsed.cases[1].value()["input"], "two\nlines");
+}
+
+#[test]
+fn yaml_and_json_of_the_same_case_hash_the_same() {
+    let yaml = parse_case_file(
+        "a.yaml",
+        b"- id: a\n  version: 2\n  expect: {must_include: [x]}\n",
+    );
+    let json = parse_case_file(
+        "a.jsonl",
+        b"{\"expect\":{\"must_include\":[\"x\"]},\"version\":2,\"id\":\"a\"}\n",
+    );
+    assert_eq!(yaml.cases[0].digest, json.cases[0].digest);
+}
+
+#[test]
+fn yaml_duplicate_keys_are_problems() {
+    let parsed = parse_case_file("a.yaml", b"- id: a\n  input: 1\n  input: 2\n");
+    assert_eq!(parsed.problems.len(), 1, "{parsed:?}");
+    assert!(parsed.problems[0].line >= 2, "{:?}", parsed.problems);
+}
+
+#[test]
+fn yaml_nan_is_a_problem() {
+    let parsed = parse_case_file("a.yaml", b"- id: a\n  score: .nan\n");
+    assert_eq!(parsed.problems.len(), 1, "{parsed:?}");
+}
+
+#[test]
+fn json_nan_is_a_problem() {
+    let parsed = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"x\":NaN}\n");
+    assert_eq!(parsed.problems.len(), 1);
+    assert_eq!(parsed.problems[0].line, 1);
+    assert!(
+        parsed.problems[0].message.contains("NaN and Infinity"),
+        "{:?}",
+        parsed.problems
+    );
+    let parsed = parse_case_file("a.json", b"[{\"id\":\"a\",\n\"x\": -Infinity}]");
+    assert_eq!(parsed.problems[0].line, 2);
+    assert!(
+        parsed.problems[0].message.contains("NaN and Infinity"),
+        "{:?}",
+        parsed.problems
+    );
+}
+
+#[test]
+fn missing_or_non_string_ids_are_problems() {
+    let parsed = parse_case_file(
+        "a.jsonl",
+        b"{\"input\":1}\n{\"id\":7}\n{\"id\":\"a\\nb\"}\n[1]\n",
+    );
+    let lines: Vec<u32> = parsed.problems.iter().map(|problem| problem.line).collect();
+    assert_eq!(lines, vec![1, 2, 3, 4]);
+    assert!(parsed.cases.is_empty());
+}
+
+#[test]
+fn bom_and_crlf_are_problems() {
+    assert_eq!(
+        parse_case_file("a.jsonl", b"\xEF\xBB\xBF{\"id\":\"a\"}\n")
+            .problems
+            .len(),
+        1
+    );
+    let crlf = parse_case_file("a.jsonl", b"{\"id\":\"a\"}\r\n");
+    assert_eq!(crlf.problems[0].line, 1);
+    assert!(crlf.problems[0].message.contains("CRLF"));
+}
+
+#[test]
+fn retiring_does_not_move_the_contract_digest() {
+    let live = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"version\":2}\n")
+        .cases
+        .remove(0);
+    let retired = parse_case_file(
+        "a.jsonl",
+        b"{\"id\":\"a\",\"version\":2,\"retired\":true}\n",
+    )
+    .cases
+    .remove(0);
+    assert!(retired.retired);
+    assert_ne!(live.digest, retired.digest);
+    assert_eq!(live.contract_digest(), retired.contract_digest());
+}
+
+#[test]
+fn bad_versions_are_problems() {
+    let parsed = parse_case_file(
+        "a.jsonl",
+        b"{\"id\":\"a\",\"version\":0}\n{\"id\":\"b\",\"version\":\"2\"}\n",
+    );
+    assert_eq!(parsed.problems.len(), 2);
+}

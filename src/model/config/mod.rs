@@ -1,0 +1,112 @@
+//! `evalock.toml`: suites, skills, graders and policy. Unknown keys are errors with
+//! `path:line:col`; `config.schema.json` mirrors these types for editors.
+
+use crate::error::{Error, Result};
+use crate::text::{require_clean_text, LineIndex};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+mod grader;
+mod locate;
+mod policy;
+mod skills;
+mod suite;
+#[cfg(test)]
+mod tests;
+mod toml_errors;
+mod validate;
+
+pub use grader::{GraderConfig, GraderKind, VersionLabel};
+use locate::{glob_lines, location_of, table_header_offset};
+pub use policy::Policy;
+pub use skills::{default_allowed_permissions, Acknowledgement, SkillsConfig};
+pub use suite::{OneOrMany, SuiteConfig};
+use toml_errors::{single_table_header, with_suggestion};
+pub use validate::{is_valid_name, MAX_NAME_CHARS};
+
+pub const CONFIG_FILE: &str = "evalock.toml";
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+/// evalock configuration: suites of golden cases, skills, graders and the gate policy.
+/// Paths and globs are relative to the folder holding evalock.toml.
+pub struct Config {
+    /// Format version of this file; only 1 exists.
+    #[serde(default = "default_config_version")]
+    pub version: u32,
+    #[serde(default)]
+    pub policy: Policy,
+    #[serde(default, rename = "suite")]
+    pub suites: Vec<SuiteConfig>,
+    #[serde(default)]
+    pub skills: Option<SkillsConfig>,
+    #[serde(default, rename = "grader")]
+    pub graders: BTreeMap<String, GraderConfig>,
+}
+
+fn default_config_version() -> u32 {
+    1
+}
+
+pub const NORMALIZERS: &[&str] = &["exact", "ws-v1", "json-v1"];
+
+/// Samples per case a suite's `samples` (and a case's `n`, and `run --samples`) may ask for.
+pub const SAMPLES_RANGE: std::ops::RangeInclusive<u32> = 1..=1000;
+
+impl Config {
+    /// Parses and validates `evalock.toml`; `path` is used in messages.
+    pub fn parse(path: &str, bytes: &[u8]) -> Result<Config> {
+        let text = require_clean_text(bytes).map_err(|(line, column, message)| {
+            Error::malformed(format!("{path}:{line}:{column}"), message)
+        })?;
+        if let Some(line) = super::lock::conflict_marker_line(text) {
+            return Err(Error::malformed(
+                format!("{path}:{line}"),
+                "unresolved merge conflict: keep the side you want, delete the markers, then run `evalock check`",
+            ));
+        }
+        let mut config: Config = toml::from_str(text).map_err(|error| {
+            let message = crate::text::shorten(
+                error.message().trim(),
+                crate::text::MAX_PARSER_MESSAGE_CHARS,
+            );
+            let message = message.as_ref();
+            let message = match error.span().and_then(|span| single_table_header(text, span, message)) {
+                Some(header) => format!("`[{header}]` opens a single table, but `{header}` is a list of tables: write `[[{header}]]` above each entry"),
+                None => with_suggestion(message),
+            };
+            Error::malformed(location_of(path, text, error.span()), message)
+        })?;
+        config.validate(path, text)?;
+        config.locate_graders(text);
+        config.locate_case_globs(text);
+        if let Some(skills) = &mut config.skills {
+            skills.allowed_permissions_line = text
+                .lines()
+                .position(|line| line.trim_start().starts_with("allowed_permissions"))
+                .map_or(1, |index| u32::try_from(index + 1).unwrap_or(u32::MAX));
+            // Where `[skills]` is not a table of its own (`skills = {…}`), the lines
+            // stay unknown and findings point at the file's first line.
+            if let Some(inside) = table_header_offset(text, "[skills]") {
+                let lines = LineIndex::new(text.as_bytes());
+                skills.root_lines = glob_lines(text, &lines, inside, "roots", &skills.roots);
+                skills.marketplace_lines =
+                    glob_lines(text, &lines, inside, "marketplaces", &skills.marketplaces);
+            }
+        }
+        Ok(config)
+    }
+
+    pub fn suite(&self, name: &str) -> Option<&SuiteConfig> {
+        self.suites.iter().find(|suite| suite.name() == name)
+    }
+}
+
+/// The JSON Schema of `evalock.toml` (shipped as `config.schema.json` for editors).
+pub fn config_schema() -> String {
+    let schema = schemars::schema_for!(Config);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}

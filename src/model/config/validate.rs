@@ -1,0 +1,313 @@
+//! The checks `Config::parse` makes after deserialising: values serde accepts but evalock
+//! does not (names, ranges, globs and paths that would leave the project, dangling grader
+//! references), each reported at the line that writes it.
+
+use super::locate::{
+    key_span_in_table, location_of, policy_key_location, table_line, value_location,
+};
+use super::policy::{default_max_output_bytes, default_timeout_secs};
+use super::{Config, GraderKind, SkillsConfig, SuiteConfig, NORMALIZERS, SAMPLES_RANGE};
+use crate::error::{Error, Result};
+use crate::text::line_of_first;
+use std::collections::BTreeMap;
+
+impl Config {
+    pub(super) fn validate(&self, path: &str, text: &str) -> Result<()> {
+        if self.version != 1 {
+            return Err(Error::malformed(
+                format!("{path}:{}", line_of_first(text, &["version"])),
+                format!("unsupported config version {}: only 1 exists", self.version),
+            ));
+        }
+        let mut seen = BTreeMap::new();
+        for suite in &self.suites {
+            let at = || location_of(path, text, Some(suite.name.span()));
+            // A key of this suite's table, for messages about its value; the suite's
+            // `name` when the key is not written in the table.
+            let key_at = |key: &str| {
+                let span = key_span_in_table(text, suite.name.span().start, key)
+                    .unwrap_or_else(|| suite.name.span());
+                location_of(path, text, Some(span))
+            };
+            let name = suite.name();
+            if !is_valid_name(name) {
+                return Err(Error::malformed(
+                    at(),
+                    format!("suite name `{name}` must be 1-64 characters of letters, digits, `-`, `_` or `.`"),
+                ));
+            }
+            if seen.insert(name.to_owned(), ()).is_some() {
+                return Err(Error::malformed(
+                    at(),
+                    format!("suite `{name}` is defined twice"),
+                ));
+            }
+            if suite.cases.is_empty() {
+                return Err(Error::malformed(
+                    at(),
+                    format!("suite `{name}` lists no `cases` globs"),
+                ));
+            }
+            if !NORMALIZERS.contains(&suite.normalizer.as_str()) {
+                return Err(Error::malformed(
+                    key_at("normalizer"),
+                    format!(
+                        "suite `{name}`: unknown normalizer `{}` (use one of: {})",
+                        suite.normalizer,
+                        NORMALIZERS.join(", ")
+                    ),
+                ));
+            }
+            if let Some(grader) = &suite.grader {
+                if !self.graders.contains_key(grader) {
+                    return Err(Error::malformed(
+                        key_at("grader"),
+                        format!("suite `{name}` names grader `{grader}`, but there is no `[grader.{grader}]` table"),
+                    ));
+                }
+            }
+            if matches!(&suite.completer, Some(argv) if argv.is_empty()) {
+                return Err(Error::malformed(
+                    key_at("completer"),
+                    format!("suite `{name}`: `completer` must name a program"),
+                ));
+            }
+            if let Some(samples) = &suite.samples {
+                if !SAMPLES_RANGE.contains(samples.get_ref()) {
+                    return Err(Error::malformed(
+                        location_of(path, text, Some(samples.span())),
+                        format!(
+                            "suite `{name}`: `samples` must be an integer from {} to {} (as a case's `n`), not {}",
+                            SAMPLES_RANGE.start(),
+                            SAMPLES_RANGE.end(),
+                            samples.get_ref()
+                        ),
+                    ));
+                }
+            }
+            for pattern in &suite.cases {
+                validate_glob(path, text, &format!("suite `{name}`: case glob"), pattern)?;
+            }
+            for prompt in suite.prompt_paths() {
+                validate_path(path, text, &format!("suite `{name}`: prompt"), &prompt)?;
+            }
+            if let Some(baseline) = &suite.baseline {
+                validate_path(path, text, &format!("suite `{name}`: baseline"), baseline)?;
+            }
+        }
+        self.refuse_shared_baselines(path, text)?;
+        if let Some(skills) = &self.skills {
+            for pattern in skills.roots.iter().chain(&skills.marketplaces) {
+                validate_glob(path, text, "skills", pattern)?;
+            }
+        }
+        for (id, grader) in &self.graders {
+            if !is_valid_name(id) {
+                return Err(Error::malformed(format!("{path}:{}", line_of_first(text, &[id])), format!("grader id `{id}` must be 1-64 characters of letters, digits, `-`, `_` or `.`")));
+            }
+            let grader_line = line_of_first(
+                text,
+                &[&format!("[grader.{id}]"), &format!("[grader.\"{id}\"]"), id],
+            );
+            if grader.kind == GraderKind::Command && grader.argv().is_none_or(<[String]>::is_empty)
+            {
+                return Err(Error::malformed(
+                    format!("{path}:{grader_line}"),
+                    format!("grader `{id}` is a command grader but has no `command`: add `command = [\"program\", \"arg\"]`"),
+                ));
+            }
+            for pattern in &grader.sources {
+                validate_glob(path, text, &format!("grader `{id}`: source"), pattern)?;
+            }
+        }
+        if let Some(skills) = &self.skills {
+            skills.validate(path, text)?;
+        }
+        if !(0.0..=1.0).contains(&self.policy.agreement_min) {
+            return Err(Error::malformed(
+                policy_key_location(path, text, "agreement_min"),
+                "policy.agreement_min must be between 0.0 and 1.0",
+            ));
+        }
+        // 0 would make every completion an EL504 error: nothing could ever pass.
+        if self.policy.max_output_bytes == 0 {
+            return Err(Error::malformed(
+                policy_key_location(path, text, "max_output_bytes"),
+                format!(
+                    "policy.max_output_bytes must be at least 1 (the default is {}): with 0 every completion is too large",
+                    default_max_output_bytes()
+                ),
+            ));
+        }
+        // A timeout of 0 seconds gives no completer any time at all.
+        let zero_timeout = if self.policy.timeout_secs == 0 {
+            Some((
+                "policy.timeout_secs".to_owned(),
+                policy_key_location(path, text, "timeout_secs"),
+            ))
+        } else {
+            self.suites
+                .iter()
+                .find(|suite| suite.timeout_secs == Some(0))
+                .map(|suite| {
+                    let span = key_span_in_table(text, suite.name.span().start, "timeout_secs")
+                        .unwrap_or_else(|| suite.name.span());
+                    (
+                        format!("suite `{}`: timeout_secs", suite.name()),
+                        location_of(path, text, Some(span)),
+                    )
+                })
+        };
+        if let Some((key, location)) = zero_timeout {
+            return Err(Error::malformed(
+                location,
+                format!(
+                    "{key} must be at least 1 second (the default is {}): with 0 no completer has any time",
+                    default_timeout_secs()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Each suite's baseline file holds that suite alone: `accept` rewrites the whole file
+    /// for one suite, so a second suite naming it would lose the first one's entries, and
+    /// reading it for the wrong suite is refused as tampering.
+    fn refuse_shared_baselines(&self, path: &str, text: &str) -> Result<()> {
+        let mut owners: BTreeMap<&str, &SuiteConfig> = BTreeMap::new();
+        for suite in &self.suites {
+            let Some(baseline) = suite.baseline.as_deref() else {
+                continue;
+            };
+            let Some(first) = owners.insert(baseline, suite) else {
+                continue;
+            };
+            let baseline_at = |owner: &SuiteConfig| {
+                let span = key_span_in_table(text, owner.name.span().start, "baseline")
+                    .unwrap_or_else(|| owner.name.span());
+                location_of(path, text, Some(span))
+            };
+            return Err(Error::malformed(
+                baseline_at(suite),
+                format!(
+                    "suite `{}`: baseline `{baseline}` is already suite `{}`'s ({}); a baseline file holds one suite, and `evalock accept` rewrites it whole: give suite `{}` a file of its own, such as `{}`",
+                    suite.name(),
+                    first.name(),
+                    baseline_at(first),
+                    suite.name(),
+                    own_baseline_path(baseline, suite.name()),
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `evals/<suite>.baseline.json`, in the folder of `taken`: a baseline path for `suite`.
+fn own_baseline_path(taken: &str, suite: &str) -> String {
+    match taken.rsplit_once('/') {
+        Some((folder, _)) => format!("{folder}/{suite}.baseline.json"),
+        None => format!("{suite}.baseline.json"),
+    }
+}
+
+impl SkillsConfig {
+    fn validate(&self, path: &str, text: &str) -> Result<()> {
+        let at_table = || format!("{path}:{}", table_line(text, "[skills]"));
+        for pattern in self.roots.iter().chain(&self.vendored) {
+            crate::skills::compile_folder_globs(std::slice::from_ref(pattern))
+                .map_err(|error| Error::malformed(at_table(), error.to_string()))?;
+        }
+        for marketplace in &self.marketplaces {
+            crate::hash::validate_relative_path(marketplace).map_err(|error| {
+                Error::malformed(at_table(), format!("skills.marketplaces: {error}"))
+            })?;
+        }
+        for (name, pattern) in &self.risky_patterns {
+            crate::skills::scan::compile_pattern(name, pattern.get_ref()).map_err(|message| {
+                Error::malformed(
+                    location_of(path, text, Some(pattern.span())),
+                    format!("skills.risky_patterns.{name}: {message}"),
+                )
+            })?;
+        }
+        for acknowledgement in &self.acknowledgements {
+            let at = || location_of(path, text, Some(acknowledgement.rule.span()));
+            let rule = crate::rules::RuleId::parse(acknowledgement.rule.get_ref());
+            if !matches!(
+                rule,
+                Some(
+                    crate::rules::RuleId::SkillExecutable | crate::rules::RuleId::SkillRiskyContent
+                )
+            ) {
+                return Err(Error::malformed(
+                    at(),
+                    format!(
+                        "skills.acknowledge: rule `{}` cannot be acknowledged; only EL205 (declared executables) and EL206 (risky content) can",
+                        acknowledgement.rule.get_ref()
+                    ),
+                ));
+            }
+            crate::hash::validate_relative_path(&acknowledgement.file)
+                .map_err(|error| Error::malformed(at(), format!("skills.acknowledge: {error}")))?;
+            if acknowledgement.reason.trim().is_empty() {
+                return Err(Error::malformed(
+                    at(),
+                    "skills.acknowledge: give a `reason` (who reviewed the file, and how)",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The longest suite or grader name, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// Names that are safe as lock keys and file names.
+pub fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME_CHARS
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
+}
+
+/// A project-relative path: no `..`, not absolute; evalock never reads or writes outside
+/// the project.
+fn validate_path(path: &str, text: &str, what: &str, value: &str) -> Result<()> {
+    crate::hash::validate_relative_path(value).map_err(|error| {
+        Error::malformed(
+            value_location(path, text, value),
+            format!("{what} `{value}`: {error}; use a path inside the project"),
+        )
+    })
+}
+
+/// A glob relative to the project root that compiles and cannot match outside it.
+fn validate_glob(path: &str, text: &str, what: &str, pattern: &str) -> Result<()> {
+    let reason = if pattern.starts_with('/') {
+        Some("absolute paths are not allowed")
+    } else if pattern.split('/').any(|part| part == "..") {
+        Some("`..` is not allowed")
+    } else if pattern.contains(['\0', '\n', '\r']) {
+        Some("NUL and newline are not allowed in paths")
+    } else {
+        None
+    };
+    if let Some(reason) = reason {
+        return Err(Error::malformed(
+            value_location(path, text, pattern),
+            format!(
+                "{what} `{}`: {reason}; use a glob relative to the project root",
+                pattern.escape_debug()
+            ),
+        ));
+    }
+    globset::Glob::new(pattern).map(|_| ()).map_err(|error| {
+        Error::malformed(
+            value_location(path, text, pattern),
+            format!("{what}: invalid glob `{pattern}`: {error}"),
+        )
+    })
+}

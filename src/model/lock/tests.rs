@@ -1,0 +1,293 @@
+use super::*;
+use crate::hash::bytes_digest;
+
+#[test]
+fn decimals_are_written_as_formatting_writes_them() {
+    for value in [0, 1, 9, 10, 99, 100, 1001, 4_294_967_296, u64::MAX] {
+        let mut written = String::from("x");
+        push_decimal(&mut written, value);
+        assert_eq!(written, format!("x{value}"));
+    }
+}
+
+fn sample() -> Lock {
+    let mut lock = Lock::new();
+    lock.suites.insert(
+        "support".into(),
+        SuiteLock {
+            digest: bytes_digest(b"suite"),
+            prompt: Some(bytes_digest(b"prompt")),
+            prompts: [("prompts/support.txt".to_owned(), bytes_digest(b"prompt"))].into(),
+        },
+    );
+    lock.graders.insert(
+        "strict".into(),
+        GraderLock {
+            files: [("graders/strict.py".to_owned(), bytes_digest(b"py"))].into(),
+            ..GraderLock::new(
+                "struct-3",
+                &GraderProgram::Command(vec!["python3".into(), "graders/strict.py".into()]),
+                bytes_digest(b"tree"),
+            )
+        },
+    );
+    let cases = lock.cases.entry("support".into()).or_default();
+    cases.insert(
+        "refund \"quoted\" id".into(),
+        CaseLock {
+            version: 3,
+            digest: bytes_digest(b"a"),
+            file: "evals/support.jsonl".into(),
+            retired: false,
+        },
+    );
+    cases.insert(
+        "old-case".into(),
+        CaseLock {
+            version: 1,
+            digest: bytes_digest(b"b"),
+            file: "evals/support.jsonl".into(),
+            retired: true,
+        },
+    );
+    lock
+}
+
+#[test]
+fn render_then_parse_round_trips() {
+    let lock = sample();
+    let text = lock.render();
+    assert_eq!(Lock::parse("evalock.lock", text.as_bytes()).unwrap(), lock);
+    assert_eq!(
+        text,
+        Lock::parse("evalock.lock", text.as_bytes())
+            .unwrap()
+            .render(),
+        "render must be stable"
+    );
+}
+
+#[test]
+fn each_case_is_its_own_line_group() {
+    let text = sample().render();
+    assert!(
+        text.contains("\n[case.support.old-case]\nversion = 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[case.support.\"refund \\\"quoted\\\" id\"]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn conflict_markers_are_whole_line_markers() {
+    let cases: &[(&str, Option<usize>)] = &[
+        ("<<<<<<< HEAD\n", Some(1)),
+        ("a\n=======", Some(2)),
+        ("a\n=======\nb", Some(2)),
+        ("a\n=======x\n>>>>>>> b", Some(3)),
+        ("a\n<<<<<<<\n x <<<<<<< y\n", None),
+        ("x = \"=======\"\n\n\n>>>>>>> other\n<<<<<<< HEAD", Some(4)),
+        ("<a>\n=b\n>>>>>>>\n==\n=======\n", Some(5)),
+        ("{\"a\": \"<<<<<<< \"}\n{\"b\": 1}\n", None),
+        ("=======", Some(1)),
+        (">>>>>>> x", Some(1)),
+        ("", None),
+    ];
+    for (text, line) in cases {
+        assert_eq!(conflict_marker_line(text), *line, "{text:?}");
+    }
+}
+
+#[test]
+fn conflict_markers_are_reported_with_their_line() {
+    let text = "lock_version = 1\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> branch\n";
+    let error = Lock::parse("evalock.lock", text.as_bytes()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("evalock.lock:2: unresolved merge conflict"),
+        "{error}"
+    );
+    assert_eq!(error.exit_code(), 65);
+}
+
+#[test]
+fn truncated_lock_is_malformed_with_a_line() {
+    let text = sample().render();
+    let truncated = &text[..text.len() - 20];
+    let error = Lock::parse("evalock.lock", truncated.as_bytes()).unwrap_err();
+    assert!(error.to_string().starts_with("evalock.lock:"), "{error}");
+}
+
+#[test]
+fn traversal_in_lock_paths_is_refused() {
+    let text = sample()
+        .render()
+        .replace("evals/support.jsonl", "../../etc/passwd");
+    assert!(Lock::parse("evalock.lock", text.as_bytes()).is_err());
+}
+
+#[test]
+fn case_entries_behave_as_a_map_sorted_by_id() {
+    let entry = |version: u64| CaseLock {
+        version,
+        digest: bytes_digest(&version.to_le_bytes()),
+        file: Arc::from("evals/a.jsonl"),
+        retired: false,
+    };
+    let mut entries = CaseEntries::default();
+    let mut map = BTreeMap::new();
+    // Inserts, replacements and removals in a scrambled order, "b" < "b-1" < "b1" < "é".
+    let ids = ["b1", "a", "\u{e9}", "b", "b-1", "a", "", "b1", "z"];
+    for (step, id) in ids.iter().enumerate() {
+        let version = step as u64;
+        assert_eq!(
+            entries.insert(id.to_string(), entry(version)),
+            map.insert(id.to_string(), entry(version))
+        );
+        if step % 4 == 3 {
+            assert_eq!(entries.remove("a"), map.remove("a"));
+        }
+        assert!(
+            entries
+                .iter()
+                .eq(map.iter().map(|(id, entry)| (id.as_str(), entry))),
+            "after {id:?}"
+        );
+        assert_eq!(entries.len(), map.len());
+    }
+    for id in ids.iter().chain(&["missing", "b0", "\u{ff}"]) {
+        assert_eq!(entries.get(id), map.get(*id), "{id:?}");
+    }
+    // Collected like a map: sorted, the last entry of an id kept; and back again.
+    let collected: CaseEntries = [("y", 1), ("x", 2), ("y", 3)]
+        .map(|(id, version)| (id.to_string(), entry(version)))
+        .into_iter()
+        .collect();
+    let versions: Vec<_> = collected.iter().map(|(id, e)| (id, e.version)).collect();
+    assert_eq!(versions, [("x", 2), ("y", 3)]);
+    assert_eq!(
+        BTreeMap::from(collected.clone()),
+        BTreeMap::from_iter(collected.iter().map(|(id, e)| (id.to_owned(), e.clone())))
+    );
+    assert!(CaseEntries::default().is_empty());
+    // Entries read in order are pushed; one out of order or repeated is refused.
+    let mut pushed = CaseEntries::with_capacity(2, 4);
+    assert_eq!(pushed.push_sorted("b", entry(1)), Some(()));
+    assert_eq!(pushed.push_sorted("b", entry(2)), None);
+    assert_eq!(pushed.push_sorted("a", entry(3)), None);
+    assert_eq!(pushed.push_sorted("bb", entry(4)), Some(()));
+    pushed.last_mut().unwrap().version = 5;
+    let versions: Vec<_> = pushed.iter().map(|(id, e)| (id, e.version)).collect();
+    assert_eq!(versions, [("b", 1), ("bb", 5)]);
+    assert_eq!(pushed.iter().len(), 2);
+}
+
+#[test]
+fn ids_with_control_characters_are_refused_at_their_line() {
+    let with_id = |id: &str| {
+        let mut lock = sample();
+        let entry = CaseLock {
+            version: 1,
+            digest: bytes_digest(id.as_bytes()),
+            file: Arc::from("evals/support.jsonl"),
+            retired: false,
+        };
+        lock.cases
+            .entry("support".into())
+            .or_default()
+            .insert(id.to_owned(), entry);
+        let text = lock.render();
+        (Lock::parse("evalock.lock", text.as_bytes()), text)
+    };
+    // C0, DEL and C1 controls, in ASCII ids and in ids with other characters.
+    for id in [
+        "a\u{0}",
+        "a\nb",
+        "a\u{1f}",
+        "a\u{7f}",
+        "\u{e9}\u{7f}",
+        "\u{e9}\u{85}",
+        "\u{9f}",
+    ] {
+        let (parsed, text) = with_id(id);
+        let error = parsed.unwrap_err().to_string();
+        assert!(
+            error.contains("contains control characters"),
+            "{id:?}: {error}"
+        );
+        let line = 1 + text
+            .lines()
+            .position(|line| line.contains(&toml_string(id)))
+            .unwrap();
+        assert!(
+            error.starts_with(&format!("evalock.lock:{line}:")),
+            "{id:?}: {error}"
+        );
+    }
+    for id in ["a b", "a~", "\u{e9}t\u{e9}", "\u{a0}", "\u{2028}"] {
+        assert!(with_id(id).0.is_ok(), "{id:?}");
+    }
+}
+
+#[test]
+fn every_distinct_file_of_a_suite_is_checked_even_after_shared_ones() {
+    for bad_id in ["a-1", "a-3", "a-5"] {
+        let mut lock = sample();
+        let cases = lock.cases.entry("support".into()).or_default();
+        let shared: Arc<str> = Arc::from("evals/shared.jsonl");
+        for index in 1..=5 {
+            let id = format!("a-{index}");
+            let file = match id == bad_id {
+                true => Arc::from("evals/../../outside.jsonl"),
+                false => Arc::clone(&shared),
+            };
+            let entry = CaseLock {
+                version: 1,
+                digest: bytes_digest(id.as_bytes()),
+                file,
+                retired: false,
+            };
+            cases.insert(id, entry);
+        }
+        let error = Lock::parse("evalock.lock", lock.render().as_bytes()).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("case `support/{bad_id}`")),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn a_lock_read_from_the_working_tree_streams_and_still_locates_its_errors() {
+    let directory = tempfile::tempdir().unwrap();
+    let source = crate::source::WorktreeSource::new(directory.path());
+    assert_eq!(Lock::read(&source, "evalock.lock").unwrap(), None);
+
+    let text = sample().render();
+    std::fs::write(directory.path().join("evalock.lock"), &text).unwrap();
+    assert_eq!(Lock::read(&source, "evalock.lock").unwrap(), Some(sample()));
+
+    // A hand-written lock takes the TOML path and reads the same.
+    let spaced = text.replace("lock_version = 1\n", "lock_version   =   1\n");
+    std::fs::write(directory.path().join("evalock.lock"), &spaced).unwrap();
+    assert_eq!(Lock::read(&source, "evalock.lock").unwrap(), Some(sample()));
+
+    // A lock in the rendered shape that fails validation is reported at its line.
+    let mut bad = sample();
+    let entries = bad.cases.remove("support").unwrap();
+    bad.cases.insert("bad name!".into(), entries);
+    let text = bad.render();
+    std::fs::write(directory.path().join("evalock.lock"), &text).unwrap();
+    let error = Lock::read(&source, "evalock.lock").unwrap_err().to_string();
+    let line = text
+        .lines()
+        .position(|line| line.starts_with("[case.\"bad name!\""))
+        .unwrap()
+        + 1;
+    assert!(error.contains(&format!("evalock.lock:{line}")), "{error}");
+}
