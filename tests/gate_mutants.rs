@@ -29,9 +29,9 @@ fn a_removed_case_is_reported_as_removed_only() {
     assert!(mentions[0].contains("EL103"), "{mentions:#?}");
 }
 
-/// Kills `src/checks/cases.rs: replace || with && in cases_unlocked` (the `file` clause):
-/// a case moved unchanged to another file of its suite keeps its digest but must be
-/// re-locked, since the lock records where it lives.
+/// Kills `src/checks/cases/against_lock.rs: replace || with && in cases_unlocked` (the
+/// `file` clause): a case moved unchanged to another file of its suite keeps its digest
+/// but must be re-locked, since the lock records where it lives.
 #[test]
 fn a_case_moved_to_another_file_of_its_suite_must_be_relocked() {
     let repo = TestRepo::with_fixture("demo");
@@ -53,9 +53,9 @@ fn a_case_moved_to_another_file_of_its_suite_must_be_relocked() {
         .assert_contains("case `simple-question-stays` (evals/escalation-more.yaml:1) moved or changed its lock metadata");
 }
 
-/// Kills `src/checks/cases.rs: replace || with && in cases_unlocked` (the `version`
-/// clause): a lock whose recorded version was edited by hand no longer matches the case,
-/// even though the digest does.
+/// Kills `src/checks/cases/against_lock.rs: replace || with && in cases_unlocked` (the
+/// `version` clause): a lock whose recorded version was edited by hand no longer matches
+/// the case, even though the digest does.
 #[test]
 fn a_hand_edited_version_in_the_lock_is_refused() {
     let repo = TestRepo::with_fixture("demo");
@@ -70,9 +70,9 @@ fn a_hand_edited_version_in_the_lock_is_refused() {
         .assert_contains("moved or changed its lock metadata");
 }
 
-/// Kills `src/checks/cases.rs: replace && with || in cases_unlocked` (the guard that
-/// tells an edit in place from a new version): an edited case whose version was bumped
-/// is a new version to lock, not an edit in place.
+/// Kills `src/checks/cases/against_lock.rs: replace && with || in cases_unlocked` (the
+/// guard that tells an edit in place from a new version): an edited case whose version
+/// was bumped is a new version to lock, not an edit in place.
 #[test]
 fn an_edit_with_a_bumped_version_asks_only_for_a_relock() {
     let repo = TestRepo::with_fixture("demo");
@@ -142,8 +142,8 @@ fn a_file_that_does_not_load_is_malformed_not_emptied() {
         .assert_contains("EL103");
 }
 
-/// Kills `src/checks/cases.rs: delete match arm (None, _) in prompts_unlocked`: a prompt
-/// file that disappeared is refused, not silently skipped.
+/// Kills `src/checks/cases/against_lock.rs: delete match arm (None, _) in
+/// prompts_unlocked`: a prompt file that disappeared is refused, not silently skipped.
 #[test]
 fn a_missing_prompt_file_is_refused() {
     let repo = TestRepo::with_fixture("demo");
@@ -156,8 +156,9 @@ fn a_missing_prompt_file_is_refused() {
         );
 }
 
-/// Kills `src/checks/cases.rs: delete match arm (Some(_), None) in prompts_unlocked`: a
-/// suite pointed at a new prompt file must pin it, and the old pin is reported too.
+/// Kills `src/checks/cases/against_lock.rs: delete match arm (Some(_), None) in
+/// prompts_unlocked`: a suite pointed at a new prompt file must pin it, and the old pin
+/// is reported too.
 #[test]
 fn a_new_prompt_file_must_be_locked() {
     let repo = TestRepo::with_fixture("demo");

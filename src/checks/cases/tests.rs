@@ -1,0 +1,110 @@
+use super::against_lock::{pair_with_lock, LockedCases, Paired, Unpaired};
+use super::*;
+use crate::hash::bytes_digest;
+use crate::model::cases::CaseValue;
+use crate::model::lock::CaseLock;
+use std::sync::Arc;
+
+fn case(id: &str) -> Case {
+    Case {
+        id: id.into(),
+        version: 1,
+        digest: bytes_digest(id.as_bytes()),
+        contract: None,
+        file: Arc::from("evals/a.jsonl"),
+        line: 1,
+        end_line: 1,
+        retired: false,
+        grader_version: None,
+        body: CaseValue::Probed(None),
+    }
+}
+
+fn locked(ids: &[&str]) -> LockedCases {
+    ids.iter()
+        .map(|id| {
+            let entry = CaseLock {
+                version: 1,
+                digest: bytes_digest(id.as_bytes()),
+                file: Arc::from("evals/a.jsonl"),
+                retired: false,
+            };
+            (id.to_string(), entry)
+        })
+        .collect()
+}
+
+/// What pairing must give: the first case of each id in file order with its entry,
+/// and the entries no case has, in id order.
+type LockPairs<'a> = (Vec<Paired<'a>>, Vec<Unpaired<'a>>);
+
+fn pair_by_lookup<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPairs<'a> {
+    let mut seen = std::collections::HashSet::new();
+    let paired = suite
+        .cases
+        .iter()
+        .filter(|case| seen.insert(case.id.as_str()))
+        .map(|case| (case, locked.get(&case.id)))
+        .collect();
+    let missing = locked
+        .iter()
+        .filter(|(id, _)| !seen.contains(*id))
+        .collect();
+    (paired, missing)
+}
+
+#[test]
+fn pairing_with_the_lock_matches_lookups_in_any_case_order() {
+    let lock_sets: &[&[&str]] = &[
+        &[],
+        &["a"],
+        &["a", "c", "e"],
+        &["0", "b", "d", "z"],
+        &["a", "b", "c", "d", "e", "f"],
+    ];
+    let case_sets: &[&[&str]] = &[
+        &[],
+        &["a"],
+        &["a", "b", "c"],
+        &["b", "d", "f", "g"],
+        &["c", "a", "c", "e", "a", "0"],
+        &["z", "y", "b", "b", "b"],
+    ];
+    for ids in case_sets {
+        let suite = SuiteModel::new("s".into(), ids.iter().map(|id| case(id)).collect());
+        for lock_ids in lock_sets {
+            let lock = locked(lock_ids);
+            let (paired, missing) = pair_with_lock(&suite, &lock);
+            assert_eq!(
+                (paired.collect(), missing),
+                pair_by_lookup(&suite, &lock),
+                "cases {ids:?}, lock {lock_ids:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn repeated_ids_are_found_in_file_order_with_their_first_case() {
+    let ids = ["c", "a", "c", "b", "a", "c"];
+    let suite = SuiteModel::new(
+        "s".into(),
+        ids.iter()
+            .enumerate()
+            .map(|(index, id)| Case {
+                line: index as u32 + 1,
+                ..case(id)
+            })
+            .collect(),
+    );
+    let repeats: Vec<(u32, u32)> = suite
+        .repeated_ids()
+        .map(|(repeat, first)| (repeat.line, first.line))
+        .collect();
+    assert_eq!(repeats, vec![(3, 1), (5, 2), (6, 1)]);
+    let firsts: Vec<u32> = suite.first_of_each_id().map(|case| case.line).collect();
+    assert_eq!(firsts, vec![1, 2, 4]);
+    assert_eq!(duplicate_case_ids(&suite).len(), 3);
+    let unique = SuiteModel::new("s".into(), vec![case("a"), case("b")]);
+    assert!(duplicate_case_ids(&unique).is_empty());
+}
