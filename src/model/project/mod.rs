@@ -2,22 +2,25 @@
 //! content source. Checks are pure functions over this model.
 
 use super::baseline::{load_baseline, SuiteBaseline};
-use super::case_blocks::parse_json_lines_from;
-use super::cases::{
-    is_json_lines, parse_owned_case_file, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind,
-};
+use super::cases::{CaseDetail, ParsedCaseFile};
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{GraderLock, Lock, SuiteLock, LOCK_FILE};
-use super::suite::{suite_digest, CaseIndex, PromptFile, SuiteModel, UnmatchedGlob};
+use super::suite::{suite_digest, SuiteModel};
 use crate::error::{Error, Result};
 use crate::finding::Subject;
-use crate::hash::{bytes_digest, Digest, EntryKind};
-use crate::source::{glob_files, ContentIdentity, ContentSource};
+use crate::hash::{Digest, EntryKind};
+use crate::source::{ContentIdentity, ContentSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+mod load_suite;
+#[cfg(test)]
+mod tests;
+
+use load_suite::{load_suite, options_for_suite};
 
 /// What a load reads and keeps.
 #[derive(Clone, Copy)]
@@ -351,272 +354,4 @@ fn refuse_non_file(source: &dyn ContentSource, path: &str) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// A directory where a prompt goes cannot be read as one, as the lock in its place
-/// cannot: it is bad input (exit 65) named as a directory, not a prompt that went missing
-/// and that `evalock lock` would record as gone.
-fn refuse_directory_prompt(source: &dyn ContentSource, path: &str, suite: &str) -> Result<()> {
-    if source.is_directory(path)? {
-        return Err(Error::malformed(
-            path,
-            format!(
-                "{path} is a directory, where evalock expects a prompt of suite `{suite}`: move the directory away, or point `prompt` of suite `{suite}` in {CONFIG_FILE} at the prompt file"
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// A symlink's target is not case content, and following it could leave the project.
-fn symlinked_case_file(path: &str) -> ParsedCaseFile {
-    let problem = CaseProblem {
-        kind: ProblemKind::Malformed,
-        file: path.to_owned(),
-        line: 1,
-        column: 1,
-        message: format!("{path} is a symlink, and evalock never follows symlinks: replace it with the case file itself"),
-    };
-    ParsedCaseFile {
-        cases: Vec::new(),
-        problems: vec![problem],
-    }
-}
-
-/// One case file through the cache when it is usable: only summaries are cached, and only
-/// for files whose content identity the source can vouch for. With `write_cache` false,
-/// also the identity the file's cache entry is still to be written under (when there is a
-/// cache and the file was not in it).
-fn load_case_file(
-    source: &dyn ContentSource,
-    path: &str,
-    options: &LoadOptions<'_>,
-    write_cache: bool,
-) -> Result<(ParsedCaseFile, Option<ContentIdentity>)> {
-    if source.kind_of(path)? == Some(EntryKind::Symlink) {
-        return Ok((symlinked_case_file(path), None));
-    }
-    let cache = options
-        .case_cache
-        .filter(|_| options.detail == CaseDetail::Summary);
-    let identity = match cache {
-        Some(_) => source.identity(path)?,
-        None => None,
-    };
-    if let (Some(cache), Some(identity)) = (cache, &identity) {
-        if let Some(parsed) = cache.get(path, identity) {
-            return Ok((parsed, None));
-        }
-    }
-    let parsed = match read_case_file(source, path, options.detail)? {
-        Some(parsed) => parsed,
-        None => return Ok((ParsedCaseFile::default(), None)),
-    };
-    match (cache, identity) {
-        (Some(cache), Some(identity)) if write_cache => {
-            cache.put(path, identity, &parsed);
-            Ok((parsed, None))
-        }
-        (Some(_), identity) => Ok((parsed, identity)),
-        (None, _) => Ok((parsed, None)),
-    }
-}
-
-/// A JSONL file is read in blocks when the source can stream it (a file far larger than
-/// the rest of the suite is then never held whole); other files are read whole. `None`
-/// when the file is absent.
-fn read_case_file(
-    source: &dyn ContentSource,
-    path: &str,
-    detail: CaseDetail,
-) -> Result<Option<ParsedCaseFile>> {
-    if is_json_lines(path) {
-        if let Some(reader) = source.reader(path)? {
-            let parsed = parse_json_lines_from(path, reader, detail)
-                .map_err(|error| Error::io(path, error))?;
-            return Ok(Some(parsed));
-        }
-    }
-    Ok(source
-        .read(path)?
-        .map(|bytes| parse_owned_case_file(path, bytes, detail)))
-}
-
-/// A command grader receives the whole case, so its suite is loaded in full even for a
-/// check; the built-in grader reads only what a summary keeps.
-fn options_for_suite<'a>(
-    config: &Config,
-    suite: &super::config::SuiteConfig,
-    options: &LoadOptions<'a>,
-) -> LoadOptions<'a> {
-    let command_graded = suite
-        .grader
-        .as_deref()
-        .and_then(|id| config.graders.get(id))
-        .is_some_and(|grader| grader.kind == super::config::GraderKind::Command);
-    match command_graded {
-        true => LoadOptions {
-            detail: CaseDetail::Full,
-            ..*options
-        },
-        false => *options,
-    }
-}
-
-/// The first folder of `pattern`'s literal part that is a symlink: its files are not
-/// the project's (a symlink is pinned as its target, never followed).
-fn symlink_on_the_way(source: &dyn ContentSource, pattern: &str) -> Result<Option<String>> {
-    let prefix = crate::source::literal_prefix(pattern);
-    let mut folder = String::new();
-    for component in prefix.split('/').filter(|component| !component.is_empty()) {
-        if !folder.is_empty() {
-            folder.push('/');
-        }
-        folder.push_str(component);
-        if source.kind_of(&folder)? == Some(EntryKind::Symlink) {
-            return Ok(Some(folder));
-        }
-    }
-    Ok(None)
-}
-
-fn load_suite(
-    source: &dyn ContentSource,
-    suite: &super::config::SuiteConfig,
-    options: &LoadOptions<'_>,
-) -> Result<SuiteModel> {
-    let mut case_files = Vec::new();
-    let mut unmatched_globs = Vec::new();
-    for (pattern, line) in suite.case_globs() {
-        let matched = glob_files(source, std::slice::from_ref(pattern))?;
-        if matched.is_empty() {
-            let literal = !pattern.contains(['*', '?', '[', '{', '\\']);
-            let directory = pattern.trim_end_matches('/');
-            let names_directory =
-                literal && !directory.is_empty() && !source.list(directory)?.is_empty();
-            unmatched_globs.push(UnmatchedGlob {
-                pattern: pattern.clone(),
-                line,
-                names_directory,
-                through_symlink: symlink_on_the_way(source, pattern)?,
-            });
-        }
-        case_files.extend(matched.into_iter().map(|file| file.path));
-    }
-    case_files.sort();
-    case_files.dedup();
-    // A suite of one file (often a large one) writes that file's cache entry while its
-    // cases are indexed, instead of before: the two are the only work left then. The
-    // files of a larger suite write theirs as they are parsed.
-    let single = case_files.len() == 1;
-    let loaded: Vec<_> = case_files
-        .par_iter()
-        .map(|path| load_case_file(source, path, options, !single))
-        .collect::<Result<Vec<_>>>()?;
-    let (parsed, unwritten): (Vec<_>, Vec<_>) = loaded.into_iter().unzip();
-    let pending = unwritten.into_iter().flatten().next();
-    // The first file's cases are not copied: a suite of one large file is held once.
-    let joined = ParsedCaseFile::joined(parsed);
-    let index = match (pending, options.case_cache, case_files.first()) {
-        (Some(identity), Some(cache), Some(path)) => {
-            let (_, index) = rayon::join(
-                || cache.put(path, identity, &joined),
-                || CaseIndex::of(&joined.cases),
-            );
-            index
-        }
-        _ => CaseIndex::of(&joined.cases),
-    };
-    let ParsedCaseFile { cases, problems } = joined;
-    let prompts = suite
-        .prompt_paths()
-        .into_iter()
-        .map(|path| -> Result<PromptFile> {
-            let digest = match source.kind_of(&path)? {
-                Some(EntryKind::Symlink) => None,
-                None => {
-                    refuse_directory_prompt(source, &path, suite.name())?;
-                    None
-                }
-                Some(_) => source.read(&path)?.map(|bytes| bytes_digest(&bytes)),
-            };
-            Ok(PromptFile { path, digest })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut model = SuiteModel::indexed(suite.name().to_owned(), cases, index);
-    model.case_files = case_files;
-    model.problems = problems;
-    model.unmatched_globs = unmatched_globs;
-    model.prompts = prompts;
-    Ok(model)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::source::WorktreeSource;
-    use std::sync::Mutex;
-
-    /// A cache that holds nothing and records what it is asked to keep.
-    #[derive(Default)]
-    struct RecordingCache {
-        kept: Mutex<Vec<(String, Vec<String>)>>,
-    }
-
-    impl CaseFileCache for RecordingCache {
-        fn get(&self, _: &str, _: &ContentIdentity) -> Option<ParsedCaseFile> {
-            None
-        }
-
-        fn put(&self, path: &str, _: ContentIdentity, parsed: &ParsedCaseFile) {
-            let ids = parsed.cases.iter().map(|case| case.id.clone()).collect();
-            self.kept
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .push((path.to_owned(), ids));
-        }
-    }
-
-    /// Every case file parsed is offered to the cache once, whole: a suite of one file
-    /// offers it while its cases are indexed, a larger suite each file as it is parsed.
-    #[test]
-    fn every_parsed_case_file_is_offered_to_the_cache_once() {
-        let directory = tempfile::tempdir().unwrap();
-        let write = |path: &str, text: &str| {
-            let path = directory.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
-        write(
-            "evalock.toml",
-            "version = 1\n\n[[suite]]\nname = \"one\"\ncases = [\"evals/one.jsonl\"]\n\n\
-             [[suite]]\nname = \"many\"\ncases = [\"evals/many/*.jsonl\"]\n",
-        );
-        let line =
-            |id: &str| format!("{{\"id\": \"{id}\", \"expect\": {{\"must_include\": \"x\"}}}}\n");
-        write("evals/one.jsonl", &(line("c") + &line("a") + &line("b")));
-        write("evals/many/1.jsonl", &(line("m2") + &line("m1")));
-        write("evals/many/2.jsonl", &line("m3"));
-        let source = WorktreeSource::new(directory.path());
-        let cache = RecordingCache::default();
-        let project = Project::load_summary(&source, Some(&cache)).unwrap();
-        let mut kept = cache.kept.into_inner().unwrap();
-        kept.sort();
-        let expected = [
-            ("evals/many/1.jsonl", vec!["m2", "m1"]),
-            ("evals/many/2.jsonl", vec!["m3"]),
-            ("evals/one.jsonl", vec!["c", "a", "b"]),
-        ]
-        .map(|(path, ids)| (path.to_owned(), ids.into_iter().map(String::from).collect()));
-        assert_eq!(kept, expected);
-        // The suites are indexed all the same.
-        for (suite, id, line) in [("one", "a", 2), ("one", "c", 1), ("many", "m3", 1)] {
-            let suite = project
-                .suites
-                .iter()
-                .find(|model| model.name == suite)
-                .unwrap();
-            assert_eq!(suite.case(id).map(|case| case.line), Some(line), "{id}");
-        }
-    }
 }
