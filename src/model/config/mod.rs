@@ -99,6 +99,17 @@ impl Config {
         Ok(config)
     }
 
+    /// Whether the config names nothing evalock pins: no suite, no grader, no skill
+    /// roots or marketplaces. A check of it passes, but only because it looks at nothing.
+    pub fn guards_nothing(&self) -> bool {
+        self.suites.is_empty()
+            && self.graders.is_empty()
+            && self
+                .skills
+                .as_ref()
+                .is_none_or(|skills| skills.roots.is_empty() && skills.marketplaces.is_empty())
+    }
+
     pub fn suite(&self, name: &str) -> Option<&SuiteConfig> {
         self.suites.iter().find(|suite| suite.name() == name)
     }
