@@ -224,8 +224,76 @@ fn two_suites_naming_one_baseline_file_are_refused_at_both_lines() {
     ] {
         repo.evalock(command)
             .assert_code(65)
-            .assert_contains("evalock.toml:11:1: suite `escalation`: baseline `evals/support.baseline.json` is already suite `support`'s (evalock.toml:6:1)")
+            .assert_contains("evalock.toml:11:1: suite `escalation`: baseline `evals/support.baseline.json` is also suite `support`'s baseline `evals/support.baseline.json` (evalock.toml:6:1)")
             .assert_contains("such as `evals/escalation.baseline.json`");
     }
     assert!(!repo.join("evals/support.baseline.json").exists());
+}
+
+/// A baseline the project also reads as something else gives wrong verdicts: matched by a
+/// case glob, every `accept` turns it into malformed and unlocked cases; a prompt, the lock
+/// or evalock.toml read as a baseline is "tampered". Baselines differing only in letter
+/// case are one file on macOS and Windows. Each is refused when the config is read, at
+/// the `baseline` line, naming the line it collides with.
+#[test]
+fn a_baseline_that_is_also_another_project_file_is_refused_at_its_line() {
+    let with_baseline = |cases: &str, baseline: &str| {
+        format!(
+            "version = 1\n\n[[suite]]\nname = \"support\"\ncases = [\"{cases}\"]\nprompt = \"prompts/support.txt\"\nbaseline = \"{baseline}\"\n\n[[suite]]\nname = \"escalation\"\ncases = [\"other/*.yaml\"]\nbaseline = \"other/escalation.baseline.json\"\n"
+        )
+    };
+    // Quiet: a case glob that reaches case files only, and a baseline beside them.
+    let repo = project(&with_baseline(
+        "evals/*.jsonl",
+        "evals/support.baseline.json",
+    ));
+    repo.write("other/escalation.yaml", "- id: b\n  input: hi\n");
+    repo.write(
+        "completions.jsonl",
+        "{\"case_id\": \"a\", \"completion\": \"ok\"}\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+    for (cases, baseline, expected) in [
+        (
+            "evals/*",
+            "evals/support.baseline.json",
+            "evalock.toml:7:1: suite `support`: baseline `evals/support.baseline.json` is also a case file of suite `support`: its case glob `evals/*` (evalock.toml:5)",
+        ),
+        (
+            "evals/*.jsonl",
+            "evals/support.jsonl",
+            "is also a case file of suite `support`: its case glob `evals/*.jsonl` (evalock.toml:5)",
+        ),
+        (
+            "evals/*.jsonl",
+            "other/support.yaml",
+            "is also a case file of suite `escalation`: its case glob `other/*.yaml` (evalock.toml:11)",
+        ),
+        (
+            "evals/*.jsonl",
+            "prompts/Support.txt",
+            "is also suite `support`'s prompt `prompts/support.txt` (evalock.toml:6:1)",
+        ),
+        ("evals/*.jsonl", "evalock.lock", "is also the project's `evalock.lock`"),
+        ("evals/*.jsonl", "Evalock.toml", "is also the project's `evalock.toml`"),
+        (
+            "evals/*.jsonl",
+            "Other/Escalation.baseline.json",
+            "evalock.toml:12:1: suite `escalation`: baseline `other/escalation.baseline.json` is also suite `support`'s baseline `Other/Escalation.baseline.json` (evalock.toml:7:1), one file where letter case does not count",
+        ),
+    ] {
+        repo.write("evalock.toml", with_baseline(cases, baseline));
+        for command in [
+            &["check"][..],
+            &["lock"],
+            &["run", "--completions", "completions.jsonl"],
+            &["accept", "--reason", "x"],
+        ] {
+            repo.evalock(command)
+                .assert_code(65)
+                .assert_contains(expected);
+        }
+    }
+    assert_eq!(repo.read("evals/support.jsonl"), ONE_CASE);
 }

@@ -1169,3 +1169,33 @@ fn run_and_accept_without_suites_say_how_to_add_one() {
     }
     assert!(!repo.join(".evalock/results.json").exists());
 }
+
+/// An evalock.toml that configures nothing passes `check` and `lock`, which reads as
+/// "everything is fine". One line on standard error says nothing is pinned and how to
+/// add something; the exit code stays 0, and the pre-commit hook (`check --staged`) and a
+/// configured project print no such line.
+#[test]
+fn an_empty_configuration_passes_with_a_note_that_nothing_is_configured() {
+    const NOTE: &str = "note: evalock.toml configures no suite, grader or skill";
+    let repo = TestRepo::new();
+    repo.write("evalock.toml", "version = 1\n");
+    for command in [&["lock"][..], &["check"], &["check", "--format", "json"]] {
+        let run = repo.evalock(command);
+        run.assert_code(0);
+        assert!(run.stderr.contains(NOTE), "{command:?}: {}", run.stderr);
+        assert!(run.stderr.contains("`[[suite]]`"), "{}", run.stderr);
+        assert!(!run.stdout.contains(NOTE), "{}", run.stdout);
+    }
+    repo.commit_all("adopt evalock");
+    repo.evalock(&["check", "--staged"])
+        .assert_code(0)
+        .assert_not_contains(NOTE);
+    // Quiet: a configured project.
+    let demo = locked_demo();
+    demo.evalock(&["lock"])
+        .assert_code(0)
+        .assert_not_contains(NOTE);
+    demo.evalock(&["check"])
+        .assert_code(0)
+        .assert_not_contains(NOTE);
+}

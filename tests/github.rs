@@ -902,3 +902,39 @@ fn line_after_the_removed_case(scenario: &Scenario, path: &str) -> Option<u64> {
         .expect("next case");
     Some(index as u64 + 1)
 }
+
+/// Cases inserted above an edited case move it down: the comment on the edit follows it to
+/// its new line, and the new cases are commented on their own lines.
+#[test]
+fn an_edited_case_moved_down_by_new_cases_is_commented_on_its_new_line() {
+    let mut scenario = Scenario::new();
+    let cases = "ai/evals/support.jsonl";
+    let text = scenario.repo.read(cases);
+    let new_cases =
+        "{\"id\": \"new-one\", \"input\": \"hi\"}\n{\"id\": \"new-two\", \"input\": \"hello\"}\n";
+    scenario.repo.write(cases, format!("{new_cases}{text}"));
+    scenario.push("two new cases on top");
+    scenario.check().assert_code(2);
+    let run = scenario.github(WRITE_TOKEN, &[&scenario.path("check.json")], &[]);
+    run.assert_code(0);
+    let comments = scenario.github.review_comments();
+    let edited = comment_with(&comments, "EL102");
+    let edited_line = scenario
+        .repo
+        .read(cases)
+        .lines()
+        .position(|line| line.contains("7731-QX"))
+        .map(|index| index as u64 + 1);
+    assert_eq!((edited.path.as_str(), edited.line), (cases, edited_line));
+    let unlocked: Vec<_> = comments
+        .iter()
+        .filter(|comment| comment.body.contains("EL101"))
+        .map(|comment| (comment.path.as_str(), comment.line))
+        .collect();
+    assert!(
+        unlocked.contains(&(cases, Some(1))),
+        "{unlocked:?}\n{}",
+        run.all()
+    );
+    assert!(unlocked.contains(&(cases, Some(2))), "{unlocked:?}");
+}

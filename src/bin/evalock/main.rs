@@ -150,6 +150,7 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
         }
         Command::Lock(lock_args) => {
             let outcome = commands::lock(&root, lock_args.check, evalock::is_ci())?;
+            printer.note_if_nothing_configured(&root);
             if outcome.pinned && lock_args.format == args::Format::Human {
                 printer.lock_summary(&outcome);
             } else {
@@ -177,6 +178,11 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 discard_stale_output(check_args.output.as_deref());
             })?;
             printer.report(&report, check_args.format, check_args.output.as_deref())?;
+            // The pre-commit hook (`--staged`) stays as quiet as ever; a person running
+            // `check` learns that its PASS looked at nothing.
+            if options.source == SourceSpec::Worktree {
+                printer.note_if_nothing_configured(&options.project_root);
+            }
             Ok(report.exit_code())
         }
         Command::Rules(rules_args) => {

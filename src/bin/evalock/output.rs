@@ -47,6 +47,7 @@ use evalock::commands::hook::{HookChange, HookOutcome};
 use evalock::commands::{
     AcceptOutcome, AuditOutcome, AuditStatus, InitOutcome, LockOutcome, ReviewItem, RunOutcome,
 };
+use evalock::model::config::{Config, CONFIG_FILE};
 use evalock::report::{self, Report};
 use evalock::rules::{RuleId, RULES};
 use std::io::IsTerminal;
@@ -179,6 +180,17 @@ impl Printer {
             );
         }
         outln!("next: review evalock.toml, then run `evalock lock` and commit both files");
+    }
+
+    /// One line on standard error when the project's evalock.toml names nothing to pin,
+    /// so a PASS is not read as "everything checked"; the exit code is unchanged.
+    pub fn note_if_nothing_configured(&self, project_root: &Path) {
+        let Ok(bytes) = std::fs::read(project_root.join(CONFIG_FILE)) else {
+            return;
+        };
+        if Config::parse(CONFIG_FILE, &bytes).is_ok_and(|config| config.guards_nothing()) {
+            errln!("note: {CONFIG_FILE} configures no suite, grader or skill, so evalock pins and checks nothing: add a `[[suite]]` with `name` and `cases` (or `[skills]` with `roots`), or run `evalock init --force` to detect them");
+        }
     }
 
     pub fn lock_summary(&self, outcome: &LockOutcome) {

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod baseline_paths;
 mod grader;
 mod locate;
 mod policy;
@@ -96,6 +97,17 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// Whether the config names nothing evalock pins: no suite, no grader, no skill
+    /// roots or marketplaces. A check of it passes, but only because it looks at nothing.
+    pub fn guards_nothing(&self) -> bool {
+        self.suites.is_empty()
+            && self.graders.is_empty()
+            && self
+                .skills
+                .as_ref()
+                .is_none_or(|skills| skills.roots.is_empty() && skills.marketplaces.is_empty())
     }
 
     pub fn suite(&self, name: &str) -> Option<&SuiteConfig> {

@@ -6,7 +6,7 @@ use super::locate::{
     key_span_in_table, location_of, policy_key_location, table_line, value_location,
 };
 use super::policy::{default_max_output_bytes, default_timeout_secs};
-use super::{Config, GraderKind, SkillsConfig, SuiteConfig, NORMALIZERS, SAMPLES_RANGE};
+use super::{Config, GraderKind, SkillsConfig, NORMALIZERS, SAMPLES_RANGE};
 use crate::error::{Error, Result};
 use crate::text::line_of_first;
 use std::collections::BTreeMap;
@@ -95,7 +95,7 @@ impl Config {
                 validate_path(path, text, &format!("suite `{name}`: baseline"), baseline)?;
             }
         }
-        self.refuse_shared_baselines(path, text)?;
+        self.refuse_colliding_baselines(path, text)?;
         if let Some(skills) = &self.skills {
             for pattern in skills.roots.iter().chain(&skills.marketplaces) {
                 validate_glob(path, text, "skills", pattern)?;
@@ -168,46 +168,6 @@ impl Config {
             ));
         }
         Ok(())
-    }
-
-    /// Each suite's baseline file holds that suite alone: `accept` rewrites the whole file
-    /// for one suite, so a second suite naming it would lose the first one's entries, and
-    /// reading it for the wrong suite is refused as tampering.
-    fn refuse_shared_baselines(&self, path: &str, text: &str) -> Result<()> {
-        let mut owners: BTreeMap<&str, &SuiteConfig> = BTreeMap::new();
-        for suite in &self.suites {
-            let Some(baseline) = suite.baseline.as_deref() else {
-                continue;
-            };
-            let Some(first) = owners.insert(baseline, suite) else {
-                continue;
-            };
-            let baseline_at = |owner: &SuiteConfig| {
-                let span = key_span_in_table(text, owner.name.span().start, "baseline")
-                    .unwrap_or_else(|| owner.name.span());
-                location_of(path, text, Some(span))
-            };
-            return Err(Error::malformed(
-                baseline_at(suite),
-                format!(
-                    "suite `{}`: baseline `{baseline}` is already suite `{}`'s ({}); a baseline file holds one suite, and `evalock accept` rewrites it whole: give suite `{}` a file of its own, such as `{}`",
-                    suite.name(),
-                    first.name(),
-                    baseline_at(first),
-                    suite.name(),
-                    own_baseline_path(baseline, suite.name()),
-                ),
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// `evals/<suite>.baseline.json`, in the folder of `taken`: a baseline path for `suite`.
-fn own_baseline_path(taken: &str, suite: &str) -> String {
-    match taken.rsplit_once('/') {
-        Some((folder, _)) => format!("{folder}/{suite}.baseline.json"),
-        None => format!("{suite}.baseline.json"),
     }
 }
 

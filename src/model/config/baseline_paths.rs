@@ -1,0 +1,170 @@
+//! A suite's `baseline` names a file that `evalock accept` alone writes and that holds
+//! that suite alone. One the project also reads as something else (a case file, a prompt,
+//! a grader's source, evalock.toml or the lock) or that another suite names too is
+//! refused when the config is read: checked as cases, a baseline becomes malformed cases
+//! and unlocked ones after every accept; read as a baseline, a prompt or the lock is
+//! "tampered"; shared, `accept` rewrites it for one suite and drops the other's entries.
+//!
+//! Paths are compared without regard to letter case: `evals/Support.baseline.json` and
+//! `evals/support.baseline.json` are one file on macOS and Windows, where a teammate
+//! checks the same project out.
+
+use super::locate::{glob_lines, key_span_in_table, location_of};
+use super::{Config, SuiteConfig, CONFIG_FILE};
+use crate::error::{Error, Result};
+use crate::model::lock::LOCK_FILE;
+use crate::text::LineIndex;
+use globset::GlobBuilder;
+
+/// What else a baseline path is, and where evalock.toml says so.
+struct Collision {
+    /// `suite `support`'s case glob `evals/*` (evalock.toml:5)`, …
+    other: String,
+    /// The edit that resolves it.
+    fix: String,
+}
+
+impl Config {
+    pub(super) fn refuse_colliding_baselines(&self, path: &str, text: &str) -> Result<()> {
+        let lines = LineIndex::new(text.as_bytes());
+        for (index, suite) in self.suites.iter().enumerate() {
+            let Some(baseline) = suite.baseline.as_deref() else {
+                continue;
+            };
+            let Some(collision) = self.collision(path, text, &lines, index, baseline) else {
+                continue;
+            };
+            return Err(Error::malformed(
+                baseline_location(path, text, suite),
+                format!(
+                    "suite `{}`: baseline `{baseline}` is also {}; a baseline file holds one suite's last-good completions and only `evalock accept` writes it: {}",
+                    suite.name(),
+                    collision.other,
+                    collision.fix,
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The first thing other than suite `index`'s baseline that `baseline` also names.
+    fn collision(
+        &self,
+        path: &str,
+        text: &str,
+        lines: &LineIndex,
+        index: usize,
+        baseline: &str,
+    ) -> Option<Collision> {
+        let suite = self.suites.get(index)?;
+        let own_file = || own_baseline_path(baseline, suite.name());
+        for project_file in [CONFIG_FILE, LOCK_FILE] {
+            if same_file(baseline, project_file) {
+                return Some(Collision {
+                    other: format!("the project's `{project_file}`"),
+                    fix: format!(
+                        "give suite `{}` a file of its own, such as `{}`",
+                        suite.name(),
+                        own_file()
+                    ),
+                });
+            }
+        }
+        for (other_index, other) in self.suites.iter().enumerate() {
+            let inside = other.name.span().start;
+            let glob_lines = glob_lines(text, lines, inside, "cases", &other.cases);
+            for (pattern, line) in other.cases.iter().zip(glob_lines) {
+                if glob_matches(pattern, baseline) {
+                    return Some(Collision {
+                        other: format!(
+                            "a case file of suite `{}`: its case glob `{pattern}` ({path}:{line}) matches it",
+                            other.name()
+                        ),
+                        fix: "narrow the glob to the case files (`evals/*.jsonl`, not `evals/*`), or move the baseline where no case glob reaches".to_owned(),
+                    });
+                }
+            }
+            if let Some(prompt) = other
+                .prompt_paths()
+                .into_iter()
+                .find(|prompt| same_file(baseline, prompt))
+            {
+                let span = key_span_in_table(text, inside, "prompt").unwrap_or(other.name.span());
+                return Some(Collision {
+                    other: format!(
+                        "suite `{}`'s prompt `{prompt}` ({})",
+                        other.name(),
+                        location_of(path, text, Some(span))
+                    ),
+                    fix: format!(
+                        "give suite `{}` a file of its own, such as `{}`",
+                        suite.name(),
+                        own_file()
+                    ),
+                });
+            }
+            // Each pair of suites is reported once, at the later one's line.
+            let shared = other
+                .baseline
+                .as_deref()
+                .filter(|taken| same_file(baseline, taken));
+            if let (true, Some(taken)) = (other_index < index, shared) {
+                let letter_case = if taken == baseline {
+                    ""
+                } else {
+                    ", one file where letter case does not count (macOS, Windows)"
+                };
+                return Some(Collision {
+                    other: format!(
+                        "suite `{}`'s baseline `{taken}` ({}){letter_case}",
+                        other.name(),
+                        baseline_location(path, text, other),
+                    ),
+                    fix: format!("`accept` would drop one suite's entries as it records the other's; give suite `{}` a file of its own, such as `{}`", suite.name(), own_file()),
+                });
+            }
+        }
+        for (id, grader) in &self.graders {
+            if let Some(pattern) = grader
+                .sources
+                .iter()
+                .find(|pattern| glob_matches(pattern, baseline))
+            {
+                return Some(Collision {
+                    other: format!("a source of grader `{id}`: its glob `{pattern}` matches it"),
+                    fix: format!("narrow grader `{id}`'s `sources` to its code, or move the baseline out of them"),
+                });
+            }
+        }
+        None
+    }
+}
+
+/// Where suite `owner` writes `baseline = …`; its `name` when the key is not in its table.
+fn baseline_location(path: &str, text: &str, owner: &SuiteConfig) -> String {
+    let span = key_span_in_table(text, owner.name.span().start, "baseline")
+        .unwrap_or_else(|| owner.name.span());
+    location_of(path, text, Some(span))
+}
+
+/// Whether two project paths name one file on a file system that ignores letter case.
+fn same_file(left: &str, right: &str) -> bool {
+    left.to_lowercase() == right.to_lowercase()
+}
+
+/// Whether `pattern` matches `path` regardless of letter case; a glob that does not
+/// compile matches nothing here (validation reports it on its own line).
+fn glob_matches(pattern: &str, path: &str) -> bool {
+    GlobBuilder::new(pattern)
+        .case_insensitive(true)
+        .build()
+        .is_ok_and(|glob| glob.compile_matcher().is_match(path))
+}
+
+/// `evals/<suite>.baseline.json`, in the folder of `taken`: a baseline path for `suite`.
+fn own_baseline_path(taken: &str, suite: &str) -> String {
+    match taken.rsplit_once('/') {
+        Some((folder, _)) => format!("{folder}/{suite}.baseline.json"),
+        None => format!("{suite}.baseline.json"),
+    }
+}
