@@ -276,6 +276,11 @@ fn a_baseline_that_is_also_another_project_file_is_refused_at_its_line() {
             "is also suite `support`'s prompt `prompts/support.txt` (evalock.toml:6:1)",
         ),
         ("evals/*.jsonl", "evalock.lock", "is also the project's `evalock.lock`"),
+        (
+            "evals/*.jsonl",
+            ".evalock/results.json",
+            "is also inside `.evalock/`, the folder where `evalock run` writes its results (`.evalock/results.json`), the cache and accept's lock; a baseline file holds one suite's last-good completions and only `evalock accept` writes it: keep baselines with the cases, such as `evals/support.baseline.json`",
+        ),
         ("evals/*.jsonl", "Evalock.toml", "is also the project's `evalock.toml`"),
         (
             "evals/*.jsonl",

@@ -13,6 +13,7 @@ use super::locate::{glob_lines, key_span_in_table, location_of};
 use super::{Config, SuiteConfig, CONFIG_FILE};
 use crate::error::{Error, Result};
 use crate::model::lock::LOCK_FILE;
+use crate::run::results::DEFAULT_RESULTS_PATH;
 use crate::text::LineIndex;
 use globset::GlobBuilder;
 
@@ -69,6 +70,15 @@ impl Config {
                     ),
                 });
             }
+        }
+        if in_state_folder(baseline) {
+            return Some(Collision {
+                other: format!("inside `{STATE_FOLDER}/`, the folder where `evalock run` writes its results (`{DEFAULT_RESULTS_PATH}`), the cache and accept's lock"),
+                fix: format!(
+                    "keep baselines with the cases, such as `{}`",
+                    own_baseline_path("evals/x", suite.name())
+                ),
+            });
         }
         for (other_index, other) in self.suites.iter().enumerate() {
             let inside = other.name.span().start;
@@ -148,6 +158,17 @@ fn baseline_location(path: &str, text: &str, owner: &SuiteConfig) -> String {
 }
 
 /// Whether two project paths name one file on a file system that ignores letter case.
+/// evalock's own folder at the project root: results, the cache, accept's lock.
+const STATE_FOLDER: &str = ".evalock";
+
+/// Whether `baseline` lies in evalock's own folder (any letter case).
+fn in_state_folder(baseline: &str) -> bool {
+    baseline
+        .split('/')
+        .next()
+        .is_some_and(|first| same_file(first, STATE_FOLDER))
+}
+
 fn same_file(left: &str, right: &str) -> bool {
     left.to_lowercase() == right.to_lowercase()
 }
