@@ -464,6 +464,11 @@ fn the_fake_github_rejects_what_github_rejects() {
     long["body"] = serde_json::json!("x".repeat(65_536));
     assert_eq!(post(review(vec![long])).0, 422);
     assert_eq!(post(review(vec![comment(SKILL_SCRIPT, 3)])).0, 200);
+    // LEFT numbers the old version and takes the lines the change removed: the edited
+    // case's old line 3, not its unchanged neighbour on line 2.
+    let left = |line: u32| serde_json::json!({ "path": "ai/evals/support.jsonl", "line": line, "side": "LEFT", "body": "x" });
+    assert_eq!(post(review(vec![left(2)])).0, 422);
+    assert_eq!(post(review(vec![left(3)])).0, 200);
     assert!(scenario.github.violations().is_empty());
     // A property GitHub does not know, or a wrong type, is a schema violation.
     let mut unknown = comment(SKILL_SCRIPT, 3);

@@ -39,6 +39,7 @@ pub struct ReviewComment {
     pub line: Option<u64>,
     pub start_line: Option<u64>,
     pub side: Option<String>,
+    pub start_side: Option<String>,
     pub subject_type: String,
     pub body: String,
     pub in_reply_to: Option<u64>,

@@ -193,29 +193,57 @@ fn paginate(state: &State, request: &Request, items: Vec<Value>) -> Response {
     }
 }
 
-/// RIGHT-side line ranges of each hunk per file, read independently of evalock's parser.
-fn hunks(diff: &str) -> Vec<(String, u64, u64)> {
-    let mut hunks = Vec::new();
-    let mut path = String::new();
+/// One hunk of the diff as a review comment sees it, read independently of evalock's
+/// parser: the path GitHub shows the file under (the new one; the old one for a deleted
+/// file), its RIGHT-side line range, and its LEFT-side removed lines (red).
+struct DiffHunk {
+    path: String,
+    /// First and last new-side line; `None` when the hunk only deletes.
+    right: Option<(u64, u64)>,
+    removed: Vec<u64>,
+}
+
+fn hunks(diff: &str) -> Vec<DiffHunk> {
+    let mut hunks: Vec<DiffHunk> = Vec::new();
+    let (mut old_path, mut path) = (String::new(), String::new());
+    let mut next_old = 0;
     for line in diff.lines() {
-        if let Some(new_path) = line.strip_prefix("+++ b/") {
+        if line.starts_with("diff --git ") {
+            old_path.clear();
+            path.clear();
+        } else if let Some(name) = line.strip_prefix("--- a/") {
+            old_path = name.to_owned();
+        } else if let Some(new_path) = line.strip_prefix("+++ b/") {
             path = new_path.to_owned();
         } else if line.starts_with("+++ ") {
-            path.clear();
+            path = old_path.clone();
         } else if let Some(header) = line.strip_prefix("@@ -") {
-            let Some(new_range) = header
-                .split(' ')
-                .nth(1)
-                .and_then(|range| range.strip_prefix('+'))
-            else {
-                continue;
+            let mut ranges = header.split(' ');
+            let range = |text: Option<&str>| -> (u64, u64) {
+                let text = text.unwrap_or("");
+                match text.split_once(',') {
+                    Some((start, count)) => {
+                        (start.parse().unwrap_or(0), count.parse().unwrap_or(0))
+                    }
+                    None => (text.parse().unwrap_or(0), 1),
+                }
             };
-            let (start, count) = match new_range.split_once(',') {
-                Some((start, count)) => (start.parse().unwrap_or(0), count.parse().unwrap_or(0)),
-                None => (new_range.parse().unwrap_or(0), 1),
-            };
-            if count > 0 && !path.is_empty() {
-                hunks.push((path.clone(), start, start + count - 1));
+            let (old_start, _) = range(ranges.next());
+            let (start, count) = range(ranges.next().and_then(|text| text.strip_prefix('+')));
+            next_old = old_start;
+            if !path.is_empty() {
+                hunks.push(DiffHunk {
+                    path: path.clone(),
+                    right: (count > 0).then(|| (start, start + count - 1)),
+                    removed: Vec::new(),
+                });
+            }
+        } else if let Some(hunk) = hunks.last_mut() {
+            if line.starts_with('-') {
+                hunk.removed.push(next_old);
+                next_old += 1;
+            } else if line.starts_with(' ') || line.is_empty() {
+                next_old += 1;
             }
         }
     }
@@ -271,6 +299,7 @@ fn create_review(state: &mut State, body: &Value) -> Response {
             line: comment["line"].as_u64(),
             start_line: comment["start_line"].as_u64(),
             side: comment["side"].as_str().map(str::to_owned),
+            start_side: comment["start_side"].as_str().map(str::to_owned),
             subject_type: "line".into(),
             body: comment["body"].as_str().unwrap_or("").to_owned(),
             in_reply_to: None,
@@ -296,7 +325,10 @@ fn create_review(state: &mut State, body: &Value) -> Response {
     )
 }
 
-fn check_anchor(hunks: &[(String, u64, u64)], comment: &Value) -> Result<(), String> {
+/// GitHub's rules for `line`/`side` (and `start_line`/`start_side`): RIGHT numbers the
+/// new version and takes any line a hunk shows; LEFT numbers the old version and, as
+/// evalock uses it, only lines the change removed. Both ends lie in one hunk.
+fn check_anchor(hunks: &[DiffHunk], comment: &Value) -> Result<(), String> {
     const OFF_DIFF: &str = "Pull request review thread line must be part of the diff";
     if comment.get("position").is_some() {
         return Err("evalock must not use the deprecated `position`".into());
@@ -305,22 +337,31 @@ fn check_anchor(hunks: &[(String, u64, u64)], comment: &Value) -> Result<(), Str
     let line = comment["line"]
         .as_u64()
         .ok_or("Pull request review thread line must be set")?;
-    if comment["side"].as_str() != Some("RIGHT") {
-        return Err(format!(
-            "{path}:{line}: side must be RIGHT for added and context lines"
-        ));
+    let side = comment["side"].as_str();
+    if !matches!(side, Some("RIGHT" | "LEFT")) {
+        return Err(format!("{path}:{line}: side must be LEFT or RIGHT"));
     }
     let start = comment["start_line"].as_u64();
-    if start.is_some() != comment.get("start_side").is_some() {
+    let start_side = comment["start_side"].as_str();
+    if start.is_some() != start_side.is_some() {
         return Err("start_line and start_side go together".into());
     }
     if start.is_some_and(|start| start >= line) {
         return Err("Pull request review thread start_line must precede the end line".into());
     }
+    if start_side.is_some_and(|start_side| Some(start_side) != side) {
+        return Err("evalock's ranges keep to one side: start_side must equal side".into());
+    }
     let start = start.unwrap_or(line);
-    let inside_one_hunk = hunks
-        .iter()
-        .any(|(hunk_path, first, last)| hunk_path == path && *first <= start && line <= *last);
+    let inside_one_hunk = hunks.iter().any(|hunk| {
+        hunk.path == path
+            && match side {
+                Some("LEFT") => (start..=line).all(|old| hunk.removed.contains(&old)),
+                _ => hunk
+                    .right
+                    .is_some_and(|(first, last)| first <= start && line <= last),
+            }
+    });
     if inside_one_hunk {
         Ok(())
     } else {
@@ -339,7 +380,7 @@ fn create_file_comment(state: &mut State, body: &Value) -> Response {
     let path = body["path"].as_str().unwrap_or("").to_owned();
     if !hunks(&state.diff)
         .iter()
-        .any(|(hunk_path, ..)| *hunk_path == path)
+        .any(|hunk| hunk.path == path && hunk.right.is_some())
         && !state.diff.contains(&format!("+++ b/{path}\n"))
     {
         return unprocessable("Path could not be resolved");
@@ -356,6 +397,7 @@ fn create_file_comment(state: &mut State, body: &Value) -> Response {
         line: None,
         start_line: None,
         side: None,
+        start_side: None,
         subject_type: "file".into(),
         body: text,
         in_reply_to: None,
@@ -379,8 +421,11 @@ fn review_comment_json(comment: &ReviewComment) -> Value {
         "pull_request_review_id": comment.review_id,
         "path": comment.path,
         "line": comment.line,
+        "original_line": comment.line,
         "start_line": comment.start_line,
+        "original_start_line": comment.start_line,
         "side": comment.side,
+        "start_side": comment.start_side,
         "subject_type": comment.subject_type,
         "body": comment.body,
         "in_reply_to_id": comment.in_reply_to,
