@@ -713,9 +713,17 @@ fn a_prefixed_report_on_a_file_the_pull_request_deletes_is_prefixed_once() {
     let summary = scenario
         .github
         .with(|state| state.issue_comments[0].body.clone());
-    assert!(
-        summary.contains("`ai/evals/escalation.yaml`") && !summary.contains("ai/ai/"),
-        "{summary}"
+    assert!(!summary.contains("ai/ai/"), "{summary}");
+    // The case stood on lines 2-11 at the merge base: shown there, on the removed side.
+    let removed = comment_with(&scenario.github.review_comments(), "EL103").clone();
+    assert_eq!(
+        (
+            removed.path.as_str(),
+            removed.side.as_deref(),
+            removed.start_line
+        ),
+        ("ai/evals/escalation.yaml", Some("LEFT"), Some(2)),
+        "{removed:#?}"
     );
 }
 
@@ -942,4 +950,69 @@ fn an_edited_case_moved_down_by_new_cases_is_commented_on_its_new_line() {
         run.all()
     );
     assert!(unlocked.contains(&(cases, Some(2))), "{unlocked:?}");
+}
+
+/// A pull request that deletes a whole case file: each removed case is shown on its own
+/// removed lines (the LEFT side, numbered as at the merge base), and a second run
+/// recognizes those comments instead of posting them again.
+#[test]
+fn the_cases_of_a_deleted_file_are_shown_on_their_removed_lines() {
+    let mut scenario = Scenario::new();
+    let cases = "ai/evals/escalation.yaml";
+    let base_text = scenario.repo.read(cases);
+    scenario.repo.remove(cases);
+    scenario.push("delete the escalation cases");
+    scenario.check().assert_code(2);
+    let report = scenario.path("check.json");
+    scenario.github(WRITE_TOKEN, &[&report], &[]).assert_code(0);
+    assert!(scenario.github.violations().is_empty());
+    let comments = scenario.github.review_comments();
+    let removed: Vec<_> = comments
+        .iter()
+        .filter(|comment| comment.body.contains("EL103"))
+        .collect();
+    let case_ids = [
+        "angry-customer-escalates",
+        "legal-threat-escalates",
+        "simple-question-stays",
+    ];
+    assert_eq!(removed.len(), case_ids.len(), "{comments:#?}");
+    for id in case_ids {
+        let comment = removed
+            .iter()
+            .find(|comment| comment.body.contains(&format!("`{id}`")))
+            .unwrap_or_else(|| panic!("a comment on {id}: {removed:#?}"));
+        let first_line = base_text
+            .lines()
+            .position(|line| line == format!("- id: {id}"))
+            .map(|index| index as u64 + 1);
+        assert_eq!(
+            (
+                comment.path.as_str(),
+                comment.side.as_deref(),
+                comment.start_line.or(comment.line)
+            ),
+            (cases, Some("LEFT"), first_line),
+            "{comment:#?}"
+        );
+        assert_eq!(comment.start_side.as_deref(), Some("LEFT"));
+        // To the case's last line: not into the blank line or the case after it.
+        let last_line = comment.line.expect("line") as usize;
+        assert!(base_text
+            .lines()
+            .nth(last_line - 1)
+            .is_some_and(|line| !line.is_empty()));
+        assert!(base_text
+            .lines()
+            .nth(last_line)
+            .is_none_or(|line| line.is_empty()));
+    }
+
+    scenario.github.clear_log();
+    scenario
+        .github(WRITE_TOKEN, &[&report], &[])
+        .assert_code(0)
+        .assert_contains("summary comment unchanged");
+    assert_eq!(writes(&scenario.github), Vec::<String>::new());
+    assert_eq!(scenario.github.review_comments().len(), comments.len());
 }

@@ -6,12 +6,33 @@ use crate::finding::Finding;
 use crate::rules::RuleId;
 use std::collections::BTreeMap;
 
+/// Which version of a file a line comment numbers its lines in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Side {
+    /// The old version (the merge base): for lines the change removed.
+    Left,
+    /// The new version (the head): for added lines and their context.
+    Right,
+}
+
+impl Side {
+    /// The name GitHub's API uses for `side` and `start_side`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Left => "LEFT",
+            Side::Right => "RIGHT",
+        }
+    }
+}
+
 /// A place on the pull request. Paths are repository-relative.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Anchor {
-    /// RIGHT-side lines `start_line..=line`, always inside one hunk.
+    /// Lines `start_line..=line` of `side`, always inside one hunk: on the RIGHT side any
+    /// line the hunk shows, on the LEFT side only lines the change removed (one run).
     Lines {
         path: String,
+        side: Side,
         start_line: u32,
         line: u32,
     },
@@ -53,20 +74,31 @@ impl AnchorContext<'_> {
         match anchor {
             Anchor::Lines {
                 ref path,
+                side,
                 start_line,
                 line,
-            } if !self.diff.accepts_range(path, start_line, line) => self.file_or_summary(finding),
+            } if !self.diff_accepts(path, side, start_line, line) => self.file_or_summary(finding),
             Anchor::File { ref path } if self.diff.changed_file(path).is_none() => Anchor::Summary,
             other => other,
+        }
+    }
+
+    fn diff_accepts(&self, path: &str, side: Side, start_line: u32, line: u32) -> bool {
+        match side {
+            Side::Right => self.diff.accepts_range(path, start_line, line),
+            Side::Left => self.diff.accepts_removed_range(path, start_line, line),
         }
     }
 
     fn choose(&self, finding: &Finding) -> Anchor {
         if finding.rule == RuleId::CaseRemoved {
             // A removed case has no line at the head: its place is where the diff removed
-            // it. Any other change of its file is about another case.
+            // it, on the line that took its place or, when no line did (its file was
+            // deleted), on its own removed lines. Any other change of its file is about
+            // another case.
             return self
                 .removal_of_case(finding)
+                .or_else(|| self.removed_lines_of_case(finding))
                 .unwrap_or_else(|| self.file_or_summary(finding));
         }
         if let Some(anchor) = self.changed_lines_of_finding(finding) {
@@ -99,18 +131,42 @@ impl AnchorContext<'_> {
     /// The line that shows where the diff removed the finding's case: in its file, or in
     /// the file that the pull request renamed it to.
     fn removal_of_case(&self, finding: &Finding) -> Option<Anchor> {
+        let (old_path, first, last) = self.removed_case_lines(finding)?;
+        let file = self.diff.successor_of(&old_path)?;
+        let line = file.line_where_removed(first, last)?;
+        Some(Anchor::Lines {
+            path: file.path.clone(),
+            side: Side::Right,
+            start_line: line,
+            line,
+        })
+    }
+
+    /// The case's own lines on the diff's LEFT side, where the change removed them: for a
+    /// case of a deleted file, or one whose removal left no new-side line to point at.
+    fn removed_lines_of_case(&self, finding: &Finding) -> Option<Anchor> {
+        let (old_path, first, last) = self.removed_case_lines(finding)?;
+        let file = self
+            .diff
+            .successor_of(&old_path)
+            .or_else(|| self.diff.deleted_file(&old_path))?;
+        let (start_line, line) = file.removed_lines_within(first, last)?;
+        Some(Anchor::Lines {
+            path: file.path.clone(),
+            side: Side::Left,
+            start_line,
+            line,
+        })
+    }
+
+    /// The repository path and base-version lines of the case a removal finding is about.
+    fn removed_case_lines(&self, finding: &Finding) -> Option<(String, u32, u32)> {
         let location = finding.location.as_ref()?;
         let case = finding.subject.case.as_ref()?;
         let &(first, last) = self
             .removed_cases
             .get(&(location.path.clone(), case.clone()))?;
-        let file = self.diff.successor_of(&self.repo_path(&location.path))?;
-        let line = file.line_where_removed(first, last)?;
-        Some(Anchor::Lines {
-            path: file.path.clone(),
-            start_line: line,
-            line,
-        })
+        Some((self.repo_path(&location.path), first, last))
     }
 
     fn file_or_summary(&self, finding: &Finding) -> Anchor {
@@ -138,6 +194,7 @@ impl AnchorContext<'_> {
             .max_by_key(Vec::len)?;
         Some(Anchor::Lines {
             path,
+            side: Side::Right,
             start_line: *added.first()?,
             line: *added.last()?,
         })
@@ -153,6 +210,7 @@ impl AnchorContext<'_> {
         let last = hunk.last_line()?;
         Some(Anchor::Lines {
             path,
+            side: Side::Right,
             start_line: start.max(hunk.new_start),
             line: end.min(last),
         })
@@ -179,6 +237,7 @@ impl AnchorContext<'_> {
         };
         Some(Anchor::Lines {
             path: path.to_owned(),
+            side: Side::Right,
             start_line,
             line,
         })
@@ -281,6 +340,7 @@ diff --git a/proj/skills/x/run.sh b/proj/skills/x/run.sh
     fn lines(path: &str, start_line: u32, line: u32) -> Anchor {
         Anchor::Lines {
             path: path.to_owned(),
+            side: Side::Right,
             start_line,
             line,
         }
@@ -458,6 +518,89 @@ diff --git a/proj/skills/x/run.sh b/proj/skills/x/run.sh
             context.anchor(&removed("x")),
             Anchor::File {
                 path: "proj/evals/support.jsonl".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_case_of_a_deleted_file_is_shown_on_its_removed_lines() {
+        let diff = PullDiff::parse(
+            "diff --git a/proj/evals/old.yaml b/proj/evals/old.yaml
+deleted file mode 100644
+--- a/proj/evals/old.yaml
++++ /dev/null
+@@ -1,6 +0,0 @@
+-- id: a
+-  input: hi
+-- id: b
+-  input: hello
+-  expected: hey
+-# end
+",
+        );
+        let prompts = BTreeMap::new();
+        let removed_cases = RemovedCaseLines::from([
+            (("evals/old.yaml".to_owned(), "b".to_owned()), (3, 5)),
+            (
+                ("evals/old.yaml".to_owned(), "past-the-end".to_owned()),
+                (9, 12),
+            ),
+        ]);
+        let context = AnchorContext {
+            removed_cases: &removed_cases,
+            ..context_with(&diff, &prompts)
+        };
+        let removed =
+            |case: &str| finding(RuleId::CaseRemoved, case, Location::file("evals/old.yaml"));
+        assert_eq!(
+            context.anchor(&removed("b")),
+            Anchor::Lines {
+                path: "proj/evals/old.yaml".into(),
+                side: Side::Left,
+                start_line: 3,
+                line: 5,
+            }
+        );
+        // Lines the diff does not show, and other rules on the deleted file: the summary.
+        assert_eq!(context.anchor(&removed("past-the-end")), Anchor::Summary);
+        let edited = finding(
+            RuleId::CaseEditedInPlace,
+            "b",
+            Location::line("evals/old.yaml", 3),
+        );
+        assert_eq!(context.anchor(&edited), Anchor::Summary);
+        assert!(diff.accepts_removed_range("proj/evals/old.yaml", 1, 6));
+        assert!(!diff.accepts_removed_range("proj/evals/old.yaml", 6, 7));
+        assert!(!diff.accepts_range("proj/evals/old.yaml", 1, 1));
+    }
+
+    #[test]
+    fn a_removal_with_no_new_line_left_in_its_hunk_is_shown_on_the_left() {
+        // A kept file emptied: its only hunk shows no new-side line.
+        let diff = PullDiff::parse(
+            "diff --git a/proj/evals/s.jsonl b/proj/evals/s.jsonl
+--- a/proj/evals/s.jsonl
++++ b/proj/evals/s.jsonl
+@@ -1,2 +0,0 @@
+-{\"id\": \"a\"}
+-{\"id\": \"b\"}
+",
+        );
+        let prompts = BTreeMap::new();
+        let removed_cases =
+            RemovedCaseLines::from([(("evals/s.jsonl".to_owned(), "b".to_owned()), (2, 2))]);
+        let context = AnchorContext {
+            removed_cases: &removed_cases,
+            ..context_with(&diff, &prompts)
+        };
+        let removed = finding(RuleId::CaseRemoved, "b", Location::file("evals/s.jsonl"));
+        assert_eq!(
+            context.anchor(&removed),
+            Anchor::Lines {
+                path: "proj/evals/s.jsonl".into(),
+                side: Side::Left,
+                start_line: 2,
+                line: 2,
             }
         );
     }

@@ -31,7 +31,8 @@ pub struct ReviewThread {
     pub first_comment_id: Option<u64>,
 }
 
-/// One inline comment of a new review (RIGHT side; `start_*` only for ranges).
+/// One inline comment of a new review: `line` (and `start_line` for a range) numbers
+/// the new version for `side` RIGHT, the old one for LEFT; `start_*` only for ranges.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NewReviewComment {
     pub path: String,

@@ -201,6 +201,7 @@ fn fit(body: String, finding: &Finding, marker: &str) -> String {
 mod tests {
     use super::*;
     use crate::finding::{Location, Subject};
+    use crate::github::anchor::Side;
     use crate::rules::RuleId;
 
     fn regressed() -> Finding {
@@ -218,6 +219,7 @@ mod tests {
         let finding = regressed();
         let anchor = Anchor::Lines {
             path: "proj/evals/support.jsonl".into(),
+            side: Side::Right,
             start_line: 3,
             line: 3,
         };
@@ -245,6 +247,7 @@ mod tests {
     fn a_body_anchored_elsewhere_says_why() {
         let anchor = Anchor::Lines {
             path: "prompts/support.txt".into(),
+            side: Side::Right,
             start_line: 2,
             line: 4,
         };
@@ -278,6 +281,7 @@ mod tests {
         ));
         let anchor = Anchor::Lines {
             path: "prompts/support.txt".into(),
+            side: Side::Right,
             start_line: 1,
             line: 1,
         };

@@ -17,7 +17,7 @@ mod head;
 mod plan;
 mod summary;
 
-pub use anchor::{Anchor, AnchorContext};
+pub use anchor::{Anchor, AnchorContext, Side};
 pub use body::{comment_body, marker_fingerprint, MAX_BODY_CHARS};
 pub use client::redact;
 pub use diff::PullDiff;
@@ -350,6 +350,7 @@ fn post_comments(
 fn new_review_comment(item: &Anchored, prefix: &str) -> Option<NewReviewComment> {
     let Anchor::Lines {
         path,
+        side,
         start_line,
         line,
     } = &item.anchor
@@ -361,9 +362,9 @@ fn new_review_comment(item: &Anchored, prefix: &str) -> Option<NewReviewComment>
         path: path.clone(),
         body: comment_body(&item.finding, &item.anchor, prefix),
         line: *line,
-        side: "RIGHT",
+        side: side.as_str(),
         start_line: spans.then_some(*start_line),
-        start_side: spans.then_some("RIGHT"),
+        start_side: spans.then_some(side.as_str()),
     })
 }
 

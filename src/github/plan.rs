@@ -186,6 +186,7 @@ fn cleanups(existing: &Existing<'_>, current: &BTreeSet<&str>) -> Vec<Cleanup> {
 mod tests {
     use super::*;
     use crate::finding::{Location, Subject};
+    use crate::github::anchor::Side;
     use crate::rules::{RuleId, Severity};
 
     fn anchored(case: &str, anchor: Anchor) -> Anchored {
@@ -197,6 +198,7 @@ mod tests {
     fn line(path: &str) -> Anchor {
         Anchor::Lines {
             path: path.to_owned(),
+            side: Side::Right,
             start_line: 1,
             line: 1,
         }

@@ -1,7 +1,7 @@
 //! Unified diffs as GitHub (`application/vnd.github.v3.diff`) and `git diff` print them,
 //! reduced to what a review comment needs: which lines of each file's new version (the
-//! RIGHT side) are inside a hunk, which of those were added, and where lines of the old
-//! version were removed.
+//! RIGHT side) are inside a hunk, which of those were added, and which lines of the old
+//! version (the LEFT side) were removed and where.
 
 use std::collections::BTreeMap;
 
@@ -101,6 +101,33 @@ impl FileDiff {
             .flatten()
             .find(|&line| hunk.contains(line))
     }
+
+    /// The old-file lines of `first..=last` that the change removed, as one LEFT-side
+    /// range: the first run of removed lines among them, cut to `first..=last`. A run lies
+    /// inside one hunk, so the range can carry one comment. `None` when the change removed
+    /// none of them.
+    pub fn removed_lines_within(&self, first: u32, last: u32) -> Option<(u32, u32)> {
+        let start = self
+            .hunks
+            .partition_point(|hunk| hunk.old_start.saturating_add(hunk.old_count) <= first);
+        self.hunks.get(start..)?.iter().find_map(|hunk| {
+            hunk.removed
+                .iter()
+                .find(|removal| removal.old_first <= last && first <= removal.old_last)
+                .map(|removal| (removal.old_first.max(first), removal.old_last.min(last)))
+        })
+    }
+
+    /// Whether old-file lines `start_line..=line` were all removed, in one run of one hunk:
+    /// the red lines a LEFT-side comment may point at.
+    pub fn removed_run_holds(&self, start_line: u32, line: u32) -> bool {
+        start_line <= line
+            && self.hunks.iter().any(|hunk| {
+                hunk.removed
+                    .iter()
+                    .any(|removal| removal.old_first <= start_line && line <= removal.old_last)
+            })
+    }
 }
 
 /// The files a pull request changes, by repository-relative path.
@@ -122,6 +149,11 @@ impl PullDiff {
 
     pub fn file(&self, path: &str) -> Option<&FileDiff> {
         self.files.get(path)
+    }
+
+    /// A file the change deletes: its old lines are all on the LEFT side.
+    pub fn deleted_file(&self, path: &str) -> Option<&FileDiff> {
+        self.files.get(path).filter(|file| file.deleted)
     }
 
     /// A file that still exists after the change, so comments can be made on it.
@@ -154,5 +186,15 @@ impl PullDiff {
             && file
                 .hunk_at(line)
                 .is_some_and(|hunk| hunk.contains(start_line))
+    }
+
+    /// Whether old-side lines `start_line..=line` of `path` may carry one LEFT-side review
+    /// comment: the change removed all of them, in one run of one hunk. `path` is the name
+    /// GitHub shows the file under: the old one for a deleted file, the new one for a
+    /// renamed file.
+    pub fn accepts_removed_range(&self, path: &str, start_line: u32, line: u32) -> bool {
+        self.files
+            .get(path)
+            .is_some_and(|file| file.removed_run_holds(start_line, line))
     }
 }
