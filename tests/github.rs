@@ -8,7 +8,7 @@ mod github_support;
 use evalock::finding::{Finding, Location, Subject};
 use evalock::rules::RuleId;
 use github_support::scenario::{
-    comment_with, in_project, run_findings, writes, Scenario, PROJECT, SKILL_SCRIPT,
+    comment_with, in_project, run_findings, shows_rule, writes, Scenario, PROJECT, SKILL_SCRIPT,
 };
 use github_support::{READ_ONLY_TOKEN, WRITE_TOKEN};
 
@@ -106,11 +106,12 @@ fn the_review_anchors_each_finding_is_idempotent_and_cleans_up_after_a_fix() {
     assert_eq!(writes(&scenario.github), Vec::<String>::new());
     assert_eq!(scenario.github.review_comments().len(), comments.len());
 
-    // A person replies to the EL101 comment of the same case; then (a) is fixed.
-    let unlocked = comment_with(&comments, "EL101").id;
-    scenario
-        .github
-        .human_reply(unlocked, "Why did this change?");
+    // The edited case's two findings, EL102 and EL101, share its line: one comment.
+    assert_eq!(comment_with(&comments, "EL101").id, edited.id);
+
+    // A person replies to the risky line's comment; then (a) is fixed, and the risky line
+    // is no longer reported.
+    scenario.github.human_reply(risky.id, "Why is this needed?");
     scenario.repo.replace(
         "ai/evals/support.jsonl",
         "Please refund order 7731-QX",
@@ -118,8 +119,11 @@ fn the_review_anchors_each_finding_is_idempotent_and_cleans_up_after_a_fix() {
     );
     scenario.push("restore the case");
     scenario.check().assert_code(2);
+    let mut fixed_run = run_findings();
+    fixed_run.retain(|finding| finding.rule != RuleId::SkillRiskyContent);
+    let fixed_run_report = scenario.write_report("run-fixed.json", fixed_run);
     scenario.github.clear_log();
-    let third = scenario.github(WRITE_TOKEN, &[&check_report, &run_report], &[]);
+    let third = scenario.github(WRITE_TOKEN, &[&check_report, &fixed_run_report], &[]);
     third
         .assert_code(0)
         .assert_contains("resolved 1")
@@ -130,12 +134,12 @@ fn the_review_anchors_each_finding_is_idempotent_and_cleans_up_after_a_fix() {
             .thread_of(edited.id)
             .expect("thread")
             .resolved,
-        "the fixed finding's thread is resolved"
+        "the fixed findings' thread is resolved"
     );
     assert!(
         !scenario
             .github
-            .thread_of(unlocked)
+            .thread_of(risky.id)
             .expect("thread")
             .resolved,
         "a thread with a human reply is left alone"
@@ -237,13 +241,14 @@ fn thirty_five_findings_make_thirty_comments_and_five_summary_lines() {
             )
             .at(Location::line(
                 "skills/release-notes/scripts/collect.sh",
-                3 + index,
+                7 + index,
             ))
             .discriminator(&format!("step-{index}"))
         })
         .collect();
     // One of them spans several added lines: a multi-line comment inside one hunk.
     let mut findings = findings;
+    // It ends above the others' lines: findings that end on one line share a comment.
     findings[0].location = Some(Location::span(
         "skills/release-notes/scripts/collect.sh",
         3,
@@ -597,7 +602,7 @@ fn projects_sharing_a_repository_keep_to_their_own_comments() {
         let path = in_project(project, "evals/support.jsonl");
         comments
             .iter()
-            .find(|comment| comment.path == path && comment.body.starts_with("**EL102 "))
+            .find(|comment| comment.path == path && shows_rule(comment, "EL102"))
             .unwrap_or_else(|| panic!("no EL102 comment on {path}: {comments:#?}"))
             .id
     };
@@ -1015,4 +1020,81 @@ fn the_cases_of_a_deleted_file_are_shown_on_their_removed_lines() {
         .assert_contains("summary comment unchanged");
     assert_eq!(writes(&scenario.github), Vec::<String>::new());
     assert_eq!(scenario.github.review_comments().len(), comments.len());
+}
+
+/// An edited case has two findings on its line (EL101 and EL102): they share one comment
+/// whose marker carries both fingerprints. A re-run posts nothing; when one of the two
+/// goes away (the case gets a new version), the comment is replaced by one showing the
+/// finding that is left.
+#[test]
+fn findings_on_one_line_share_a_comment_replaced_when_they_change() {
+    let mut scenario = Scenario::new();
+    let cases = "ai/evals/support.jsonl";
+    scenario.check().assert_code(2);
+    let report = scenario.path("check.json");
+    scenario.github(WRITE_TOKEN, &[&report], &[]).assert_code(0);
+    let comments = scenario.github.review_comments();
+    let on_the_edit: Vec<_> = comments
+        .iter()
+        .filter(|comment| comment.path == cases && comment.line == Some(3))
+        .collect();
+    assert_eq!(on_the_edit.len(), 1, "{comments:#?}");
+    let shared = on_the_edit[0];
+    assert!(
+        shows_rule(shared, "EL101") && shows_rule(shared, "EL102"),
+        "{}",
+        shared.body
+    );
+    let marker = shared
+        .body
+        .lines()
+        .find(|line| line.starts_with("<!-- evalock:fp="))
+        .expect("marker");
+    assert_eq!(marker.matches(',').count(), 1, "two fingerprints: {marker}");
+    assert_eq!(shared.body.matches("<!-- evalock:fp=").count(), 1);
+    let review = scenario.github.with(|state| state.reviews[0].body.clone());
+    assert!(
+        review.contains(" new findings on the changed lines"),
+        "{review}"
+    );
+
+    scenario.github.clear_log();
+    scenario
+        .github(WRITE_TOKEN, &[&report], &[])
+        .assert_code(0)
+        .assert_contains("posted 0 inline and 0 file comment(s)")
+        .assert_contains("summary comment unchanged");
+    assert_eq!(writes(&scenario.github), Vec::<String>::new());
+
+    // A new version: no longer edited in place, still not locked.
+    scenario.repo.replace(
+        cases,
+        "\"refund-with-order-id\", \"version\": 1",
+        "\"refund-with-order-id\", \"version\": 2",
+    );
+    scenario.push("bump the edited case's version");
+    scenario.check().assert_code(2);
+    scenario
+        .github(WRITE_TOKEN, &[&report], &[])
+        .assert_code(0)
+        .assert_contains("resolved 1");
+    assert!(
+        scenario
+            .github
+            .thread_of(shared.id)
+            .expect("thread")
+            .resolved,
+        "the comment showing both findings is resolved"
+    );
+    let comments = scenario.github.review_comments();
+    let replacement = comments
+        .iter()
+        .find(|comment| comment.id != shared.id && comment.path == cases && comment.line == Some(3))
+        .unwrap_or_else(|| panic!("a new comment on the case: {comments:#?}"));
+    assert!(
+        shows_rule(replacement, "EL101") && !shows_rule(replacement, "EL102"),
+        "{}",
+        replacement.body
+    );
+    assert!(scenario.github.violations().is_empty());
 }

@@ -21,22 +21,34 @@ const MAX_HELP_CHARS: usize = 4_000;
 const MAX_NAME_CHARS: usize = 200;
 
 const FINGERPRINT_MARKER: &str = "<!-- evalock:fp=";
+const FINGERPRINT_SEPARATOR: char = ',';
 const PROJECT_FIELD: &str = " project=";
 const MARKER_END: &str = " -->";
+/// Between the findings of one comment.
+const SECTION_SEPARATOR: &str = "\n---\n\n";
 
-/// The hidden marker that identifies a finding's comment across runs. It names the
-/// project (its folder in the repository, `.` at the top, as the summary marker does)
-/// because fingerprints do not: two projects in one repository share suite and case
-/// names, and each run must only count and clean up its own project's comments.
-pub fn fingerprint_marker(fingerprint: &str, prefix: &str) -> String {
+/// At most this many findings share one comment; more at the same place make more
+/// comments. It bounds what a body must hold whatever the findings: each one's short form
+/// (a heading and a line) and its fingerprint (at most 64 characters) in the marker.
+pub const MAX_FINDINGS_PER_COMMENT: usize = 25;
+
+/// The hidden marker that identifies a comment across runs by the fingerprints of the
+/// findings it shows. It names the project (its folder in the repository, `.` at the top,
+/// as the summary marker does) because fingerprints do not: two projects in one
+/// repository share suite and case names, and each run must only count and clean up its
+/// own project's comments.
+pub fn fingerprint_marker(fingerprints: &[&str], prefix: &str) -> String {
     let project = if prefix.is_empty() { "." } else { prefix };
-    format!("{FINGERPRINT_MARKER}{fingerprint}{PROJECT_FIELD}{project}{MARKER_END}")
+    let fingerprints = fingerprints.join(&FINGERPRINT_SEPARATOR.to_string());
+    format!("{FINGERPRINT_MARKER}{fingerprints}{PROJECT_FIELD}{project}{MARKER_END}")
 }
 
 /// What the marker of a comment evalock wrote says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Marker<'a> {
-    pub fingerprint: &'a str,
+    /// The fingerprints of the findings the comment shows (one in markers written before
+    /// findings at one place shared a comment).
+    pub fingerprints: Vec<&'a str>,
     /// The project's folder in the repository (`""` at the top); `None` in markers
     /// written before markers named their project.
     pub project: Option<&'a str>,
@@ -47,29 +59,71 @@ pub fn read_marker(body: &str) -> Option<Marker<'_>> {
     let start = body.find(FINGERPRINT_MARKER)? + FINGERPRINT_MARKER.len();
     let rest = &body[start..];
     let end = rest.find(MARKER_END)?;
-    let (fingerprint, project) = match rest[..end].split_once(PROJECT_FIELD) {
-        Some((fingerprint, ".")) => (fingerprint, Some("")),
-        Some((fingerprint, project)) => (fingerprint, Some(project)),
+    let (fingerprints, project) = match rest[..end].split_once(PROJECT_FIELD) {
+        Some((fingerprints, ".")) => (fingerprints, Some("")),
+        Some((fingerprints, project)) => (fingerprints, Some(project)),
         None => (&rest[..end], None),
     };
-    fingerprint
-        .bytes()
-        .all(|byte| byte.is_ascii_alphanumeric())
+    let fingerprints: Vec<&str> = fingerprints.split(FINGERPRINT_SEPARATOR).collect();
+    fingerprints
+        .iter()
+        .all(|fingerprint| {
+            !fingerprint.is_empty() && fingerprint.bytes().all(|byte| byte.is_ascii_alphanumeric())
+        })
         .then_some(Marker {
-            fingerprint,
+            fingerprints,
             project,
         })
 }
 
-/// The fingerprint a comment body carries, if evalock wrote it.
-pub fn marker_fingerprint(body: &str) -> Option<&str> {
-    read_marker(body).map(|marker| marker.fingerprint)
+/// The fingerprints a comment body carries, if evalock wrote it.
+pub fn marker_fingerprints(body: &str) -> Option<Vec<&str>> {
+    read_marker(body).map(|marker| marker.fingerprints)
 }
 
-/// The body of one inline or file-level comment. The message, fix, case ids and paths
-/// come from the pull request's own files: they are escaped, so a case id cannot mention
-/// a team, add HTML or end a code span.
-pub fn comment_body(finding: &Finding, anchor: &Anchor, prefix: &str) -> String {
+/// The body of one inline or file-level comment: each finding shown at its place (most
+/// severe first, as given), then one marker with all their fingerprints. The messages,
+/// fixes, case ids and paths come from the pull request's own files: they are escaped,
+/// so a case id cannot mention a team, add HTML or end a code span.
+///
+/// Each finding is shown whole while the body stays under GitHub's limit; one that does
+/// not fit any more is shown by its rule only, with a pointer to the full text.
+pub fn comment_body(findings: &[Finding], anchor: &Anchor, prefix: &str) -> String {
+    let fingerprints: Vec<&str> = findings
+        .iter()
+        .map(|finding| finding.fingerprint.as_str())
+        .collect();
+    let marker = fingerprint_marker(&fingerprints, prefix);
+    let sections: Vec<(String, String)> = findings
+        .iter()
+        .map(|finding| (section(finding, anchor, prefix), short_section(finding)))
+        .collect();
+    let chars = |text: &str| text.chars().count();
+    let fixed = chars(&marker)
+        + 2
+        + SECTION_SEPARATOR.len() * sections.len().saturating_sub(1)
+        + sections
+            .iter()
+            .map(|(_, short)| chars(short))
+            .sum::<usize>();
+    let mut budget = (MAX_BODY_CHARS - 1).saturating_sub(fixed);
+    let shown: Vec<String> = sections
+        .into_iter()
+        .map(|(full, short)| {
+            let extra = chars(&full).saturating_sub(chars(&short));
+            if extra <= budget {
+                budget -= extra;
+                full
+            } else {
+                short
+            }
+        })
+        .collect();
+    format!("{}\n{marker}\n", shown.join(SECTION_SEPARATOR))
+}
+
+/// One finding as a comment shows it: rule, message, why it sits here, the diff, the fix.
+fn section(finding: &Finding, anchor: &Anchor, prefix: &str) -> String {
     let rule = finding.rule.rule();
     let mut body = format!(
         "**{} {}** ({})\n\n{}\n",
@@ -93,9 +147,18 @@ pub fn comment_body(finding: &Finding, anchor: &Anchor, prefix: &str) -> String 
         "\n**Fix:** {}\n",
         inline(&shorten(&finding.help, MAX_HELP_CHARS))
     ));
-    let marker = fingerprint_marker(&finding.fingerprint, prefix);
-    body.push_str(&format!("\n{marker}\n"));
-    fit(body, finding, &marker)
+    body
+}
+
+/// A finding too long for the comment it is in: its rule, and where to read it. Cutting
+/// escaped Markdown could end a code span early, so it is left out rather than cut.
+fn short_section(finding: &Finding) -> String {
+    format!(
+        "**{} {}** ({})\n\n_This finding is too long for a comment: run `evalock check` locally, or read the job log._\n",
+        finding.rule.id(),
+        finding.rule.name(),
+        finding.severity,
+    )
 }
 
 /// A name (case id, suite, path) as a code span in a note.
@@ -182,21 +245,6 @@ pub fn truncate_lines(text: &str, max_lines: usize, max_chars: usize) -> (&str, 
     (&text[..end], total - kept)
 }
 
-/// Keeps a body under GitHub's limit, marker intact. The parts are cut to sizes that fit
-/// together, so this is a guard: cutting escaped Markdown could end a code span early,
-/// so a body that is still too long says so instead of showing part of it.
-fn fit(body: String, finding: &Finding, marker: &str) -> String {
-    if body.chars().count() < MAX_BODY_CHARS {
-        return body;
-    }
-    format!(
-        "**{} {}** ({})\n\n_This finding is too long for a comment: run `evalock check` locally, or read the job log._\n\n{marker}\n",
-        finding.rule.id(),
-        finding.rule.name(),
-        finding.severity,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,7 +271,7 @@ mod tests {
             start_line: 3,
             line: 3,
         };
-        let body = comment_body(&finding, &anchor, "proj");
+        let body = comment_body(std::slice::from_ref(&finding), &anchor, "proj");
         assert!(
             body.starts_with("**EL501 regressed** (error)\n\ncase `refund` passed"),
             "{body}"
@@ -234,8 +282,8 @@ mod tests {
         );
         assert!(body.contains("**Fix:** read the diff with `evalock review`"));
         assert_eq!(
-            marker_fingerprint(&body),
-            Some(finding.fingerprint.as_str())
+            marker_fingerprints(&body),
+            Some(vec![finding.fingerprint.as_str()])
         );
         assert!(
             !body.contains("Shown on this change"),
@@ -251,7 +299,7 @@ mod tests {
             start_line: 2,
             line: 4,
         };
-        let body = comment_body(&regressed(), &anchor, "");
+        let body = comment_body(&[regressed()], &anchor, "");
         assert!(
             body.contains(
                 "case `refund` of suite `support` (`evals/support.jsonl:3`) did not change"
@@ -261,7 +309,7 @@ mod tests {
         let file_anchor = Anchor::File {
             path: "evals/support.jsonl".into(),
         };
-        assert!(comment_body(&regressed(), &file_anchor, "")
+        assert!(comment_body(&[regressed()], &file_anchor, "")
             .contains("At `evals/support.jsonl:3`, outside the lines"));
     }
 
@@ -285,7 +333,7 @@ mod tests {
             start_line: 1,
             line: 1,
         };
-        let body = comment_body(&finding, &anchor, "");
+        let body = comment_body(std::slice::from_ref(&finding), &anchor, "");
         assert!(
             body.contains("\n\ncase `x` @\u{200B}octo-org/everyone \\<img src=x\\> `y` (evals/support.jsonl:3) was edited in place\n"),
             "{body}"
@@ -322,11 +370,11 @@ mod tests {
         let huge_message = "é".repeat(100_000);
         let finding = Finding::new(RuleId::Failing, Subject::case("s", "c"), huge_message)
             .detail("x".repeat(200_000));
-        let body = comment_body(&finding, &Anchor::Summary, "");
+        let body = comment_body(std::slice::from_ref(&finding), &Anchor::Summary, "");
         assert!(body.chars().count() < MAX_BODY_CHARS);
         assert_eq!(
-            marker_fingerprint(&body),
-            Some(finding.fingerprint.as_str())
+            marker_fingerprints(&body),
+            Some(vec![finding.fingerprint.as_str()])
         );
         let one_long_line = "y".repeat(50_000);
         let (shown, omitted) = truncate_lines(&one_long_line, 10, 100);
@@ -336,27 +384,106 @@ mod tests {
     #[test]
     fn markers_are_read_back_only_when_well_formed() {
         assert_eq!(
-            marker_fingerprint("a\n<!-- evalock:fp=abc123 -->\n"),
-            Some("abc123")
+            marker_fingerprints("a\n<!-- evalock:fp=abc123 -->\n"),
+            Some(vec!["abc123"])
         );
         // Markers name their project; older ones, without a project, still read.
         assert_eq!(
-            read_marker(&fingerprint_marker("abc123", "ai/evals")),
+            read_marker(&fingerprint_marker(&["abc123"], "ai/evals")),
             Some(Marker {
-                fingerprint: "abc123",
+                fingerprints: vec!["abc123"],
                 project: Some("ai/evals")
             })
         );
         assert_eq!(
-            read_marker(&fingerprint_marker("abc123", "")).and_then(|marker| marker.project),
+            read_marker(&fingerprint_marker(&["abc123"], "")).and_then(|marker| marker.project),
             Some("")
         );
         assert_eq!(
             read_marker("<!-- evalock:fp=abc123 -->").and_then(|marker| marker.project),
             None
         );
-        assert_eq!(marker_fingerprint("<!-- evalock:fp=a b -->"), None);
-        assert_eq!(marker_fingerprint("<!-- evalock:fp=abc"), None);
-        assert_eq!(marker_fingerprint("plain reply"), None);
+        // Findings at one place share a comment: its marker lists all their fingerprints.
+        assert_eq!(
+            marker_fingerprints(&fingerprint_marker(&["abc123", "def456"], "")),
+            Some(vec!["abc123", "def456"])
+        );
+        assert_eq!(marker_fingerprints("<!-- evalock:fp=a b -->"), None);
+        assert_eq!(marker_fingerprints("<!-- evalock:fp=a,,b -->"), None);
+        assert_eq!(marker_fingerprints("<!-- evalock:fp=abc"), None);
+        assert_eq!(marker_fingerprints("plain reply"), None);
+    }
+
+    #[test]
+    fn findings_at_one_place_share_a_body_the_most_severe_first() {
+        let edited = Finding::new(
+            RuleId::CaseEditedInPlace,
+            Subject::case("support", "refund"),
+            "case `refund` was edited in place",
+        )
+        .at(Location::line("evals/support.jsonl", 3));
+        let unlocked = Finding::new(
+            RuleId::CaseUnlocked,
+            Subject::case("support", "refund"),
+            "case `refund` is not in the lock",
+        )
+        .at(Location::line("evals/support.jsonl", 3));
+        let anchor = Anchor::Lines {
+            path: "evals/support.jsonl".into(),
+            side: Side::Right,
+            start_line: 3,
+            line: 3,
+        };
+        let body = comment_body(&[edited.clone(), unlocked.clone()], &anchor, "");
+        let (first, second) = (
+            body.find("**EL102 case-edited-in-place**").expect("EL102"),
+            body.find("**EL101 case-unlocked**").expect("EL101"),
+        );
+        assert!(first < second && body.starts_with("**EL102"), "{body}");
+        assert_eq!(body.matches("**Fix:**").count(), 2, "{body}");
+        assert_eq!(body.matches("<!-- evalock:fp=").count(), 1, "{body}");
+        assert_eq!(
+            marker_fingerprints(&body),
+            Some(vec![
+                edited.fingerprint.as_str(),
+                unlocked.fingerprint.as_str()
+            ])
+        );
+    }
+
+    #[test]
+    fn a_shared_body_stays_under_the_limit_and_shows_what_fits_in_full() {
+        let huge = |case: &str| {
+            Finding::new(
+                RuleId::Failing,
+                Subject::case("s", case),
+                "é".repeat(100_000),
+            )
+            .detail("x".repeat(200_000))
+        };
+        let small = Finding::new(
+            RuleId::CaseUnlocked,
+            Subject::case("s", "small"),
+            "small one",
+        );
+        let mut findings = vec![huge("a"), small.clone()];
+        findings.extend((0..MAX_FINDINGS_PER_COMMENT - 2).map(|index| huge(&format!("c{index}"))));
+        let body = comment_body(&findings, &Anchor::Summary, "");
+        assert!(body.chars().count() < MAX_BODY_CHARS);
+        assert!(
+            body.contains("small one"),
+            "a finding that fits is shown whole"
+        );
+        // The first long ones fit whole beside the small one, the rest by rule only.
+        assert!(body.starts_with("**EL502 failing** (error)\n\néé"));
+        assert_eq!(
+            body.matches("_This finding is too long for a comment")
+                .count(),
+            MAX_FINDINGS_PER_COMMENT - 3
+        );
+        assert_eq!(
+            marker_fingerprints(&body).map(|fingerprints| fingerprints.len()),
+            Some(MAX_FINDINGS_PER_COMMENT)
+        );
     }
 }

@@ -18,11 +18,11 @@ mod plan;
 mod summary;
 
 pub use anchor::{Anchor, AnchorContext, Side};
-pub use body::{comment_body, marker_fingerprint, MAX_BODY_CHARS};
+pub use body::{comment_body, marker_fingerprints, MAX_BODY_CHARS, MAX_FINDINGS_PER_COMMENT};
 pub use client::redact;
 pub use diff::PullDiff;
 pub use event::{graphql_url_for, pull_request_from_payload, Environment, PullRequest};
-pub use plan::{Anchored, Cleanup, Plan, MAX_INLINE_COMMENTS};
+pub use plan::{Anchored, Cleanup, Comment, Plan, MAX_INLINE_COMMENTS};
 
 use crate::report::Report;
 use crate::rules::RuleId;
@@ -258,7 +258,7 @@ fn post(
     let context = summary::SummaryContext {
         prefix: target.prefix,
         head_sha: Some(&api.pull.head_sha),
-        commented: posted.inline + posted.file_level + posted.already_posted,
+        commented: plan.commented_findings(),
     };
     let body = summary::render(report, &listed, &context);
     posted.summary = upsert_summary(api, target.prefix, &body)?;
@@ -279,13 +279,18 @@ fn post_comments(
         let comments: Vec<NewReviewComment> = plan
             .inline
             .iter()
-            .filter_map(|item| new_review_comment(item, target.prefix))
+            .filter_map(|comment| new_review_comment(comment, target.prefix))
             .collect();
+        let findings: usize = plan
+            .inline
+            .iter()
+            .map(|comment| comment.findings.len())
+            .sum();
         let review_body = format!(
             "evalock: **{}**. {} new finding{} on the changed lines below; the summary comment has the rest.",
             report.verdict().as_str(),
-            comments.len(),
-            if comments.len() == 1 { "" } else { "s" }
+            findings,
+            if findings == 1 { "" } else { "s" }
         );
         match api.create_review(&review_body, &comments) {
             Ok(()) => posted.inline = comments.len(),
@@ -294,34 +299,35 @@ fn post_comments(
                     && matches!(error, ApiError::Status { status: 422, .. }) =>
             {
                 notes.push(format!("GitHub rejected the review, so its findings are in the summary instead: {error}"));
-                plan.overflow.append(&mut plan.inline);
+                let rejected = std::mem::take(&mut plan.inline);
+                plan.to_summary(rejected);
             }
             Err(error) => return Err(error),
         }
     }
     let mut rejected = Vec::new();
-    for item in std::mem::take(&mut plan.file_level) {
-        let Anchor::File { path } = &item.anchor else {
+    for comment in std::mem::take(&mut plan.file_level) {
+        let Anchor::File { path } = &comment.anchor else {
             continue;
         };
         match api.create_file_comment(
             path,
-            &comment_body(&item.finding, &item.anchor, target.prefix),
+            &comment_body(&comment.findings, &comment.anchor, target.prefix),
         ) {
             Ok(()) => {
                 posted.file_level += 1;
-                plan.file_level.push(item);
+                plan.file_level.push(comment);
             }
             Err(error @ ApiError::Status { status: 422, .. }) => {
                 notes.push(format!(
                     "GitHub rejected a file comment on {path}, so it is in the summary: {error}"
                 ));
-                rejected.push(item);
+                rejected.push(comment);
             }
             Err(error) => return Err(error),
         }
     }
-    plan.overflow.extend(rejected);
+    plan.to_summary(rejected);
     // A comment that cannot be cleaned up is worth a note, not the summary: only a
     // refused token or a rate limit, which every later request would meet too, stops
     // the run.
@@ -347,20 +353,20 @@ fn post_comments(
     Ok(posted)
 }
 
-fn new_review_comment(item: &Anchored, prefix: &str) -> Option<NewReviewComment> {
+fn new_review_comment(comment: &Comment, prefix: &str) -> Option<NewReviewComment> {
     let Anchor::Lines {
         path,
         side,
         start_line,
         line,
-    } = &item.anchor
+    } = &comment.anchor
     else {
         return None;
     };
     let spans = start_line < line;
     Some(NewReviewComment {
         path: path.clone(),
-        body: comment_body(&item.finding, &item.anchor, prefix),
+        body: comment_body(&comment.findings, &comment.anchor, prefix),
         line: *line,
         side: side.as_str(),
         start_line: spans.then_some(*start_line),

@@ -218,10 +218,11 @@ pub fn in_project(project: &str, path: &str) -> String {
     }
 }
 
+/// The comment that shows a finding of `rule`: alone, or among others at the same place.
 pub fn comment_with<'a>(comments: &'a [ReviewComment], rule: &str) -> &'a ReviewComment {
     comments
         .iter()
-        .find(|comment| comment.body.starts_with(&format!("**{rule} ")))
+        .find(|comment| shows_rule(comment, rule))
         .unwrap_or_else(|| panic!("no review comment for {rule}: {comments:#?}"))
 }
 
@@ -232,4 +233,10 @@ pub fn writes(github: &FakeGithub) -> Vec<String> {
         .filter(|logged| logged.method != "GET" && logged.operation != "graphql:query")
         .map(|logged| format!("{} {} ({})", logged.method, logged.path, logged.operation))
         .collect()
+}
+
+/// Whether a comment has a section for a finding of `rule` (each starts with its heading).
+pub fn shows_rule(comment: &ReviewComment, rule: &str) -> bool {
+    let heading = format!("**{rule} ");
+    comment.body.starts_with(&heading) || comment.body.contains(&format!("\n---\n\n{heading}"))
 }
