@@ -899,6 +899,15 @@ fn a_case_removed_from_a_renamed_file_is_shown_where_it_was_removed() {
         "{}",
         removed.body
     );
+    // The note says why the comment is on another file's name, and not that the case did
+    // not change.
+    assert!(
+        removed.body.contains(
+            "Removed from `ai/evals/escalation.yaml`, which this pull request renamed to this file."
+        ) && !removed.body.contains("did not change"),
+        "{}",
+        removed.body
+    );
 }
 
 /// `escalation.yaml`'s text without its case `legal-threat-escalates`, which spans

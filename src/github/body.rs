@@ -4,6 +4,7 @@
 use super::anchor::Anchor;
 use crate::finding::Finding;
 use crate::report::markdown::escape::{code, inline};
+use crate::rules::RuleId;
 use crate::text::shorten;
 
 /// GitHub rejects comment bodies of 65,536 characters or more.
@@ -186,6 +187,13 @@ fn anchor_note(finding: &Finding, anchor: &Anchor, prefix: &str) -> Option<Strin
             ));
         }
         return None;
+    }
+    if finding.rule == RuleId::CaseRemoved {
+        // Shown in the file its old one was renamed to: the case is gone, not unchanged.
+        return Some(format!(
+            "Removed from {}, which this pull request renamed to this file.",
+            name(&own_path)
+        ));
     }
     let what = match (&finding.subject.suite, &finding.subject.case) {
         (Some(suite), Some(case)) => format!("case {} of suite {}", name(case), name(suite)),
