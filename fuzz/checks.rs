@@ -317,7 +317,7 @@ pub fn results(data: &[u8]) {
 /// The unified-diff hunk parser (`evalock github` anchors review comments with it):
 /// never panics; every file has a path; every added line lies inside its hunk, ascending,
 /// so a comment anchored on an added line is always one GitHub accepts; so is the line
-/// that shows where removed lines were.
+/// that shows where removed lines were, and a LEFT-side range of removed lines.
 pub fn diff(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let diff = evalock::github::PullDiff::parse(&text);
@@ -341,6 +341,22 @@ pub fn diff(data: &[u8]) {
                 if let Some(line) = file.line_where_removed(removal.old_first, removal.old_last) {
                     assert!(diff.accepts_range(&file.path, line, line) || file.deleted);
                 }
+                // The removed lines themselves can carry one LEFT-side comment, and so can
+                // any range anchoring picks among them.
+                if let Some((start, end)) =
+                    file.removed_lines_within(removal.old_first, removal.old_last)
+                {
+                    assert!(removal.old_first <= start && start <= end, "{hunk:?}");
+                    assert!(end <= removal.old_last, "{hunk:?}");
+                    assert!(
+                        diff.accepts_removed_range(&file.path, start, end),
+                        "{hunk:?}"
+                    );
+                }
+                assert!(
+                    diff.accepts_removed_range(&file.path, removal.old_first, removal.old_last),
+                    "{hunk:?}"
+                );
             }
         }
     }
