@@ -1,15 +1,16 @@
 //! A suite's `baseline` names a file that `evalock accept` alone writes and that holds
 //! that suite alone. One the project also reads as something else (a case file, a prompt,
-//! a grader's source, evalock.toml or the lock) or that another suite names too is
-//! refused when the config is read: checked as cases, a baseline becomes malformed cases
-//! and unlocked ones after every accept; read as a baseline, a prompt or the lock is
-//! "tampered"; shared, `accept` rewrites it for one suite and drops the other's entries.
+//! a grader's source, evalock.toml, the lock, a file in a skill folder) or that another
+//! suite names too is refused when the config is read: checked as cases, a baseline
+//! becomes malformed cases and unlocked ones after every accept; read as a baseline, a
+//! prompt or the lock is "tampered"; inside a skill folder, every accept tampers the skill;
+//! shared, `accept` rewrites it for one suite and drops the other's entries.
 //!
 //! Paths are compared without regard to letter case: `evals/Support.baseline.json` and
 //! `evals/support.baseline.json` are one file on macOS and Windows, where a teammate
 //! checks the same project out.
 
-use super::locate::{glob_lines, key_span_in_table, location_of};
+use super::locate::{glob_lines, key_span_in_table, location_of, table_header_offset};
 use super::{Config, SuiteConfig, CONFIG_FILE};
 use crate::error::{Error, Result};
 use crate::model::lock::LOCK_FILE;
@@ -80,6 +81,9 @@ impl Config {
                 ),
             });
         }
+        if let Some(collision) = self.skill_folder_collision(path, text, lines, suite, baseline) {
+            return Some(collision);
+        }
         for (other_index, other) in self.suites.iter().enumerate() {
             let inside = other.name.span().start;
             let glob_lines = glob_lines(text, lines, inside, "cases", &other.cases);
@@ -147,6 +151,43 @@ impl Config {
             }
         }
         None
+    }
+}
+
+impl Config {
+    /// A baseline inside a folder a `[skills]` root names: skills are pinned file by file,
+    /// so every `accept` would change a skill file under the lock (EL201, skill-tampered).
+    fn skill_folder_collision(
+        &self,
+        path: &str,
+        text: &str,
+        lines: &LineIndex,
+        suite: &SuiteConfig,
+        baseline: &str,
+    ) -> Option<Collision> {
+        let skills = self.skills.as_ref()?;
+        let folders: Vec<&str> = baseline
+            .match_indices('/')
+            .map(|(end, _)| &baseline[..end])
+            .collect();
+        let root_lines = table_header_offset(text, "[skills]")
+            .map(|inside| glob_lines(text, lines, inside, "roots", &skills.roots))
+            .unwrap_or_default();
+        skills.roots.iter().enumerate().find_map(|(index, pattern)| {
+            let folder = folders
+                .iter()
+                .find(|folder| glob_matches(pattern, folder))?;
+            let line = root_lines.get(index).copied().unwrap_or(1);
+            Some(Collision {
+                other: format!(
+                    "inside skill folder `{folder}`: the skills root `{pattern}` ({path}:{line}) names it, and skills are pinned file by file, so each `accept` would tamper the skill (EL201)"
+                ),
+                fix: format!(
+                    "keep baselines with the cases, such as `{}`",
+                    own_baseline_path("evals/x", suite.name())
+                ),
+            })
+        })
     }
 }
 
