@@ -151,3 +151,63 @@ fn a_completion_the_normalizer_would_not_write_is_refused() {
         "the completion is not what the suite's normalizer `ws-v1` makes of it",
     );
 }
+
+/// Results record what produced each suite's completions; accept refuses them once
+/// evalock.toml configures another completer, until `run` runs the new one.
+#[test]
+fn results_of_another_completer_are_refused_until_run_again() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.write(".gitignore", ".evalock/\n");
+    repo.evalock(&["run"]).assert_code(0);
+    let sources = results(&repo)["completions"].clone();
+    assert!(
+        sources["support"]
+            .as_str()
+            .is_some_and(|source| source.starts_with("sha256:")),
+        "{sources}"
+    );
+    let original = "completer = [\"python3\", \"completers/stub.py\"]";
+    let changed = "completer = [\"python3\", \"completers/stub.py\", \"moved\"]";
+    repo.replace("evalock.toml", original, changed);
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(2)
+        .assert_contains("refused: the results in .evalock/results.json are stale: suite `support`'s completions came from another `completer`, `model` or `samples` than evalock.toml sets now; run `evalock run --suite support` again; nothing was written");
+    assert!(!repo.join("evals/support.baseline.json").exists());
+
+    // Run with the new completer: accepted.
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0);
+}
+
+/// Completions from a file were chosen by whoever ran them: a completer changed since is
+/// not what produced them, and they are accepted.
+#[test]
+fn results_of_a_completions_file_do_not_depend_on_the_completer() {
+    let repo = graded_project();
+    assert_eq!(results(&repo)["completions"]["exact"], "file");
+    repo.replace(
+        "evalock.toml",
+        "name = \"exact\"\n",
+        "name = \"exact\"\ncompleter = [\"python3\", \"complete.py\"]\n",
+    );
+    repo.evalock(&["accept", "--reason", "from the file"])
+        .assert_code(0);
+}
+
+/// A results file from before completions were recorded cannot say which completer made
+/// them: refused, with the command that writes a current one.
+#[test]
+fn results_that_do_not_say_what_produced_them_are_refused() {
+    let repo = graded_project();
+    let mut value = results(&repo);
+    value.as_object_mut().expect("object").remove("completions");
+    repo.write(
+        RESULTS,
+        serde_json::to_string_pretty(&value).expect("render"),
+    );
+    repo.evalock(&["accept", "--reason", "old results"])
+        .assert_code(2)
+        .assert_contains("refused: the results in .evalock/results.json are stale: they do not record what produced suite `exact`'s completions (written by an older evalock); run `evalock run --suite exact` again");
+    assert!(!repo.join(BASELINE).exists());
+}

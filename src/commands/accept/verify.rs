@@ -9,7 +9,42 @@ use crate::error::{Error, Result};
 use crate::grade::{completion_digest, Normalizer};
 use crate::hash::Digest;
 use crate::model::{Case, Project};
-use crate::run::results::{CaseResult, Status};
+use crate::run::completer::{completion_source, COMPLETIONS_FROM_FILE};
+use crate::run::results::{CaseResult, Results, Status};
+
+/// Refuses suites whose completions came from another completer than the one evalock.toml
+/// configures now: a result graded against the old completer's output is no last-good
+/// answer of the new one. Completions read from a file (`run --completions FILE`) were
+/// chosen by the person who ran them and are taken as they are.
+pub(super) fn refuse_other_completer(
+    project: &Project,
+    results: &Results,
+    suites: &[String],
+    display: &str,
+) -> Result<()> {
+    for suite_name in suites {
+        let Some(config) = project.config.suite(suite_name) else {
+            continue;
+        };
+        let why = match results.completions.get(suite_name) {
+            Some(source)
+                if source == COMPLETIONS_FROM_FILE || *source == completion_source(config, false) =>
+            {
+                continue
+            }
+            Some(_) => format!(
+                "suite `{suite_name}`'s completions came from another `completer`, `model` or `samples` than evalock.toml sets now"
+            ),
+            None => format!(
+                "they do not record what produced suite `{suite_name}`'s completions (written by an older evalock)"
+            ),
+        };
+        return Err(Error::Refused(format!(
+            "refused: the results in {display} are stale: {why}; run `evalock run --suite {suite_name}` again; nothing was written"
+        )));
+    }
+    Ok(())
+}
 
 /// Checks that `result` is what `run` wrote for `case` and gives its completion and
 /// digest; `Err` (exit 2) names the case, the results file and what does not hold.
