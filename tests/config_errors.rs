@@ -337,8 +337,34 @@ fn a_baseline_inside_a_skill_folder_is_refused_at_its_line() {
     ] {
         repo.evalock(command)
             .assert_code(65)
-            .assert_contains("evalock.toml:6:1: suite `support`: baseline `skills/refund/support.baseline.json` is also inside skill folder `skills/refund`: the skills root `skills/*` (evalock.toml:9) names it")
+            .assert_contains("evalock.toml:6:1: suite `support`: baseline `skills/refund/support.baseline.json` is also inside skill folder `skills/refund`: the skills roots glob `skills/*` (evalock.toml:9) names it")
             .assert_contains("such as `evals/support.baseline.json`");
     }
     assert!(!repo.join("skills/refund/support.baseline.json").exists());
+
+    // Deeper in a skill, or in a folder `vendored` names: the same.
+    for (baseline, expected) in [
+        (
+            "skills/Refund/data/support.baseline.json",
+            "is also inside skill folder `skills/Refund`: the skills roots glob `skills/*` (evalock.toml:9) names it",
+        ),
+        (
+            "vendor/tool/support.baseline.json",
+            "is also inside skill folder `vendor/tool`: the skills vendored glob `vendor/*` (evalock.toml:11) names it",
+        ),
+    ] {
+        repo.write(
+            "evalock.toml",
+            format!("{}vendored = [\"vendor/*\"]\n", with_baseline(baseline)),
+        );
+        repo.evalock(&["check"])
+            .assert_code(65)
+            .assert_contains(expected);
+    }
+    // Beside the skill folders, not in one: quiet.
+    repo.write(
+        "evalock.toml",
+        with_baseline("skills/support.baseline.json"),
+    );
+    repo.evalock(&["check"]).assert_code(0);
 }

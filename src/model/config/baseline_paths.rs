@@ -155,8 +155,10 @@ impl Config {
 }
 
 impl Config {
-    /// A baseline inside a folder a `[skills]` root names: skills are pinned file by file,
-    /// so every `accept` would change a skill file under the lock (EL201, skill-tampered).
+    /// A baseline inside a folder that `[skills] roots` (or `vendored`) names: skills are
+    /// pinned file by file, so every `accept` would change a skill file under the lock
+    /// (EL201, skill-tampered). Folders are matched as skill discovery matches them (`*`
+    /// stays within one folder name), ignoring letter case.
     fn skill_folder_collision(
         &self,
         path: &str,
@@ -170,22 +172,26 @@ impl Config {
             .match_indices('/')
             .map(|(end, _)| &baseline[..end])
             .collect();
-        let root_lines = table_header_offset(text, "[skills]")
-            .map(|inside| glob_lines(text, lines, inside, "roots", &skills.roots))
-            .unwrap_or_default();
-        skills.roots.iter().enumerate().find_map(|(index, pattern)| {
-            let folder = folders
-                .iter()
-                .find(|folder| glob_matches(pattern, folder))?;
-            let line = root_lines.get(index).copied().unwrap_or(1);
-            Some(Collision {
-                other: format!(
-                    "inside skill folder `{folder}`: the skills root `{pattern}` ({path}:{line}) names it, and skills are pinned file by file, so each `accept` would tamper the skill (EL201)"
-                ),
-                fix: format!(
-                    "keep baselines with the cases, such as `{}`",
-                    own_baseline_path("evals/x", suite.name())
-                ),
+        let inside = table_header_offset(text, "[skills]");
+        let keyed = [("roots", &skills.roots), ("vendored", &skills.vendored)];
+        keyed.into_iter().find_map(|(key, patterns)| {
+            let written = inside
+                .map(|inside| glob_lines(text, lines, inside, key, patterns))
+                .unwrap_or_default();
+            patterns.iter().enumerate().find_map(|(index, pattern)| {
+                let folder = folders
+                    .iter()
+                    .find(|folder| folder_glob_matches(pattern, folder))?;
+                let line = written.get(index).copied().unwrap_or(1);
+                Some(Collision {
+                    other: format!(
+                        "inside skill folder `{folder}`: the skills {key} glob `{pattern}` ({path}:{line}) names it, and skills are pinned file by file, so each `accept` would tamper the skill (EL201)"
+                    ),
+                    fix: format!(
+                        "keep baselines with the cases, such as `{}`",
+                        own_baseline_path("evals/x", suite.name())
+                    ),
+                })
             })
         })
     }
@@ -221,6 +227,16 @@ fn glob_matches(pattern: &str, path: &str) -> bool {
         .case_insensitive(true)
         .build()
         .is_ok_and(|glob| glob.compile_matcher().is_match(path))
+}
+
+/// Whether the skill-folder glob `pattern` names `folder`, as skill discovery reads it
+/// (`*` within one name, a trailing `/` ignored), regardless of letter case.
+fn folder_glob_matches(pattern: &str, folder: &str) -> bool {
+    GlobBuilder::new(pattern.trim_end_matches('/'))
+        .literal_separator(true)
+        .case_insensitive(true)
+        .build()
+        .is_ok_and(|glob| glob.compile_matcher().is_match(folder))
 }
 
 /// `evals/<suite>.baseline.json`, in the folder of `taken`: a baseline path for `suite`.
