@@ -302,3 +302,69 @@ fn a_baseline_that_is_also_another_project_file_is_refused_at_its_line() {
     }
     assert_eq!(repo.read("evals/support.jsonl"), ONE_CASE);
 }
+
+/// Skills are pinned file by file: a baseline inside a skill folder would be a new,
+/// unlisted skill file after the first accept (EL201). Refused when the config is read,
+/// at the `baseline` line, naming the folder and the `roots` line; a baseline beside the
+/// cases, with the same skills root, is quiet.
+#[test]
+fn a_baseline_inside_a_skill_folder_is_refused_at_its_line() {
+    let with_baseline = |baseline: &str| {
+        format!(
+            "version = 1\n\n[[suite]]\nname = \"support\"\ncases = [\"evals/*.jsonl\"]\nbaseline = \"{baseline}\"\n\n[skills]\nroots = [\"skills/*\"]\nallowed_permissions = [\"Read\"]\n"
+        )
+    };
+    let repo = project(&with_baseline("evals/support.baseline.json"));
+    repo.write(
+        "skills/refund/SKILL.md",
+        "---\nname: refund\ndescription: Refunds orders.\nallowed-tools: Read\nmetadata:\n  version: 1.0.0\n---\nRefund the order.\n",
+    );
+    repo.write(
+        "completions.jsonl",
+        "{\"case_id\": \"a\", \"completion\": \"ok\"}\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+    repo.write(
+        "evalock.toml",
+        with_baseline("skills/refund/support.baseline.json"),
+    );
+    for command in [
+        &["check"][..],
+        &["lock"],
+        &["run", "--completions", "completions.jsonl"],
+        &["accept", "--reason", "x"],
+    ] {
+        repo.evalock(command)
+            .assert_code(65)
+            .assert_contains("evalock.toml:6:1: suite `support`: baseline `skills/refund/support.baseline.json` is also inside skill folder `skills/refund`: the skills roots glob `skills/*` (evalock.toml:9) names it")
+            .assert_contains("such as `evals/support.baseline.json`");
+    }
+    assert!(!repo.join("skills/refund/support.baseline.json").exists());
+
+    // Deeper in a skill, or in a folder `vendored` names: the same.
+    for (baseline, expected) in [
+        (
+            "skills/Refund/data/support.baseline.json",
+            "is also inside skill folder `skills/Refund`: the skills roots glob `skills/*` (evalock.toml:9) names it",
+        ),
+        (
+            "vendor/tool/support.baseline.json",
+            "is also inside skill folder `vendor/tool`: the skills vendored glob `vendor/*` (evalock.toml:11) names it",
+        ),
+    ] {
+        repo.write(
+            "evalock.toml",
+            format!("{}vendored = [\"vendor/*\"]\n", with_baseline(baseline)),
+        );
+        repo.evalock(&["check"])
+            .assert_code(65)
+            .assert_contains(expected);
+    }
+    // Beside the skill folders, not in one: quiet.
+    repo.write(
+        "evalock.toml",
+        with_baseline("skills/support.baseline.json"),
+    );
+    repo.evalock(&["check"]).assert_code(0);
+}

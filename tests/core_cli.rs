@@ -999,7 +999,9 @@ fn a_reader_that_stops_early_does_not_crash_the_command() {
 }
 
 /// `lock` pins what it can, and never lets "wrote evalock.lock" read as "clean": what
-/// `check` still refuses and no lock can fix is listed (a prompt file that is gone). A
+/// `check` still refuses and no lock can fix is listed (a prompt file that is gone), in
+/// every format. Its exit code says the lock was written (0), so its last line says that
+/// and what still blocks `check`, never a BLOCK verdict the exit code contradicts. A
 /// symlinked lock is refused like `check` refuses it, never followed.
 #[test]
 fn lock_lists_what_it_cannot_pin_and_refuses_a_symlinked_lock() {
@@ -1012,7 +1014,20 @@ fn lock_lists_what_it_cannot_pin_and_refuses_a_symlinked_lock() {
         .assert_contains("wrote evalock.lock")
         .assert_contains("but `evalock check` still refuses what no lock can pin")
         .assert_contains("prompts/support.txt: EL107")
-        .assert_contains("restore prompts/support.txt, or point `prompt` of suite `support`");
+        .assert_contains("restore prompts/support.txt, or point `prompt` of suite `support`")
+        .assert_contains("evalock lock (working tree): wrote evalock.lock; `evalock check` still refuses 1 finding above (exit 2) until they are fixed")
+        .assert_not_contains("BLOCK");
+    repo.evalock(&["lock"])
+        .assert_code(0)
+        .assert_contains("evalock lock (working tree): evalock.lock is up to date; `evalock check` still refuses 1 finding above")
+        .assert_not_contains("BLOCK");
+    let as_json = repo.evalock(&["lock", "--format", "json"]);
+    as_json
+        .assert_code(0)
+        .assert_contains("prompts/support.txt: EL107");
+    let report: serde_json::Value =
+        serde_json::from_str(&as_json.stdout).expect("lock --format json prints a report");
+    assert_eq!(report["verdict"], "PASS");
     repo.evalock(&["lock", "--check"]).assert_code(2);
     repo.evalock(&["check"]).assert_code(2);
     repo.git(&["checkout", "--", "prompts/support.txt"]);

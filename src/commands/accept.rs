@@ -6,7 +6,6 @@ use crate::checks::graders::{active_cases, graders_unversioned};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Location, Subject};
 use crate::fs_util::write_all_atomic;
-use crate::grade::completion_digest;
 use crate::model::{BaselineEntry, BaselineFile, BaselineState, Project, CONFIG_FILE};
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
@@ -14,6 +13,8 @@ use crate::run::results::{CaseResult, Results, Status};
 use crate::source::WorktreeSource;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+
+mod verify;
 
 #[derive(Debug, Clone)]
 pub struct AcceptOptions {
@@ -77,6 +78,7 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
     let results = Results::read(&options.project_root.join(&options.from), &display)?;
     let suites = selected_suites(&project, &results, &options.suites)?;
     refuse_unversioned_graders(&project, &suites)?;
+    verify::refuse_other_completer(&project, &results, &suites, &display)?;
     for case_id in &options.cases {
         if !results
             .cases
@@ -339,27 +341,14 @@ fn entry_from_result(
     if !changes.is_empty() {
         return Err(stale(format!("{} moved since the run", changes.join(", "))));
     }
-    let (Some(completion), Some(digest)) = (&result.completion, &result.digest) else {
-        return Err(Error::malformed(
-            display,
-            format!("case `{}` has no completion to record", result.case_id),
-        ));
-    };
-    if completion_digest(completion) != *digest {
-        return Err(Error::malformed(
-            display,
-            format!(
-                "case `{}`: the completion does not match its digest; run `evalock run` again",
-                result.case_id
-            ),
-        ));
-    }
+    let (completion, digest) =
+        verify::verified_completion(project, suite_name, case, result, display)?;
     Ok(BaselineEntry {
-        digest: *digest,
+        digest,
         passed: result.status.is_passing(),
         context: result.context.clone(),
         commit: commit.clone(),
         reason: reason.trim().to_owned(),
-        completion: completion.clone(),
+        completion: completion.to_owned(),
     })
 }

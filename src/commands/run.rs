@@ -187,6 +187,14 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         fail_on_diff,
         shard,
         suites: selected.iter().cloned().collect(),
+        completions: selected
+            .iter()
+            .filter_map(|name| {
+                let config = project.config.suite(name)?;
+                let source = completer::completion_source(config, completions.is_some());
+                Some((name.clone(), source))
+            })
+            .collect(),
         counts: Results::count(&cases),
         cases,
         findings,

@@ -74,6 +74,16 @@ impl Grader {
         format!("{}@{}", self.id, self.version)
     }
 
+    /// The verdict [`Grader::grade`] gives, for a grader that starts no process (the
+    /// built-in one over the case's `expect`); `None` for a command grader. `accept`
+    /// re-grades a results file's completions with it.
+    pub fn grade_in_process(&self, case: &Value, completion: &str) -> Option<Grade> {
+        match &self.program {
+            GraderProgram::Builtin => Some(builtin_verdict(case, completion)),
+            GraderProgram::Command(_) => None,
+        }
+    }
+
     /// Grades one completion of `case`. `Err` is a grader error (an ERROR, never a score).
     pub fn grade(
         &self,
@@ -82,7 +92,7 @@ impl Grader {
         policy: &ProcessPolicy,
     ) -> Result<Grade, String> {
         match &self.program {
-            GraderProgram::Builtin => Ok(builtin::grade(case.get("expect"), completion)),
+            GraderProgram::Builtin => Ok(builtin_verdict(case, completion)),
             GraderProgram::Command(argv) => {
                 let output = run_process(argv, &command::request(case, completion), policy)
                     .map_err(|failure| format!("grader `{}` {failure}", self.id))?;
@@ -91,4 +101,9 @@ impl Grader {
             }
         }
     }
+}
+
+/// The built-in grader's verdict on one completion of `case`: its `expect` assertions.
+fn builtin_verdict(case: &Value, completion: &str) -> Grade {
+    builtin::grade(case.get("expect"), completion)
 }

@@ -20,43 +20,18 @@ fn severity_colour(severity: Severity) -> &'static str {
     }
 }
 
-/// Renders findings for a terminal; `colour` adds ANSI styling.
-pub fn render(report: &Report, colour: bool) -> String {
-    let paint = |style: &str, text: &str| {
-        if colour {
-            format!("{style}{text}{RESET}")
-        } else {
-            text.to_owned()
-        }
-    };
-    let mut out = String::new();
-    for finding in &report.findings {
-        let place = finding
-            .location
-            .as_ref()
-            .map(|location| format!("{}: ", location.display()))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "{}{} {} ({}): {}",
-            paint(BOLD, &place),
-            paint(severity_colour(finding.severity), finding.rule.id()),
-            paint(BOLD, finding.rule.name()),
-            paint(severity_colour(finding.severity), finding.severity.as_str()),
-            visible_controls(&finding.message)
-        );
-        let _ = writeln!(
-            out,
-            "  {} {}",
-            paint(DIM, "fix:"),
-            visible_controls(&finding.help)
-        );
-        if let Some(detail) = &finding.detail {
-            for line in detail.lines() {
-                let _ = writeln!(out, "    {}", visible_controls(line));
-            }
-        }
+fn painted(colour: bool, style: &str, text: &str) -> String {
+    if colour {
+        format!("{style}{text}{RESET}")
+    } else {
+        text.to_owned()
     }
+}
+
+/// Renders findings for a terminal, then the verdict line; `colour` adds ANSI styling.
+pub fn render(report: &Report, colour: bool) -> String {
+    let paint = |style: &str, text: &str| painted(colour, style, text);
+    let mut out = render_findings(report, colour);
     let counts = report.counts();
     let verdict = report.verdict();
     let verdict_style = match verdict {
@@ -86,6 +61,41 @@ pub fn render(report: &Report, colour: bool) -> String {
         report.command,
         paint(verdict_style, verdict.as_str())
     );
+    out
+}
+
+/// The findings alone, without a verdict line: for a command that lists what another
+/// command (`check`) would say, which is not its own verdict.
+pub fn render_findings(report: &Report, colour: bool) -> String {
+    let paint = |style: &str, text: &str| painted(colour, style, text);
+    let mut out = String::new();
+    for finding in &report.findings {
+        let place = finding
+            .location
+            .as_ref()
+            .map(|location| format!("{}: ", location.display()))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{}{} {} ({}): {}",
+            paint(BOLD, &place),
+            paint(severity_colour(finding.severity), finding.rule.id()),
+            paint(BOLD, finding.rule.name()),
+            paint(severity_colour(finding.severity), finding.severity.as_str()),
+            visible_controls(&finding.message)
+        );
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            paint(DIM, "fix:"),
+            visible_controls(&finding.help)
+        );
+        if let Some(detail) = &finding.detail {
+            for line in detail.lines() {
+                let _ = writeln!(out, "    {}", visible_controls(line));
+            }
+        }
+    }
     out
 }
 

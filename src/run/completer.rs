@@ -3,6 +3,8 @@
 
 use super::process::{run_process, ProcessPolicy};
 use crate::error::{Error, Result};
+use crate::hash::{bytes_digest, canonical_json};
+use crate::model::config::SuiteConfig;
 use crate::model::{duplicate_key_position, Case, StrictValue};
 use crate::text::code_point_column;
 use serde_json::{json, Value};
@@ -16,6 +18,28 @@ pub struct SuiteContext {
     pub prompt: Option<String>,
     pub prompt_digest: Option<String>,
     pub model: Option<String>,
+}
+
+/// What a results file records as the source of a suite's completions when they were
+/// read from `run --completions FILE`.
+pub const COMPLETIONS_FROM_FILE: &str = "file";
+
+/// What produced a suite's completions, as a results file records it: `file` for
+/// `run --completions FILE`, else a digest of the suite settings that decide completions
+/// besides the case and the prompt (which each result's context pins): the `completer`
+/// argv, `model` and `samples`. `accept` compares it with the configuration of the day.
+pub fn completion_source(config: &SuiteConfig, from_file: bool) -> String {
+    if from_file {
+        return COMPLETIONS_FROM_FILE.to_owned();
+    }
+    let settings = json!({
+        "completer": config.completer,
+        "model": config.model,
+        "samples": config.samples(),
+    });
+    // Serialising strings and numbers cannot fail.
+    let text = canonical_json(&settings).unwrap_or_default();
+    bytes_digest(text.as_bytes()).to_string()
 }
 
 /// The JSON object written to the completer's stdin for one case and sample.

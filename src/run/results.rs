@@ -38,6 +38,12 @@ pub struct Results {
     pub shard: Option<ShardRecord>,
     /// Suites that ran, by name.
     pub suites: Vec<String>,
+    /// Per suite that ran, what produced its completions
+    /// ([`completion_source`](crate::run::completer::completion_source)): `accept` refuses
+    /// results of a completer that is no longer the configured one. Absent in files of
+    /// older versions, which `accept` refuses too.
+    #[serde(default)]
+    pub completions: BTreeMap<String, String>,
     /// Status -> number of cases.
     pub counts: BTreeMap<Status, usize>,
     /// Sorted by suite, then case id.

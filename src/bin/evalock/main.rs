@@ -155,6 +155,7 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 printer.lock_summary(&outcome);
             } else {
                 printer.report(&outcome.report, lock_args.format, None)?;
+                printer.lock_remaining(&outcome);
             }
             Ok(outcome.report.exit_code())
         }

@@ -194,11 +194,15 @@ impl Printer {
     }
 
     pub fn lock_summary(&self, outcome: &LockOutcome) {
-        if outcome.written {
-            outln!("wrote evalock.lock");
-        } else {
-            outln!("evalock.lock is up to date");
-        }
+        outln!("{}", lock_state(outcome));
+        self.lock_remaining(outcome);
+    }
+
+    /// What `evalock check` still refuses after a successful `lock`, on standard error
+    /// whatever the format. `lock` exits 0 because the lock was written; its last line
+    /// says so and what still blocks the gate, never a BLOCK verdict of its own that the
+    /// exit code would contradict.
+    pub fn lock_remaining(&self, outcome: &LockOutcome) {
         if outcome.remaining.is_empty() {
             return;
         }
@@ -209,7 +213,17 @@ impl Printer {
             None,
             outcome.remaining.clone(),
         );
-        err!("{}", report::human::render(&report, self.colour_stderr));
+        errln!(
+            "{}",
+            report::human::render_findings(&report, self.colour_stderr)
+        );
+        let count = outcome.remaining.len();
+        errln!(
+            "evalock lock ({}): {}; `evalock check` still refuses {count} finding{} above (exit 2) until they are fixed",
+            outcome.report.source,
+            lock_state(outcome),
+            if count == 1 { "" } else { "s" },
+        );
     }
 
     /// The seed article's lines (`FAIL  provenance   …`), each WARN or FAIL followed by
@@ -484,5 +498,14 @@ impl ProgressBar {
         if self.enabled {
             err!("\r\x1b[2K");
         }
+    }
+}
+
+/// `wrote evalock.lock` or `evalock.lock is up to date`.
+fn lock_state(outcome: &LockOutcome) -> &'static str {
+    if outcome.written {
+        "wrote evalock.lock"
+    } else {
+        "evalock.lock is up to date"
     }
 }

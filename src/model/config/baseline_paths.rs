@@ -1,15 +1,16 @@
 //! A suite's `baseline` names a file that `evalock accept` alone writes and that holds
 //! that suite alone. One the project also reads as something else (a case file, a prompt,
-//! a grader's source, evalock.toml or the lock) or that another suite names too is
-//! refused when the config is read: checked as cases, a baseline becomes malformed cases
-//! and unlocked ones after every accept; read as a baseline, a prompt or the lock is
-//! "tampered"; shared, `accept` rewrites it for one suite and drops the other's entries.
+//! a grader's source, evalock.toml, the lock, a file in a skill folder) or that another
+//! suite names too is refused when the config is read: checked as cases, a baseline
+//! becomes malformed cases and unlocked ones after every accept; read as a baseline, a
+//! prompt or the lock is "tampered"; inside a skill folder, every accept tampers the skill;
+//! shared, `accept` rewrites it for one suite and drops the other's entries.
 //!
 //! Paths are compared without regard to letter case: `evals/Support.baseline.json` and
 //! `evals/support.baseline.json` are one file on macOS and Windows, where a teammate
 //! checks the same project out.
 
-use super::locate::{glob_lines, key_span_in_table, location_of};
+use super::locate::{glob_lines, key_span_in_table, location_of, table_header_offset};
 use super::{Config, SuiteConfig, CONFIG_FILE};
 use crate::error::{Error, Result};
 use crate::model::lock::LOCK_FILE;
@@ -79,6 +80,9 @@ impl Config {
                     own_baseline_path("evals/x", suite.name())
                 ),
             });
+        }
+        if let Some(collision) = self.skill_folder_collision(path, text, lines, suite, baseline) {
+            return Some(collision);
         }
         for (other_index, other) in self.suites.iter().enumerate() {
             let inside = other.name.span().start;
@@ -150,6 +154,49 @@ impl Config {
     }
 }
 
+impl Config {
+    /// A baseline inside a folder that `[skills] roots` (or `vendored`) names: skills are
+    /// pinned file by file, so every `accept` would change a skill file under the lock
+    /// (EL201, skill-tampered). Folders are matched as skill discovery matches them (`*`
+    /// stays within one folder name), ignoring letter case.
+    fn skill_folder_collision(
+        &self,
+        path: &str,
+        text: &str,
+        lines: &LineIndex,
+        suite: &SuiteConfig,
+        baseline: &str,
+    ) -> Option<Collision> {
+        let skills = self.skills.as_ref()?;
+        let folders: Vec<&str> = baseline
+            .match_indices('/')
+            .map(|(end, _)| &baseline[..end])
+            .collect();
+        let inside = table_header_offset(text, "[skills]");
+        let keyed = [("roots", &skills.roots), ("vendored", &skills.vendored)];
+        keyed.into_iter().find_map(|(key, patterns)| {
+            let written = inside
+                .map(|inside| glob_lines(text, lines, inside, key, patterns))
+                .unwrap_or_default();
+            patterns.iter().enumerate().find_map(|(index, pattern)| {
+                let folder = folders
+                    .iter()
+                    .find(|folder| folder_glob_matches(pattern, folder))?;
+                let line = written.get(index).copied().unwrap_or(1);
+                Some(Collision {
+                    other: format!(
+                        "inside skill folder `{folder}`: the skills {key} glob `{pattern}` ({path}:{line}) names it, and skills are pinned file by file, so each `accept` would tamper the skill (EL201)"
+                    ),
+                    fix: format!(
+                        "keep baselines with the cases, such as `{}`",
+                        own_baseline_path("evals/x", suite.name())
+                    ),
+                })
+            })
+        })
+    }
+}
+
 /// Where suite `owner` writes `baseline = …`; its `name` when the key is not in its table.
 fn baseline_location(path: &str, text: &str, owner: &SuiteConfig) -> String {
     let span = key_span_in_table(text, owner.name.span().start, "baseline")
@@ -180,6 +227,16 @@ fn glob_matches(pattern: &str, path: &str) -> bool {
         .case_insensitive(true)
         .build()
         .is_ok_and(|glob| glob.compile_matcher().is_match(path))
+}
+
+/// Whether the skill-folder glob `pattern` names `folder`, as skill discovery reads it
+/// (`*` within one name, a trailing `/` ignored), regardless of letter case.
+fn folder_glob_matches(pattern: &str, folder: &str) -> bool {
+    GlobBuilder::new(pattern.trim_end_matches('/'))
+        .literal_separator(true)
+        .case_insensitive(true)
+        .build()
+        .is_ok_and(|glob| glob.compile_matcher().is_match(folder))
 }
 
 /// `evals/<suite>.baseline.json`, in the folder of `taken`: a baseline path for `suite`.

@@ -1,0 +1,157 @@
+//! `accept` records what a results file says, and the file is plain JSON on disk: a
+//! status turned from FAIL to PASS or a completion rewritten after the run must not become
+//! last-good. What can be verified without running anything again is verified here: the
+//! completion against its digest and the suite's normalizer, the case's status against its
+//! samples, and, for the built-in grader, the samples' verdicts against a re-grading of
+//! the completion. Completers and command graders are never started by `accept`.
+
+use crate::error::{Error, Result};
+use crate::grade::{completion_digest, Normalizer};
+use crate::hash::Digest;
+use crate::model::{Case, Project};
+use crate::run::completer::{completion_source, COMPLETIONS_FROM_FILE};
+use crate::run::results::{CaseResult, Results, Status};
+
+/// Refuses suites whose completions came from another completer than the one evalock.toml
+/// configures now: a result graded against the old completer's output is no last-good
+/// answer of the new one. Completions read from a file (`run --completions FILE`) were
+/// chosen by the person who ran them and are taken as they are.
+pub(super) fn refuse_other_completer(
+    project: &Project,
+    results: &Results,
+    suites: &[String],
+    display: &str,
+) -> Result<()> {
+    for suite_name in suites {
+        let Some(config) = project.config.suite(suite_name) else {
+            continue;
+        };
+        let why = match results.completions.get(suite_name) {
+            Some(source)
+                if source == COMPLETIONS_FROM_FILE || *source == completion_source(config, false) =>
+            {
+                continue
+            }
+            Some(_) => format!(
+                "suite `{suite_name}`'s completions came from another `completer`, `model` or `samples` than evalock.toml sets now"
+            ),
+            None => format!(
+                "they do not record what produced suite `{suite_name}`'s completions (written by an older evalock)"
+            ),
+        };
+        return Err(Error::Refused(format!(
+            "refused: the results in {display} are stale: {why}; run `evalock run --suite {suite_name}` again; nothing was written"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that `result` is what `run` wrote for `case` and gives its completion and
+/// digest; `Err` (exit 2) names the case, the results file and what does not hold.
+pub(super) fn verified_completion<'r>(
+    project: &Project,
+    suite_name: &str,
+    case: &Case,
+    result: &'r CaseResult,
+    display: &str,
+) -> Result<(&'r str, Digest)> {
+    let edited = |what: String| {
+        Error::Refused(format!(
+            "refused: case `{}` in {display}: {what}, so the results file was changed after `evalock run` wrote it; run `evalock run --suite {suite_name}` again; nothing was written",
+            result.case_id
+        ))
+    };
+    let (Some(completion), Some(digest)) = (&result.completion, &result.digest) else {
+        return Err(edited(format!(
+            "it is {} but has no completion to record",
+            result.status
+        )));
+    };
+    if completion_digest(completion) != *digest {
+        return Err(edited("the completion does not match its digest".into()));
+    }
+    let normalizer = suite_normalizer(project, suite_name);
+    if normalizer.normalize(completion) != *completion {
+        return Err(edited(format!(
+            "the completion is not what the suite's normalizer `{normalizer}` makes of it"
+        )));
+    }
+    if !result
+        .samples
+        .iter()
+        .any(|sample| sample.digest.as_ref() == Some(digest))
+    {
+        return Err(edited("no sample produced the completion".into()));
+    }
+    if result.status.is_passing() {
+        if let Some(sample) = result
+            .samples
+            .iter()
+            .find(|sample| sample.status != Status::Pass)
+        {
+            return Err(edited(format!(
+                "it is {} but sample {} is {}",
+                result.status, sample.sample, sample.status
+            )));
+        }
+    }
+    regrade(project, suite_name, case, completion, result).map_err(edited)?;
+    Ok((completion, *digest))
+}
+
+/// The built-in grader is pure: grading the completion again must give every sample that
+/// produced it the verdict and reasons the file records. Only under the `exact`
+/// normalizer, where the stored completion is the text that was graded; other
+/// normalizers store a rewritten text, whose verdict may honestly differ.
+fn regrade(
+    project: &Project,
+    suite_name: &str,
+    case: &Case,
+    completion: &str,
+    result: &CaseResult,
+) -> std::result::Result<(), String> {
+    if suite_normalizer(project, suite_name) != Normalizer::Exact {
+        return Ok(());
+    }
+    let grader = project.grader_for(suite_name);
+    let Some(grade) = grader.grade_in_process(case.value(), completion) else {
+        return Ok(());
+    };
+    let verdict = if grade.pass {
+        Status::Pass
+    } else {
+        Status::Fail
+    };
+    let producing = result
+        .samples
+        .iter()
+        .filter(|sample| sample.digest == result.digest);
+    for sample in producing {
+        if sample.status != verdict || sample.reasons != grade.reasons {
+            let reasons = |reasons: &[String]| {
+                if reasons.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", reasons.join(", "))
+                }
+            };
+            return Err(format!(
+                "sample {} is recorded {}{}, but grader `{}` grades its completion {verdict}{}",
+                sample.sample,
+                sample.status,
+                reasons(&sample.reasons),
+                grader.reference(),
+                reasons(&grade.reasons),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn suite_normalizer(project: &Project, suite_name: &str) -> Normalizer {
+    project
+        .config
+        .suite(suite_name)
+        .and_then(|config| Normalizer::parse(&config.normalizer))
+        .unwrap_or(Normalizer::Exact)
+}
