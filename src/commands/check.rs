@@ -56,7 +56,7 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
     };
     let mut report = check_content(options, content.as_ref())?;
     if options.source == SourceSpec::Index {
-        staged::name_unstaged_case_files(
+        staged::name_unstaged_files(
             &mut report.findings,
             content.as_ref(),
             &options.project_root,

@@ -193,17 +193,13 @@ pub fn add_staging_step(findings: &mut [Finding]) {
     }
 }
 
-/// A case file the working tree has and the index does not (a new file never `git add`ed,
-/// or one `git rm --cached`): judged from the index, its glob matches nothing and each of
-/// its locked cases reads as deleted, whose usual fixes (fix the glob; restore and retire
-/// the cases) are wrong. The help says to stage it instead. Applied to the finished
+/// A case or prompt file the working tree has and the index does not (a new file never
+/// `git add`ed, or one `git rm --cached`): judged from the index, its glob matches nothing
+/// and each of its locked cases reads as deleted (a prompt, as missing), whose usual fixes
+/// (fix the glob; restore and retire the cases; restore the prompt) are wrong. The help says to stage it instead. Applied to the finished
 /// report (also one remembered from an earlier check): it depends on the working tree,
 /// which the index's report does not.
-pub fn name_unstaged_case_files(
-    findings: &mut [Finding],
-    index: &dyn ContentSource,
-    workdir: &Path,
-) {
+pub fn name_unstaged_files(findings: &mut [Finding], index: &dyn ContentSource, workdir: &Path) {
     let worktree = WorktreeSource::new(workdir);
     let stage = |paths: &[&str]| {
         const LISTED: usize = 5;
@@ -224,6 +220,14 @@ pub fn name_unstaged_case_files(
             "the working tree has {it}, the commit does not: `git add {}`{more}, then commit again",
             quoted.join(" ")
         )
+    };
+    // A regular file in the working tree, absent from the index.
+    let unstaged = |path: &str| {
+        let in_worktree = matches!(
+            worktree.kind_of(path),
+            Ok(Some(EntryKind::File | EntryKind::Executable))
+        );
+        (in_worktree && matches!(index.kind_of(path), Ok(None))).then(|| path.to_owned())
     };
     for finding in findings.iter_mut() {
         let Some(location) = &finding.location else {
@@ -247,15 +251,12 @@ pub fn name_unstaged_case_files(
                 if finding.message.starts_with("locked case `")
                     && finding.message.contains(") is missing from ") =>
             {
-                let path = &location.path;
-                let in_worktree = matches!(
-                    worktree.kind_of(path),
-                    Ok(Some(EntryKind::File | EntryKind::Executable))
-                );
-                if !in_worktree || !matches!(index.kind_of(path), Ok(None)) {
-                    continue;
-                }
-                vec![path.clone()]
+                unstaged(&location.path).into_iter().collect()
+            }
+            RuleId::PromptUnlocked
+                if finding.message.ends_with(" is missing (or is a symlink)") =>
+            {
+                unstaged(&location.path).into_iter().collect()
             }
             _ => continue,
         };
