@@ -434,6 +434,35 @@ fn duplicate_ids_and_malformed_cases_point_at_the_line() {
     assert_eq!(repo.read_bytes("evalock.lock"), before);
 }
 
+/// A duplicate key inside one case of a YAML (or JSON) document refuses that case alone,
+/// as on a JSONL line: an in-place edit of another case of the same file is still named.
+#[test]
+fn a_duplicate_key_in_one_yaml_case_leaves_the_files_other_cases_checked() {
+    let repo = locked_demo();
+    repo.replace(
+        "evals/escalation.yaml",
+        "- id: angry-customer-escalates\n  version: 1\n",
+        "- id: angry-customer-escalates\n  version: 1\n  version: 1\n",
+    );
+    repo.replace(
+        "evals/escalation.yaml",
+        "my lawyer will contact you.",
+        "my lawyer will call you.",
+    );
+    let legal = line_of(&repo, "evals/escalation.yaml", "id: legal-threat-escalates");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(
+            "evals/escalation.yaml:4:3: EL105 malformed-case (refuse): duplicate key `version`",
+        )
+        .assert_contains(&format!(
+            "evals/escalation.yaml:{legal}: EL101 case-unlocked (refuse): case `legal-threat-escalates`"
+        ))
+        // The other cases load and hash as they did: nothing else is reported.
+        .assert_not_contains("simple-question-stays")
+        .assert_not_contains("is missing from");
+}
+
 /// A case glob that matches no file is reported on the line of evalock.toml that writes
 /// it, like every other finding about the config.
 #[test]

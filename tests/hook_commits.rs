@@ -306,3 +306,76 @@ fn a_hook_that_runs_evalock_from_a_subfolder_reads_the_index_git_names() {
         .assert_code(2)
         .assert_contains("EL101 case-unlocked");
 }
+
+/// A new case file (and prompt) written, named in evalock.toml and locked, but never `git add`ed: the
+/// commit does not hold it, so the hook refuses; the fix it gives is to stage the file,
+/// not to fix the glob or to restore and retire its cases. A case file deleted for real
+/// keeps the usual advice.
+#[test]
+fn a_new_case_file_that_was_not_staged_is_named_with_the_git_add_it_needs() {
+    let sandbox = with_hook();
+    let head = sandbox.head();
+    sandbox.repo.write(
+        "evals/gift wrap.jsonl",
+        "{\"id\": \"gift-wrap\", \"input\": {\"messages\": [{\"role\": \"user\", \"content\": \"Gift wrap?\"}]}, \"expect\": {\"must_include\": [\"gift\"]}}\n",
+    );
+    sandbox.repo.replace(
+        "evalock.toml",
+        "cases = [\"evals/support.jsonl\"]",
+        "cases = [\"evals/support.jsonl\", \"evals/gift*.jsonl\"]",
+    );
+    // A second prompt for the suite, not staged either.
+    sandbox
+        .repo
+        .write("prompts/gifts.txt", "Mention gift wrapping when asked.\n");
+    sandbox.repo.replace(
+        "evalock.toml",
+        "prompt = \"prompts/support.txt\"",
+        "prompt = [\"prompts/support.txt\", \"prompts/gifts.txt\"]",
+    );
+    sandbox.evalock(&["lock"]).assert_code(0);
+    sandbox.git_ok(&["add", "evalock.toml", "evalock.lock"]);
+    let prompt = sandbox.evalock(&["check", "--staged"]);
+    prompt
+        .assert_code(2)
+        .assert_contains("prompt file prompts/gifts.txt of suite `support` is missing")
+        .assert_contains("fix: the working tree has it, the commit does not: `git add prompts/gifts.txt`, then commit again");
+    sandbox.git_ok(&["add", "prompts/gifts.txt"]);
+    let stage = "the working tree has it, the commit does not: `git add 'evals/gift wrap.jsonl'`, then commit again";
+    let refused = sandbox.git(&["commit", "-m", "gift wrap case"]);
+    assert_ne!(refused.code, 0, "{}", refused.all());
+    refused
+        .assert_contains("no case file matches `evals/gift*.jsonl`")
+        .assert_contains(
+            "locked case `gift-wrap` (version 1) is missing from evals/gift wrap.jsonl",
+        )
+        .assert_contains(&format!("fix: {stage}"))
+        .assert_not_contains("fix the glob")
+        .assert_not_contains("retired");
+    assert_eq!(sandbox.head(), head);
+    // The advice follows the working tree, also when the index's report is remembered.
+    let text = sandbox.repo.read("evals/gift wrap.jsonl");
+    sandbox.repo.remove("evals/gift wrap.jsonl");
+    sandbox
+        .evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_not_contains("the working tree has it");
+    sandbox.repo.write("evals/gift wrap.jsonl", &text);
+    sandbox
+        .evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains(stage);
+    // As told: stage it, commit again.
+    sandbox.git_ok(&["add", "evals/gift wrap.jsonl"]);
+    sandbox
+        .git(&["commit", "-m", "gift wrap case"])
+        .assert_code(0);
+    // Deleted from the working tree too: a removal, with the usual advice.
+    sandbox.git_ok(&["rm", "-q", "evals/gift wrap.jsonl"]);
+    sandbox
+        .evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains("fix the glob in evalock.toml, or add the case file")
+        .assert_contains("\"retired\": true")
+        .assert_not_contains("the working tree has it");
+}

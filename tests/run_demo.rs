@@ -109,6 +109,41 @@ fn a_silent_move_exits_3_only_with_fail_on_diff() {
         .contains("\"reason\": \"warmer warranty wording\""));
 }
 
+/// After a run, the next step names the results file the run wrote: `review` and
+/// `accept` read `.evalock/results.json` unless given `--from`, so after `run --out FILE`
+/// the bare commands would show and record an older run. A first run, whose passing cases
+/// have no baseline yet, is told to accept them; a run with nothing to do is told nothing.
+#[test]
+fn the_next_step_after_a_run_names_the_results_file_it_wrote() {
+    let repo = TestRepo::with_fixture("demo");
+    let first = repo.evalock(&["run"]);
+    first.assert_code(0).assert_contains(
+        "next: `evalock accept --reason \"…\"` records the passing cases that have no baseline yet",
+    );
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0);
+    repo.evalock(&["run"])
+        .assert_code(0)
+        .assert_not_contains("next:");
+    use_variant(&repo, "moved");
+    repo.evalock(&["run", "--suite", "support"])
+        .assert_code(0)
+        .assert_contains(
+            "next: `evalock review` shows every moved completion; `evalock accept --reason",
+        );
+    let out = repo.join("runs/moved run.json");
+    let out = std::path::absolute(&out).expect("absolute");
+    let quoted = format!("'{}'", out.display());
+    let run = repo.evalock(&["run", "--suite", "support", "--out", "runs/moved run.json"]);
+    run.assert_code(0)
+        .assert_contains(&format!("`evalock review --from {quoted}`"))
+        .assert_contains(&format!("`evalock accept --from {quoted} --reason"));
+    // The command it names works as written (from anywhere: the path is absolute).
+    repo.evalock(&["review", "--from", &out.display().to_string()])
+        .assert_code(0)
+        .assert_contains("MOVED support/warranty-question");
+}
+
 /// Exit 3 fails the gate, so no report may read PASS: every format says BLOCK, and the
 /// same move without --fail-on-diff stays PASS.
 #[test]

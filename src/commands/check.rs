@@ -54,6 +54,18 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
         },
         _ => source::open(&options.project_root, &options.source)?,
     };
+    let mut report = check_content(options, content.as_ref())?;
+    if options.source == SourceSpec::Index {
+        staged::name_unstaged_files(
+            &mut report.findings,
+            content.as_ref(),
+            &options.project_root,
+        );
+    }
+    Ok(report)
+}
+
+fn check_content(options: &CheckOptions, content: &dyn ContentSource) -> Result<Report> {
     let base = match &options.base {
         Some(base) => Some(resolve_base(options, base)?),
         None => None,
@@ -63,18 +75,18 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
         .then(|| CacheContext::open(&options.project_root))
         .flatten();
     let Some(cache) = cache else {
-        return Ok(judge(options, content.as_ref(), base.as_ref(), None, None)?.report);
+        return Ok(judge(options, content, base.as_ref(), None, None)?.report);
     };
     let kind = match options.source {
         SourceSpec::Worktree => "worktree",
         SourceSpec::Index | SourceSpec::Revision(_) => "git",
     };
-    let key = memo_key(options, content.as_ref(), base.as_ref());
+    let key = memo_key(options, content, base.as_ref());
     let memo = CheckMemo::open(&cache, kind);
-    if let Some(report) = memo.recall(&key, content.as_ref(), options.subjects) {
+    if let Some(report) = memo.recall(&key, content, options.subjects) {
         return Ok(report);
     }
-    let recording = RecordingSource::new(content.as_ref());
+    let recording = RecordingSource::new(content);
     let store = CaseFileStore::open(&cache, kind);
     let base_store = (base.is_some() && kind != "git").then(|| CaseFileStore::open(&cache, "git"));
     let base_cache: &dyn CaseFileCache = base_store.as_ref().unwrap_or(&store);

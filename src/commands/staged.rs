@@ -4,9 +4,13 @@
 
 use crate::error::Result;
 use crate::finding::Finding;
+use crate::hash::EntryKind;
 use crate::model::{Config, CONFIG_FILE, LOCK_FILE};
 use crate::report::Report;
-use crate::source::{GitRepo, GitSnapshot, StagedChanges};
+use crate::rules::RuleId;
+use crate::source::{
+    glob_files, ContentSource, GitRepo, GitSnapshot, StagedChanges, WorktreeSource,
+};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::Path;
 
@@ -186,6 +190,92 @@ pub fn add_staging_step(findings: &mut [Finding]) {
             .find('`')
             .map_or(finding.help.len(), |offset| start + offset + 2);
         finding.help.insert_str(end, &format!(" and {staging}"));
+    }
+}
+
+/// A case or prompt file the working tree has and the index does not (a new file never
+/// `git add`ed, or one `git rm --cached`): judged from the index, its glob matches nothing
+/// and each of its locked cases reads as deleted (a prompt, as missing), whose usual fixes
+/// (fix the glob; restore and retire the cases; restore the prompt) are wrong. The help says to stage it instead. Applied to the finished
+/// report (also one remembered from an earlier check): it depends on the working tree,
+/// which the index's report does not.
+pub fn name_unstaged_files(findings: &mut [Finding], index: &dyn ContentSource, workdir: &Path) {
+    let worktree = WorktreeSource::new(workdir);
+    let stage = |paths: &[&str]| {
+        const LISTED: usize = 5;
+        let quoted: Vec<String> = paths
+            .iter()
+            .take(LISTED)
+            .map(|path| shell_word(path))
+            .collect();
+        let (it, more) = match paths.len() {
+            1 => ("it", String::new()),
+            count if count > LISTED => (
+                "them",
+                format!(" (and the {} more it matches)", count - LISTED),
+            ),
+            _ => ("them", String::new()),
+        };
+        format!(
+            "the working tree has {it}, the commit does not: `git add {}`{more}, then commit again",
+            quoted.join(" ")
+        )
+    };
+    // A regular file in the working tree, absent from the index.
+    let unstaged = |path: &str| {
+        let in_worktree = matches!(
+            worktree.kind_of(path),
+            Ok(Some(EntryKind::File | EntryKind::Executable))
+        );
+        (in_worktree && matches!(index.kind_of(path), Ok(None))).then(|| path.to_owned())
+    };
+    for finding in findings.iter_mut() {
+        let Some(location) = &finding.location else {
+            continue;
+        };
+        let paths: Vec<String> = match finding.rule {
+            RuleId::MalformedCase if location.path == CONFIG_FILE => {
+                let Some(pattern) = finding
+                    .message
+                    .split_once(": no case file matches `")
+                    .and_then(|(_, rest)| rest.strip_suffix('`'))
+                else {
+                    continue;
+                };
+                match glob_files(&worktree, &[pattern.to_owned()]) {
+                    Ok(files) => files.into_iter().map(|file| file.path).collect(),
+                    Err(_) => continue,
+                }
+            }
+            RuleId::CaseUnlocked
+                if finding.message.starts_with("locked case `")
+                    && finding.message.contains(") is missing from ") =>
+            {
+                unstaged(&location.path).into_iter().collect()
+            }
+            RuleId::PromptUnlocked
+                if finding.message.ends_with(" is missing (or is a symlink)") =>
+            {
+                unstaged(&location.path).into_iter().collect()
+            }
+            _ => continue,
+        };
+        if !paths.is_empty() {
+            let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+            finding.help = stage(&paths);
+        }
+    }
+}
+
+/// `path` as one POSIX shell word: as it is when plain, else single-quoted.
+fn shell_word(path: &str) -> String {
+    let plain = !path.is_empty()
+        && path
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"/._-+,=@%:".contains(&byte));
+    match plain {
+        true => path.to_owned(),
+        false => format!("'{}'", path.replace('\'', r"'\''")),
     }
 }
 

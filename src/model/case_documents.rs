@@ -9,6 +9,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 use std::fmt;
+use std::marker::PhantomData;
 
 /// A top-level element of a case file: its value, its line span and, for
 /// object-of-objects files, the key it was listed under.
@@ -21,12 +22,20 @@ pub(super) struct Element {
 
 type Position = (u32, u32, String);
 
-pub(super) fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
-    let StrictValue(document) = serde_json::from_str::<StrictValue>(text).map_err(|error| {
-        let (line, column) = duplicate_key_position(text, &error)
-            .unwrap_or_else(|| json_error_position(text.as_bytes(), &error));
-        (line, column, json_error_message_at(&error, text))
-    })?;
+/// The elements of a case document that could be read, and where the others could not.
+pub(super) type Elements = (Vec<Element>, Vec<Position>);
+
+pub(super) fn json_elements(text: &str) -> Result<Elements, Position> {
+    let document = match serde_json::from_str::<StrictValue>(text) {
+        Ok(StrictValue(document)) => document,
+        Err(error) => {
+            let (line, column) = duplicate_key_position(text, &error)
+                .unwrap_or_else(|| json_error_position(text.as_bytes(), &error));
+            let position = (line, column, json_error_message_at(&error, text));
+            // A well-formed file with a duplicate key in one case: the other cases load.
+            return json_elements_one_by_one(text).ok_or(position);
+        }
+    };
     let lines = LineIndex::new(text.as_bytes());
     let spans = top_level_spans(text.as_bytes());
     let span_lines = |index: usize| {
@@ -35,8 +44,8 @@ pub(super) fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
             .map(|(start, end)| (lines.line_of(*start), lines.line_of(*end)))
             .unwrap_or((1, lines.line_count()))
     };
-    match document {
-        Value::Array(items) => Ok(items
+    let elements = match document {
+        Value::Array(items) => items
             .into_iter()
             .enumerate()
             .map(|(index, value)| {
@@ -48,14 +57,14 @@ pub(super) fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
                     key: None,
                 }
             })
-            .collect()),
-        Value::Object(map) if map.contains_key("id") => Ok(vec![Element {
+            .collect(),
+        Value::Object(map) if map.contains_key("id") => vec![Element {
             value: Value::Object(map),
             line: 1,
             end_line: lines.line_count(),
             key: None,
-        }]),
-        Value::Object(map) => Ok(map
+        }],
+        Value::Object(map) => map
             .into_iter()
             .enumerate()
             .map(|(index, (key, value))| {
@@ -67,13 +76,63 @@ pub(super) fn json_elements(text: &str) -> Result<Vec<Element>, Position> {
                     key: Some(key),
                 }
             })
-            .collect()),
-        _ => Err((
-            1,
-            1,
-            "a JSON case file must hold an array of cases, an object of cases, or one case".into(),
-        )),
+            .collect(),
+        _ => {
+            return Err((
+                1,
+                1,
+                "a JSON case file must hold an array of cases, an object of cases, or one case"
+                    .into(),
+            ))
+        }
+    };
+    Ok((elements, Vec::new()))
+}
+
+/// A file that is well-formed JSON but that the strict reader refuses (a duplicate key
+/// inside a case), read one top-level element at a time, so that the refusal is the bad
+/// case's alone and the file's other cases load. `None` when that is not possible: the
+/// file is no array or object of cases, or its top level itself repeats a key.
+fn json_elements_one_by_one(text: &str) -> Option<Elements> {
+    let keys: Vec<Option<String>> = match serde_json::from_str::<Value>(text).ok()? {
+        Value::Array(items) => items.iter().map(|_| None).collect(),
+        Value::Object(map) if !map.contains_key("id") => map.keys().cloned().map(Some).collect(),
+        _ => return None,
+    };
+    let spans = top_level_spans(text.as_bytes());
+    if spans.len() != keys.len() {
+        return None;
     }
+    let lines = LineIndex::new(text.as_bytes());
+    let mut elements = Vec::with_capacity(keys.len());
+    let mut problems = Vec::new();
+    for ((start, end), key) in spans.into_iter().zip(keys) {
+        let slice = text.get(start..=end)?;
+        let (line, end_line) = (lines.line_of(start), lines.line_of(end));
+        match serde_json::from_str::<StrictValue>(slice) {
+            Ok(StrictValue(value)) => elements.push(Element {
+                value,
+                line,
+                end_line,
+                key,
+            }),
+            Err(error) => {
+                let (slice_line, slice_column) = duplicate_key_position(slice, &error)
+                    .unwrap_or_else(|| json_error_position(slice.as_bytes(), &error));
+                let column = if slice_line == 1 {
+                    lines.position_of(text.as_bytes(), start).1 + slice_column - 1
+                } else {
+                    slice_column
+                };
+                problems.push((
+                    line + slice_line - 1,
+                    column,
+                    json_error_message_at(&error, slice),
+                ));
+            }
+        }
+    }
+    Some((elements, problems))
 }
 
 /// Byte spans (first and last byte) of the values directly inside the top-level array or
@@ -197,22 +256,104 @@ pub(super) const NESTED_TOO_DEEPLY: &str =
 const NON_FINITE_MESSAGE: &str =
     "NaN and Infinity are not allowed: JSON and case-v1 cannot represent them";
 
-pub(super) fn yaml_elements(text: &str) -> Result<Vec<Element>, Position> {
-    let StrictValue(document) =
-        serde_saphyr::from_str_with_options::<StrictValue>(text, yaml_options())
-            .map_err(|error| yaml_error(&error))?;
+pub(super) fn yaml_elements(text: &str) -> Result<Elements, Position> {
+    match yaml_document::<StrictValue>(text, yaml_options()) {
+        Ok(elements) => Ok((elements, Vec::new())),
+        // A duplicate key or NaN in one case: the other cases load.
+        Err(position) => yaml_elements_one_by_one(text).ok_or(position),
+    }
+}
+
+/// A YAML file whose only faults are inside cases (a duplicate key, NaN), read one
+/// top-level element at a time (the lines from where it starts to where the next one
+/// does), so that each refusal is its own case's. `None` when the file has another fault,
+/// or an element cannot be read on its own lines (an alias to an anchor in another
+/// case, several cases on one line): the whole file is then refused as before.
+fn yaml_elements_one_by_one(text: &str) -> Option<Elements> {
+    // Where each case starts, read leniently: the first of duplicate keys, NaN as null.
+    let mut first_wins = yaml_options();
+    first_wins.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::FirstWins;
+    first_wins.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
+    let outline = yaml_document::<Value>(text, first_wins).ok()?;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut elements = Vec::with_capacity(outline.len());
+    let mut problems = Vec::new();
+    for (index, element) in outline.iter().enumerate() {
+        let first = element.line as usize;
+        let next = outline
+            .get(index + 1)
+            .map_or(lines.len() + 1, |next| next.line as usize);
+        if next <= first {
+            return None;
+        }
+        let mut own_lines = lines.get(first - 1..(next - 1).min(lines.len()))?;
+        // The next item's dash, when its value starts on the line below (`-` then `id: …`).
+        while let Some((last, before)) = own_lines.split_last() {
+            let dash = last.trim();
+            if dash == "-" || dash.starts_with("- #") {
+                own_lines = before;
+            } else {
+                break;
+            }
+        }
+        let own_lines = own_lines.concat();
+        let offset = element.line - 1;
+        match yaml_document::<StrictValue>(&own_lines, yaml_options()) {
+            Ok(mut alone) if alone.len() == 1 && alone[0].line + offset == element.line => {
+                let mut alone = alone.remove(0);
+                alone.line = element.line;
+                alone.end_line = element.end_line;
+                elements.push(alone);
+            }
+            Err((line, column, message))
+                if message.starts_with("duplicate key `") || message == NON_FINITE_MESSAGE =>
+            {
+                problems.push((line + offset, column, message));
+            }
+            _ => return None,
+        }
+    }
+    Some((elements, problems))
+}
+
+/// How a YAML value is read: strictly ([`StrictValue`]), or leniently ([`Value`]: the first
+/// of duplicate keys, NaN and Infinity as null) to find where each case starts.
+trait YamlValue: for<'de> Deserialize<'de> {
+    fn into_value(self) -> Value;
+}
+
+impl YamlValue for StrictValue {
+    fn into_value(self) -> Value {
+        self.0
+    }
+}
+
+impl YamlValue for Value {
+    fn into_value(self) -> Value {
+        self
+    }
+}
+
+/// The elements of a YAML case file, their spans closed.
+fn yaml_document<V: YamlValue>(
+    text: &str,
+    options: serde_saphyr::Options,
+) -> Result<Vec<Element>, Position> {
+    let document = serde_saphyr::from_str_with_options::<V>(text, options.clone())
+        .map_err(|error| yaml_error(&error))?
+        .into_value();
     let line_count = LineIndex::new(text.as_bytes()).line_count();
     let mut elements: Vec<Element> = match document {
         Value::Array(_) => {
-            let items: Vec<serde_saphyr::Spanned<StrictValue>> =
-                serde_saphyr::from_str_with_options(text, yaml_options())
+            let items: Vec<serde_saphyr::Spanned<V>> =
+                serde_saphyr::from_str_with_options(text, options.clone())
                     .map_err(|error| yaml_error(&error))?;
             items
                 .into_iter()
                 .map(|item| {
                     let line = line_u32(item.referenced.line() as usize).max(1);
                     Element {
-                        value: item.value.0,
+                        value: item.value.into_value(),
                         line,
                         end_line: line,
                         key: None,
@@ -229,7 +370,7 @@ pub(super) fn yaml_elements(text: &str) -> Result<Vec<Element>, Position> {
             }]
         }
         Value::Object(_) => {
-            let entries: KeyedEntries = serde_saphyr::from_str_with_options(text, yaml_options())
+            let entries: KeyedEntries<V> = serde_saphyr::from_str_with_options(text, options)
                 .map_err(|error| yaml_error(&error))?;
             entries
                 .0
@@ -285,26 +426,29 @@ fn close_yaml_spans(text: &str, elements: &mut [Element], line_count: u32) {
 }
 
 /// The entries of a top-level YAML mapping, in order, with the line of each value.
-struct KeyedEntries(Vec<(String, u32, Value)>);
+struct KeyedEntries<V>(Vec<(String, u32, Value)>, PhantomData<V>);
 
-impl<'de> Deserialize<'de> for KeyedEntries {
+impl<'de, V: YamlValue> Deserialize<'de> for KeyedEntries<V> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct EntriesVisitor;
-        impl<'de> Visitor<'de> for EntriesVisitor {
-            type Value = KeyedEntries;
+        struct EntriesVisitor<V>(PhantomData<V>);
+        impl<'de, V: YamlValue> Visitor<'de> for EntriesVisitor<V> {
+            type Value = KeyedEntries<V>;
             fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
                 formatter.write_str("a mapping of cases")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<KeyedEntries, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<KeyedEntries<V>, A::Error> {
                 let mut entries = Vec::new();
                 while let Some(key) = access.next_key::<serde_saphyr::Spanned<String>>()? {
-                    let value: StrictValue = access.next_value()?;
+                    let value: V = access.next_value()?;
                     let line = line_u32(key.referenced.line() as usize).max(1);
-                    entries.push((key.value, line, value.0));
+                    entries.push((key.value, line, value.into_value()));
                 }
-                Ok(KeyedEntries(entries))
+                Ok(KeyedEntries(entries, PhantomData))
             }
         }
-        deserializer.deserialize_map(EntriesVisitor)
+        deserializer.deserialize_map(EntriesVisitor(PhantomData))
     }
 }

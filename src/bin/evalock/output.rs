@@ -294,14 +294,24 @@ impl Printer {
             outcome.results.cases.len(),
             outcome.results_path.display()
         );
-        let reviewable = outcome.results.cases.iter().any(|case| {
+        use evalock::run::results::{BaselineUse, Status};
+        let cases = &outcome.results.cases;
+        let reviewable = cases.iter().any(|case| {
             matches!(
                 case.status,
-                evalock::run::results::Status::Moved | evalock::run::results::Status::Regressed
+                Status::Moved | Status::Regressed | Status::Improved
             )
         });
+        // Passing cases without a baseline yet: `accept` records them (nothing to review).
+        let new = cases
+            .iter()
+            .any(|case| case.status.is_passing() && case.baseline == BaselineUse::Missing);
+        // `review` and `accept` read `.evalock/results.json` unless told otherwise.
+        let from = from_option(&outcome.results_path);
         if reviewable {
-            errln!("next: `evalock review` shows every moved completion; `evalock accept --reason \"…\"` records passing ones");
+            errln!("next: `evalock review{from}` shows every moved completion; `evalock accept{from} --reason \"…\"` records passing ones");
+        } else if new {
+            errln!("next: `evalock accept{from} --reason \"…\"` records the passing cases that have no baseline yet");
         }
     }
 
@@ -507,5 +517,26 @@ fn lock_state(outcome: &LockOutcome) -> &'static str {
         "wrote evalock.lock"
     } else {
         "evalock.lock is up to date"
+    }
+}
+
+/// ` --from FILE` for a results file other than the one `review` and `accept` read by
+/// default (`.evalock/results.json` in the project, the current folder here), as an
+/// absolute path, quoted for a POSIX shell when it needs to be; empty for the default.
+fn from_option(results: &Path) -> String {
+    let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let default = Path::new(evalock::run::results::DEFAULT_RESULTS_PATH);
+    let results = absolute(results);
+    if results == absolute(default) {
+        return String::new();
+    }
+    let text = results.display().to_string();
+    let plain = text
+        .bytes()
+        .all(|byte| byte.is_ascii_alphanumeric() || b"/._-+,=@%:".contains(&byte));
+    if plain {
+        format!(" --from {text}")
+    } else {
+        format!(" --from '{}'", text.replace('\'', r"'\''"))
     }
 }

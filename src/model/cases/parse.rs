@@ -109,7 +109,12 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
         CaseFormat::Yaml => yaml_elements(text),
     };
     match elements {
-        Ok(elements) => {
+        Ok((elements, refused)) => {
+            parsed.problems.extend(
+                refused
+                    .into_iter()
+                    .map(|(line, column, message)| problem(line, column, message)),
+            );
             let file: Arc<str> = Arc::from(path);
             for element in elements {
                 match case_from_element(&file, element, detail) {

@@ -75,6 +75,95 @@ fn a_duplicate_key_in_a_json_document_is_reported_on_its_own_line() {
     assert!(problem.message.contains("duplicate key `must_include`"));
 }
 
+/// A duplicate key (or a YAML NaN) refuses its own case; the document's other cases load, with the
+/// digests and spans they have in a clean file (as on a JSONL line).
+#[test]
+fn a_duplicate_key_in_a_document_refuses_only_its_case() {
+    let files = [
+        (
+            "a.json",
+            "[\n  {\"id\": \"a\", \"x\": 1, \"x\": 2},\n  {\"id\": \"b\",\n   \"y\": {\"é\": 1, \"é\": 1}},\n  {\"id\": \"c\", \"input\": \"été\"}\n]\n",
+            "[\n  {\"id\": \"a\", \"x\": 1},\n  {\"id\": \"b\",\n   \"y\": {\"é\": 1}},\n  {\"id\": \"c\", \"input\": \"été\"}\n]\n",
+            [(2, 23), (4, 18)],
+        ),
+        (
+            "k.json",
+            "{\"a\": {\"x\": 1, \"x\": 2},\n \"c\": {\"input\": [1]},\n \"b\": {\"y\": {\"z\": 1,\n  \"z\": 2}}}\n",
+            "{\"a\": {\"x\": 1},\n \"c\": {\"input\": [1]},\n \"b\": {\"y\": {\"z\": 1}}}\n",
+            [(1, 16), (4, 3)],
+        ),
+        (
+            "a.yaml",
+            "# cases\n- id: a\n  x: 1\n  x: 2\n- id: c\n  input: {q: [1, 2]}\n-\n  id: b\n  y: {z: 1, z: 2}\n",
+            "# cases\n- id: a\n  x: 1\n- id: c\n  input: {q: [1, 2]}\n-\n  id: b\n  y: {z: 1}\n",
+            [(4, 3), (9, 13)],
+        ),
+        (
+            "k.yaml",
+            "a:\n  x: 1\n  x: 2\nc:\n  input: {q: [1, 2]}\n\nb:\n  y: {z: 1, z: 2}\n",
+            "a:\n  x: 1\nc:\n  input: {q: [1, 2]}\n\nb:\n  y: {z: 1}\n",
+            [(3, 3), (8, 13)],
+        ),
+        (
+            "n.yaml",
+            "- id: a\n  x: .nan\n- id: c\n  input: {q: [1, 2]}\n- id: b\n  y: [-.inf]\n",
+            "- id: a\n  x: 1\n- id: c\n  input: {q: [1, 2]}\n- id: b\n  y: [1]\n",
+            [(2, 6), (6, 7)],
+        ),
+    ];
+    for (path, text, clean, positions) in files {
+        let parsed = parse_case_file(path, text.as_bytes());
+        let found: Vec<(u32, u32)> = parsed
+            .problems
+            .iter()
+            .map(|problem| (problem.line, problem.column))
+            .collect();
+        assert_eq!(found, positions, "{path}: {:?}", parsed.problems);
+        assert!(parsed.problems.iter().all(|problem| problem.is_malformed()));
+        let loaded: Vec<&str> = parsed.cases.iter().map(|case| case.id.as_str()).collect();
+        assert_eq!(loaded, ["c"], "{path}");
+        let clean = parse_case_file(path, clean.as_bytes());
+        assert!(clean.problems.is_empty(), "{path}: {:?}", clean.problems);
+        let clean_c = clean.cases.iter().find(|case| case.id == "c").expect("c");
+        assert_eq!(parsed.cases[0].digest, clean_c.digest, "{path}");
+        assert_eq!(parsed.cases[0].value(), clean_c.value(), "{path}");
+    }
+}
+
+/// When a case cannot be read on its own lines (an alias to another case's anchor,
+/// several cases on one line) or the file has another fault, the whole file is refused at
+/// the first problem, as before.
+#[test]
+fn a_document_that_cannot_be_split_into_cases_is_refused_whole() {
+    for (path, text, position) in [
+        (
+            "a.yaml",
+            "- id: a\n  input: &i {q: 1}\n  x: 1\n  x: 2\n- id: b\n  input: *i\n",
+            (4, 3),
+        ),
+        ("b.yaml", "[{id: a, x: 1, x: 2}, {id: b}]\n", (1, 16)),
+        (
+            "a.json",
+            "[{\"id\": \"a\", \"x\": 1, \"x\": 2},\n {\"id\": \"b\", \"x\": NaN}]\n",
+            (1, 22),
+        ),
+        (
+            "k.json",
+            "{\"a\": {\"x\": 1}, \"a\": {\"x\": 2}}\n",
+            (1, 17),
+        ),
+    ] {
+        let parsed = parse_case_file(path, text.as_bytes());
+        assert!(parsed.cases.is_empty(), "{path}: {:?}", parsed.cases);
+        let found: Vec<(u32, u32)> = parsed
+            .problems
+            .iter()
+            .map(|problem| (problem.line, problem.column))
+            .collect();
+        assert_eq!(found, [position], "{path}: {:?}", parsed.problems);
+    }
+}
+
 #[test]
 fn versions_stop_where_their_successor_is_still_exact() {
     for detail in [CaseDetail::Full, CaseDetail::Summary] {
