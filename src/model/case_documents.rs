@@ -3,7 +3,7 @@
 //! parse errors worded for the person who wrote the file.
 
 use super::cases::{column_u32, json_error_message_at, line_u32};
-use super::strict_json::{duplicate_key_position, StrictValue};
+use super::strict_json::{duplicate_key_position, StrictValue, NON_FINITE_MESSAGE};
 use crate::text::{json_error_position, LineIndex};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -253,8 +253,6 @@ pub(crate) fn yaml_message_for_people(message: &str) -> String {
 
 pub(super) const NESTED_TOO_DEEPLY: &str =
     "value nested too deeply (past the parser's depth limit): flatten it";
-const NON_FINITE_MESSAGE: &str =
-    "NaN and Infinity are not allowed: JSON and case-v1 cannot represent them";
 
 pub(super) fn yaml_elements(text: &str) -> Result<Elements, Position> {
     match yaml_document::<StrictValue>(text, yaml_options()) {

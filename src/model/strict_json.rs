@@ -6,6 +6,10 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use std::fmt;
 
+/// YAML reads `.nan`, `.inf` and a number past a double's range (`1e400`) alike, as a
+/// double that is not finite: the message names all three.
+pub(crate) const NON_FINITE_MESSAGE: &str = "NaN, Infinity and numbers past a double's range (such as 1e400) are not allowed: JSON and case-v1 cannot represent them";
+
 /// Deserializes into a [`serde_json::Value`], rejecting duplicate keys and NaN/Infinity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StrictValue(pub Value);
@@ -50,9 +54,9 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
 
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
-        Number::from_f64(value).map(Value::Number).ok_or_else(|| {
-            E::custom("NaN and Infinity are not allowed: JSON and case-v1 cannot represent them")
-        })
+        Number::from_f64(value)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom(NON_FINITE_MESSAGE))
     }
 
     fn visit_str<E>(self, value: &str) -> Result<Value, E> {

@@ -243,6 +243,25 @@ fn yaml_nan_is_a_problem() {
     assert_eq!(parsed.problems.len(), 1, "{parsed:?}");
 }
 
+/// YAML reads `1e400` as Infinity: the message names the number that was written, so
+/// nobody looks for an Infinity that is not in the file.
+#[test]
+fn a_yaml_number_past_a_doubles_range_is_named_as_such() {
+    let parsed = parse_case_file("a.yaml", b"- id: a\n  threshold: 1e400\n- id: b\n");
+    assert_eq!(parsed.problems.len(), 1, "{parsed:?}");
+    assert_eq!(parsed.problems[0].line, 2, "{:?}", parsed.problems);
+    assert!(
+        parsed.problems[0]
+            .message
+            .contains("past a double's range (such as 1e400)"),
+        "{:?}",
+        parsed.problems
+    );
+    // Finite numbers, however long, stay quiet.
+    let quiet = parse_case_file("a.yaml", b"- id: a\n  threshold: 1e300\n");
+    assert!(quiet.problems.is_empty(), "{quiet:?}");
+}
+
 #[test]
 fn json_nan_is_a_problem() {
     let parsed = parse_case_file("a.jsonl", b"{\"id\":\"a\",\"x\":NaN}\n");
