@@ -488,6 +488,27 @@ fn review_names_a_baseline_file_it_cannot_read() {
         .assert_contains("note: its baseline file evals/support.baseline.json is gone");
 }
 
+/// `review` and `accept` with no results file say how to make one: a first run, or for a
+/// file named with `--from`, a run that writes it there.
+#[test]
+fn a_missing_results_file_is_named_with_the_run_that_writes_it() {
+    let repo = accepted_demo();
+    repo.remove(".evalock/results.json");
+    for command in [&["review"][..], &["accept", "--reason", "new answers"]] {
+        repo.evalock(command)
+            .assert_code(64)
+            .assert_contains("no results at .evalock/results.json: run `evalock run` first");
+        let mut with_from = command.to_vec();
+        with_from.extend(["--from", "out/results.json"]);
+        repo.evalock(&with_from)
+            .assert_code(64)
+            .assert_contains(
+                "no results at out/results.json: `evalock run --out out/results.json` writes them there",
+            )
+            .assert_not_contains("pass --from");
+    }
+}
+
 /// A suite named twice is accepted once, as `run` runs it once: one file written, one
 /// summary line, not the same recording reported twice.
 #[test]

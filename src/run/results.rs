@@ -150,6 +150,18 @@ pub struct SampleResult {
     pub duration_ms: u64,
 }
 
+/// What to do when a results file is missing: run first, and for a file named with
+/// `--from`, write it there with `--out`.
+fn no_results_message(display: &str) -> String {
+    if display == DEFAULT_RESULTS_PATH {
+        format!("no results at {display}: run `evalock run` first (or pass --from FILE)")
+    } else {
+        format!(
+            "no results at {display}: `evalock run --out {display}` writes them there (without --from, {DEFAULT_RESULTS_PATH} is read)"
+        )
+    }
+}
+
 impl Results {
     pub fn render(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
@@ -162,9 +174,7 @@ impl Results {
         let bytes = match std::fs::read(path) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::Usage(format!(
-                    "no results at {display}: run `evalock run` first (or pass --from FILE)"
-                )))
+                return Err(Error::Usage(no_results_message(display)))
             }
             Err(error) => return Err(Error::io(display, error)),
         };
