@@ -34,6 +34,11 @@ pub(in crate::model) fn case_fields(
             "`id` {id:?} contains control characters (newline, NUL, ...): use a plain identifier"
         ));
     }
+    if id.chars().any(is_invisible) {
+        return Err(format!(
+            "`id` {id:?} contains invisible characters (zero-width or bidirectional controls): a reviewer cannot tell it from another id; use a plain identifier"
+        ));
+    }
     let version_error =
         || format!("case `{id}`: `version` must be a whole number from 1 to {MAX_CASE_VERSION}");
     let version = match map.member("version") {
@@ -68,4 +73,22 @@ pub(in crate::model) fn case_fields(
         retired,
         grader_version,
     })
+}
+
+/// Characters that change nothing a reader sees, or reorder what they see: Unicode format
+/// characters used as zero-width joiners, spaces and marks, and bidirectional controls.
+/// Two ids that differ only by them look the same in a diff, a lock and a review comment.
+fn is_invisible(character: char) -> bool {
+    matches!(
+        character,
+        '\u{AD}'
+            | '\u{61C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+    )
 }

@@ -329,3 +329,30 @@ fn bad_versions_are_problems() {
     );
     assert_eq!(parsed.problems.len(), 2);
 }
+
+/// An id a reviewer cannot tell from another (a zero-width space, a bidirectional
+/// override) is refused; visible non-ASCII ids are ordinary ids.
+#[test]
+fn invisible_characters_in_an_id_are_refused_and_visible_ones_are_not() {
+    for id in [
+        "refund\\u200b",
+        "\\u202eabc",
+        "a\\u2066b\\u2069",
+        "\\ufeffid",
+        "soft\\u00adhyphen",
+    ] {
+        let line = format!("{{\"id\":\"{id}\"}}\n");
+        let parsed = parse_case_file("a.jsonl", line.as_bytes());
+        assert_eq!(parsed.problems.len(), 1, "{id}: {parsed:?}");
+        assert!(
+            parsed.problems[0].message.contains("invisible characters"),
+            "{id}: {:?}",
+            parsed.problems
+        );
+    }
+    for id in ["remboursé-commande", "注文-返金", "emoji-🙂", "a b"] {
+        let line = format!("{{\"id\":\"{id}\"}}\n");
+        let parsed = parse_case_file("a.jsonl", line.as_bytes());
+        assert!(parsed.problems.is_empty(), "{id}: {parsed:?}");
+    }
+}
