@@ -413,3 +413,32 @@ fn a_case_pins_its_own_agreement_min_over_the_policy() {
             |case| case["agreement"] == 0.8 && case["samples"].as_array().map(Vec::len) == Some(5)
         ));
 }
+
+/// "Mutate Golden Cases Before You Trust the Eval": the article's YAML case, whose mutated
+/// twin is a tool-call envelope (`tool_name`, `arguments`, `content`) that drops order_id and
+/// invents a tracking token. The built-in grader rejects it; once the case keeps only
+/// `must_call`, the grader has gone numb and the control passing it is reported.
+#[test]
+fn the_articles_mutated_twin_must_fail_and_a_numb_grader_is_reported() {
+    let repo = TestRepo::new();
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[[suite]]\nname = \"lookup\"\ncases = [\"eval/cases/*.yaml\"]\nbaseline = \"eval/lookup.baseline.json\"\n",
+    );
+    let assertions = "  args:\n    lookup_order: {order_id: A-1042}\n  forbidden:\n    - \"TRACK-\"\n    - \"I found tracking\"\n";
+    let case = format!(
+        "id: lookup_order_requires_id\ninput:\n  user: \"Where is order A-1042?\"\nexpect:\n  must_call: [lookup_order]\n{assertions}mutate:\n  completion:\n    tool_name: lookup_order\n    arguments:\n      customer_email: \"hidden@example.com\"\n    content: \"Tracking TRACK-999 is out for delivery.\"\n"
+    );
+    repo.write("eval/cases/lookup_order.yaml", &case);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("lookup case with its negative control");
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_not_contains("EL304");
+
+    repo.write("eval/cases/lookup_order.yaml", case.replace(assertions, ""));
+    repo.evalock(&["lock"]);
+    repo.evalock(&["check"])
+        .assert_code(1)
+        .assert_contains("eval/cases/lookup_order.yaml:1: EL304 control-passed (error): the negative control `mutate[0]` of case `lookup_order_requires_id`");
+}
