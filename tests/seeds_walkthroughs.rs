@@ -442,3 +442,39 @@ fn the_articles_mutated_twin_must_fail_and_a_numb_grader_is_reported() {
         .assert_code(1)
         .assert_contains("eval/cases/lookup_order.yaml:1: EL304 control-passed (error): the negative control `mutate[0]` of case `lookup_order_requires_id`");
 }
+
+/// "Diff Last-Good Completions" saves its cases as golden.json: an object holding the
+/// prompt's id and digest beside a `cases` list. evalock reads an object as cases keyed by
+/// id, so the file is refused; each member says why, and the list says where it belongs.
+#[test]
+fn the_articles_golden_json_layout_is_refused_with_where_the_list_belongs() {
+    let repo = TestRepo::new();
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[[suite]]\nname = \"billing\"\ncases = [\"golden.json\"]\nbaseline = \"billing.baseline.json\"\n",
+    );
+    repo.write(
+        "golden.json",
+        concat!(
+            "{\n",
+            "  \"prompt_id\": \"billing-status-v3\",\n",
+            "  \"prompt_sha256\": \"replace-with-sha256-of-the-prompt-file\",\n",
+            "  \"cases\": [\n",
+            "    {\"id\": \"status-paid-en\", \"input\": {\"order_id\": \"ord_1042\", \"locale\": \"en\"}, \"expect\": {\"json\": true, \"required_keys\": [\"status\", \"order_id\"]}}\n",
+            "  ]\n",
+            "}\n",
+        ),
+    );
+    repo.evalock(&["lock"])
+        .assert_code(2)
+        .assert_contains("golden.json:2:1: EL105 malformed-case (refuse): member `prompt_id` is not a case: an object without an `id` lists cases keyed by id")
+        .assert_contains("golden.json:4:1: EL105 malformed-case (refuse): member `cases` holds a list, not a case: a case file is an array of cases, an object of cases keyed by id, or one case with an `id`; make the list the top level of the file");
+
+    // The list at the top level (the prompt's digest is evalock.lock's job): clean.
+    repo.write(
+        "golden.json",
+        "[\n  {\"id\": \"status-paid-en\", \"input\": {\"order_id\": \"ord_1042\", \"locale\": \"en\"}, \"expect\": {\"json\": true, \"required_keys\": [\"status\", \"order_id\"]}}\n]\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+}
