@@ -161,9 +161,17 @@ pub(in crate::model) fn case_from_element(
         key,
     } = element;
     let Value::Object(map) = &mut value else {
-        return Err(problem(
-            "a case must be an object with a string `id`".into(),
-        ));
+        return Err(problem(match (&key, &value) {
+            // An object holding a list, as the seed's `{"prompt_id", "cases": [...]}` does:
+            // its members are read as cases keyed by id, so say where the list belongs.
+            (Some(key), Value::Array(_)) => format!(
+                "member `{key}` holds a list, not a case: a case file is an array of cases, an object of cases keyed by id, or one case with an `id`; make the list the top level of the file"
+            ),
+            (Some(key), _) => format!(
+                "member `{key}` is not a case: an object without an `id` lists cases keyed by id, so each member must be a case object"
+            ),
+            (None, _) => "a case must be an object with a string `id`".into(),
+        }));
     };
     if let Some(key) = &key {
         match map.get("id") {
