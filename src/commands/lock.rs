@@ -42,20 +42,7 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
     // The lock on disk is known by its digest: a lock of 200,000 cases is 30 MB, and
     // neither it nor the new one is ever held whole.
     let existing = file_digest(&lock_path).map_err(|error| Error::io(LOCK_FILE, error))?;
-    let project = if check_only {
-        Project::load_summary(&source, None)?
-    } else {
-        let options = LoadOptions {
-            read_lock: false,
-            detail: CaseDetail::Summary,
-            case_cache: None,
-        };
-        Project::load_with_options(&source, &options)?.ok_or_else(|| {
-            Error::Usage(format!(
-                "no {CONFIG_FILE} in the working tree: run `evalock init` to create one"
-            ))
-        })?
-    };
+    let project = load_project(&source, check_only)?;
     let mut blocking = blocking_findings(&project);
     // The lock pins the graders: a source changed without a version bump is not re-pinned.
     if let Some(pinned) = grader_pins(&source, project_root) {
@@ -67,49 +54,70 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
     let changed = existing != Some(rendered_digest(&new_lock));
     if !blocking.is_empty() {
         let report = Report::new("lock", project.source.clone(), None, blocking);
-        return Ok(LockOutcome {
-            report,
-            written: false,
-            changed,
-            pinned: false,
-            remaining: Vec::new(),
-        });
+        return Ok(not_written(report, changed));
     }
     if check_only {
-        let mut findings = check_project(&project, None);
-        if changed && findings.is_empty() {
-            findings.push(
-                Finding::new(
-                    RuleId::CaseUnlocked,
-                    Subject::default(),
-                    format!("{LOCK_FILE} is not what `evalock lock` writes"),
-                )
-                .at(Location::file(LOCK_FILE))
-                .help("run `evalock lock` and commit the result"),
-            );
-        }
-        let report = Report::new("lock --check", project.source.clone(), None, findings)
-            .with_subjects(project.subjects());
-        return Ok(LockOutcome {
-            report,
-            written: false,
-            changed,
-            pinned: false,
-            remaining: Vec::new(),
-        });
+        return Ok(not_written(lock_check_report(&project, changed), changed));
     }
     if changed {
-        debug_assert!(Lock::parse(LOCK_FILE, new_lock.render().as_bytes()).is_ok());
-        write_atomic_from(&lock_path, |out| {
-            let mut text = TextOut { out, error: None };
-            match new_lock.render_into(&mut text) {
-                Ok(()) => Ok(()),
-                Err(_) => Err(text
-                    .error
-                    .unwrap_or_else(|| std::io::Error::other("the lock could not be rendered"))),
-            }
-        })?;
+        write_lock(&lock_path, &new_lock)?;
     }
+    Ok(pinned_outcome(project, new_lock, changed))
+}
+
+/// The project as `lock` needs it: `--check` compares with the lock on disk, so it reads
+/// it; a lock about to be rewritten is not read.
+fn load_project(source: &WorktreeSource, check_only: bool) -> Result<Project> {
+    if check_only {
+        return Project::load_summary(source, None);
+    }
+    let options = LoadOptions {
+        read_lock: false,
+        detail: CaseDetail::Summary,
+        case_cache: None,
+    };
+    Project::load_with_options(source, &options)?.ok_or_else(|| {
+        Error::Usage(format!(
+            "no {CONFIG_FILE} in the working tree: run `evalock init` to create one"
+        ))
+    })
+}
+
+/// `lock --check`: what `check` finds, or, when that is nothing, that the lock on disk
+/// is not what `lock` would write.
+fn lock_check_report(project: &Project, changed: bool) -> Report {
+    let mut findings = check_project(project, None);
+    if changed && findings.is_empty() {
+        findings.push(
+            Finding::new(
+                RuleId::CaseUnlocked,
+                Subject::default(),
+                format!("{LOCK_FILE} is not what `evalock lock` writes"),
+            )
+            .at(Location::file(LOCK_FILE))
+            .help("run `evalock lock` and commit the result"),
+        );
+    }
+    Report::new("lock --check", project.source.clone(), None, findings)
+        .with_subjects(project.subjects())
+}
+
+/// The lock rendered straight into the file, which is replaced atomically.
+fn write_lock(lock_path: &Path, new_lock: &Lock) -> Result<()> {
+    debug_assert!(Lock::parse(LOCK_FILE, new_lock.render().as_bytes()).is_ok());
+    write_atomic_from(lock_path, |out| {
+        let mut text = TextOut { out, error: None };
+        match new_lock.render_into(&mut text) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(text
+                .error
+                .unwrap_or_else(|| std::io::Error::other("the lock could not be rendered"))),
+        }
+    })
+}
+
+/// After the lock on disk is what the sources produce: what `check` still refuses.
+fn pinned_outcome(project: Project, new_lock: Lock, changed: bool) -> LockOutcome {
     let source_description = project.source.clone();
     let mut locked = project;
     locked.replace_lock(Some(new_lock));
@@ -117,13 +125,24 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         .into_iter()
         .filter(|finding| finding.severity == Severity::Refuse)
         .collect();
-    Ok(LockOutcome {
+    LockOutcome {
         report: Report::new("lock", source_description, None, Vec::new()),
         written: changed,
         changed,
         pinned: true,
         remaining,
-    })
+    }
+}
+
+/// An outcome in which the lock on disk was left as it was.
+fn not_written(report: Report, changed: bool) -> LockOutcome {
+    LockOutcome {
+        report,
+        written: false,
+        changed,
+        pinned: false,
+        remaining: Vec::new(),
+    }
 }
 
 /// EL403: CI never writes the lock. A report like any other, so `--format` is honoured.
@@ -137,13 +156,10 @@ fn refused_in_ci(source: &WorktreeSource) -> LockOutcome {
     .help(
         "run `evalock lock` locally and commit the result, or use `evalock lock --check` to verify",
     );
-    LockOutcome {
-        report: Report::new("lock", source.describe(), None, vec![finding]),
-        written: false,
-        changed: false,
-        pinned: false,
-        remaining: Vec::new(),
-    }
+    not_written(
+        Report::new("lock", source.describe(), None, vec![finding]),
+        false,
+    )
 }
 
 /// The lock whose grader pins a new lock must respect: the one on disk, or, when it is

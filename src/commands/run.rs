@@ -9,11 +9,11 @@ use crate::fs_util::write_atomic;
 use crate::grade::{Grader, Normalizer};
 use crate::model::{Case, Project, SuiteModel};
 use crate::report::Report;
-use crate::run::assess::{assess, baseline_ref, CaseRun, SampleOutcome};
+use crate::run::assess::{assess, baseline_ref, unjudged_result, CaseRun, SampleOutcome};
 use crate::run::completer::{self, CompletionsFile, SuiteContext};
 use crate::run::process::ProcessPolicy;
 use crate::run::process_policy;
-use crate::run::results::{CaseResult, Results, Status, RESULTS_SCHEMA};
+use crate::run::results::{CaseResult, Results, RESULTS_SCHEMA};
 use crate::run::shard::{run_identity, Shard, ShardRecord};
 use crate::source::{ContentSource, GitRepo, WorktreeSource};
 use rayon::prelude::*;
@@ -428,26 +428,12 @@ fn not_run(
     context: crate::model::BaselineContext,
 ) -> CaseResult {
     CaseResult {
-        suite: suite.model.name.clone(),
-        case_id: case.id.clone(),
-        case_version: case.version,
-        file: case.file.to_string(),
-        line: case.line,
-        end_line: case.end_line,
-        status: Status::Error,
         reasons: vec![format!(
             "grader_version_drift:{}!={}",
             case.grader_version.as_deref().unwrap_or_default(),
             suite.grader.version
         )],
-        digest: None,
-        completion: None,
-        baseline: crate::run::results::BaselineUse::None,
-        baseline_digest: None,
-        context,
-        agreement: 0.0,
-        duration_ms: 0,
-        samples: Vec::new(),
+        ..unjudged_result(&suite.model.name, case, context)
     }
 }
 

@@ -108,15 +108,7 @@ impl Api<'_> {
     pub fn create_review(&self, body: &str, comments: &[NewReviewComment]) -> Result<(), ApiError> {
         let url = self.repo_url(&format!("/pulls/{}/reviews", self.pull.number));
         let payload = json!({ "commit_id": self.pull.head_sha, "body": body, "event": "COMMENT", "comments": comments });
-        self.client
-            .expect(
-                Method::Post,
-                &url,
-                JSON,
-                Some(&payload),
-                "posting the review",
-            )
-            .map(drop)
+        self.send(Method::Post, &url, Some(&payload), "posting the review")
     }
 
     /// A comment on a changed file as a whole: GitHub's reviews cannot carry these, so
@@ -124,28 +116,17 @@ impl Api<'_> {
     pub fn create_file_comment(&self, path: &str, body: &str) -> Result<(), ApiError> {
         let url = self.repo_url(&format!("/pulls/{}/comments", self.pull.number));
         let payload = json!({ "commit_id": self.pull.head_sha, "path": path, "body": body, "subject_type": "file" });
-        self.client
-            .expect(
-                Method::Post,
-                &url,
-                JSON,
-                Some(&payload),
-                "posting a file comment",
-            )
-            .map(drop)
+        self.send(Method::Post, &url, Some(&payload), "posting a file comment")
     }
 
     pub fn delete_review_comment(&self, id: u64) -> Result<(), ApiError> {
         let url = self.repo_url(&format!("/pulls/comments/{id}"));
-        self.client
-            .expect(
-                Method::Delete,
-                &url,
-                JSON,
-                None,
-                "deleting an outdated review comment",
-            )
-            .map(drop)
+        self.send(
+            Method::Delete,
+            &url,
+            None,
+            "deleting an outdated review comment",
+        )
     }
 
     pub fn issue_comments(&self) -> Result<Vec<IssueComment>, ApiError> {
@@ -173,28 +154,22 @@ impl Api<'_> {
 
     pub fn create_issue_comment(&self, body: &str) -> Result<(), ApiError> {
         let url = self.repo_url(&format!("/issues/{}/comments", self.pull.number));
-        self.client
-            .expect(
-                Method::Post,
-                &url,
-                JSON,
-                Some(&json!({ "body": body })),
-                "posting the summary comment",
-            )
-            .map(drop)
+        self.send(
+            Method::Post,
+            &url,
+            Some(&json!({ "body": body })),
+            "posting the summary comment",
+        )
     }
 
     pub fn update_issue_comment(&self, id: u64, body: &str) -> Result<(), ApiError> {
         let url = self.repo_url(&format!("/issues/comments/{id}"));
-        self.client
-            .expect(
-                Method::Patch,
-                &url,
-                JSON,
-                Some(&json!({ "body": body })),
-                "updating the summary comment",
-            )
-            .map(drop)
+        self.send(
+            Method::Patch,
+            &url,
+            Some(&json!({ "body": body })),
+            "updating the summary comment",
+        )
     }
 
     /// Every review thread of the pull request, 100 at a time.
@@ -255,6 +230,19 @@ impl Api<'_> {
             "resolving a review thread",
         )
         .map(drop)
+    }
+
+    /// A request whose answer is not read: only that it succeeded.
+    fn send(
+        &self,
+        method: Method,
+        url: &str,
+        payload: Option<&Value>,
+        what: &str,
+    ) -> Result<(), ApiError> {
+        self.client
+            .expect(method, url, JSON, payload, what)
+            .map(drop)
     }
 
     fn graphql(&self, query: &str, variables: Value, what: &str) -> Result<Value, ApiError> {

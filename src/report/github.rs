@@ -3,7 +3,7 @@
 //! errors, ten warnings and ten notices per step, so the most severe findings are
 //! annotated and the rest are listed in the log and counted in one closing `::notice`.
 
-use super::text::{plural, severity_tally};
+use super::text::{finding_headline, plural, severity_tally};
 use super::Report;
 use crate::finding::Finding;
 use crate::hash::sha256_hex;
@@ -117,19 +117,8 @@ fn annotation(level: Level, finding: &Finding) -> String {
 fn log_listing(findings: &[&Finding]) -> String {
     let mut lines = String::new();
     for finding in findings {
-        let place = finding
-            .location
-            .as_ref()
-            .map(|location| format!("{}: ", location.display()))
-            .unwrap_or_default();
-        let _ = writeln!(
-            lines,
-            "{place}{} {} ({}): {}",
-            finding.rule.id(),
-            finding.rule.name(),
-            finding.severity,
-            finding.message.replace(['\r', '\n'], " ")
-        );
+        let message = finding.message.replace(['\r', '\n'], " ");
+        let _ = writeln!(lines, "{}", finding_headline(finding, &message));
     }
     let token = format!("evalock-{}", &sha256_hex(lines.as_bytes())[..32]);
     format!("::stop-commands::{token}\n{lines}::{token}::\n")

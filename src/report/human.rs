@@ -1,6 +1,6 @@
 //! The terminal format: `path:line: EL102 case-edited-in-place: …`, then what to do.
 
-use super::text::severity_tally;
+use super::text::{location_prefix, severity_tally};
 use super::Report;
 use crate::finding::{exit_code, Verdict};
 use crate::rules::Severity;
@@ -70,15 +70,10 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
     let paint = |style: &str, text: &str| painted(colour, style, text);
     let mut out = String::new();
     for finding in &report.findings {
-        let place = finding
-            .location
-            .as_ref()
-            .map(|location| format!("{}: ", location.display()))
-            .unwrap_or_default();
         let _ = writeln!(
             out,
             "{}{} {} ({}): {}",
-            paint(BOLD, &place),
+            paint(BOLD, &location_prefix(finding)),
             paint(severity_colour(finding.severity), finding.rule.id()),
             paint(BOLD, finding.rule.name()),
             paint(severity_colour(finding.severity), finding.severity.as_str()),

@@ -1,5 +1,5 @@
-//! Small pieces several reporters share: how a subject is grouped and named, and
-//! cutting text at a character boundary.
+//! Small pieces several reporters share: how a subject is grouped and named, a finding's
+//! one-line headline, and cutting text at a character boundary.
 
 use crate::finding::{Finding, Subject};
 use crate::rules::Severity;
@@ -61,6 +61,27 @@ pub fn cut(text: &str, max_bytes: usize) -> (&str, bool) {
         end -= 1;
     }
     (&text[..end], true)
+}
+
+/// `path:line: ` before a finding's headline; empty for a finding with no location.
+pub fn location_prefix(finding: &Finding) -> String {
+    finding
+        .location
+        .as_ref()
+        .map(|location| format!("{}: ", location.display()))
+        .unwrap_or_default()
+}
+
+/// A finding on one line, `path:line: EL102 case-edited-in-place (refuse): message`, with
+/// the message as given (each reporter makes it safe for where it goes).
+pub fn finding_headline(finding: &Finding, message: &str) -> String {
+    format!(
+        "{}{} {} ({}): {message}",
+        location_prefix(finding),
+        finding.rule.id(),
+        finding.rule.name(),
+        finding.severity
+    )
 }
 
 /// "2 refused, 1 error, 3 warnings": the severities that have findings, most severe first.

@@ -80,16 +80,11 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The case's result and the findings that explain it.
-pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
-    let case = run.case;
-    let location = Location::span(&*case.file, case.line, case.end_line);
-    let subject = Subject::case(run.suite, &case.id);
-    let at = format!("{}:{}", case.file, case.line);
-    let samples: Vec<SampleResult> = run.samples.iter().map(sample_result).collect();
-    let duration_ms = samples.iter().map(|sample| sample.duration_ms).sum();
-    let mut result = CaseResult {
-        suite: run.suite.to_owned(),
+/// A case's result before anything is judged: ERROR, with no reasons, completion,
+/// baseline comparison or samples yet.
+pub fn unjudged_result(suite: &str, case: &Case, context: BaselineContext) -> CaseResult {
+    CaseResult {
+        suite: suite.to_owned(),
         case_id: case.id.clone(),
         case_version: case.version,
         file: case.file.to_string(),
@@ -99,15 +94,32 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
         reasons: Vec::new(),
         digest: None,
         completion: None,
+        baseline: BaselineUse::None,
+        baseline_digest: None,
+        context,
+        agreement: 0.0,
+        duration_ms: 0,
+        samples: Vec::new(),
+    }
+}
+
+/// The case's result and the findings that explain it.
+pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
+    let case = run.case;
+    let location = Location::span(&*case.file, case.line, case.end_line);
+    let subject = Subject::case(run.suite, &case.id);
+    let at = format!("{}:{}", case.file, case.line);
+    let samples: Vec<SampleResult> = run.samples.iter().map(sample_result).collect();
+    let duration_ms = samples.iter().map(|sample| sample.duration_ms).sum();
+    let mut result = CaseResult {
         baseline: run.baseline.usage(),
         baseline_digest: match run.baseline {
             BaselineRef::Usable(entry) => Some(entry.digest),
             _ => None,
         },
-        context: run.context,
-        agreement: 0.0,
         duration_ms,
         samples,
+        ..unjudged_result(run.suite, case, run.context)
     };
     let mut findings = Vec::new();
 

@@ -182,21 +182,14 @@ impl GitRepo {
         let mut entries = BTreeMap::new();
         let mut unpinnable = BTreeSet::new();
         for record in recorder.records {
-            let repo_path = String::from_utf8_lossy(&record.filepath);
-            let Some(path) = self.project_relative(&repo_path) else {
-                continue;
-            };
             let tree_kind = record.mode.kind();
             if tree_kind == gix::object::tree::EntryKind::Tree {
                 continue;
             }
-            if matches!(repo_path, std::borrow::Cow::Owned(_)) {
-                unpinnable.insert(Unpinnable {
-                    path,
-                    reason: UnpinnableReason::NameNotUtf8,
-                });
+            let Some(path) = staged::snapshot_path(&self.prefix, &record.filepath, &mut unpinnable)
+            else {
                 continue;
-            }
+            };
             let kind = match tree_kind {
                 gix::object::tree::EntryKind::Blob => EntryKind::File,
                 gix::object::tree::EntryKind::BlobExecutable => EntryKind::Executable,
@@ -251,10 +244,6 @@ impl GitRepo {
             )));
         }
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    }
-
-    fn project_relative(&self, repo_path: &str) -> Option<String> {
-        staged::project_relative(&self.prefix, repo_path)
     }
 }
 

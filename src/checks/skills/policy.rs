@@ -5,7 +5,7 @@ use super::{field_location, front_matter_location, skill_finding};
 use crate::finding::{Finding, Location};
 use crate::rules::RuleId;
 use crate::skills::spec::{is_allowed, is_real_commit, is_semver, python_list, python_repr};
-use crate::skills::{Skill, SourceDecl};
+use crate::skills::{Located, Skill, SourceDecl};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// EL202: a vendored or registry skill records its repository and an exact commit.
@@ -154,14 +154,8 @@ fn semver_suggestion(version: &str) -> String {
 
 /// EL204: permissions are declared, and every one is on the allowlist.
 pub fn permissions(skill: &Skill, allowlist: &[String]) -> Vec<Finding> {
-    let tools = skill
-        .front_matter
-        .as_ref()
-        .and_then(|front| front.allowed_tools.as_ref());
-    let declared = skill
-        .manifest
-        .as_ref()
-        .and_then(|manifest| manifest.permissions.as_ref());
+    let fields = permission_fields(skill);
+    let [(_, _, tools), (_, _, declared)] = &fields;
     if skill.front_matter.is_none() && declared.is_none() {
         return Vec::new(); // EL208 reports the unreadable front matter; nothing to judge yet.
     }
@@ -176,11 +170,7 @@ pub fn permissions(skill: &Skill, allowlist: &[String]) -> Vec<Finding> {
             .help("declare what the skill needs: `allowed-tools` in SKILL.md's front matter, or `permissions` in skill.json, within `[skills] allowed_permissions`")];
     }
     let mut findings = Vec::new();
-    let sources = [
-        ("allowed-tools", skill.skill_md_path(), tools),
-        ("permissions", skill.manifest_path(), declared),
-    ];
-    for (field, path, listed) in sources {
+    for (field, path, listed) in fields {
         let Some(listed) = listed else { continue };
         let outside: Vec<&String> = listed
             .value
@@ -204,6 +194,25 @@ pub fn permissions(skill: &Skill, allowlist: &[String]) -> Vec<Finding> {
         );
     }
     findings
+}
+
+/// A place a skill lists its permissions: the field, its file, and the list if written.
+type PermissionField<'s> = (&'static str, String, Option<&'s Located<Vec<String>>>);
+
+/// SKILL.md `allowed-tools`, then skill.json `permissions`.
+fn permission_fields(skill: &Skill) -> [PermissionField<'_>; 2] {
+    let tools = skill
+        .front_matter
+        .as_ref()
+        .and_then(|front| front.allowed_tools.as_ref());
+    let declared = skill
+        .manifest
+        .as_ref()
+        .and_then(|manifest| manifest.permissions.as_ref());
+    [
+        ("allowed-tools", skill.skill_md_path(), tools),
+        ("permissions", skill.manifest_path(), declared),
+    ]
 }
 
 /// EL209: compared with the base revision, a skill may not quietly ask for more.
@@ -234,18 +243,7 @@ pub fn permission_escalation(
             .copied();
         let Some(base) = counterpart else { continue };
         let before = base.declared_permissions();
-        let tools = skill
-            .front_matter
-            .as_ref()
-            .and_then(|front| front.allowed_tools.as_ref());
-        let declared = skill
-            .manifest
-            .as_ref()
-            .and_then(|manifest| manifest.permissions.as_ref());
-        for (field, path, listed) in [
-            ("allowed-tools", skill.skill_md_path(), tools),
-            ("permissions", skill.manifest_path(), declared),
-        ] {
+        for (field, path, listed) in permission_fields(skill) {
             let Some(listed) = listed else { continue };
             let grown: BTreeSet<&String> = listed
                 .value

@@ -271,23 +271,9 @@ fn executables_problem(skill: &Skill, findings: &[Finding]) -> String {
         .filter(|file| file.is_executable() && !declared.contains(&file.path))
         .map(|file| file.path.clone())
         .collect();
-    let risky: Vec<String> = skill
-        .tree
-        .files
-        .iter()
-        .filter(|file| {
-            let path = skill.file_path(&file.path);
-            findings.iter().any(|finding| {
-                finding.rule == RuleId::SkillRiskyContent
-                    && finding.severity >= Severity::Error
-                    && finding
-                        .location
-                        .as_ref()
-                        .is_some_and(|location| location.path == path)
-            })
-        })
-        .map(|file| file.path.clone())
-        .collect();
+    let risky = files_flagged_by(skill, findings, |finding| {
+        finding.rule == RuleId::SkillRiskyContent && finding.severity >= Severity::Error
+    });
     let missing: Vec<String> = declared
         .iter()
         .filter(|path| skill.tree.file(path).is_none())
@@ -305,6 +291,17 @@ fn executables_problem(skill: &Skill, findings: &[Finding]) -> String {
 }
 
 fn warned_paths(skill: &Skill, findings: &[Finding]) -> Vec<String> {
+    files_flagged_by(skill, findings, |finding| {
+        finding.severity == Severity::Warn
+    })
+}
+
+/// The skill's files (paths within the skill) that a finding picked by `flags` points at.
+fn files_flagged_by(
+    skill: &Skill,
+    findings: &[Finding],
+    flags: impl Fn(&Finding) -> bool,
+) -> Vec<String> {
     skill
         .tree
         .files
@@ -312,7 +309,7 @@ fn warned_paths(skill: &Skill, findings: &[Finding]) -> Vec<String> {
         .filter(|file| {
             let path = skill.file_path(&file.path);
             findings.iter().any(|finding| {
-                finding.severity == Severity::Warn
+                flags(finding)
                     && finding
                         .location
                         .as_ref()

@@ -135,17 +135,10 @@ impl StagedIndex {
         let mut unmerged = BTreeSet::new();
         let mut unpinnable = BTreeSet::new();
         for entry in self.index.entries() {
-            let repo_path = String::from_utf8_lossy(entry.path(&self.index));
-            let Some(path) = project_relative(&self.prefix, &repo_path) else {
+            let Some(path) = snapshot_path(&self.prefix, entry.path(&self.index), &mut unpinnable)
+            else {
                 continue;
             };
-            if matches!(repo_path, std::borrow::Cow::Owned(_)) {
-                unpinnable.insert(Unpinnable {
-                    path,
-                    reason: UnpinnableReason::NameNotUtf8,
-                });
-                continue;
-            }
             if entry.stage_raw() != 0 {
                 unmerged.insert(path);
                 continue;
@@ -178,7 +171,26 @@ impl StagedIndex {
     }
 }
 
-pub(super) fn project_relative(prefix: &str, repo_path: &str) -> Option<String> {
+/// The project-relative path of a repository path for a snapshot: `None` outside the
+/// project, and `None` for a name that is not UTF-8, which is recorded as unpinnable.
+pub(super) fn snapshot_path(
+    prefix: &str,
+    repo_path: &[u8],
+    unpinnable: &mut BTreeSet<Unpinnable>,
+) -> Option<String> {
+    let repo_path = String::from_utf8_lossy(repo_path);
+    let path = project_relative(prefix, &repo_path)?;
+    if matches!(repo_path, std::borrow::Cow::Owned(_)) {
+        unpinnable.insert(Unpinnable {
+            path,
+            reason: UnpinnableReason::NameNotUtf8,
+        });
+        return None;
+    }
+    Some(path)
+}
+
+fn project_relative(prefix: &str, repo_path: &str) -> Option<String> {
     if prefix.is_empty() {
         return Some(repo_path.to_owned());
     }
