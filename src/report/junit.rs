@@ -169,17 +169,9 @@ fn write_test_case(out: &mut String, classname: &str, case_name: &str, case: &Te
 
 /// The whole finding as plain text: where, what, how to fix it, and any detail.
 fn describe(finding: &Finding) -> String {
-    let place = finding
-        .location
-        .as_ref()
-        .map(|location| format!("{}: ", location.display()))
-        .unwrap_or_default();
     let mut text = format!(
-        "{place}{} {} ({}): {}\nfix: {}",
-        finding.rule.id(),
-        finding.rule.name(),
-        finding.severity,
-        finding.message,
+        "{}\nfix: {}",
+        super::text::finding_headline(finding, &finding.message),
         finding.help
     );
     if let Some(detail) = &finding.detail {
