@@ -105,10 +105,7 @@ pub fn unjudged_result(suite: &str, case: &Case, context: BaselineContext) -> Ca
 
 /// The case's result and the findings that explain it.
 pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
-    let case = run.case;
-    let location = Location::span(&*case.file, case.line, case.end_line);
-    let subject = Subject::case(run.suite, &case.id);
-    let at = format!("{}:{}", case.file, case.line);
+    let place = Place::of(run.suite, run.case);
     let samples: Vec<SampleResult> = run.samples.iter().map(sample_result).collect();
     let duration_ms = samples.iter().map(|sample| sample.duration_ms).sum();
     let mut result = CaseResult {
@@ -119,32 +116,11 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
         },
         duration_ms,
         samples,
-        ..unjudged_result(run.suite, case, run.context)
+        ..unjudged_result(run.suite, run.case, run.context)
     };
-    let mut findings = Vec::new();
-
-    if let Some((sample, error)) = run.samples.iter().find_map(|sample| {
-        sample
-            .outcome
-            .as_ref()
-            .err()
-            .map(|error| (sample.sample, error))
-    }) {
-        result.reasons = vec![format!("error:{error}")];
-        let which = if run.samples.len() > 1 {
-            format!(" sample {sample}:")
-        } else {
-            String::new()
-        };
-        findings.push(
-            Finding::new(
-                RuleId::CompleterError,
-                subject,
-                format!("case `{}` ({at}):{which} {error}", case.id),
-            )
-            .at(location),
-        );
-        return (result, findings);
+    if let Some((reason, finding)) = completer_error(&run.samples, &place) {
+        result.reasons = vec![reason];
+        return (result, vec![finding]);
     }
 
     let graded: Vec<(&Grade, &str)> = run
@@ -154,17 +130,12 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
         .map(|(grade, text)| (grade, text.as_str()))
         .collect();
     let (modal, agreement) = modal_completion(&graded);
+    let digest = completion_digest(modal);
     result.agreement = agreement;
-    result.digest = Some(completion_digest(modal));
+    result.digest = Some(digest);
     result.completion = Some(modal.to_owned());
-    let mut reasons: Vec<String> = Vec::new();
-    for (grade, _) in &graded {
-        for reason in grade.reasons.iter().filter(|_| !grade.pass) {
-            if !reasons.contains(reason) {
-                reasons.push(reason.clone());
-            }
-        }
-    }
+    let mut reasons = failure_reasons(&graded);
+    let mut findings = Vec::new();
     let samples_pass = graded.iter().all(|(grade, _)| grade.pass);
     let agrees = agreement + 1e-9 >= run.agreement_min;
     if !agrees {
@@ -172,108 +143,193 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
             "samples_disagree:{agreement:.2}<{:.2}",
             run.agreement_min
         ));
-        let agreeing = graded.iter().filter(|(_, text)| *text == modal).count();
-        let outlier = graded
-            .iter()
-            .map(|(_, text)| *text)
-            .find(|text| *text != modal)
-            .unwrap_or(modal);
-        let mut finding = Finding::new(
-            RuleId::SamplesDisagree,
-            subject.clone(),
-            format!(
-                "case `{}` ({at}): {agreeing} of {} samples agree ({agreement:.2} < agreement_min {:.2})",
-                case.id,
-                graded.len(),
-                run.agreement_min
-            ),
-        )
-        .at(location.clone());
-        if let Some(diff) =
-            completion_diff(modal, outlier, "most common sample", "disagreeing sample")
-        {
-            finding = finding.detail(diff);
-        }
-        findings.push(finding);
+        findings.push(disagreement(
+            &place,
+            &graded,
+            modal,
+            agreement,
+            run.agreement_min,
+        ));
     }
-    result.reasons = reasons.clone();
-    let passes = samples_pass && agrees;
-    let digest = completion_digest(modal);
-    let reason_list = if reasons.is_empty() {
+    let judged = Judged {
+        samples_pass,
+        agrees,
+        completion: modal,
+        digest,
+        reasons: &reasons,
+    };
+    let (status, finding) = judge_against_baseline(&place, run.baseline, &judged);
+    result.status = status;
+    findings.extend(finding);
+    result.reasons = reasons;
+    (result, findings)
+}
+
+/// Where a case's findings point and how their messages name it.
+struct Place<'c> {
+    case: &'c Case,
+    subject: Subject,
+    location: Location,
+    /// `path:line`, for messages.
+    at: String,
+}
+
+impl<'c> Place<'c> {
+    fn of(suite: &str, case: &'c Case) -> Place<'c> {
+        Place {
+            case,
+            subject: Subject::case(suite, &case.id),
+            location: Location::span(&*case.file, case.line, case.end_line),
+            at: format!("{}:{}", case.file, case.line),
+        }
+    }
+
+    fn finding(&self, rule: RuleId, message: String) -> Finding {
+        Finding::new(rule, self.subject.clone(), message).at(self.location.clone())
+    }
+}
+
+/// The first sample without a completion makes the whole case an ERROR (EL504), never a
+/// score: its reason for the result and its finding.
+fn completer_error(samples: &[SampleOutcome], place: &Place<'_>) -> Option<(String, Finding)> {
+    let (sample, error) = samples.iter().find_map(|sample| {
+        sample
+            .outcome
+            .as_ref()
+            .err()
+            .map(|error| (sample.sample, error))
+    })?;
+    let which = if samples.len() > 1 {
+        format!(" sample {sample}:")
+    } else {
+        String::new()
+    };
+    let message = format!("case `{}` ({}):{which} {error}", place.case.id, place.at);
+    Some((
+        format!("error:{error}"),
+        place.finding(RuleId::CompleterError, message),
+    ))
+}
+
+/// The reasons of every failing sample, each once, in the order the samples gave them.
+fn failure_reasons(graded: &[(&Grade, &str)]) -> Vec<String> {
+    let mut reasons: Vec<String> = Vec::new();
+    for (grade, _) in graded.iter().filter(|(grade, _)| !grade.pass) {
+        for reason in &grade.reasons {
+            if !reasons.contains(reason) {
+                reasons.push(reason.clone());
+            }
+        }
+    }
+    reasons
+}
+
+/// EL505: too few samples gave the most common completion; the detail diffs it against
+/// the first sample that differs.
+fn disagreement(
+    place: &Place<'_>,
+    graded: &[(&Grade, &str)],
+    modal: &str,
+    agreement: f64,
+    agreement_min: f64,
+) -> Finding {
+    let agreeing = graded.iter().filter(|(_, text)| *text == modal).count();
+    let outlier = graded
+        .iter()
+        .map(|(_, text)| *text)
+        .find(|text| *text != modal)
+        .unwrap_or(modal);
+    let finding = place.finding(
+        RuleId::SamplesDisagree,
+        format!(
+            "case `{}` ({}): {agreeing} of {} samples agree ({agreement:.2} < agreement_min {agreement_min:.2})",
+            place.case.id,
+            place.at,
+            graded.len(),
+        ),
+    );
+    match completion_diff(modal, outlier, "most common sample", "disagreeing sample") {
+        Some(diff) => finding.detail(diff),
+        None => finding,
+    }
+}
+
+/// What the samples of a case came to, before the baseline is consulted.
+struct Judged<'a> {
+    /// Every sample passed its grader.
+    samples_pass: bool,
+    /// Enough samples agree (`agreement_min`).
+    agrees: bool,
+    /// The most common completion, and its digest.
+    completion: &'a str,
+    digest: Digest,
+    reasons: &'a [String],
+}
+
+/// The case's status against its baseline, and the finding that explains it, if any.
+fn judge_against_baseline(
+    place: &Place<'_>,
+    baseline: BaselineRef<'_>,
+    judged: &Judged<'_>,
+) -> (Status, Option<Finding>) {
+    let id = &place.case.id;
+    let at = &place.at;
+    let digest = judged.digest;
+    let with_diff = |finding: Finding, entry: &BaselineEntry| match diff_against(
+        entry,
+        judged.completion,
+        &digest,
+    ) {
+        Some(diff) => finding.detail(diff),
+        None => finding,
+    };
+    let reason_list = if judged.reasons.is_empty() {
         String::new()
     } else {
-        format!(": {}", reasons.join(", "))
+        format!(": {}", judged.reasons.join(", "))
     };
-    result.status = match (run.baseline, passes) {
+    let passes = judged.samples_pass && judged.agrees;
+    match (baseline, passes) {
         (BaselineRef::Usable(entry), true) if entry.passed && entry.digest == digest => {
-            Status::Pass
+            (Status::Pass, None)
         }
         (BaselineRef::Usable(entry), true) if entry.passed => {
-            let mut finding = Finding::new(
+            let finding = place.finding(
                 RuleId::Moved,
-                subject.clone(),
                 format!(
-                    "case `{}` ({at}) still passes, but its completion moved ({} -> {})",
-                    case.id,
+                    "case `{id}` ({at}) still passes, but its completion moved ({} -> {})",
                     entry.digest.short(),
                     digest.short()
                 ),
-            )
-            .at(location.clone());
-            if let Some(diff) = diff_against(entry, modal, &digest) {
-                finding = finding.detail(diff);
-            }
-            findings.push(finding);
-            Status::Moved
-        }
-        (BaselineRef::Usable(_), true) => {
-            findings.push(
-                Finding::new(
-                    RuleId::Improved,
-                    subject.clone(),
-                    format!(
-                        "case `{}` ({at}) failed at baseline and passes now",
-                        case.id
-                    ),
-                )
-                .at(location.clone()),
             );
-            Status::Improved
+            (Status::Moved, Some(with_diff(finding, entry)))
         }
+        (BaselineRef::Usable(_), true) => (
+            Status::Improved,
+            Some(place.finding(
+                RuleId::Improved,
+                format!("case `{id}` ({at}) failed at baseline and passes now"),
+            )),
+        ),
         // Only a sample that fails its assertions is a regression; samples that all pass
         // but disagree are FAIL with EL505 alone, whatever the baseline says.
-        (BaselineRef::Usable(entry), false) if entry.passed && !samples_pass => {
-            let mut finding = Finding::new(
+        (BaselineRef::Usable(entry), false) if entry.passed && !judged.samples_pass => {
+            let finding = place.finding(
                 RuleId::Regressed,
-                subject.clone(),
-                format!(
-                    "case `{}` ({at}) passed at baseline and fails now{reason_list}",
-                    case.id
-                ),
-            )
-            .at(location.clone());
-            if let Some(diff) = diff_against(entry, modal, &digest) {
-                finding = finding.detail(diff);
-            }
-            findings.push(finding);
-            Status::Regressed
+                format!("case `{id}` ({at}) passed at baseline and fails now{reason_list}"),
+            );
+            (Status::Regressed, Some(with_diff(finding, entry)))
         }
-        (_, true) => Status::Pass,
-        (_, false) => {
-            if !samples_pass {
-                findings.push(
-                    Finding::new(
-                        RuleId::Failing,
-                        subject,
-                        format!("case `{}` ({at}) fails{reason_list}", case.id),
-                    )
-                    .at(location),
-                );
-            }
-            Status::Fail
-        }
-    };
-    (result, findings)
+        (_, true) => (Status::Pass, None),
+        (_, false) if !judged.samples_pass => (
+            Status::Fail,
+            Some(place.finding(
+                RuleId::Failing,
+                format!("case `{id}` ({at}) fails{reason_list}"),
+            )),
+        ),
+        (_, false) => (Status::Fail, None),
+    }
 }
 
 fn diff_against(entry: &BaselineEntry, current: &str, digest: &Digest) -> Option<String> {
