@@ -96,21 +96,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         None => None,
     };
     let completions = match &completions_bytes {
-        Some((display, bytes)) => {
-            let file = CompletionsFile::parse(display, bytes)?;
-            file.refuse_unknown_suites(|name| {
-                project.suites.iter().any(|suite| suite.name == name)
-            })?;
-            // A case file that could not be read whole (EL105) may hold the id: not refused.
-            file.refuse_unknown_cases(|name, case_id| {
-                project
-                    .suites
-                    .iter()
-                    .filter(|suite| name.is_empty() || suite.name == name)
-                    .any(|suite| suite.case(case_id).is_some() || !suite.problems.is_empty())
-            })?;
-            Some(file)
-        }
+        Some((display, bytes)) => Some(completions_for(&project, display, bytes)?),
         None => None,
     };
     let shard = match options.shard {
@@ -149,26 +135,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         completions.as_ref(),
         &owned,
     );
-    let done = AtomicUsize::new(0);
-    let workers = options.jobs.clamp(1, MAX_JOBS);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(workers)
-        .build()
-        .map_err(|error| Error::Internal(format!("cannot start {workers} workers: {error}")))?;
-    let outcomes: Vec<SampleOutcome> = pool.install(|| {
-        jobs.par_iter()
-            .map(|job| {
-                let outcome = run_job(job, completions.as_ref());
-                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                progress(Progress {
-                    done: finished,
-                    total: jobs.len(),
-                    label: &job.label,
-                });
-                outcome
-            })
-            .collect()
-    });
+    let outcomes = run_jobs(&jobs, options.jobs, completions.as_ref(), progress)?;
 
     let (cases, mut findings) = assemble(&project, &planned, &jobs, outcomes, &owned);
     findings.extend(static_findings(&project, &selected, full));
@@ -187,14 +154,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         fail_on_diff,
         shard,
         suites: selected.iter().cloned().collect(),
-        completions: selected
-            .iter()
-            .filter_map(|name| {
-                let config = project.config.suite(name)?;
-                let source = completer::completion_source(config, completions.is_some());
-                Some((name.clone(), source))
-            })
-            .collect(),
+        completions: completion_sources(&project, &selected, completions.is_some()),
         counts: Results::count(&cases),
         cases,
         findings,
@@ -207,6 +167,71 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         results,
         results_path,
     })
+}
+
+/// A `--completions FILE` read against the project: a suite or case the project does not
+/// have is refused, so a typo is not silently an ERROR for every case.
+fn completions_for(project: &Project, display: &str, bytes: &[u8]) -> Result<CompletionsFile> {
+    let file = CompletionsFile::parse(display, bytes)?;
+    file.refuse_unknown_suites(|name| project.suites.iter().any(|suite| suite.name == name))?;
+    // A case file that could not be read whole (EL105) may hold the id: not refused.
+    file.refuse_unknown_cases(|name, case_id| {
+        project
+            .suites
+            .iter()
+            .filter(|suite| name.is_empty() || suite.name == name)
+            .any(|suite| suite.case(case_id).is_some() || !suite.problems.is_empty())
+    })?;
+    Ok(file)
+}
+
+/// Every job on `jobs` workers (1 to [`MAX_JOBS`]), in the jobs' order whatever order
+/// they finish in, reporting progress as each one ends.
+fn run_jobs(
+    jobs: &[Job],
+    jobs_at_once: usize,
+    completions: Option<&CompletionsFile>,
+    progress: &(dyn Fn(Progress<'_>) + Sync),
+) -> Result<Vec<SampleOutcome>> {
+    let done = AtomicUsize::new(0);
+    let workers = jobs_at_once.clamp(1, MAX_JOBS);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .build()
+        .map_err(|error| Error::Internal(format!("cannot start {workers} workers: {error}")))?;
+    Ok(pool.install(|| {
+        jobs.par_iter()
+            .map(|job| {
+                let outcome = run_job(job, completions);
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(Progress {
+                    done: finished,
+                    total: jobs.len(),
+                    label: &job.label,
+                });
+                outcome
+            })
+            .collect()
+    }))
+}
+
+/// What produced each selected suite's completions, for the results file: `accept`
+/// refuses results of a completer that is no longer configured.
+fn completion_sources(
+    project: &Project,
+    selected: &BTreeSet<String>,
+    from_file: bool,
+) -> std::collections::BTreeMap<String, String> {
+    selected
+        .iter()
+        .filter_map(|name| {
+            let config = project.config.suite(name)?;
+            Some((
+                name.clone(),
+                completer::completion_source(config, from_file),
+            ))
+        })
+        .collect()
 }
 
 fn select_suites(project: &Project, names: &[String]) -> Result<BTreeSet<String>> {
