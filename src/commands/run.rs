@@ -191,7 +191,8 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
             .iter()
             .filter_map(|name| {
                 let config = project.config.suite(name)?;
-                let source = completer::completion_source(config, completions.is_some());
+                let source =
+                    completer::completion_source(config, completions.is_some(), options.samples);
                 Some((name.clone(), source))
             })
             .collect(),
