@@ -286,9 +286,16 @@ fn yaml_elements_one_by_one(text: &str) -> Option<Elements> {
         }
         let mut own_lines = lines.get(first - 1..(next - 1).min(lines.len()))?;
         // The next item's dash, when its value starts on the line below (`-` then `id: …`).
-        while let Some((last, before)) = own_lines.split_last() {
+        // It is indented less than that value; a dash indented as much or more is an
+        // empty item of a list inside this case, and stays.
+        let next_indent = outline
+            .get(index + 1)
+            .and_then(|next| lines.get((next.line as usize).checked_sub(1)?))
+            .map(|line| indentation(line));
+        while let (Some((last, before)), Some(next_indent)) = (own_lines.split_last(), next_indent)
+        {
             let dash = last.trim();
-            if dash == "-" || dash.starts_with("- #") {
+            if (dash == "-" || dash.starts_with("- #")) && indentation(last) < next_indent {
                 own_lines = before;
             } else {
                 break;
@@ -312,6 +319,11 @@ fn yaml_elements_one_by_one(text: &str) -> Option<Elements> {
         }
     }
     Some((elements, problems))
+}
+
+/// The spaces a YAML line is indented by (YAML indents with spaces only).
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
 }
 
 /// How a YAML value is read: strictly ([`StrictValue`]), or leniently ([`Value`]: the first
