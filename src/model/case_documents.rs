@@ -304,7 +304,13 @@ fn yaml_elements_one_by_one(text: &str) -> Option<Elements> {
         let own_lines = own_lines.concat();
         let offset = element.line - 1;
         match yaml_document::<StrictValue>(&own_lines, yaml_options()) {
-            Ok(mut alone) if alone.len() == 1 && alone[0].line + offset == element.line => {
+            // The same element the whole file has: one, on its line, listed under its key
+            // (an item of a list must not read as a file of cases keyed by id).
+            Ok(mut alone)
+                if alone.len() == 1
+                    && alone[0].line + offset == element.line
+                    && alone[0].key == element.key =>
+            {
                 let mut alone = alone.remove(0);
                 alone.line = element.line;
                 alone.end_line = element.end_line;
