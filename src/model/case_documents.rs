@@ -304,12 +304,16 @@ fn yaml_elements_one_by_one(text: &str) -> Option<Elements> {
         let own_lines = own_lines.concat();
         let offset = element.line - 1;
         match yaml_document::<StrictValue>(&own_lines, yaml_options()) {
-            // The same element the whole file has: one, on its line, listed under its key
-            // (an item of a list must not read as a file of cases keyed by id).
+            // The same element the whole file has: one, on its line, listed under its key,
+            // with the value the whole file gives it (which the lenient reading gives too
+            // where no key repeats and no number is NaN). An item whose value starts below
+            // its dash is read without the dash: `[{id: x}]` or `x: {id: x}` there would
+            // otherwise turn an item that is no case into a case the whole file does not have.
             Ok(mut alone)
                 if alone.len() == 1
                     && alone[0].line + offset == element.line
-                    && alone[0].key == element.key =>
+                    && alone[0].key == element.key
+                    && alone[0].value == element.value =>
             {
                 let mut alone = alone.remove(0);
                 alone.line = element.line;

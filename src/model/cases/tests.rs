@@ -177,11 +177,16 @@ fn a_document_that_cannot_be_split_into_cases_is_refused_whole() {
         ),
         ("b.yaml", "[{id: a, x: 1, x: 2}, {id: b}]\n", (1, 16)),
         // An item without an `id` whose value starts below its dash: on its own lines it
-        // reads as a file of cases keyed by id, and its one member as a case `foo` that
-        // the whole file does not have.
+        // reads as a file of cases keyed by id (or as a list of cases), and its one member
+        // as a case `foo` that the whole file does not have.
         (
             "c.yaml",
             "- id: a\n  y: 1\n  y: 2\n-\n  foo:\n    id: foo\n",
+            (3, 3),
+        ),
+        (
+            "d.yaml",
+            "- id: a\n  y: 1\n  y: 2\n-\n  [{id: foo}]\n",
             (3, 3),
         ),
         (
