@@ -211,3 +211,31 @@ fn results_that_do_not_say_what_produced_them_are_refused() {
         .assert_contains("refused: the results in .evalock/results.json are stale: they do not record what produced suite `exact`'s completions (written by an older evalock); run `evalock run --suite exact` again");
     assert!(!repo.join(BASELINE).exists());
 }
+
+/// `run --samples N` decides how many samples each case gets: results of one sample are no
+/// last-good answer of a suite that evalock.toml samples three times, and three samples
+/// asked on the command line are what a later `samples = 3` configures.
+#[test]
+fn results_of_another_sample_count_than_configured_are_refused() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.write(".gitignore", ".evalock/\n");
+    let original = "normalizer = \"ws-v1\"\n\n[[suite]]\nname = \"escalation\"";
+    let sampled = "normalizer = \"ws-v1\"\nsamples = 3\n\n[[suite]]\nname = \"escalation\"";
+    repo.replace("evalock.toml", original, sampled);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["run", "--suite", "support", "--samples", "1"])
+        .assert_code(0);
+    repo.evalock(&["accept", "--reason", "one sample", "--suite", "support"])
+        .assert_code(2)
+        .assert_contains("suite `support`'s completions came from another `completer`, `model` or `samples` than evalock.toml sets now");
+    assert!(!repo.join("evals/support.baseline.json").exists());
+
+    repo.replace("evalock.toml", sampled, original);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["run", "--suite", "support", "--samples", "3"])
+        .assert_code(0);
+    repo.replace("evalock.toml", original, sampled);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "three samples", "--suite", "support"])
+        .assert_code(0);
+}

@@ -434,6 +434,33 @@ fn duplicate_ids_and_malformed_cases_point_at_the_line() {
     assert_eq!(repo.read_bytes("evalock.lock"), before);
 }
 
+/// Two cases of one file with the same fault are two findings: a fingerprint that is the
+/// same for both would make GitHub (one comment per fingerprint) and code scanning (one
+/// alert per fingerprint) show the first and silently drop the second.
+#[test]
+fn the_same_fault_in_two_cases_of_one_file_is_two_findings() {
+    let repo = locked_demo();
+    for id in ["angry-customer-escalates", "simple-question-stays"] {
+        repo.replace(
+            "evals/escalation.yaml",
+            &format!("- id: {id}\n  version: 1\n"),
+            &format!("- id: {id}\n  version: 1\n  version: 1\n"),
+        );
+    }
+    let run = repo.evalock(&["check", "--format", "json"]);
+    run.assert_code(2);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
+    let fingerprints: Vec<&str> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|finding| finding["rule"] == "EL105")
+        .filter_map(|finding| finding["fingerprint"].as_str())
+        .collect();
+    assert_eq!(fingerprints.len(), 2, "{}", run.stdout);
+    assert_ne!(fingerprints[0], fingerprints[1], "{}", run.stdout);
+}
+
 /// A duplicate key inside one case of a YAML (or JSON) document refuses that case alone,
 /// as on a JSONL line: an in-place edit of another case of the same file is still named.
 #[test]

@@ -144,6 +144,55 @@ fn the_next_step_after_a_run_names_the_results_file_it_wrote() {
         .assert_contains("MOVED support/warranty-question");
 }
 
+/// `merge` runs wherever it is started, not in the project: its results file is only the
+/// one `accept` reads by default when it is the project's `.evalock/results.json`. Merged
+/// into `.evalock/results.json` of a folder below the project, the next step names it
+/// with `--from`, and works as written from there.
+#[test]
+fn the_next_step_after_a_merge_below_the_project_names_the_file_it_wrote() {
+    let repo = TestRepo::with_fixture("demo");
+    for shard in ["1/2", "2/2"] {
+        let out = format!("shard-{}.json", &shard[..1]);
+        repo.evalock(&["run", "--suite", "support", "--shard", shard, "--out", &out])
+            .assert_code(0);
+    }
+    let merged = std::path::absolute(repo.join("evals/.evalock/results.json")).expect("absolute");
+    let from = format!("--from {}", merged.display());
+    let merge = [
+        "-C",
+        "evals",
+        "merge",
+        "../shard-1.json",
+        "../shard-2.json",
+        "--out",
+        ".evalock/results.json",
+    ];
+    repo.evalock(&merge)
+        .assert_code(0)
+        .assert_contains(&format!("next: `evalock accept {from} --reason"));
+    repo.evalock(&[
+        "-C",
+        "evals",
+        "accept",
+        "--from",
+        &merged.display().to_string(),
+        "--reason",
+        "merged",
+    ])
+    .assert_code(0);
+    // Merged where the project keeps its results, it needs no --from.
+    repo.remove("evals/support.baseline.json");
+    repo.evalock(&[
+        "merge",
+        "shard-1.json",
+        "shard-2.json",
+        "--out",
+        ".evalock/results.json",
+    ])
+    .assert_code(0)
+    .assert_contains("next: `evalock accept --reason");
+}
+
 /// Exit 3 fails the gate, so no report may read PASS: every format says BLOCK, and the
 /// same move without --fail-on-diff stays PASS.
 #[test]

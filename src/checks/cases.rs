@@ -11,7 +11,7 @@ pub use against_lock::{cases_unlocked, prompts_unlocked};
 use crate::finding::{Finding, Location, Subject};
 use crate::model::{Case, ProblemKind, Project, SuiteModel, CONFIG_FILE};
 use crate::rules::{RuleId, Severity};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -38,17 +38,29 @@ fn case_at(case: &Case) -> String {
 
 /// EL105: every place in a case file that could not become a case, and globs that match nothing.
 pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
+    // One file can say the same thing of several of its cases (a duplicate `version` in
+    // two): each is its own finding, so each needs its own fingerprint. Lines would move
+    // it, so the second and later ones count which repetition they are.
+    let mut seen: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     let mut findings: Vec<Finding> = suite
         .problems
         .iter()
         .map(|problem| {
+            let repeat = seen
+                .entry((&problem.file, &problem.message))
+                .and_modify(|count| *count += 1)
+                .or_insert(0);
+            let discriminator = match *repeat {
+                0 => format!("{}:{}", problem.file, problem.message),
+                repeat => format!("{}:{}#{repeat}", problem.file, problem.message),
+            };
             let finding = Finding::new(
                 RuleId::MalformedCase,
                 Subject::suite(&suite.name),
                 problem.message.clone(),
             )
             .at(Location::line(&problem.file, problem.line).with_column(problem.column))
-            .discriminator(&format!("{}:{}", problem.file, problem.message));
+            .discriminator(&discriminator);
             match problem.kind {
                 ProblemKind::Malformed => finding.help(format!(
                     "fix {}:{}:{} and run `evalock check` again",

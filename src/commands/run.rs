@@ -154,7 +154,12 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         fail_on_diff,
         shard,
         suites: selected.iter().cloned().collect(),
-        completions: completion_sources(&project, &selected, completions.is_some()),
+        completions: completion_sources(
+            &project,
+            &selected,
+            completions.is_some(),
+            options.samples,
+        ),
         counts: Results::count(&cases),
         cases,
         findings,
@@ -221,15 +226,14 @@ fn completion_sources(
     project: &Project,
     selected: &BTreeSet<String>,
     from_file: bool,
+    samples: Option<u32>,
 ) -> std::collections::BTreeMap<String, String> {
     selected
         .iter()
         .filter_map(|name| {
             let config = project.config.suite(name)?;
-            Some((
-                name.clone(),
-                completer::completion_source(config, from_file),
-            ))
+            let source = completer::completion_source(config, from_file, samples);
+            Some((name.clone(), source))
         })
         .collect()
 }

@@ -286,9 +286,16 @@ fn yaml_elements_one_by_one(text: &str) -> Option<Elements> {
         }
         let mut own_lines = lines.get(first - 1..(next - 1).min(lines.len()))?;
         // The next item's dash, when its value starts on the line below (`-` then `id: …`).
-        while let Some((last, before)) = own_lines.split_last() {
+        // It is indented less than that value; a dash indented as much or more is an
+        // empty item of a list inside this case, and stays.
+        let next_indent = outline
+            .get(index + 1)
+            .and_then(|next| lines.get((next.line as usize).checked_sub(1)?))
+            .map(|line| indentation(line));
+        while let (Some((last, before)), Some(next_indent)) = (own_lines.split_last(), next_indent)
+        {
             let dash = last.trim();
-            if dash == "-" || dash.starts_with("- #") {
+            if (dash == "-" || dash.starts_with("- #")) && indentation(last) < next_indent {
                 own_lines = before;
             } else {
                 break;
@@ -297,7 +304,17 @@ fn yaml_elements_one_by_one(text: &str) -> Option<Elements> {
         let own_lines = own_lines.concat();
         let offset = element.line - 1;
         match yaml_document::<StrictValue>(&own_lines, yaml_options()) {
-            Ok(mut alone) if alone.len() == 1 && alone[0].line + offset == element.line => {
+            // The same element the whole file has: one, on its line, listed under its key,
+            // with the value the whole file gives it (which the lenient reading gives too
+            // where no key repeats and no number is NaN). An item whose value starts below
+            // its dash is read without the dash: `[{id: x}]` or `x: {id: x}` there would
+            // otherwise turn an item that is no case into a case the whole file does not have.
+            Ok(mut alone)
+                if alone.len() == 1
+                    && alone[0].line + offset == element.line
+                    && alone[0].key == element.key
+                    && alone[0].value == element.value =>
+            {
                 let mut alone = alone.remove(0);
                 alone.line = element.line;
                 alone.end_line = element.end_line;
@@ -312,6 +329,11 @@ fn yaml_elements_one_by_one(text: &str) -> Option<Elements> {
         }
     }
     Some((elements, problems))
+}
+
+/// The spaces a YAML line is indented by (YAML indents with spaces only).
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
 }
 
 /// How a YAML value is read: strictly ([`StrictValue`]), or leniently ([`Value`]: the first

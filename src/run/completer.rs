@@ -27,15 +27,23 @@ pub const COMPLETIONS_FROM_FILE: &str = "file";
 /// What produced a suite's completions, as a results file records it: `file` for
 /// `run --completions FILE`, else a digest of the suite settings that decide completions
 /// besides the case and the prompt (which each result's context pins): the `completer`
-/// argv, `model` and `samples`. `accept` compares it with the configuration of the day.
-pub fn completion_source(config: &SuiteConfig, from_file: bool) -> String {
+/// argv, `model` and the samples per case, `samples_override` (`run --samples`) when
+/// given, as the run took them. `accept` compares it with the configuration of the day
+/// (no override): a run of another sample count than evalock.toml's is not its last-good
+/// answer, and an unset `samples` is the one sample it means.
+pub fn completion_source(
+    config: &SuiteConfig,
+    from_file: bool,
+    samples_override: Option<u32>,
+) -> String {
     if from_file {
         return COMPLETIONS_FROM_FILE.to_owned();
     }
+    let samples = samples_override.or(config.samples()).unwrap_or(1).max(1);
     let settings = json!({
         "completer": config.completer,
         "model": config.model,
-        "samples": config.samples(),
+        "samples": samples,
     });
     // Serialising strings and numbers cannot fail.
     let text = canonical_json(&settings).unwrap_or_default();

@@ -108,6 +108,16 @@ fn project_above(start: &Path) -> Option<&Path> {
     None
 }
 
+/// The project a command started in the current folder works on: this folder when it
+/// holds evalock.toml, else the one [`enter_project`] moves to.
+fn project_from_here() -> Option<PathBuf> {
+    if Path::new(CONFIG_FILE).symlink_metadata().is_ok() {
+        return Some(PathBuf::from("."));
+    }
+    let here = std::env::current_dir().ok()?;
+    project_above(&here).map(Path::to_path_buf)
+}
+
 /// `path`, given from `started`, as seen from `project`: relative when it lies inside.
 fn rebase(path: &Path, started: &Path, project: &Path) -> PathBuf {
     if path.is_absolute() {
@@ -218,7 +228,7 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
             let outcome = outcome?;
             printer.report(&outcome.report, run_args.format, None)?;
             if run_args.format == args::Format::Human {
-                printer.run_summary(&outcome);
+                printer.run_summary(&outcome, Some(Path::new(".")));
             }
             Ok(outcome.report.exit_code())
         }
@@ -302,7 +312,10 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
             let outcome = commands::merge(&options)?;
             printer.report(&outcome.report, merge_args.format, None)?;
             if merge_args.format == args::Format::Human {
-                printer.run_summary(&outcome);
+                // merge stays where it was started; `accept` started there moves to the
+                // project it finds, and reads that project's results by default.
+                let project = project_from_here();
+                printer.run_summary(&outcome, project.as_deref());
             }
             Ok(outcome.report.exit_code())
         }

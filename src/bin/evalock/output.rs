@@ -277,7 +277,10 @@ impl Printer {
         }
     }
 
-    pub fn run_summary(&self, outcome: &RunOutcome) {
+    /// The tally of a run (or merge) and its next step. `project` is the folder whose
+    /// `.evalock/results.json` `review` and `accept` read when started where this command
+    /// was (`None`: no project there, so the next step always names the file).
+    pub fn run_summary(&self, outcome: &RunOutcome, project: Option<&Path>) {
         let counts: Vec<String> = outcome
             .results
             .counts
@@ -307,7 +310,7 @@ impl Printer {
             .iter()
             .any(|case| case.status.is_passing() && case.baseline == BaselineUse::Missing);
         // `review` and `accept` read `.evalock/results.json` unless told otherwise.
-        let from = from_option(&outcome.results_path);
+        let from = from_option(&outcome.results_path, project);
         if reviewable {
             errln!("next: `evalock review{from}` shows every moved completion; `evalock accept{from} --reason \"…\"` records passing ones");
         } else if new {
@@ -521,13 +524,14 @@ fn lock_state(outcome: &LockOutcome) -> &'static str {
 }
 
 /// ` --from FILE` for a results file other than the one `review` and `accept` read by
-/// default (`.evalock/results.json` in the project, the current folder here), as an
-/// absolute path, quoted for a POSIX shell when it needs to be; empty for the default.
-fn from_option(results: &Path) -> String {
+/// default (`.evalock/results.json` in `project`), as an absolute path, quoted for a POSIX
+/// shell when it needs to be; empty for the default.
+fn from_option(results: &Path, project: Option<&Path>) -> String {
     let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let default = Path::new(evalock::run::results::DEFAULT_RESULTS_PATH);
     let results = absolute(results);
-    if results == absolute(default) {
+    let default =
+        project.map(|project| absolute(&project.join(evalock::run::results::DEFAULT_RESULTS_PATH)));
+    if default.as_ref() == Some(&results) {
         return String::new();
     }
     let text = results.display().to_string();

@@ -28,7 +28,7 @@ pub(super) fn refuse_other_completer(
         };
         let why = match results.completions.get(suite_name) {
             Some(source)
-                if source == COMPLETIONS_FROM_FILE || *source == completion_source(config, false) =>
+                if source == COMPLETIONS_FROM_FILE || *source == completion_source(config, false, None) =>
             {
                 continue
             }

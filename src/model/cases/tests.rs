@@ -130,6 +130,40 @@ fn a_duplicate_key_in_a_document_refuses_only_its_case() {
     }
 }
 
+/// A case read on its own lines keeps what only looks like the next case's dash: an
+/// empty item ending a list inside it, at the end of the file or before the next case.
+#[test]
+fn a_case_read_on_its_own_lines_keeps_its_own_trailing_dashes() {
+    for (text, clean) in [
+        (
+            "- id: a\n  tags:\n  - x\n  -\n- id: b\n  y: 1\n  y: 2\n",
+            "- id: a\n  tags:\n  - x\n  -\n- id: b\n  y: 1\n  z: 2\n",
+        ),
+        (
+            "- id: a\n  tags:\n  - x\n  - # none\n-\n  id: b\n  y: 1\n  y: 2\n",
+            "- id: a\n  tags:\n  - x\n  - # none\n-\n  id: b\n  y: 1\n  z: 2\n",
+        ),
+        (
+            "- id: b\n  y: 1\n  y: 2\n- id: a\n  tags:\n  - x\n  -\n",
+            "- id: b\n  y: 1\n  z: 2\n- id: a\n  tags:\n  - x\n  -\n",
+        ),
+    ] {
+        let parsed = parse_case_file("a.yaml", text.as_bytes());
+        assert_eq!(parsed.problems.len(), 1, "{text}: {:?}", parsed.problems);
+        let clean = parse_case_file("a.yaml", clean.as_bytes());
+        assert!(clean.problems.is_empty(), "{:?}", clean.problems);
+        let (Some(alone), Some(whole)) = (
+            parsed.cases.iter().find(|case| case.id == "a"),
+            clean.cases.iter().find(|case| case.id == "a"),
+        ) else {
+            panic!("{text}: case `a` did not load: {:?}", parsed.problems);
+        };
+        assert_eq!(alone.value(), whole.value(), "{text}");
+        assert_eq!(alone.digest, whole.digest, "{text}");
+        assert_eq!((alone.line, alone.end_line), (whole.line, whole.end_line));
+    }
+}
+
 /// When a case cannot be read on its own lines (an alias to another case's anchor,
 /// several cases on one line) or the file has another fault, the whole file is refused at
 /// the first problem, as before.
@@ -142,6 +176,19 @@ fn a_document_that_cannot_be_split_into_cases_is_refused_whole() {
             (4, 3),
         ),
         ("b.yaml", "[{id: a, x: 1, x: 2}, {id: b}]\n", (1, 16)),
+        // An item without an `id` whose value starts below its dash: on its own lines it
+        // reads as a file of cases keyed by id (or as a list of cases), and its one member
+        // as a case `foo` that the whole file does not have.
+        (
+            "c.yaml",
+            "- id: a\n  y: 1\n  y: 2\n-\n  foo:\n    id: foo\n",
+            (3, 3),
+        ),
+        (
+            "d.yaml",
+            "- id: a\n  y: 1\n  y: 2\n-\n  [{id: foo}]\n",
+            (3, 3),
+        ),
         (
             "a.json",
             "[{\"id\": \"a\", \"x\": 1, \"x\": 2},\n {\"id\": \"b\", \"x\": NaN}]\n",
