@@ -87,15 +87,7 @@ impl FileDiff {
     /// them, or their hunk shows no line of the new file. Hunks are in the old file's
     /// order too, so this is a binary search like [`FileDiff::hunks_overlapping`].
     pub fn line_where_removed(&self, first: u32, last: u32) -> Option<u32> {
-        let start = self
-            .hunks
-            .partition_point(|hunk| hunk.old_start.saturating_add(hunk.old_count) <= first);
-        let (hunk, removal) = self.hunks.get(start..)?.iter().find_map(|hunk| {
-            hunk.removed
-                .iter()
-                .find(|removal| removal.old_first <= last && first <= removal.old_last)
-                .map(|removal| (hunk, removal))
-        })?;
+        let (hunk, removal) = self.first_removal_within(first, last)?;
         [Some(removal.new_line), removal.new_line.checked_sub(1)]
             .into_iter()
             .flatten()
@@ -107,26 +99,39 @@ impl FileDiff {
     /// inside one hunk, so the range can carry one comment. `None` when the change removed
     /// none of them.
     pub fn removed_lines_within(&self, first: u32, last: u32) -> Option<(u32, u32)> {
+        let (_, removal) = self.first_removal_within(first, last)?;
+        Some((removal.old_first.max(first), removal.old_last.min(last)))
+    }
+
+    /// The first run of removed lines that overlaps old-file lines `first..=last`, and its
+    /// hunk. Hunks are in old-file order: the search starts at the first hunk that reaches
+    /// `first` and stops at the first that starts past `last`, so anchoring many removed
+    /// cases stays linear in the diff.
+    fn first_removal_within(&self, first: u32, last: u32) -> Option<(&Hunk, &Removal)> {
         let start = self
             .hunks
             .partition_point(|hunk| hunk.old_start.saturating_add(hunk.old_count) <= first);
-        self.hunks.get(start..)?.iter().find_map(|hunk| {
-            hunk.removed
-                .iter()
-                .find(|removal| removal.old_first <= last && first <= removal.old_last)
-                .map(|removal| (removal.old_first.max(first), removal.old_last.min(last)))
-        })
+        self.hunks
+            .get(start..)?
+            .iter()
+            .take_while(|hunk| hunk.old_start <= last)
+            .find_map(|hunk| {
+                hunk.removed
+                    .iter()
+                    .find(|removal| removal.old_first <= last && first <= removal.old_last)
+                    .map(|removal| (hunk, removal))
+            })
     }
 
     /// Whether old-file lines `start_line..=line` were all removed, in one run of one hunk:
     /// the red lines a LEFT-side comment may point at.
     pub fn removed_run_holds(&self, start_line: u32, line: u32) -> bool {
         start_line <= line
-            && self.hunks.iter().any(|hunk| {
-                hunk.removed
-                    .iter()
-                    .any(|removal| removal.old_first <= start_line && line <= removal.old_last)
-            })
+            && self
+                .first_removal_within(start_line, line)
+                .is_some_and(|(_, removal)| {
+                    removal.old_first <= start_line && line <= removal.old_last
+                })
     }
 }
 
