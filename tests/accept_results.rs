@@ -239,3 +239,25 @@ fn results_of_another_sample_count_than_configured_are_refused() {
     repo.evalock(&["accept", "--reason", "three samples", "--suite", "support"])
         .assert_code(0);
 }
+
+/// A suite renamed after the run: its results cannot be recorded under either name, and
+/// accept says so instead of claiming the suite has no baseline file.
+#[test]
+fn a_suite_renamed_after_the_run_is_named_as_skipped() {
+    let repo = graded_project();
+    // Quiet: nothing renamed, no suite is skipped.
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0)
+        .assert_not_contains("skipped suite");
+    repo.replace("evalock.toml", "name = \"exact\"", "name = \"verbatim\"");
+    repo.evalock(&["accept", "--reason", "after a rename"])
+        .assert_code(0)
+        .assert_contains("skipped suite `exact`: it ran, but evalock.toml has no such suite any more (renamed or removed)")
+        .assert_not_contains("no suite in the results has a `baseline` file");
+    // With every suite of the results gone, nothing is accepted, and it says why.
+    repo.replace("evalock.toml", "name = \"spaced\"", "name = \"loose\"");
+    repo.evalock(&["accept", "--reason", "after two renames"])
+        .assert_code(0)
+        .assert_contains("skipped suite `spaced`")
+        .assert_contains("nothing to accept: no suite of the results is still in evalock.toml");
+}

@@ -47,6 +47,9 @@ pub struct AcceptOutcome {
     pub suites: Vec<AcceptedSuite>,
     /// `suite/case STATUS` of cases left out because they do not pass.
     pub skipped: Vec<String>,
+    /// Suites of the results that evalock.toml no longer has (renamed or removed since
+    /// the run): nothing of theirs can be recorded.
+    pub gone_suites: Vec<String>,
 }
 
 /// Serialises concurrent `accept`s of one project, relative to its root.
@@ -105,10 +108,17 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
         accepted.push(summary);
     }
     write_all_atomic(&writes)?;
+    let gone_suites = results
+        .suites
+        .iter()
+        .filter(|suite| project.config.suite(suite).is_none())
+        .cloned()
+        .collect();
     Ok(AcceptOutcome {
         report: Report::new("accept", project.source.clone(), None, Vec::new()),
         suites: accepted,
         skipped,
+        gone_suites,
     })
 }
 
@@ -139,6 +149,7 @@ fn refused_in_ci(project: &Project, suites: &[String]) -> AcceptOutcome {
         report: Report::new("accept", project.source.clone(), None, vec![finding]),
         suites: Vec::new(),
         skipped: Vec::new(),
+        gone_suites: Vec::new(),
     }
 }
 

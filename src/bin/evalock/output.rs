@@ -345,8 +345,15 @@ impl Printer {
         for skipped in &outcome.skipped {
             errln!("  skipped {skipped}: only passing cases are accepted");
         }
-        if outcome.suites.is_empty() {
+        for suite in &outcome.gone_suites {
+            errln!(
+                "  skipped suite `{suite}`: it ran, but evalock.toml has no such suite any more (renamed or removed); run `evalock run` again to accept under the new name"
+            );
+        }
+        if outcome.suites.is_empty() && outcome.gone_suites.is_empty() {
             errln!("nothing to accept: no suite in the results has a `baseline` file");
+        } else if outcome.suites.is_empty() {
+            errln!("nothing to accept: no suite of the results is still in evalock.toml");
         }
     }
 
