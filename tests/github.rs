@@ -292,6 +292,38 @@ fn a_diff_too_large_for_the_api_is_read_from_git() {
     assert_eq!(comment_with(&comments, "EL102").line, Some(3));
 }
 
+/// GitHub refuses a review whose comments are off its diff (422). Here the diff it serves
+/// lacks the prompt and skill files, while git's diff, which evalock reads when the API
+/// cannot serve one, has them: the review is refused and its findings go to the summary,
+/// listed as refused rather than as over the comment limit.
+#[test]
+fn findings_of_a_review_github_refuses_are_in_the_summary_with_the_reason() {
+    let scenario = Scenario::new();
+    scenario.check();
+    scenario.github.with(|state| {
+        state.diff_too_large = true;
+        let only_cases = state
+            .diff
+            .split("diff --git ")
+            .filter(|file| file.starts_with("a/ai/evals/"))
+            .map(|file| format!("diff --git {file}"))
+            .collect::<String>();
+        assert!(only_cases.contains("support.jsonl"), "{only_cases}");
+        state.diff = only_cases;
+    });
+    scenario
+        .github(WRITE_TOKEN, &[&scenario.path("check.json")], &[])
+        .assert_code(0)
+        .assert_contains("GitHub rejected the review, so its findings are in the summary instead");
+    assert!(scenario.github.review_comments().is_empty());
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(summary.contains("### Not shown inline"), "{summary}");
+    assert!(summary.contains("EL102"), "{summary}");
+    assert!(!summary.contains("over the comment limit"), "{summary}");
+}
+
 #[test]
 fn server_errors_and_secondary_rate_limits_are_retried() {
     let scenario = Scenario::new();

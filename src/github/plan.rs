@@ -63,7 +63,7 @@ pub struct Plan {
     pub inline: Vec<Comment>,
     /// New file-level comments.
     pub file_level: Vec<Comment>,
-    /// Findings with nothing in the diff to attach to.
+    /// Findings with nothing in the diff to attach to, or whose comment GitHub refused.
     pub summary_only: Vec<Anchored>,
     /// Anchorable findings beyond the comment cap.
     pub overflow: Vec<Anchored>,
@@ -78,10 +78,20 @@ impl Plan {
         self.summary_only.iter().chain(&self.overflow)
     }
 
-    /// Moves comments that could not be posted to the summary.
+    /// Moves comments that GitHub would not take to the summary. They are listed as
+    /// findings without a place in the diff, not as over the comment limit: the run's
+    /// notes say why they are there.
     pub fn to_summary(&mut self, comments: Vec<Comment>) {
-        self.overflow
-            .extend(comments.into_iter().flat_map(Comment::into_anchored));
+        self.summary_only
+            .extend(
+                comments
+                    .into_iter()
+                    .flat_map(Comment::into_anchored)
+                    .map(|anchored| Anchored {
+                        anchor: Anchor::Summary,
+                        ..anchored
+                    }),
+            );
     }
 
     /// How many findings are, or now will be, comments on the pull request.
