@@ -300,7 +300,7 @@ fn post_comments(
             {
                 notes.push(format!("GitHub rejected the review, so its findings are in the summary instead: {error}"));
                 let rejected = std::mem::take(&mut plan.inline);
-                plan.to_summary(rejected);
+                plan.refused_to_summary(rejected);
             }
             Err(error) => return Err(error),
         }
@@ -327,7 +327,7 @@ fn post_comments(
             Err(error) => return Err(error),
         }
     }
-    plan.to_summary(rejected);
+    plan.refused_to_summary(rejected);
     // A comment that cannot be cleaned up is worth a note, not the summary: only a
     // refused token or a rate limit, which every later request would meet too, stops
     // the run.

@@ -78,10 +78,16 @@ impl Plan {
         self.summary_only.iter().chain(&self.overflow)
     }
 
-    /// Moves comments that GitHub would not take to the summary. They are listed as
+    /// Moves comments beyond the comment cap to the summary.
+    pub fn to_summary(&mut self, comments: Vec<Comment>) {
+        self.overflow
+            .extend(comments.into_iter().flat_map(Comment::into_anchored));
+    }
+
+    /// Moves comments that GitHub would not take (422) to the summary. They are listed as
     /// findings without a place in the diff, not as over the comment limit: the run's
     /// notes say why they are there.
-    pub fn to_summary(&mut self, comments: Vec<Comment>) {
+    pub fn refused_to_summary(&mut self, comments: Vec<Comment>) {
         self.summary_only
             .extend(
                 comments
