@@ -29,12 +29,19 @@ pub(in crate::model) fn case_fields(
     if id.trim().is_empty() {
         return Err("`id` must not be empty or blank".into());
     }
-    if id.chars().any(char::is_control) {
+    // Nearly every id is ASCII: one pass over its bytes answers both questions below.
+    let ascii = id.is_ascii();
+    let control = if ascii {
+        id.bytes().any(|byte| byte.is_ascii_control())
+    } else {
+        id.chars().any(char::is_control)
+    };
+    if control {
         return Err(format!(
             "`id` {id:?} contains control characters (newline, NUL, ...): use a plain identifier"
         ));
     }
-    if id.chars().any(is_invisible) {
+    if !ascii && id.chars().any(is_invisible) {
         return Err(format!(
             "`id` {id:?} contains invisible characters (zero-width or bidirectional controls): a reviewer cannot tell it from another id; use a plain identifier"
         ));
