@@ -261,3 +261,23 @@ fn a_suite_renamed_after_the_run_is_named_as_skipped() {
         .assert_contains("skipped suite `spaced`")
         .assert_contains("nothing to accept: no suite of the results is still in evalock.toml");
 }
+
+/// Results another evalock wrote are re-run, not re-graded: its grader may give other
+/// reasons, and a disagreement would be blamed on an edit nobody made.
+#[test]
+fn results_of_another_evalock_version_are_refused() {
+    let repo = graded_project();
+    let written = results(&repo)["evalock_version"].clone();
+    assert_eq!(written, env!("CARGO_PKG_VERSION"));
+    let mut value = results(&repo);
+    value["evalock_version"] = Value::from("0.0.9");
+    repo.write(
+        RESULTS,
+        serde_json::to_string_pretty(&value).expect("render"),
+    );
+    repo.evalock(&["accept", "--reason", "from an older evalock"])
+        .assert_code(2)
+        .assert_contains("refused: the results in .evalock/results.json are stale: evalock 0.0.9 wrote them and this is evalock")
+        .assert_contains("run `evalock run` again; nothing was written");
+    assert!(!repo.join(BASELINE).exists(), "accept wrote a baseline");
+}

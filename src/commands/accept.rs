@@ -81,6 +81,7 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
     let results = Results::read(&options.project_root.join(&options.from), &display)?;
     let suites = selected_suites(&project, &results, &options.suites)?;
     refuse_unversioned_graders(&project, &suites)?;
+    verify::refuse_other_version(&results, &display)?;
     verify::refuse_other_completer(&project, &results, &suites, &display)?;
     for case_id in &options.cases {
         if !results

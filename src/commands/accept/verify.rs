@@ -46,6 +46,19 @@ pub(super) fn refuse_other_completer(
     Ok(())
 }
 
+/// Refuses results written by another evalock: its grader may give other verdicts and
+/// reasons, so a re-grade that disagrees would be blamed on an edit that never happened.
+pub(super) fn refuse_other_version(results: &Results, display: &str) -> Result<()> {
+    let current = env!("CARGO_PKG_VERSION");
+    if results.evalock_version == current {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "refused: the results in {display} are stale: evalock {} wrote them and this is evalock {current}, whose grading may differ; run `evalock run` again; nothing was written",
+        results.evalock_version
+    )))
+}
+
 /// Checks that `result` is what `run` wrote for `case` and gives its completion and
 /// digest; `Err` (exit 2) names the case, the results file and what does not hold.
 pub(super) fn verified_completion<'r>(
