@@ -264,12 +264,7 @@ fn run_suites(
         progress.update(step.done, step.total, step.label)
     });
     progress.finish();
-    let outcome = outcome?;
-    printer.report(&outcome.report, run_args.format, None)?;
-    if run_args.format == args::Format::Human {
-        printer.run_summary(&outcome);
-    }
-    Ok(outcome.report.exit_code())
+    print_run_outcome(&outcome?, run_args.format, printer)
 }
 
 fn accept(
@@ -341,10 +336,18 @@ fn merge(merge_args: &args::MergeArgs, printer: &output::Printer) -> evalock::Re
         out: merge_args.out.clone(),
         fail_on_diff: merge_args.fail_on_diff,
     };
-    let outcome = commands::merge(&options)?;
-    printer.report(&outcome.report, merge_args.format, None)?;
-    if merge_args.format == args::Format::Human {
-        printer.run_summary(&outcome);
+    print_run_outcome(&commands::merge(&options)?, merge_args.format, printer)
+}
+
+/// Merged shards are one run, and print as one.
+fn print_run_outcome(
+    outcome: &commands::RunOutcome,
+    format: args::Format,
+    printer: &output::Printer,
+) -> evalock::Result<i32> {
+    printer.report(&outcome.report, format, None)?;
+    if format == args::Format::Human {
+        printer.run_summary(outcome);
     }
     Ok(outcome.report.exit_code())
 }
