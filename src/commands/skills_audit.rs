@@ -98,105 +98,182 @@ impl AuditOutcome {
 /// configured skill when `dirs` is empty. Reads the working tree.
 pub fn audit(project_root: &Path, dirs: &[PathBuf]) -> Result<AuditOutcome> {
     let source = WorktreeSource::new(project_root);
-    // As `check` reads them: a symlink or a directory in their place is named as one.
-    let config = match read_regular_file(&source, CONFIG_FILE)? {
-        Some(bytes) => Some(Config::parse(CONFIG_FILE, &bytes)?),
-        None => None,
-    };
-    let lock = match read_regular_file(&source, LOCK_FILE)? {
-        Some(bytes) => Some(Lock::parse(LOCK_FILE, &bytes)?),
-        None => None,
-    };
-    let skills_config = config
-        .as_ref()
-        .and_then(|config| config.skills.clone())
-        .unwrap_or_default();
-    let settings = LoadSettings::new(&skills_config)?;
-    let configured = match config.as_ref().and_then(|config| config.skills.as_ref()) {
-        Some(skills) => load_skills(&source, skills)?,
-        None => SkillSet::default(),
-    };
+    let project = ProjectSkills::read(&source)?;
     if dirs.is_empty() {
-        if configured.skills.is_empty() {
-            return Err(nothing_to_audit(&skills_config, &configured));
+        return project.audit_configured();
+    }
+    project.audit_folders(project_root, &source, dirs)
+}
+
+/// What the project says about its skills: its `[skills]` settings, its lock and the
+/// skills its config finds.
+struct ProjectSkills {
+    config: SkillsConfig,
+    lock: Option<Lock>,
+    settings: LoadSettings,
+    configured: SkillSet,
+}
+
+impl ProjectSkills {
+    fn read(source: &WorktreeSource) -> Result<ProjectSkills> {
+        // As `check` reads them: a symlink or a directory in their place is named as one.
+        let config = match read_regular_file(source, CONFIG_FILE)? {
+            Some(bytes) => Some(Config::parse(CONFIG_FILE, &bytes)?),
+            None => None,
+        };
+        let lock = match read_regular_file(source, LOCK_FILE)? {
+            Some(bytes) => Some(Lock::parse(LOCK_FILE, &bytes)?),
+            None => None,
+        };
+        let skills_config = config
+            .as_ref()
+            .and_then(|config| config.skills.clone())
+            .unwrap_or_default();
+        let settings = LoadSettings::new(&skills_config)?;
+        let configured = match config.as_ref().and_then(|config| config.skills.as_ref()) {
+            Some(skills) => load_skills(source, skills)?,
+            None => SkillSet::default(),
+        };
+        Ok(ProjectSkills {
+            config: skills_config,
+            lock,
+            settings,
+            configured,
+        })
+    }
+
+    /// Every configured skill, with the findings about no single one of them (the
+    /// marketplaces', the lock's) as `check` reports them.
+    fn audit_configured(&self) -> Result<AuditOutcome> {
+        let skills = &self.configured.skills;
+        if skills.is_empty() {
+            return Err(nothing_to_audit(&self.config, &self.configured));
         }
-        let targets: Vec<String> = configured
-            .skills
-            .iter()
-            .map(|skill| skill.path.clone())
-            .collect();
+        let targets: Vec<String> = skills.iter().map(|skill| skill.path.clone()).collect();
         let scope = SkillScope {
-            skills: &configured.skills,
-            discovery_problems: &configured.problems,
-            config: &skills_config,
-            lock: lock.as_ref(),
+            skills,
+            discovery_problems: &self.configured.problems,
+            config: &self.config,
+            lock: self.lock.as_ref(),
             whole_project: true,
         };
-        return Ok(outcome(
-            &configured.skills,
+        Ok(outcome(
+            skills,
             &targets,
             check_scope(&scope),
-            lock.as_ref(),
-            &skills_config,
-        ));
+            self.lock.as_ref(),
+            &self.config,
+        ))
     }
-    let mut in_project: Vec<Skill> = configured.skills.clone();
-    let mut targets = Vec::new();
-    let mut result = AuditOutcome::default();
-    for dir in dirs {
-        match locate(project_root, dir)? {
-            DirPlace::Inside(relative) => {
-                let found = skills_below(&source, &relative)?;
-                if found.is_empty() {
-                    return Err(no_skill(dir));
+
+    /// The skills below each folder named, in the order named: those inside the project
+    /// first, checked with the configured skills and the lock, then those outside it,
+    /// each folder checked on its own.
+    fn audit_folders(
+        &self,
+        project_root: &Path,
+        source: &WorktreeSource,
+        dirs: &[PathBuf],
+    ) -> Result<AuditOutcome> {
+        let mut in_project = InProject {
+            skills: self.configured.skills.clone(),
+            targets: Vec::new(),
+        };
+        let mut result = AuditOutcome::default();
+        for dir in dirs {
+            match locate(project_root, dir)? {
+                DirPlace::Inside(relative) => {
+                    in_project.add_folder(source, dir, &relative, &self.settings)?;
                 }
-                let known: BTreeSet<&str> =
-                    in_project.iter().map(|skill| skill.path.as_str()).collect();
-                let new: Vec<String> = found
-                    .iter()
-                    .filter(|path| !known.contains(path.as_str()))
-                    .cloned()
-                    .collect();
-                in_project.extend(load_paths(&source, &new, false, &settings)?);
-                targets.extend(found);
-            }
-            DirPlace::Outside { parent, name } => {
-                let outside = WorktreeSource::new(&parent);
-                let found = skills_below(&outside, &name)?;
-                if found.is_empty() {
-                    return Err(no_skill(dir));
+                DirPlace::Outside { parent, name } => {
+                    let audited = self.audit_outside(dir, &parent, &name)?;
+                    result.skills.extend(audited.skills);
                 }
-                let skills = load_paths(&outside, &found, false, &settings)?;
-                let scope = SkillScope {
-                    skills: &skills,
-                    discovery_problems: &[],
-                    config: &skills_config,
-                    lock: None,
-                    whole_project: false,
-                };
-                let audited = outcome(&skills, &found, check_scope(&scope), None, &skills_config);
-                result.skills.extend(audited.skills);
             }
         }
+        let audited = self.audit_in_project(in_project);
+        result.skills.splice(0..0, audited.skills);
+        Ok(result)
     }
-    let scope = SkillScope {
-        skills: &in_project,
-        discovery_problems: &[],
-        config: &skills_config,
-        lock: lock.as_ref(),
-        whole_project: false,
-    };
-    let mut dedup = BTreeSet::new();
-    targets.retain(|path| dedup.insert(path.clone()));
-    let audited = outcome(
-        &in_project,
-        &targets,
-        check_scope(&scope),
-        lock.as_ref(),
-        &skills_config,
-    );
-    result.skills.splice(0..0, audited.skills);
-    Ok(result)
+
+    /// A folder outside the project: no config or lock of ours speaks for it.
+    fn audit_outside(&self, dir: &Path, parent: &Path, name: &str) -> Result<AuditOutcome> {
+        let outside = WorktreeSource::new(parent);
+        let found = skills_below(&outside, name)?;
+        if found.is_empty() {
+            return Err(no_skill(dir));
+        }
+        let skills = load_paths(&outside, &found, false, &self.settings)?;
+        let scope = SkillScope {
+            skills: &skills,
+            discovery_problems: &[],
+            config: &self.config,
+            lock: None,
+            whole_project: false,
+        };
+        Ok(outcome(
+            &skills,
+            &found,
+            check_scope(&scope),
+            None,
+            &self.config,
+        ))
+    }
+
+    fn audit_in_project(&self, mut in_project: InProject) -> AuditOutcome {
+        let scope = SkillScope {
+            skills: &in_project.skills,
+            discovery_problems: &[],
+            config: &self.config,
+            lock: self.lock.as_ref(),
+            whole_project: false,
+        };
+        let mut dedup = BTreeSet::new();
+        in_project.targets.retain(|path| dedup.insert(path.clone()));
+        outcome(
+            &in_project.skills,
+            &in_project.targets,
+            check_scope(&scope),
+            self.lock.as_ref(),
+            &self.config,
+        )
+    }
+}
+
+/// The project's skills (the configured ones and those below the folders named) and the
+/// folders named, which alone get audit lines.
+struct InProject {
+    skills: Vec<Skill>,
+    targets: Vec<String>,
+}
+
+impl InProject {
+    fn add_folder(
+        &mut self,
+        source: &WorktreeSource,
+        dir: &Path,
+        relative: &str,
+        settings: &LoadSettings,
+    ) -> Result<()> {
+        let found = skills_below(source, relative)?;
+        if found.is_empty() {
+            return Err(no_skill(dir));
+        }
+        let known: BTreeSet<&str> = self
+            .skills
+            .iter()
+            .map(|skill| skill.path.as_str())
+            .collect();
+        let new: Vec<String> = found
+            .iter()
+            .filter(|path| !known.contains(path.as_str()))
+            .cloned()
+            .collect();
+        self.skills
+            .extend(load_paths(source, &new, false, settings)?);
+        self.targets.extend(found);
+        Ok(())
+    }
 }
 
 /// `skills audit` with no folder named and no skill configured. When `[skills]` does name

@@ -1,13 +1,14 @@
 //! Where skills are: folders holding a `SKILL.md` under the `[skills] roots` globs, and
 //! the skill paths that plugin marketplaces (`.claude-plugin/marketplace.json`) list.
 
+mod marketplace;
+
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
 use crate::model::config::SkillsConfig;
-use crate::model::StrictValue;
 use crate::source::{literal_prefix, ContentSource, Listing};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use serde_json::Value;
+use marketplace::read_marketplace;
 use std::collections::BTreeSet;
 
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -218,162 +219,6 @@ fn join(dir: &str, name: &str) -> String {
     }
 }
 
-/// Reads a marketplace: each plugin's `source` (a path in this repository) and its
-/// `skills` (paths relative to the plugin), or `<plugin>/skills/*` when none are listed.
-fn read_marketplace(
-    source: &dyn ContentSource,
-    (marketplace, config_line): (&str, u32),
-    found: &mut BTreeSet<String>,
-    problems: &mut Vec<DiscoveryProblem>,
-) -> Result<()> {
-    let problem = |line: u32, message: String, remote: bool| DiscoveryProblem {
-        file: marketplace.to_owned(),
-        line,
-        message,
-        remote,
-        help: None,
-    };
-    // A symlink's target string is what `read` returns: never take it for the listing,
-    // even when it parses as one.
-    if source.kind_of(marketplace)? == Some(EntryKind::Symlink) {
-        problems.push(problem(
-            1,
-            format!("{marketplace} is a symlink; evalock never follows symlinks: make it a regular file"),
-            false,
-        ));
-        return Ok(());
-    }
-    let Some(bytes) = source.read(marketplace)? else {
-        problems.push(DiscoveryProblem {
-            file: crate::model::CONFIG_FILE.into(),
-            line: config_line,
-            message: format!("skills.marketplaces names {marketplace}, which does not exist"),
-            remote: false,
-            help: Some("correct the path in `skills.marketplaces` in evalock.toml, or remove it"),
-        });
-        return Ok(());
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let document = match serde_json::from_str::<StrictValue>(&text) {
-        Ok(StrictValue(document)) => document,
-        Err(error) => {
-            problems.push(problem(
-                error.line().max(1) as u32,
-                format!("invalid JSON: {error}"),
-                false,
-            ));
-            return Ok(());
-        }
-    };
-    let line_of = |needle: &str| {
-        text.find(needle)
-            .map_or(1, |offset| text[..offset].matches('\n').count() as u32 + 1)
-    };
-    // The marketplace root is the folder holding `.claude-plugin/`.
-    let folder = marketplace
-        .rsplit_once('/')
-        .map_or("", |(folder, _)| folder);
-    let market_root = folder
-        .strip_suffix(".claude-plugin")
-        .map(|root| root.trim_end_matches('/'))
-        .unwrap_or(folder);
-    let plugin_root = document
-        .pointer("/metadata/pluginRoot")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let plugins = document
-        .get("plugins")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for plugin in &plugins {
-        let name = plugin
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("(unnamed)");
-        let plugin_dir = match plugin.get("source") {
-            Some(Value::String(path)) => resolve(market_root, &[plugin_root, path]),
-            Some(other) => {
-                problems.push(problem(
-                    line_of(&format!("\"{name}\"")),
-                    format!("plugin `{name}` is fetched from {other} at install time; evalock can only pin what is in this repository: vendor it and list its path"),
-                    true,
-                ));
-                continue;
-            }
-            None => resolve(market_root, &[plugin_root]),
-        };
-        let Some(plugin_dir) = plugin_dir else {
-            problems.push(problem(
-                line_of(&format!("\"{name}\"")),
-                format!("plugin `{name}`: its source leaves the repository"),
-                false,
-            ));
-            continue;
-        };
-        // A plugin folder that is not there holds no skill to find: a typo, a moved
-        // folder or a URL written as a path would otherwise pass in silence.
-        if !plugin_dir.is_empty() && !source.is_directory(&plugin_dir)? {
-            let written = plugin
-                .get("source")
-                .and_then(Value::as_str)
-                .unwrap_or(plugin_root);
-            let message = match symlink_on_path(source, &plugin_dir)? {
-                Some(link) => format!("plugin `{name}` has its source in {plugin_dir}, but {link} is a symlink, which evalock never follows: nothing of the plugin is pinned or audited; vendor the files instead"),
-                None => format!("plugin `{name}` has source `{written}`, which is not a folder in this repository ({plugin_dir} is missing): nothing of the plugin is pinned or audited"),
-            };
-            problems.push(problem(line_of(&format!("\"{name}\"")), message, false));
-            continue;
-        }
-        match plugin.get("skills").and_then(Value::as_array) {
-            Some(listed) => {
-                for entry in listed.iter().filter_map(Value::as_str) {
-                    match resolve(&plugin_dir, &[entry]) {
-                        Some(path) if !path.is_empty() && source.kind_of(&join(&path, SKILL_FILE))?.is_some() => {
-                            found.insert(path);
-                        }
-                        Some(path) if !path.is_empty() => {
-                            let message = match symlink_on_path(source, &path)? {
-                                Some(link) => format!("plugin `{name}` lists {entry}, but {link} is a symlink, which evalock never follows: nothing in {path} is pinned; vendor the files instead"),
-                                None => format!("plugin `{name}` lists {entry}, but {path}/{SKILL_FILE} does not exist"),
-                            };
-                            problems.push(problem(line_of(&format!("\"{entry}\"")), message, false));
-                        }
-                        _ => problems.push(problem(
-                            line_of(&format!("\"{entry}\"")),
-                            format!("plugin `{name}` lists {entry}, which is not a folder inside the repository"),
-                            false,
-                        )),
-                    }
-                }
-            }
-            None => found.extend(skills_under_glob(source, &join(&plugin_dir, "skills/*"))?),
-        }
-    }
-    Ok(())
-}
-
-/// Joins relative parts onto `base` and resolves `.` and `..`; `None` when the result
-/// leaves the project or a part is absolute.
-fn resolve(base: &str, parts: &[&str]) -> Option<String> {
-    let mut components: Vec<&str> = base.split('/').filter(|part| !part.is_empty()).collect();
-    for part in parts {
-        if part.starts_with('/') {
-            return None;
-        }
-        for component in part.split('/') {
-            match component {
-                "" | "." => {}
-                ".." => {
-                    components.pop()?;
-                }
-                name => components.push(name),
-            }
-        }
-    }
-    Some(components.join("/"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,20 +233,6 @@ mod tests {
         for bad in ["", ".", "/abs", "../up"] {
             assert!(compile_folder_globs(&[bad.to_owned()]).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn resolve_stays_inside() {
-        assert_eq!(
-            resolve("", &["./", "./skills/xlsx"]).as_deref(),
-            Some("skills/xlsx")
-        );
-        assert_eq!(
-            resolve("market", &["plugins/a", "../b"]).as_deref(),
-            Some("market/plugins/b")
-        );
-        assert_eq!(resolve("", &["../outside"]), None);
-        assert_eq!(resolve("", &["/etc"]), None);
     }
 
     #[test]

@@ -55,6 +55,18 @@ enum ToolsInput {
 
 /// Parses the front matter of a SKILL.md; the problem says where and what to fix.
 pub fn parse_front_matter(bytes: &[u8]) -> Result<FrontMatter, Problem> {
+    let text = front_matter_text(bytes)?;
+    let lines: Vec<&str> = text
+        .split('\n')
+        .map(|line| line.trim_end_matches('\r'))
+        .collect();
+    let yaml_lines = &lines[1..=yaml_line_count(&lines)?];
+    let raw = parse_yaml(&yaml_lines.join("\n"))?;
+    Ok(locate_fields(raw, yaml_lines))
+}
+
+/// The file as text: UTF-8, without a byte order mark.
+fn front_matter_text(bytes: &[u8]) -> Result<&str, Problem> {
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
         return Err(Problem::at(
             1,
@@ -62,31 +74,33 @@ pub fn parse_front_matter(bytes: &[u8]) -> Result<FrontMatter, Problem> {
             "SKILL.md starts with a byte order mark; save it as UTF-8 without BOM",
         ));
     }
-    let text = std::str::from_utf8(bytes).map_err(|error| {
+    std::str::from_utf8(bytes).map_err(|error| {
         let (line, column) = LineIndex::new(bytes).position_of(bytes, error.valid_up_to());
         Problem::at(line, column, "SKILL.md is not valid UTF-8")
-    })?;
-    let lines: Vec<&str> = text
-        .split('\n')
-        .map(|line| line.trim_end_matches('\r'))
-        .collect();
+    })
+}
+
+/// How many lines lie between the opening `---` (the first line) and the closing one.
+fn yaml_line_count(lines: &[&str]) -> Result<usize, Problem> {
     if lines.first().map(|line| line.trim_end()) != Some("---") {
         return Err(Problem::at(1, 1, "SKILL.md must start with YAML front matter: a `---` line, `name:` and `description:`, then `---`"));
     }
-    let Some(closing) = lines
+    lines
         .iter()
         .skip(1)
         .position(|line| matches!(line.trim_end(), "---" | "..."))
-    else {
-        return Err(Problem::at(
-            1,
-            1,
-            "the front matter is never closed: add a `---` line after the last field",
-        ));
-    };
-    let yaml_lines = &lines[1..=closing];
-    let yaml = yaml_lines.join("\n");
-    let raw = parse_yaml(&yaml)?;
+        .ok_or_else(|| {
+            Problem::at(
+                1,
+                1,
+                "the front matter is never closed: add a `---` line after the last field",
+            )
+        })
+}
+
+/// The parsed fields with the lines that write them, `yaml_lines` being the lines
+/// between the `---` lines.
+fn locate_fields(raw: RawFrontMatter, yaml_lines: &[&str]) -> FrontMatter {
     let keys = top_level_keys(yaml_lines);
     let locate = |key: &str, value| {
         keys.get(key).map(|(line, end_line)| Located {
@@ -103,8 +117,7 @@ pub fn parse_front_matter(bytes: &[u8]) -> Result<FrontMatter, Problem> {
         })
     };
     let metadata = raw.metadata.unwrap_or_default();
-    let nested = |key: &str| nested_key_line(yaml_lines, &keys, "metadata", key);
-    Ok(FrontMatter {
+    FrontMatter {
         name_as_written: raw
             .name
             .as_ref()
@@ -120,38 +133,54 @@ pub fn parse_front_matter(bytes: &[u8]) -> Result<FrontMatter, Problem> {
         compatibility: raw
             .compatibility
             .and_then(|value| locate("compatibility", value)),
-        metadata_version: metadata.get("version").map(|version| Located {
-            value: version.clone(),
-            line: nested("version"),
-            end_line: nested("version"),
-        }),
-        metadata_executables: metadata.get("executables").map(|paths| Located {
-            value: paths.split_whitespace().map(str::to_owned).collect(),
-            line: nested("executables"),
-            end_line: nested("executables"),
+        metadata_version: metadata
+            .get("version")
+            .map(|version| in_metadata(yaml_lines, &keys, "version", version.clone())),
+        metadata_executables: metadata.get("executables").map(|paths| {
+            let paths = paths.split_whitespace().map(str::to_owned).collect();
+            in_metadata(yaml_lines, &keys, "executables", paths)
         }),
         metadata,
-        // `allowed-tools:` with nothing after it declares no tool, on its own line: findings
-        // about it (none declared) point there, not at the file's first line.
-        allowed_tools: match (raw.allowed_tools, keys.get("allowed-tools").copied()) {
-            (None, None) => None,
-            (tools, written) => {
-                let list = match tools {
-                    Some(ToolsInput::Text(text)) => split_tools(&text),
-                    Some(ToolsInput::List(items)) => {
-                        items.iter().flat_map(|item| split_tools(item)).collect()
-                    }
-                    None => Vec::new(),
-                };
-                let (line, end_line) = written.unwrap_or((1, 1));
-                Some(Located {
-                    value: list,
-                    line,
-                    end_line,
-                })
-            }
-        },
-        end_line: u32::try_from(closing + 2).unwrap_or(u32::MAX),
+        allowed_tools: located_tools(raw.allowed_tools, keys.get("allowed-tools").copied()),
+        // The closing `---` follows the opening one and the YAML.
+        end_line: u32::try_from(yaml_lines.len() + 2).unwrap_or(u32::MAX),
+    }
+}
+
+/// `value`, at the line of `metadata.key`.
+fn in_metadata<T>(
+    yaml_lines: &[&str],
+    keys: &BTreeMap<String, (u32, u32)>,
+    key: &str,
+    value: T,
+) -> Located<T> {
+    let line = nested_key_line(yaml_lines, keys, "metadata", key);
+    Located {
+        value,
+        line,
+        end_line: line,
+    }
+}
+
+/// `allowed-tools:` with nothing after it declares no tool, on its own line: findings
+/// about it (none declared) point there, not at the file's first line.
+fn located_tools(
+    tools: Option<ToolsInput>,
+    written: Option<(u32, u32)>,
+) -> Option<Located<Vec<String>>> {
+    if tools.is_none() && written.is_none() {
+        return None;
+    }
+    let list = match tools {
+        Some(ToolsInput::Text(text)) => split_tools(&text),
+        Some(ToolsInput::List(items)) => items.iter().flat_map(|item| split_tools(item)).collect(),
+        None => Vec::new(),
+    };
+    let (line, end_line) = written.unwrap_or((1, 1));
+    Some(Located {
+        value: list,
+        line,
+        end_line,
     })
 }
 

@@ -158,44 +158,8 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
             printer.init_summary(&outcome);
             Ok(exit_code::CLEAN)
         }
-        Command::Lock(lock_args) => {
-            let outcome = commands::lock(&root, lock_args.check, evalock::is_ci())?;
-            printer.note_if_nothing_configured(&root);
-            if outcome.pinned && lock_args.format == args::Format::Human {
-                printer.lock_summary(&outcome);
-            } else {
-                printer.report(&outcome.report, lock_args.format, None)?;
-                printer.lock_remaining(&outcome);
-            }
-            Ok(outcome.report.exit_code())
-        }
-        Command::Check(check_args) => {
-            if let Some(output) = &check_args.output {
-                commands::refuse_project_file("--output", &root, output)?;
-            }
-            let source = match (&check_args.staged, &check_args.rev) {
-                (true, _) => SourceSpec::Index,
-                (false, Some(revision)) => SourceSpec::Revision(revision.clone()),
-                (false, None) => SourceSpec::Worktree,
-            };
-            let options = commands::CheckOptions {
-                project_root: root,
-                source,
-                base: check_args.base.clone(),
-                cache: !check_args.no_cache,
-                subjects: check_args.format.lists_subjects(),
-            };
-            let report = commands::check(&options).inspect_err(|_| {
-                discard_stale_output(check_args.output.as_deref());
-            })?;
-            printer.report(&report, check_args.format, check_args.output.as_deref())?;
-            // The pre-commit hook (`--staged`) stays as quiet as ever; a person running
-            // `check` learns that its PASS looked at nothing.
-            if options.source == SourceSpec::Worktree {
-                printer.note_if_nothing_configured(&options.project_root);
-            }
-            Ok(report.exit_code())
-        }
+        Command::Lock(lock_args) => lock(root, lock_args, printer),
+        Command::Check(check_args) => check(root, check_args, printer),
         Command::Rules(rules_args) => {
             printer.rules(rules_args.rule.as_deref(), rules_args.markdown)?;
             Ok(exit_code::CLEAN)
@@ -209,47 +173,8 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
         }
 
         // [run] dispatch goes here.
-        Command::Run(run_args) => {
-            let options = commands::RunOptions {
-                project_root: root,
-                suites: run_args.suites.clone(),
-                completions: run_args.completions.clone(),
-                jobs: run_args.jobs.unwrap_or_else(args::default_jobs),
-                samples: run_args.samples,
-                out: results_path(run_args.out.as_ref()),
-                fail_on_diff: run_args.fail_on_diff,
-                shard: run_args.shard,
-            };
-            let progress = printer.progress_bar();
-            let outcome = commands::run(&options, &|step| {
-                progress.update(step.done, step.total, step.label)
-            });
-            progress.finish();
-            let outcome = outcome?;
-            printer.report(&outcome.report, run_args.format, None)?;
-            if run_args.format == args::Format::Human {
-                printer.run_summary(&outcome, Some(Path::new(".")));
-            }
-            Ok(outcome.report.exit_code())
-        }
-        Command::Accept(accept_args) => {
-            let options = commands::AcceptOptions {
-                project_root: root,
-                reason: accept_args.reason.clone(),
-                suites: accept_args.suites.clone(),
-                cases: accept_args.cases.clone(),
-                from: results_path(accept_args.from.as_ref()),
-                include_failing: accept_args.include_failing,
-                ci: evalock::is_ci(),
-            };
-            let outcome = commands::accept(&options)?;
-            if outcome.report.findings.is_empty() {
-                printer.accept_summary(&outcome);
-            } else {
-                printer.report(&outcome.report, args::Format::Human, None)?;
-            }
-            Ok(outcome.report.exit_code())
-        }
+        Command::Run(run_args) => run_suites(root, run_args, printer),
+        Command::Accept(accept_args) => accept(root, accept_args, printer),
         Command::Review(review_args) => {
             let from = results_path(review_args.from.as_ref());
             let items = commands::review(&root, &from)?;
@@ -273,53 +198,175 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
         }
 
         // [github] dispatch goes here.
-        Command::Report(report_args) => {
-            if let Some(output) = &report_args.output {
-                commands::refuse_project_file("--output", &root, output)?;
-            }
-            let report = read_saved_reports(&report_args.from).inspect_err(|_| {
-                discard_stale_output(report_args.output.as_deref());
-            })?;
-            let report = match &report_args.path_prefix {
-                Some(prefix) => report.with_path_prefix(prefix),
-                None => report,
-            };
-            printer.report(&report, report_args.format, report_args.output.as_deref())?;
-            Ok(exit_code::CLEAN)
-        }
-        Command::Github(github_args) => {
-            let report = read_saved_reports(&github_args.from)?;
-            let options = evalock::github::PublishOptions {
-                project_root: root,
-                mode: match github_args.mode {
-                    args::GithubMode::Review => evalock::github::Mode::Review,
-                    args::GithubMode::Summary => evalock::github::Mode::Summary,
-                    args::GithubMode::Annotations => evalock::github::Mode::Annotations,
-                },
-                environment: evalock::github::Environment::from_env(&github_args.token_env),
-                token_env: github_args.token_env.clone(),
-            };
-            let outcome = evalock::github::publish(&report, &options);
-            printer.github_outcome(&outcome);
-            Ok(exit_code::CLEAN)
-        } // [scale] dispatch goes here.
-        Command::Merge(merge_args) => {
-            let options = commands::MergeOptions {
-                inputs: merge_args.files.clone(),
-                out: merge_args.out.clone(),
-                fail_on_diff: merge_args.fail_on_diff,
-            };
-            let outcome = commands::merge(&options)?;
-            printer.report(&outcome.report, merge_args.format, None)?;
-            if merge_args.format == args::Format::Human {
-                // merge stays where it was started; `accept` started there moves to the
-                // project it finds, and reads that project's results by default.
-                let project = project_from_here();
-                printer.run_summary(&outcome, project.as_deref());
-            }
-            Ok(outcome.report.exit_code())
-        }
+        Command::Report(report_args) => report(&root, report_args, printer),
+        Command::Github(github_args) => github(root, github_args, printer),
+        // [scale] dispatch goes here.
+        Command::Merge(merge_args) => merge(merge_args, printer),
     }
+}
+
+fn lock(
+    root: PathBuf,
+    lock_args: &args::LockArgs,
+    printer: &output::Printer,
+) -> evalock::Result<i32> {
+    let outcome = commands::lock(&root, lock_args.check, evalock::is_ci())?;
+    printer.note_if_nothing_configured(&root);
+    if outcome.pinned && lock_args.format == args::Format::Human {
+        printer.lock_summary(&outcome);
+    } else {
+        printer.report(&outcome.report, lock_args.format, None)?;
+        printer.lock_remaining(&outcome);
+    }
+    Ok(outcome.report.exit_code())
+}
+
+fn check(
+    root: PathBuf,
+    check_args: &args::CheckArgs,
+    printer: &output::Printer,
+) -> evalock::Result<i32> {
+    if let Some(output) = &check_args.output {
+        commands::refuse_project_file("--output", &root, output)?;
+    }
+    let source = match (&check_args.staged, &check_args.rev) {
+        (true, _) => SourceSpec::Index,
+        (false, Some(revision)) => SourceSpec::Revision(revision.clone()),
+        (false, None) => SourceSpec::Worktree,
+    };
+    let options = commands::CheckOptions {
+        project_root: root,
+        source,
+        base: check_args.base.clone(),
+        cache: !check_args.no_cache,
+        subjects: check_args.format.lists_subjects(),
+    };
+    let report = commands::check(&options).inspect_err(|_| {
+        discard_stale_output(check_args.output.as_deref());
+    })?;
+    printer.report(&report, check_args.format, check_args.output.as_deref())?;
+    // The pre-commit hook (`--staged`) stays as quiet as ever; a person running
+    // `check` learns that its PASS looked at nothing.
+    if options.source == SourceSpec::Worktree {
+        printer.note_if_nothing_configured(&options.project_root);
+    }
+    Ok(report.exit_code())
+}
+
+/// `evalock run`, with a progress bar that is finished before anything else prints.
+fn run_suites(
+    root: PathBuf,
+    run_args: &args::RunArgs,
+    printer: &output::Printer,
+) -> evalock::Result<i32> {
+    let options = commands::RunOptions {
+        project_root: root,
+        suites: run_args.suites.clone(),
+        completions: run_args.completions.clone(),
+        jobs: run_args.jobs.unwrap_or_else(args::default_jobs),
+        samples: run_args.samples,
+        out: results_path(run_args.out.as_ref()),
+        fail_on_diff: run_args.fail_on_diff,
+        shard: run_args.shard,
+    };
+    let progress = printer.progress_bar();
+    let outcome = commands::run(&options, &|step| {
+        progress.update(step.done, step.total, step.label)
+    });
+    progress.finish();
+    // run works in the project, so `accept` reads its results from there by default.
+    print_run_outcome(&outcome?, run_args.format, Some(Path::new(".")), printer)
+}
+
+fn accept(
+    root: PathBuf,
+    accept_args: &args::AcceptArgs,
+    printer: &output::Printer,
+) -> evalock::Result<i32> {
+    let options = commands::AcceptOptions {
+        project_root: root,
+        reason: accept_args.reason.clone(),
+        suites: accept_args.suites.clone(),
+        cases: accept_args.cases.clone(),
+        from: results_path(accept_args.from.as_ref()),
+        include_failing: accept_args.include_failing,
+        ci: evalock::is_ci(),
+    };
+    let outcome = commands::accept(&options)?;
+    if outcome.report.findings.is_empty() {
+        printer.accept_summary(&outcome);
+    } else {
+        printer.report(&outcome.report, args::Format::Human, None)?;
+    }
+    Ok(outcome.report.exit_code())
+}
+
+fn report(
+    root: &Path,
+    report_args: &args::ReportArgs,
+    printer: &output::Printer,
+) -> evalock::Result<i32> {
+    if let Some(output) = &report_args.output {
+        commands::refuse_project_file("--output", root, output)?;
+    }
+    let report = read_saved_reports(&report_args.from).inspect_err(|_| {
+        discard_stale_output(report_args.output.as_deref());
+    })?;
+    let report = match &report_args.path_prefix {
+        Some(prefix) => report.with_path_prefix(prefix),
+        None => report,
+    };
+    printer.report(&report, report_args.format, report_args.output.as_deref())?;
+    Ok(exit_code::CLEAN)
+}
+
+fn github(
+    root: PathBuf,
+    github_args: &args::GithubArgs,
+    printer: &output::Printer,
+) -> evalock::Result<i32> {
+    let report = read_saved_reports(&github_args.from)?;
+    let options = evalock::github::PublishOptions {
+        project_root: root,
+        mode: match github_args.mode {
+            args::GithubMode::Review => evalock::github::Mode::Review,
+            args::GithubMode::Summary => evalock::github::Mode::Summary,
+            args::GithubMode::Annotations => evalock::github::Mode::Annotations,
+        },
+        environment: evalock::github::Environment::from_env(&github_args.token_env),
+        token_env: github_args.token_env.clone(),
+    };
+    let outcome = evalock::github::publish(&report, &options);
+    printer.github_outcome(&outcome);
+    Ok(exit_code::CLEAN)
+}
+
+fn merge(merge_args: &args::MergeArgs, printer: &output::Printer) -> evalock::Result<i32> {
+    let options = commands::MergeOptions {
+        inputs: merge_args.files.clone(),
+        out: merge_args.out.clone(),
+        fail_on_diff: merge_args.fail_on_diff,
+    };
+    let outcome = commands::merge(&options)?;
+    // merge stays where it was started; `accept` started there moves to the project it
+    // finds, and reads that project's results by default.
+    let project = project_from_here();
+    print_run_outcome(&outcome, merge_args.format, project.as_deref(), printer)
+}
+
+/// Merged shards are one run, and print as one. `project` is where a following `accept`
+/// would read its default results file.
+fn print_run_outcome(
+    outcome: &commands::RunOutcome,
+    format: args::Format,
+    project: Option<&Path>,
+    printer: &output::Printer,
+) -> evalock::Result<i32> {
+    printer.report(&outcome.report, format, None)?;
+    if format == args::Format::Human {
+        printer.run_summary(outcome, project);
+    }
+    Ok(outcome.report.exit_code())
 }
 
 /// Reads and merges saved reports; relative paths are read from the current folder, like

@@ -5,7 +5,7 @@ use super::{field_location, front_matter_location, skill_finding};
 use crate::finding::{Finding, Location};
 use crate::rules::RuleId;
 use crate::skills::spec::{description_problem, name_problem, MAX_COMPATIBILITY_CHARS};
-use crate::skills::Skill;
+use crate::skills::{FrontMatter, Located, Skill};
 use std::collections::BTreeMap;
 
 /// Where a skill's name is written, for anchors.
@@ -52,113 +52,154 @@ pub fn name_collisions(skills: &[Skill]) -> Vec<Finding> {
 /// EL208: the front matter parses, `name` and `description` follow the specification,
 /// and `name` equals the folder (for skills installed under `[skills] roots`).
 pub fn names_invalid(skill: &Skill) -> Vec<Finding> {
-    let finding = |discriminator: &str, message: String, location: Location| {
-        skill_finding(RuleId::SkillNameInvalid, skill, discriminator, message).at(location)
-    };
     let Some(front) = &skill.front_matter else {
-        let problem = skill
-            .front_matter_problem
-            .clone()
-            .unwrap_or_else(|| crate::skills::Problem::at(1, 1, "SKILL.md cannot be read"));
-        return vec![finding(
-            "front-matter",
-            problem.message,
-            Location::line(skill.skill_md_path(), problem.line).with_column(problem.column),
-        )
-        .help(format!(
-            "fix line {} of the front matter's YAML (see https://agentskills.io/specification)",
-            problem.line
-        ))];
+        return vec![front_matter_unreadable(skill)];
     };
     let mut findings = Vec::new();
     match &front.name {
-        None => findings.push(
-            finding(
-                "name-missing",
-                "the front matter has no `name`".to_owned(),
-                front_matter_location(skill),
-            )
-            .help(format!(
-                "add `name: {}` to the front matter",
-                skill.folder_name()
-            )),
-        ),
+        None => findings.push(name_missing(skill)),
         Some(name) => {
-            let at = field_location(skill.skill_md_path(), name);
-            if let Some(problem) = name_problem(&name.value) {
-                findings.push(finding("name", problem, at.clone()));
-            } else if let Some(written) = &front.name_as_written {
-                // The reference loader trims it; a loader that does not sees another name
-                // than the folder's and than the one evalock judged.
-                findings.push(
-                    finding(
-                        "name-whitespace",
-                        format!(
-                            "name {written:?} has whitespace around it; a name is only lowercase letters, digits and hyphens"
-                        ),
-                        at.clone(),
-                    )
-                    .help(format!("write `name: {}`", name.value)),
-                );
-            } else if skill.configured && name.value != skill.folder_name() {
-                findings.push(
-                    finding(
-                        "folder",
-                        format!("skill name `{}` differs from its folder `{}`", name.value, skill.folder_name()),
-                        at.clone(),
-                    )
-                    .help("rename the folder or the `name` so they match: loaders find skills by folder"),
-                );
-            }
-            if let Some(manifest_name) = skill
-                .manifest
-                .as_ref()
-                .and_then(|manifest| manifest.name.as_ref())
-            {
-                if manifest_name.value != name.value {
-                    findings.push(
-                        finding(
-                            "manifest-name",
-                            format!(
-                                "skill.json names the skill `{}` but SKILL.md names it `{}`",
-                                manifest_name.value, name.value
-                            ),
-                            field_location(skill.manifest_path(), manifest_name),
-                        )
-                        .help("use the same name in skill.json and SKILL.md"),
-                    );
-                }
-            }
+            findings.extend(name_not_as_specified(skill, front, name));
+            findings.extend(manifest_name_differs(skill, name));
         }
     }
-    match &front.description {
-        None => findings.push(
-            finding(
+    findings.extend(description_not_as_specified(skill, front));
+    findings.extend(compatibility_length_wrong(skill, front));
+    findings
+}
+
+/// An EL208 finding about `skill`, anchored at `location`.
+fn invalid(skill: &Skill, discriminator: &str, message: String, location: Location) -> Finding {
+    skill_finding(RuleId::SkillNameInvalid, skill, discriminator, message).at(location)
+}
+
+fn front_matter_unreadable(skill: &Skill) -> Finding {
+    let problem = skill
+        .front_matter_problem
+        .clone()
+        .unwrap_or_else(|| crate::skills::Problem::at(1, 1, "SKILL.md cannot be read"));
+    invalid(
+        skill,
+        "front-matter",
+        problem.message,
+        Location::line(skill.skill_md_path(), problem.line).with_column(problem.column),
+    )
+    .help(format!(
+        "fix line {} of the front matter's YAML (see https://agentskills.io/specification)",
+        problem.line
+    ))
+}
+
+fn name_missing(skill: &Skill) -> Finding {
+    invalid(
+        skill,
+        "name-missing",
+        "the front matter has no `name`".to_owned(),
+        front_matter_location(skill),
+    )
+    .help(format!(
+        "add `name: {}` to the front matter",
+        skill.folder_name()
+    ))
+}
+
+/// The first of: a name the specification refuses, whitespace around it, a name other
+/// than the folder's.
+fn name_not_as_specified(
+    skill: &Skill,
+    front: &FrontMatter,
+    name: &Located<String>,
+) -> Option<Finding> {
+    let at = field_location(skill.skill_md_path(), name);
+    if let Some(problem) = name_problem(&name.value) {
+        return Some(invalid(skill, "name", problem, at));
+    }
+    if let Some(written) = &front.name_as_written {
+        // The reference loader trims it; a loader that does not sees another name
+        // than the folder's and than the one evalock judged.
+        return Some(
+            invalid(
+                skill,
+                "name-whitespace",
+                format!(
+                    "name {written:?} has whitespace around it; a name is only lowercase letters, digits and hyphens"
+                ),
+                at,
+            )
+            .help(format!("write `name: {}`", name.value)),
+        );
+    }
+    if skill.configured && name.value != skill.folder_name() {
+        return Some(
+            invalid(
+                skill,
+                "folder",
+                format!(
+                    "skill name `{}` differs from its folder `{}`",
+                    name.value,
+                    skill.folder_name()
+                ),
+                at,
+            )
+            .help("rename the folder or the `name` so they match: loaders find skills by folder"),
+        );
+    }
+    None
+}
+
+fn manifest_name_differs(skill: &Skill, name: &Located<String>) -> Option<Finding> {
+    let manifest_name = skill
+        .manifest
+        .as_ref()
+        .and_then(|manifest| manifest.name.as_ref())?;
+    if manifest_name.value == name.value {
+        return None;
+    }
+    Some(
+        invalid(
+            skill,
+            "manifest-name",
+            format!(
+                "skill.json names the skill `{}` but SKILL.md names it `{}`",
+                manifest_name.value, name.value
+            ),
+            field_location(skill.manifest_path(), manifest_name),
+        )
+        .help("use the same name in skill.json and SKILL.md"),
+    )
+}
+
+fn description_not_as_specified(skill: &Skill, front: &FrontMatter) -> Option<Finding> {
+    let Some(description) = &front.description else {
+        return Some(
+            invalid(
+                skill,
                 "description-missing",
                 "the front matter has no `description`".to_owned(),
                 front_matter_location(skill),
             )
             .help("add `description:` saying what the skill does and when to use it"),
-        ),
-        Some(description) => {
-            if let Some(problem) = description_problem(&description.value) {
-                findings.push(finding(
-                    "description",
-                    format!("skill `{}`: {problem}", skill.name()),
-                    field_location(skill.skill_md_path(), description),
-                ));
-            }
-        }
+        );
+    };
+    let problem = description_problem(&description.value)?;
+    Some(invalid(
+        skill,
+        "description",
+        format!("skill `{}`: {problem}", skill.name()),
+        field_location(skill.skill_md_path(), description),
+    ))
+}
+
+fn compatibility_length_wrong(skill: &Skill, front: &FrontMatter) -> Option<Finding> {
+    let compatibility = front.compatibility.as_ref()?;
+    let length = compatibility.value.chars().count();
+    if (1..=MAX_COMPATIBILITY_CHARS).contains(&length) {
+        return None;
     }
-    if let Some(compatibility) = &front.compatibility {
-        let length = compatibility.value.chars().count();
-        if length == 0 || length > MAX_COMPATIBILITY_CHARS {
-            findings.push(finding(
-                "compatibility",
-                format!("skill `{}`: `compatibility` is {length} characters; it must be 1-{MAX_COMPATIBILITY_CHARS}", skill.name()),
-                field_location(skill.skill_md_path(), compatibility),
-            ));
-        }
-    }
-    findings
+    Some(invalid(
+        skill,
+        "compatibility",
+        format!("skill `{}`: `compatibility` is {length} characters; it must be 1-{MAX_COMPATIBILITY_CHARS}", skill.name()),
+        field_location(skill.skill_md_path(), compatibility),
+    ))
 }

@@ -6,94 +6,23 @@ use super::locate::{
     key_span_in_table, location_of, policy_key_location, table_line, value_location,
 };
 use super::policy::{default_max_output_bytes, default_timeout_secs};
-use super::{Config, GraderKind, SkillsConfig, NORMALIZERS, SAMPLES_RANGE};
+use super::{
+    Config, GraderConfig, GraderKind, SkillsConfig, SuiteConfig, NORMALIZERS, SAMPLES_RANGE,
+};
 use crate::error::{Error, Result};
 use crate::text::line_of_first;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 impl Config {
+    /// The first problem in file order of concern: version, suites, baselines, skills
+    /// globs, graders, skills settings, policy. Tests pin which error wins when a config
+    /// has several, so the order is part of the behaviour.
     pub(super) fn validate(&self, path: &str, text: &str) -> Result<()> {
-        if self.version != 1 {
-            return Err(Error::malformed(
-                format!("{path}:{}", line_of_first(text, &["version"])),
-                format!("unsupported config version {}: only 1 exists", self.version),
-            ));
-        }
-        let mut seen = BTreeMap::new();
+        self.refuse_unknown_version(path, text)?;
+        let mut seen = BTreeSet::new();
         for suite in &self.suites {
-            let at = || location_of(path, text, Some(suite.name.span()));
-            // A key of this suite's table, for messages about its value; the suite's
-            // `name` when the key is not written in the table.
-            let key_at = |key: &str| {
-                let span = key_span_in_table(text, suite.name.span().start, key)
-                    .unwrap_or_else(|| suite.name.span());
-                location_of(path, text, Some(span))
-            };
-            let name = suite.name();
-            if !is_valid_name(name) {
-                return Err(Error::malformed(
-                    at(),
-                    format!("suite name `{name}` must be 1-64 characters of letters, digits, `-`, `_` or `.`"),
-                ));
-            }
-            if seen.insert(name.to_owned(), ()).is_some() {
-                return Err(Error::malformed(
-                    at(),
-                    format!("suite `{name}` is defined twice"),
-                ));
-            }
-            if suite.cases.is_empty() {
-                return Err(Error::malformed(
-                    at(),
-                    format!("suite `{name}` lists no `cases` globs"),
-                ));
-            }
-            if !NORMALIZERS.contains(&suite.normalizer.as_str()) {
-                return Err(Error::malformed(
-                    key_at("normalizer"),
-                    format!(
-                        "suite `{name}`: unknown normalizer `{}` (use one of: {})",
-                        suite.normalizer,
-                        NORMALIZERS.join(", ")
-                    ),
-                ));
-            }
-            if let Some(grader) = &suite.grader {
-                if !self.graders.contains_key(grader) {
-                    return Err(Error::malformed(
-                        key_at("grader"),
-                        format!("suite `{name}` names grader `{grader}`, but there is no `[grader.{grader}]` table"),
-                    ));
-                }
-            }
-            if matches!(&suite.completer, Some(argv) if argv.is_empty()) {
-                return Err(Error::malformed(
-                    key_at("completer"),
-                    format!("suite `{name}`: `completer` must name a program"),
-                ));
-            }
-            if let Some(samples) = &suite.samples {
-                if !SAMPLES_RANGE.contains(samples.get_ref()) {
-                    return Err(Error::malformed(
-                        location_of(path, text, Some(samples.span())),
-                        format!(
-                            "suite `{name}`: `samples` must be an integer from {} to {} (as a case's `n`), not {}",
-                            SAMPLES_RANGE.start(),
-                            SAMPLES_RANGE.end(),
-                            samples.get_ref()
-                        ),
-                    ));
-                }
-            }
-            for pattern in &suite.cases {
-                validate_glob(path, text, &format!("suite `{name}`: case glob"), pattern)?;
-            }
-            for prompt in suite.prompt_paths() {
-                validate_path(path, text, &format!("suite `{name}`: prompt"), &prompt)?;
-            }
-            if let Some(baseline) = &suite.baseline {
-                validate_path(path, text, &format!("suite `{name}`: baseline"), baseline)?;
-            }
+            refuse_bad_or_repeated_suite_name(suite, &mut seen, path, text)?;
+            self.validate_suite(suite, path, text)?;
         }
         self.refuse_colliding_baselines(path, text)?;
         if let Some(skills) = &self.skills {
@@ -102,27 +31,63 @@ impl Config {
             }
         }
         for (id, grader) in &self.graders {
-            if !is_valid_name(id) {
-                return Err(Error::malformed(format!("{path}:{}", line_of_first(text, &[id])), format!("grader id `{id}` must be 1-64 characters of letters, digits, `-`, `_` or `.`")));
-            }
-            let grader_line = line_of_first(
-                text,
-                &[&format!("[grader.{id}]"), &format!("[grader.\"{id}\"]"), id],
-            );
-            if grader.kind == GraderKind::Command && grader.argv().is_none_or(<[String]>::is_empty)
-            {
-                return Err(Error::malformed(
-                    format!("{path}:{grader_line}"),
-                    format!("grader `{id}` is a command grader but has no `command`: add `command = [\"program\", \"arg\"]`"),
-                ));
-            }
-            for pattern in &grader.sources {
-                validate_glob(path, text, &format!("grader `{id}`: source"), pattern)?;
-            }
+            validate_grader(id, grader, path, text)?;
         }
         if let Some(skills) = &self.skills {
             skills.validate(path, text)?;
         }
+        self.validate_policy(path, text)
+    }
+
+    fn refuse_unknown_version(&self, path: &str, text: &str) -> Result<()> {
+        if self.version == 1 {
+            return Ok(());
+        }
+        Err(Error::malformed(
+            format!("{path}:{}", line_of_first(text, &["version"])),
+            format!("unsupported config version {}: only 1 exists", self.version),
+        ))
+    }
+
+    /// Everything about one suite but its name: its cases, normalizer, grader reference,
+    /// completer, samples and the paths it reads.
+    fn validate_suite(&self, suite: &SuiteConfig, path: &str, text: &str) -> Result<()> {
+        let name = suite.name();
+        if suite.cases.is_empty() {
+            return Err(Error::malformed(
+                location_of(path, text, Some(suite.name.span())),
+                format!("suite `{name}` lists no `cases` globs"),
+            ));
+        }
+        if !NORMALIZERS.contains(&suite.normalizer.as_str()) {
+            return Err(Error::malformed(
+                suite_key_location(suite, "normalizer", path, text),
+                format!(
+                    "suite `{name}`: unknown normalizer `{}` (use one of: {})",
+                    suite.normalizer,
+                    NORMALIZERS.join(", ")
+                ),
+            ));
+        }
+        if let Some(grader) = &suite.grader {
+            if !self.graders.contains_key(grader) {
+                return Err(Error::malformed(
+                    suite_key_location(suite, "grader", path, text),
+                    format!("suite `{name}` names grader `{grader}`, but there is no `[grader.{grader}]` table"),
+                ));
+            }
+        }
+        if matches!(&suite.completer, Some(argv) if argv.is_empty()) {
+            return Err(Error::malformed(
+                suite_key_location(suite, "completer", path, text),
+                format!("suite `{name}`: `completer` must name a program"),
+            ));
+        }
+        refuse_samples_out_of_range(suite, path, text)?;
+        validate_suite_paths(suite, path, text)
+    }
+
+    fn validate_policy(&self, path: &str, text: &str) -> Result<()> {
         if !(0.0..=1.0).contains(&self.policy.agreement_min) {
             return Err(Error::malformed(
                 policy_key_location(path, text, "agreement_min"),
@@ -139,26 +104,7 @@ impl Config {
                 ),
             ));
         }
-        // A timeout of 0 seconds gives no completer any time at all.
-        let zero_timeout = if self.policy.timeout_secs == 0 {
-            Some((
-                "policy.timeout_secs".to_owned(),
-                policy_key_location(path, text, "timeout_secs"),
-            ))
-        } else {
-            self.suites
-                .iter()
-                .find(|suite| suite.timeout_secs == Some(0))
-                .map(|suite| {
-                    let span = key_span_in_table(text, suite.name.span().start, "timeout_secs")
-                        .unwrap_or_else(|| suite.name.span());
-                    (
-                        format!("suite `{}`: timeout_secs", suite.name()),
-                        location_of(path, text, Some(span)),
-                    )
-                })
-        };
-        if let Some((key, location)) = zero_timeout {
+        if let Some((key, location)) = self.zero_timeout(path, text) {
             return Err(Error::malformed(
                 location,
                 format!(
@@ -169,6 +115,118 @@ impl Config {
         }
         Ok(())
     }
+
+    /// The key and location of a timeout of 0 seconds, which gives no completer any time
+    /// at all: the policy's first, else the first suite's.
+    fn zero_timeout(&self, path: &str, text: &str) -> Option<(String, String)> {
+        if self.policy.timeout_secs == 0 {
+            return Some((
+                "policy.timeout_secs".to_owned(),
+                policy_key_location(path, text, "timeout_secs"),
+            ));
+        }
+        self.suites
+            .iter()
+            .find(|suite| suite.timeout_secs == Some(0))
+            .map(|suite| {
+                (
+                    format!("suite `{}`: timeout_secs", suite.name()),
+                    suite_key_location(suite, "timeout_secs", path, text),
+                )
+            })
+    }
+}
+
+/// Suite names become lock keys and file names, and two suites of one name would share
+/// them.
+fn refuse_bad_or_repeated_suite_name(
+    suite: &SuiteConfig,
+    seen: &mut BTreeSet<String>,
+    path: &str,
+    text: &str,
+) -> Result<()> {
+    let name = suite.name();
+    let at = || location_of(path, text, Some(suite.name.span()));
+    if !is_valid_name(name) {
+        return Err(Error::malformed(
+            at(),
+            format!(
+                "suite name `{name}` must be 1-64 characters of letters, digits, `-`, `_` or `.`"
+            ),
+        ));
+    }
+    if !seen.insert(name.to_owned()) {
+        return Err(Error::malformed(
+            at(),
+            format!("suite `{name}` is defined twice"),
+        ));
+    }
+    Ok(())
+}
+
+/// A key of the suite's table, for messages about its value; the suite's `name` when the
+/// key is not written in the table.
+fn suite_key_location(suite: &SuiteConfig, key: &str, path: &str, text: &str) -> String {
+    let span =
+        key_span_in_table(text, suite.name.span().start, key).unwrap_or_else(|| suite.name.span());
+    location_of(path, text, Some(span))
+}
+
+fn refuse_samples_out_of_range(suite: &SuiteConfig, path: &str, text: &str) -> Result<()> {
+    let Some(samples) = &suite.samples else {
+        return Ok(());
+    };
+    if SAMPLES_RANGE.contains(samples.get_ref()) {
+        return Ok(());
+    }
+    Err(Error::malformed(
+        location_of(path, text, Some(samples.span())),
+        format!(
+            "suite `{}`: `samples` must be an integer from {} to {} (as a case's `n`), not {}",
+            suite.name(),
+            SAMPLES_RANGE.start(),
+            SAMPLES_RANGE.end(),
+            samples.get_ref()
+        ),
+    ))
+}
+
+/// The suite's case globs, prompts and baseline, which must all stay inside the project.
+fn validate_suite_paths(suite: &SuiteConfig, path: &str, text: &str) -> Result<()> {
+    let name = suite.name();
+    for pattern in &suite.cases {
+        validate_glob(path, text, &format!("suite `{name}`: case glob"), pattern)?;
+    }
+    for prompt in suite.prompt_paths() {
+        validate_path(path, text, &format!("suite `{name}`: prompt"), &prompt)?;
+    }
+    if let Some(baseline) = &suite.baseline {
+        validate_path(path, text, &format!("suite `{name}`: baseline"), baseline)?;
+    }
+    Ok(())
+}
+
+fn validate_grader(id: &str, grader: &GraderConfig, path: &str, text: &str) -> Result<()> {
+    if !is_valid_name(id) {
+        return Err(Error::malformed(
+            format!("{path}:{}", line_of_first(text, &[id])),
+            format!("grader id `{id}` must be 1-64 characters of letters, digits, `-`, `_` or `.`"),
+        ));
+    }
+    if grader.kind == GraderKind::Command && grader.argv().is_none_or(<[String]>::is_empty) {
+        let grader_line = line_of_first(
+            text,
+            &[&format!("[grader.{id}]"), &format!("[grader.\"{id}\"]"), id],
+        );
+        return Err(Error::malformed(
+            format!("{path}:{grader_line}"),
+            format!("grader `{id}` is a command grader but has no `command`: add `command = [\"program\", \"arg\"]`"),
+        ));
+    }
+    for pattern in &grader.sources {
+        validate_glob(path, text, &format!("grader `{id}`: source"), pattern)?;
+    }
+    Ok(())
 }
 
 impl SkillsConfig {
