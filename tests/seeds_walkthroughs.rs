@@ -210,11 +210,9 @@ fn completions(repo: &TestRepo, status: &str, note: &str) {
     );
 }
 
-/// "Normalize before hashing or the photograph becomes a flake detector for trailing
-/// newlines. [...] It does not strip hedging prefaces or reorder JSON keys [...] If key
-/// order is unimportant, dump parsed objects with sort_keys=True before hashing."
-#[test]
-fn normalisation_ignores_whitespace_but_not_a_hedging_preface_or_key_order_unless_json_v1() {
+/// The `ws-v1` status project with its first completions run, accepted and committed as
+/// last-good.
+fn recorded_status_project() -> TestRepo {
     let repo = status_project("ws-v1");
     completions(
         &repo,
@@ -226,6 +224,15 @@ fn normalisation_ignores_whitespace_but_not_a_hedging_preface_or_key_order_unles
     repo.evalock(&["accept", "--reason", "first recording"])
         .assert_code(0);
     repo.commit_all("record last-good");
+    repo
+}
+
+/// "Normalize before hashing or the photograph becomes a flake detector for trailing
+/// newlines. [...] It does not strip hedging prefaces or reorder JSON keys [...] If key
+/// order is unimportant, dump parsed objects with sort_keys=True before hashing."
+#[test]
+fn normalisation_ignores_whitespace_but_not_a_hedging_preface_or_key_order_unless_json_v1() {
+    let repo = recorded_status_project();
 
     // A re-wrap and trailing newlines: the same photograph.
     completions(
@@ -321,17 +328,7 @@ fn normalisation_ignores_whitespace_but_not_a_hedging_preface_or_key_order_unles
 /// inventing a quality trend": an edited case drifts its baseline, which is refused.
 #[test]
 fn a_baseline_of_an_edited_case_is_refused_not_compared() {
-    let repo = status_project("ws-v1");
-    completions(
-        &repo,
-        r#"{"status": "paid", "order_id": "ord_1042"}"#,
-        "Order 1842 ships tomorrow.",
-    );
-    repo.evalock(&["run", "--completions", "made.jsonl"])
-        .assert_code(0);
-    repo.evalock(&["accept", "--reason", "first recording"])
-        .assert_code(0);
-    repo.commit_all("record last-good");
+    let repo = recorded_status_project();
 
     repo.replace(
         "evals/status.jsonl",
