@@ -199,6 +199,19 @@ pub fn visible_controls(text: &str) -> String {
     out
 }
 
+/// `word` as one POSIX shell word, for a command a message tells someone to run: as it is
+/// when it holds only characters no shell treats specially, else single-quoted.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"/._-+,=@%:".contains(&byte));
+    match plain {
+        true => word.to_owned(),
+        false => format!("'{}'", word.replace('\'', r"'\''")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -339,9 +339,9 @@ fn a_new_case_file_that_was_not_staged_is_named_with_the_git_add_it_needs() {
     prompt
         .assert_code(2)
         .assert_contains("prompt file prompts/gifts.txt of suite `support` is missing")
-        .assert_contains("fix: the working tree has it, the commit does not: `git add prompts/gifts.txt`, then commit again");
+        .assert_contains("fix: the working tree has it, the commit does not: `git add -- prompts/gifts.txt`, then commit again");
     sandbox.git_ok(&["add", "prompts/gifts.txt"]);
-    let stage = "the working tree has it, the commit does not: `git add 'evals/gift wrap.jsonl'`, then commit again";
+    let stage = "the working tree has it, the commit does not: `git add -- 'evals/gift wrap.jsonl'`, then commit again";
     let refused = sandbox.git(&["commit", "-m", "gift wrap case"]);
     assert_ne!(refused.code, 0, "{}", refused.all());
     refused
@@ -378,4 +378,38 @@ fn a_new_case_file_that_was_not_staged_is_named_with_the_git_add_it_needs() {
         .assert_contains("fix the glob in evalock.toml, or add the case file")
         .assert_contains("\"retired\": true")
         .assert_not_contains("the working tree has it");
+}
+
+/// The `git add` the hook prints works as typed, also for a case file git ignores (it
+/// needs `-f`) whose name holds glob characters (git would match `[1]` as a pattern).
+#[test]
+fn the_git_add_for_an_ignored_case_file_with_glob_characters_works_as_printed() {
+    let sandbox = with_hook();
+    sandbox.repo.write(".gitignore", "evals/private/\n");
+    sandbox.git_ok(&["add", ".gitignore"]);
+    sandbox.repo.write(
+        "evals/private/new[1].jsonl",
+        "{\"id\": \"private-1\", \"input\": \"hi\"}\n",
+    );
+    sandbox.repo.replace(
+        "evalock.toml",
+        "cases = [\"evals/support.jsonl\"]",
+        "cases = [\"evals/support.jsonl\", \"evals/private/*.jsonl\"]",
+    );
+    sandbox.evalock(&["lock"]).assert_code(0);
+    sandbox.git_ok(&["add", "evalock.toml", "evalock.lock"]);
+    let command = "git add -f -- ':(literal)evals/private/new[1].jsonl'";
+    sandbox
+        .evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains(&format!(
+            "the working tree has it, the commit does not: `{command}`"
+        ));
+    let typed = std::process::Command::new("sh")
+        .args(["-c", command])
+        .current_dir(sandbox.path())
+        .status()
+        .expect("sh runs");
+    assert!(typed.success(), "the printed command failed");
+    sandbox.evalock(&["check", "--staged"]).assert_code(0);
 }

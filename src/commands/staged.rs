@@ -11,6 +11,7 @@ use crate::rules::RuleId;
 use crate::source::{
     glob_files, ContentSource, GitRepo, GitSnapshot, StagedChanges, WorktreeSource,
 };
+use crate::text::shell_word;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::Path;
 
@@ -203,11 +204,7 @@ pub fn name_unstaged_files(findings: &mut [Finding], index: &dyn ContentSource, 
     let worktree = WorktreeSource::new(workdir);
     let stage = |paths: &[&str]| {
         const LISTED: usize = 5;
-        let quoted: Vec<String> = paths
-            .iter()
-            .take(LISTED)
-            .map(|path| shell_word(path))
-            .collect();
+        let listed: Vec<&str> = paths.iter().take(LISTED).copied().collect();
         let (it, more) = match paths.len() {
             1 => ("it", String::new()),
             count if count > LISTED => (
@@ -217,8 +214,8 @@ pub fn name_unstaged_files(findings: &mut [Finding], index: &dyn ContentSource, 
             _ => ("them", String::new()),
         };
         format!(
-            "the working tree has {it}, the commit does not: `git add {}`{more}, then commit again",
-            quoted.join(" ")
+            "the working tree has {it}, the commit does not: `{}`{more}, then commit again",
+            git_add_command(workdir, &listed)
         )
     };
     // A regular file in the working tree, absent from the index.
@@ -267,16 +264,28 @@ pub fn name_unstaged_files(findings: &mut [Finding], index: &dyn ContentSource, 
     }
 }
 
-/// `path` as one POSIX shell word: as it is when plain, else single-quoted.
-fn shell_word(path: &str) -> String {
-    let plain = !path.is_empty()
-        && path
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || b"/._-+,=@%:".contains(&byte));
-    match plain {
-        true => path.to_owned(),
-        false => format!("'{}'", path.replace('\'', r"'\''")),
-    }
+/// `git add` of exactly `paths`, as typed at a shell in the project: `-f` when git ignores
+/// one of them (git refuses an ignored path without it), `--` so a path cannot read as an
+/// option, and `:(literal)` before a path holding glob characters, which git would
+/// otherwise match as a pattern.
+fn git_add_command(workdir: &Path, paths: &[&str]) -> String {
+    let owned: Vec<String> = paths.iter().map(|path| (*path).to_owned()).collect();
+    let force = match crate::source::git_ignored(workdir, &owned).is_empty() {
+        true => "",
+        false => " -f",
+    };
+    let words: Vec<String> = paths
+        .iter()
+        .map(|path| {
+            let literal = path.contains(['*', '?', '[', '\\']);
+            let pathspec = match literal {
+                true => format!(":(literal){path}"),
+                false => (*path).to_owned(),
+            };
+            shell_word(&pathspec)
+        })
+        .collect();
+    format!("git add{force} -- {}", words.join(" "))
 }
 
 /// A `chmod` changes the working tree only: the index keeps the old mode until the file

@@ -541,13 +541,8 @@ fn from_option(results: &Path, project: Option<&Path>) -> String {
     if default.as_ref() == Some(&results) {
         return String::new();
     }
-    let text = results.display().to_string();
-    let plain = text
-        .bytes()
-        .all(|byte| byte.is_ascii_alphanumeric() || b"/._-+,=@%:".contains(&byte));
-    if plain {
-        format!(" --from {text}")
-    } else {
-        format!(" --from '{}'", text.replace('\'', r"'\''"))
-    }
+    format!(
+        " --from {}",
+        evalock::text::shell_word(&results.display().to_string())
+    )
 }
