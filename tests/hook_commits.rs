@@ -292,7 +292,9 @@ fn a_hook_that_runs_evalock_from_a_subfolder_reads_the_index_git_names() {
         "the commit went through\n{}",
         refused.all()
     );
-    refused.assert_contains("evals/support.jsonl:2: EL101 case-unlocked (refuse)");
+    refused
+        .assert_contains("note: paths below are relative to ../, the folder of evalock.toml")
+        .assert_contains("evals/support.jsonl:2: EL101 case-unlocked (refuse)");
     assert_eq!(sandbox.head(), head);
 
     // The same, with the variable as git sets it, from a folder below the top.

@@ -291,7 +291,11 @@ fn a_project_in_a_subfolder_is_checked_from_the_top_of_the_work_tree() {
     sandbox.git_ok(&["add", &case]);
     let refused = sandbox.git(&["commit", "-m", "drift"]);
     assert_ne!(refused.code, 0, "{}", refused.all());
-    refused.assert_contains("evals/support.jsonl:2: EL101");
+    // The paths and commands are the project's: the report says where that is, as the
+    // commit was made from the top of the work tree.
+    refused
+        .assert_contains("note: paths below are relative to eval suite/, the folder of evalock.toml; run the commands there")
+        .assert_contains("evals/support.jsonl:2: EL101");
     sandbox.git_ok(&["reset", "-q", "--hard"]);
     commit_unrelated(&sandbox, "top-level notes\n").assert_code(0);
 }

@@ -148,8 +148,14 @@ fn discard_stale_output(output: Option<&std::path::Path>) {
 }
 
 fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
+    let started = std::env::current_dir().ok();
     enter_directory(cli)?;
     enter_project(&mut cli.command)?;
+    if cli.command.needs_project() {
+        if let (Some(started), Ok(project)) = (started, std::env::current_dir()) {
+            printer.set_project_folder(&started, &project);
+        }
+    }
     let root = PathBuf::from(".");
     match &cli.command {
         Command::Init(init_args) => {

@@ -50,12 +50,16 @@ use evalock::commands::{
 use evalock::model::config::{Config, CONFIG_FILE};
 use evalock::report::{self, Report};
 use evalock::rules::{RuleId, RULES};
+use std::cell::OnceCell;
 use std::io::IsTerminal;
 use std::path::Path;
 
 pub struct Printer {
     colour_stdout: bool,
     colour_stderr: bool,
+    /// The project's folder as seen from where evalock was started, when that is not the
+    /// project's folder itself (a hook started at the top of the work tree with `-C`).
+    project_folder: OnceCell<String>,
 }
 
 fn wants_colour(choice: ColorChoice, is_terminal: bool) -> bool {
@@ -73,6 +77,33 @@ impl Printer {
         Printer {
             colour_stdout: wants_colour(choice, std::io::stdout().is_terminal()),
             colour_stderr: wants_colour(choice, std::io::stderr().is_terminal()),
+            project_folder: OnceCell::new(),
+        }
+    }
+
+    /// Remembers where the project is from the folder evalock was started in, so that a
+    /// report whose paths (`cases/a.jsonl:3`) and commands (`git add -- cases/a.jsonl`)
+    /// are the project's says so when they would be read from elsewhere.
+    pub fn set_project_folder(&self, started: &Path, project: &Path) {
+        if let Some(folder) = relative_folder(started, project) {
+            let _ = self.project_folder.set(folder);
+        }
+    }
+
+    /// The line that says which folder a report's paths and commands are relative to,
+    /// when evalock was started elsewhere and the report has findings to place.
+    fn project_folder_note(&self, report: &Report, colour: bool) -> String {
+        match self.project_folder.get() {
+            Some(folder) if !report.findings.is_empty() => {
+                let note = format!(
+                    "note: paths below are relative to {folder}/, the folder of {CONFIG_FILE}; run the commands there"
+                );
+                match colour {
+                    true => format!("\x1b[2m{note}\x1b[0m\n"),
+                    false => format!("{note}\n"),
+                }
+            }
+            _ => String::new(),
         }
     }
 
@@ -92,6 +123,11 @@ impl Printer {
     ) -> evalock::Result<()> {
         let colour = output.is_none() && self.colour_stdout;
         let text = match format {
+            Format::Human if output.is_none() => format!(
+                "{}{}",
+                self.project_folder_note(report, colour),
+                report::human::render(report, colour)
+            ),
             Format::Human => report::human::render(report, colour),
             Format::Json => report::json::render(report),
             Format::Sarif => report::sarif::render(report),
@@ -213,6 +249,7 @@ impl Printer {
             None,
             outcome.remaining.clone(),
         );
+        err!("{}", self.project_folder_note(&report, self.colour_stderr));
         errln!(
             "{}",
             report::human::render_findings(&report, self.colour_stderr)
@@ -545,4 +582,29 @@ fn from_option(results: &Path, project: Option<&Path>) -> String {
         " --from {}",
         evalock::text::shell_word(&results.display().to_string())
     )
+}
+
+/// `project` as a relative path from `started` (`evals`, `..`, `../other`); `None` when
+/// they are the same folder.
+fn relative_folder(started: &Path, project: &Path) -> Option<String> {
+    if started == project {
+        return None;
+    }
+    let common = started
+        .components()
+        .zip(project.components())
+        .take_while(|(left, right)| left == right)
+        .count();
+    if common == 0 {
+        return Some(project.display().to_string());
+    }
+    let ups = started.components().count() - common;
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_owned(), ups).collect();
+    parts.extend(
+        project
+            .components()
+            .skip(common)
+            .map(|part| part.as_os_str().to_string_lossy().into_owned()),
+    );
+    Some(parts.join("/"))
 }
