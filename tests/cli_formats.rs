@@ -222,6 +222,70 @@ fn report_merges_several_files_and_prefixes_paths() {
         .assert_contains("::error file=evals-project/evals/support.jsonl,line=2,");
 }
 
+/// GitHub reads annotation and SARIF paths from the repository root: `check` prefixes
+/// them with the project's folder itself. JSON stays project-relative, as `report
+/// --path-prefix` (which the action runs) expects it.
+#[test]
+fn check_of_a_project_in_a_subfolder_gives_github_and_sarif_paths_from_the_repository_root() {
+    let repo = repo_with_edited_case();
+    std::fs::create_dir(repo.join("eval suite")).expect("subfolder");
+    repo.git(&[
+        "mv",
+        "evalock.toml",
+        "evalock.lock",
+        "evals",
+        "prompts",
+        "eval suite/",
+    ]);
+    repo.commit_all("move the project");
+    let check = |format: &str| {
+        repo.evalock(&[
+            "-C",
+            "eval suite",
+            "check",
+            "--base",
+            "main",
+            "--format",
+            format,
+        ])
+    };
+    check("github")
+        .assert_code(2)
+        .assert_contains("::error file=eval suite/evals/support.jsonl,line=2,");
+    let sarif: serde_json::Value =
+        serde_json::from_str(&check("sarif").stdout).expect("sarif is JSON");
+    let uris: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|result| {
+            result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str()
+        })
+        .collect();
+    assert!(!uris.is_empty(), "{sarif}");
+    assert!(
+        uris.contains(&"eval%20suite/evals/support.jsonl"),
+        "{uris:?}"
+    );
+    assert!(
+        uris.iter().all(|uri| uri.starts_with("eval%20suite/")),
+        "{uris:?}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&check("json").stdout).expect("json");
+    let paths: Vec<&str> = json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|finding| finding["location"]["path"].as_str())
+        .collect();
+    assert!(paths.contains(&"evals/support.jsonl"), "{paths:?}");
+    assert!(
+        !paths.iter().any(|path| path.starts_with("eval suite")),
+        "{paths:?}"
+    );
+    assert!(json.get("path_prefix").is_none(), "{json}");
+}
+
 #[test]
 fn report_explains_files_it_cannot_read() {
     let repo = TestRepo::with_fixture("demo");

@@ -329,13 +329,15 @@ pub enum Format {
     Human,
     /// Stable JSON (schema `evalock.findings/v1`); `evalock report` reads it back.
     Json,
-    /// SARIF 2.1.0 for GitHub code scanning (`github/codeql-action/upload-sarif`).
+    /// SARIF 2.1.0 for GitHub code scanning (`github/codeql-action/upload-sarif`); `check`
+    /// gives its paths from the repository root.
     Sarif,
     /// JUnit XML: one test suite per suite, one test case per case, skill or grader.
     Junit,
     /// Markdown job summary (for GITHUB_STEP_SUMMARY), kept under 1 MiB.
     Markdown,
-    /// GitHub Actions workflow commands (`::error file=…,line=…::…`): annotations.
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`): annotations; `check`
+    /// gives their paths from the repository root.
     Github,
 }
 

@@ -250,6 +250,12 @@ fn check(
     let report = commands::check(&options).inspect_err(|_| {
         discard_stale_output(check_args.output.as_deref());
     })?;
+    let report = match check_args.format {
+        args::Format::Github | args::Format::Sarif => {
+            report.with_path_prefix(&repository_prefix(&options.project_root))
+        }
+        _ => report,
+    };
     printer.report(&report, check_args.format, check_args.output.as_deref())?;
     // The pre-commit hook (`--staged`) stays as quiet as ever; a person running
     // `check` learns that its PASS looked at nothing.
@@ -257,6 +263,14 @@ fn check(
         printer.note_if_nothing_configured(&options.project_root);
     }
     Ok(report.exit_code())
+}
+
+/// The project's folder within its git work tree (`evals/`, or `""` at the top or outside
+/// any repository): GitHub reads annotation and SARIF paths from the repository root.
+fn repository_prefix(project_root: &Path) -> String {
+    evalock::source::GitRepo::discover(project_root)
+        .map(|repo| repo.prefix().to_owned())
+        .unwrap_or_default()
 }
 
 /// `evalock run`, with a progress bar that is finished before anything else prints.
