@@ -500,6 +500,10 @@ fn the_fake_github_rejects_what_github_rejects() {
     let mut long = comment(SKILL_SCRIPT, 3);
     long["body"] = serde_json::json!("x".repeat(65_536));
     assert_eq!(post(review(vec![long])).0, 422);
+    // So is one of 32,768 emoji: 65,536 UTF-16 units, if fewer characters.
+    let mut emoji = comment(SKILL_SCRIPT, 3);
+    emoji["body"] = serde_json::json!("\u{1F600}".repeat(32_768));
+    assert_eq!(post(review(vec![emoji])).0, 422);
     assert_eq!(post(review(vec![comment(SKILL_SCRIPT, 3)])).0, 200);
     // LEFT numbers the old version and takes the lines the change removed: the edited
     // case's old line 3, not its unchanged neighbour on line 2.
