@@ -6,7 +6,7 @@ mod common;
 mod github_support;
 
 use evalock::finding::{Finding, Location, Subject};
-use evalock::rules::RuleId;
+use evalock::rules::{RuleId, Severity};
 use github_support::scenario::{
     comment_with, in_project, run_findings, shows_rule, writes, Scenario, PROJECT, SKILL_SCRIPT,
 };
@@ -281,6 +281,95 @@ fn thirty_five_findings_make_thirty_comments_and_five_summary_lines() {
     assert_eq!(summary.matches("_(over the comment limit)_").count(), 5);
 }
 
+/// A risky step of the long script, `line` lines in.
+fn risky_step(line: u32, what: &str, severity: Severity) -> Finding {
+    let mut finding = Finding::new(
+        RuleId::SkillRiskyContent,
+        Subject::skill("release-notes"),
+        format!("risky {what}"),
+    )
+    .at(Location::line(
+        "skills/release-notes/scripts/collect.sh",
+        line,
+    ))
+    .discriminator(what);
+    finding.severity = severity;
+    finding
+}
+
+/// A finding joins the line of an open comment while `others` new findings elsewhere,
+/// more severe, come first: the comment's id, and the scenario after the second run.
+fn a_finding_joins_an_open_comment(others: u32) -> (Scenario, u64) {
+    let mut scenario = Scenario::new();
+    let many_lines: String = (1..=40)
+        .map(|index| format!("echo step {index}\n"))
+        .collect();
+    scenario.repo.write(
+        SKILL_SCRIPT,
+        format!("#!/bin/sh\ngit log --oneline -20\n{many_lines}"),
+    );
+    scenario.push("a longer script");
+    let old = risky_step(41, "old step", Severity::Warn);
+    let first = scenario.write_report("first.json", vec![old.clone()]);
+    scenario.github(WRITE_TOKEN, &[&first], &[]).assert_code(0);
+    let comments = scenario.github.review_comments();
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let mut findings = vec![old, risky_step(41, "joined step", Severity::Warn)];
+    findings.extend(
+        (0..others)
+            .map(|index| risky_step(7 + index, &format!("other step {index}"), Severity::Error)),
+    );
+    let second = scenario.write_report("second.json", findings);
+    scenario.github(WRITE_TOKEN, &[&second], &[]).assert_code(0);
+    (scenario, comments[0].id)
+}
+
+/// With the cap spent by more severe findings, the comment that would show both findings
+/// of a line cannot be posted: the old one stays open, and only the newcomer is listed as
+/// over the limit. With room left the old comment is replaced by one showing both.
+#[test]
+fn an_open_comment_is_kept_when_its_replacement_is_over_the_cap() {
+    let (scenario, old) = a_finding_joins_an_open_comment(30);
+    assert!(
+        !scenario.github.thread_of(old).expect("thread").resolved,
+        "the old finding keeps its comment"
+    );
+    let comments = scenario.github.review_comments();
+    assert_eq!(comments.len(), 31);
+    assert!(!comments
+        .iter()
+        .any(|comment| comment.body.contains("risky joined step")));
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(summary.contains("### Not shown inline (1)"), "{summary}");
+    assert!(
+        summary.contains("`ai/skills/release-notes/scripts/collect.sh:41` _(over the comment limit)_: risky joined step"),
+        "{summary}"
+    );
+    assert!(!summary.contains("risky old step"), "{summary}");
+    assert!(scenario.github.violations().is_empty());
+
+    let (scenario, old) = a_finding_joins_an_open_comment(29);
+    assert!(scenario.github.thread_of(old).expect("thread").resolved);
+    let comments = scenario.github.review_comments();
+    assert_eq!(comments.len(), 31);
+    let merged = comments
+        .iter()
+        .find(|comment| comment.id != old && comment.line == Some(41))
+        .unwrap_or_else(|| panic!("a comment showing both: {comments:#?}"));
+    assert!(
+        merged.body.contains("risky old step") && merged.body.contains("risky joined step"),
+        "{}",
+        merged.body
+    );
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(!summary.contains("Not shown inline"), "{summary}");
+    assert!(scenario.github.violations().is_empty());
+}
+
 #[test]
 fn a_diff_too_large_for_the_api_is_read_from_git() {
     let scenario = Scenario::new();
@@ -500,6 +589,10 @@ fn the_fake_github_rejects_what_github_rejects() {
     let mut long = comment(SKILL_SCRIPT, 3);
     long["body"] = serde_json::json!("x".repeat(65_536));
     assert_eq!(post(review(vec![long])).0, 422);
+    // So is one of 32,768 emoji: 65,536 UTF-16 units, if fewer characters.
+    let mut emoji = comment(SKILL_SCRIPT, 3);
+    emoji["body"] = serde_json::json!("\u{1F600}".repeat(32_768));
+    assert_eq!(post(review(vec![emoji])).0, 422);
     assert_eq!(post(review(vec![comment(SKILL_SCRIPT, 3)])).0, 200);
     // LEFT numbers the old version and takes the lines the change removed: the edited
     // case's old line 3, not its unchanged neighbour on line 2.

@@ -7,15 +7,20 @@ use crate::report::markdown::escape::{code, inline};
 use crate::rules::RuleId;
 use crate::text::shorten;
 
-/// GitHub rejects comment bodies of 65,536 characters or more.
-pub const MAX_BODY_CHARS: usize = 65_536;
+/// GitHub rejects comment bodies of 65,536 characters or more. It does not say how it
+/// counts them, so every budget here counts UTF-16 code units ([`utf16_len`]): never fewer
+/// than code points, and twice as many for an emoji, so the limit holds whichever way
+/// GitHub counts.
+pub const MAX_BODY_UNITS: usize = 65_536;
 /// The completion diff shown inline is cut well before the limit: a reviewer reads the
 /// start of a diff, and `evalock review` prints the rest.
 const MAX_DIFF_LINES: usize = 120;
-const MAX_DIFF_CHARS: usize = 12_000;
+/// In UTF-16 units, as the body's limit.
+const MAX_DIFF_UNITS: usize = 12_000;
 /// Characters of a message and of its fix shown before they are cut. They are cut before
-/// they are escaped (escaping at most doubles them), so a cut never splits an escape or
-/// a code span, and a body of every part at its longest stays under [`MAX_BODY_CHARS`].
+/// they are escaped (escaping at most doubles them, in UTF-16 units as in characters, and
+/// an emoji is two units), so a cut never splits an escape or a code span, and a body of
+/// every part at its longest stays under [`MAX_BODY_UNITS`].
 const MAX_MESSAGE_CHARS: usize = 16_000;
 const MAX_HELP_CHARS: usize = 4_000;
 /// Characters of a case id, suite name or path in a note.
@@ -32,6 +37,11 @@ const SECTION_SEPARATOR: &str = "\n---\n\n";
 /// comments. It bounds what a body must hold whatever the findings: each one's short form
 /// (a heading and a line) and its fingerprint (at most 64 characters) in the marker.
 pub const MAX_FINDINGS_PER_COMMENT: usize = 25;
+
+/// The length of `text` as the body budgets count it: UTF-16 code units.
+pub fn utf16_len(text: &str) -> usize {
+    text.chars().map(char::len_utf16).sum()
+}
 
 /// The hidden marker that identifies a comment across runs by the fingerprints of the
 /// findings it shows. It names the project (its folder in the repository, `.` at the top,
@@ -99,19 +109,18 @@ pub fn comment_body(findings: &[Finding], anchor: &Anchor, prefix: &str) -> Stri
         .iter()
         .map(|finding| (section(finding, anchor, prefix), short_section(finding)))
         .collect();
-    let chars = |text: &str| text.chars().count();
-    let fixed = chars(&marker)
+    let fixed = utf16_len(&marker)
         + 2
-        + SECTION_SEPARATOR.len() * sections.len().saturating_sub(1)
+        + utf16_len(SECTION_SEPARATOR) * sections.len().saturating_sub(1)
         + sections
             .iter()
-            .map(|(_, short)| chars(short))
+            .map(|(_, short)| utf16_len(short))
             .sum::<usize>();
-    let mut budget = (MAX_BODY_CHARS - 1).saturating_sub(fixed);
+    let mut budget = (MAX_BODY_UNITS - 1).saturating_sub(fixed);
     let shown: Vec<String> = sections
         .into_iter()
         .map(|(full, short)| {
-            let extra = chars(&full).saturating_sub(chars(&short));
+            let extra = utf16_len(&full).saturating_sub(utf16_len(&short));
             if extra <= budget {
                 budget -= extra;
                 full
@@ -209,7 +218,7 @@ fn anchor_note(finding: &Finding, anchor: &Anchor, prefix: &str) -> Option<Strin
 /// A ```diff block with a fence longer than any backtick run inside, cut at a line
 /// boundary when long.
 pub fn diff_block(detail: &str) -> String {
-    let (shown, omitted) = truncate_lines(detail, MAX_DIFF_LINES, MAX_DIFF_CHARS);
+    let (shown, omitted) = truncate_lines(detail, MAX_DIFF_LINES, MAX_DIFF_UNITS);
     // Only the lines shown must not close the fence: a run of backticks further down the
     // detail would otherwise make the fence longer than the lines it holds.
     let longest_run = shown
@@ -229,14 +238,14 @@ pub fn diff_block(detail: &str) -> String {
     block
 }
 
-/// At most `max_lines` lines and `max_chars` characters, cut at a line boundary; also
+/// At most `max_lines` lines and `max_units` UTF-16 units, cut at a line boundary; also
 /// returns how many lines were left out.
-pub fn truncate_lines(text: &str, max_lines: usize, max_chars: usize) -> (&str, usize) {
+pub fn truncate_lines(text: &str, max_lines: usize, max_units: usize) -> (&str, usize) {
     let total = text.lines().count();
-    let (mut end, mut kept, mut chars) = (0, 0, 0);
+    let (mut end, mut kept, mut units) = (0, 0, 0);
     for line in text.split_inclusive('\n') {
-        chars += line.chars().count();
-        if kept == max_lines || chars > max_chars {
+        units += utf16_len(line);
+        if kept == max_lines || units > max_units {
             break;
         }
         end += line.len();
@@ -244,9 +253,13 @@ pub fn truncate_lines(text: &str, max_lines: usize, max_chars: usize) -> (&str, 
     }
     if kept == 0 && !text.is_empty() {
         // One enormous line: cut inside it, on a character boundary.
+        let mut units = 0;
         end = text
             .char_indices()
-            .nth(max_chars)
+            .find(|(_, character)| {
+                units += character.len_utf16();
+                units > max_units
+            })
             .map_or(text.len(), |(index, _)| index);
         return (&text[..end], total.saturating_sub(1));
     }
@@ -259,6 +272,11 @@ mod tests {
     use crate::finding::{Location, Subject};
     use crate::github::anchor::Side;
     use crate::rules::RuleId;
+
+    /// The strictest way GitHub may count a body: in UTF-16 code units.
+    fn units(text: &str) -> usize {
+        text.encode_utf16().count()
+    }
 
     fn regressed() -> Finding {
         Finding::new(
@@ -379,7 +397,7 @@ mod tests {
         let finding = Finding::new(RuleId::Failing, Subject::case("s", "c"), huge_message)
             .detail("x".repeat(200_000));
         let body = comment_body(std::slice::from_ref(&finding), &Anchor::Summary, "");
-        assert!(body.chars().count() < MAX_BODY_CHARS);
+        assert!(units(&body) < MAX_BODY_UNITS);
         assert_eq!(
             marker_fingerprints(&body),
             Some(vec![finding.fingerprint.as_str()])
@@ -387,6 +405,44 @@ mod tests {
         let one_long_line = "y".repeat(50_000);
         let (shown, omitted) = truncate_lines(&one_long_line, 10, 100);
         assert_eq!((shown.len(), omitted), (100, 0));
+    }
+
+    /// GitHub may count a body in UTF-16 units, where an emoji is two: a body of
+    /// findings full of emoji stays under the limit counted that way, and is cut on
+    /// character boundaries.
+    #[test]
+    fn bodies_full_of_emoji_stay_under_the_limit_in_utf16_units() {
+        let emoji = |case: &str| {
+            Finding::new(
+                RuleId::Regressed,
+                Subject::case("s", case),
+                "\u{1F600}".repeat(100_000),
+            )
+            .help("\u{1F4A9}".repeat(10_000))
+            .detail(
+                (0..200)
+                    .map(|_| format!("+{}\n", "\u{1F525}".repeat(400)))
+                    .collect::<String>(),
+            )
+        };
+        let one = comment_body(&[emoji("a")], &Anchor::Summary, "");
+        assert!(units(&one) < MAX_BODY_UNITS, "{}", units(&one));
+        let findings: Vec<Finding> = (0..MAX_FINDINGS_PER_COMMENT)
+            .map(|index| emoji(&format!("c{index}")))
+            .collect();
+        let body = comment_body(&findings, &Anchor::Summary, "");
+        assert!(units(&body) < MAX_BODY_UNITS, "{}", units(&body));
+        assert!(body.starts_with("**EL501 regressed** (error)\n\n\u{1F600}"));
+        assert_eq!(
+            marker_fingerprints(&body).map(|fingerprints| fingerprints.len()),
+            Some(MAX_FINDINGS_PER_COMMENT)
+        );
+        // A diff of one enormous line of emoji is cut between two of them.
+        let line = "\u{1F600}".repeat(50_000);
+        let (shown, omitted) = truncate_lines(&line, 10, 101);
+        assert_eq!((units(shown), shown.chars().count(), omitted), (100, 50, 0));
+        let lines = format!("{}\n", "\u{1F600}".repeat(60)).repeat(10);
+        assert_eq!(truncate_lines(&lines, 10, 121).1, 9);
     }
 
     #[test]
@@ -477,7 +533,7 @@ mod tests {
         let mut findings = vec![huge("a"), small.clone()];
         findings.extend((0..MAX_FINDINGS_PER_COMMENT - 2).map(|index| huge(&format!("c{index}"))));
         let body = comment_body(&findings, &Anchor::Summary, "");
-        assert!(body.chars().count() < MAX_BODY_CHARS);
+        assert!(units(&body) < MAX_BODY_UNITS);
         assert!(
             body.contains("small one"),
             "a finding that fits is shown whole"

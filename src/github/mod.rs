@@ -18,7 +18,7 @@ mod plan;
 mod summary;
 
 pub use anchor::{Anchor, AnchorContext, Side};
-pub use body::{comment_body, marker_fingerprints, MAX_BODY_CHARS, MAX_FINDINGS_PER_COMMENT};
+pub use body::{comment_body, marker_fingerprints, MAX_BODY_UNITS, MAX_FINDINGS_PER_COMMENT};
 pub use client::redact;
 pub use diff::PullDiff;
 pub use event::{graphql_url_for, pull_request_from_payload, Environment, PullRequest};

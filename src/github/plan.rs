@@ -67,7 +67,9 @@ pub struct Plan {
     pub summary_only: Vec<Anchored>,
     /// Anchorable findings beyond the comment cap.
     pub overflow: Vec<Anchored>,
-    /// Comments already on the pull request (an open thread) with the same findings.
+    /// Comments already on the pull request (an open thread) with the same findings, and
+    /// open ones kept, with the findings they show, because the comment that would
+    /// replace them is over the cap.
     pub already_posted: Vec<Comment>,
     pub cleanups: Vec<Cleanup>,
 }
@@ -143,6 +145,25 @@ pub fn plan(mut anchored: Vec<Anchored>, existing: &Existing<'_>, max_comments: 
     }
     let comments = comments_by_place(placed);
     let open = open_markers(existing);
+    // The cap is decided before the cleanups: an open comment whose place a finding
+    // joined is only replaced if the new comment is posted.
+    let mut kept = Vec::new();
+    for comment in comments.iter().cloned() {
+        if open.contains(&comment.fingerprints()) {
+            plan.already_posted.push(comment);
+        } else if plan.inline.len() + plan.file_level.len() >= max_comments {
+            let (still_open, rest) = keep_open(comment, &open);
+            for (fingerprints, comment) in still_open {
+                kept.push(fingerprints);
+                plan.already_posted.push(comment);
+            }
+            plan.to_summary(rest.into_iter().collect());
+        } else if matches!(comment.anchor, Anchor::File { .. }) {
+            plan.file_level.push(comment);
+        } else {
+            plan.inline.push(comment);
+        }
+    }
     let current: BTreeSet<BTreeSet<&str>> = comments
         .iter()
         .map(Comment::fingerprints)
@@ -150,20 +171,63 @@ pub fn plan(mut anchored: Vec<Anchored>, existing: &Existing<'_>, max_comments: 
             // A finding that went to the summary keeps the comment it had on its own.
             BTreeSet::from([item.finding.fingerprint.as_str()])
         }))
+        .chain(kept)
         .collect();
     plan.cleanups = cleanups(existing, &current);
-    for comment in comments.iter().cloned() {
-        if open.contains(&comment.fingerprints()) {
-            plan.already_posted.push(comment);
-        } else if plan.inline.len() + plan.file_level.len() >= max_comments {
-            plan.to_summary(vec![comment]);
-        } else if matches!(comment.anchor, Anchor::File { .. }) {
-            plan.file_level.push(comment);
-        } else {
-            plan.inline.push(comment);
+    plan
+}
+
+/// A comment over the cap at a place where open comments show some of its findings (a
+/// finding joined them there): those comments stay open, as they would have without the
+/// newcomer, since the comment that would replace them cannot be posted. Returns them,
+/// each with its fingerprints and the findings it shows, and what is left of the comment
+/// for the summary, if anything.
+fn keep_open<'a>(
+    comment: Comment,
+    open: &BTreeSet<BTreeSet<&'a str>>,
+) -> (Vec<(BTreeSet<&'a str>, Comment)>, Option<Comment>) {
+    let fingerprints = comment.fingerprints();
+    let mut candidates: Vec<&BTreeSet<&'a str>> = open
+        .iter()
+        .filter(|set| set.is_subset(&fingerprints))
+        .collect();
+    // The comments that show the most first; two showing one finding are not both kept.
+    candidates.sort_by_key(|set| std::cmp::Reverse(set.len()));
+    let mut covered: BTreeSet<&str> = BTreeSet::new();
+    let mut chosen = Vec::new();
+    for set in candidates {
+        if set.is_disjoint(&covered) {
+            covered.extend(set.iter().copied());
+            chosen.push(set.clone());
         }
     }
-    plan
+    let still_open = chosen
+        .into_iter()
+        .map(|set| {
+            let findings = comment
+                .findings
+                .iter()
+                .filter(|finding| set.contains(finding.fingerprint.as_str()))
+                .cloned()
+                .collect();
+            let kept = Comment {
+                anchor: comment.anchor.clone(),
+                findings,
+            };
+            (set, kept)
+        })
+        .collect();
+    let rest: Vec<Finding> = comment
+        .findings
+        .iter()
+        .filter(|finding| !covered.contains(finding.fingerprint.as_str()))
+        .cloned()
+        .collect();
+    let rest = (!rest.is_empty()).then(|| Comment {
+        anchor: comment.anchor.clone(),
+        findings: rest,
+    });
+    (still_open, rest)
 }
 
 /// Where on the pull request a comment shows: GitHub shows a line comment below its last

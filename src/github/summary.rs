@@ -3,7 +3,7 @@
 //! are not inline comments.
 
 use super::anchor::Anchor;
-use super::body::MAX_BODY_CHARS;
+use super::body::{utf16_len, MAX_BODY_UNITS};
 use super::plan::Anchored;
 use crate::finding::Verdict;
 use crate::report::markdown::escape::{code, inline, inline_cell, table_cell};
@@ -35,10 +35,10 @@ pub fn summary_marker(prefix: &str) -> String {
 const MAX_NAME_CHARS: usize = 200;
 /// Characters of a listed finding's message or fix shown before it is cut.
 const MAX_LINE_CHARS: usize = 500;
-/// Characters of the per-suite table's rows. The whole body must stay under GitHub's
-/// [`MAX_BODY_CHARS`]; the findings listed after the table are shown nowhere else on the
+/// UTF-16 units of the per-suite table's rows. The whole body must stay under GitHub's
+/// [`MAX_BODY_UNITS`]; the findings listed after the table are shown nowhere else on the
 /// pull request, so the table gets a third and they get the rest.
-const MAX_SUITES_TABLE_CHARS: usize = MAX_BODY_CHARS / 3;
+const MAX_SUITES_TABLE_UNITS: usize = MAX_BODY_UNITS / 3;
 
 /// Renders the summary. `listed` are the findings the summary must show one by one.
 /// Everything that comes from the report (case ids, messages, the judged source) is
@@ -158,7 +158,7 @@ fn suites_table(text: &mut String, report: &Report) {
     }
     text.push_str("### Per suite\n\n| suite | refuse | error | warn | note | cases |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
     let total = rows.len();
-    let mut table_chars = 0;
+    let mut table_units = 0;
     for (shown, (suite, row)) in rows.into_iter().enumerate() {
         let mut cases = row
             .cases
@@ -175,8 +175,8 @@ fn suites_table(text: &mut String, report: &Report) {
             "| {} | {refuse} | {error} | {warn} | {note} | {cases} |\n",
             inline_cell(&shorten(suite, MAX_NAME_CHARS))
         );
-        table_chars += line.chars().count();
-        if table_chars > MAX_SUITES_TABLE_CHARS {
+        table_units += utf16_len(&line);
+        if table_units > MAX_SUITES_TABLE_UNITS {
             let more = total - shown;
             let _ = writeln!(
                 text,
@@ -198,8 +198,8 @@ fn listed_findings(text: &mut String, listed: &[&Anchored], prefix: &str) {
         return;
     }
     let _ = writeln!(text, "### Not shown inline ({})\n", listed.len());
-    let budget = MAX_BODY_CHARS - 2_000;
-    let mut length = text.chars().count();
+    let budget = MAX_BODY_UNITS - 2_000;
+    let mut length = utf16_len(text);
     for (index, item) in listed.iter().enumerate() {
         let finding = &item.finding;
         let place = match (&finding.location, &item.anchor) {
@@ -225,7 +225,7 @@ fn listed_findings(text: &mut String, listed: &[&Anchored], prefix: &str) {
             one_line(&finding.message),
             one_line(&finding.help)
         );
-        length += line.chars().count();
+        length += utf16_len(&line);
         if length > budget {
             let _ = writeln!(
                 text,
@@ -253,6 +253,11 @@ fn name(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::finding::{Finding, Location, Subject};
+
+    /// The strictest way GitHub may count a body: in UTF-16 code units.
+    fn units(text: &str) -> usize {
+        text.encode_utf16().count()
+    }
 
     fn report(findings: Vec<Finding>) -> Report {
         Report::new(
@@ -397,9 +402,9 @@ mod tests {
         for listed in [anchored.iter().collect::<Vec<_>>(), Vec::new()] {
             let text = render(&report, &listed, &context());
             assert!(
-                text.chars().count() < MAX_BODY_CHARS,
-                "{} characters",
-                text.chars().count()
+                units(&text) < MAX_BODY_UNITS,
+                "{} UTF-16 units",
+                units(&text)
             );
             assert!(
                 text.contains(
@@ -453,9 +458,47 @@ mod tests {
                 ..context()
             },
         );
-        assert!(text.chars().count() < MAX_BODY_CHARS);
+        assert!(units(&text) < MAX_BODY_UNITS);
         assert!(text.contains("more: run `evalock check` locally"));
         assert!(text.contains("`proj/evals/s.jsonl:1`"));
         assert!(text.starts_with("<!-- evalock:summary project=proj -->"));
+    }
+
+    /// Suites, cases and messages full of emoji: the summary stays under the limit
+    /// counted in UTF-16 units, where each of them is two.
+    #[test]
+    fn a_summary_full_of_emoji_stays_under_the_limit_in_utf16_units() {
+        let findings: Vec<Finding> = (0..3000)
+            .map(|index| {
+                Finding::new(
+                    RuleId::CaseUnlocked,
+                    Subject::case(
+                        &format!("{}{}", "\u{1F4E6}".repeat(150), index % 300),
+                        &format!("{}{index}", "\u{1F600}".repeat(150)),
+                    ),
+                    "\u{1F525}".repeat(600),
+                )
+                .help("\u{1F4A9}".repeat(600))
+                .at(Location::line("evals/s.jsonl", index))
+            })
+            .collect();
+        let report = report(findings);
+        let anchored: Vec<Anchored> = report
+            .findings
+            .iter()
+            .map(|finding| Anchored {
+                finding: finding.clone(),
+                anchor: Anchor::Summary,
+            })
+            .collect();
+        for listed in [anchored.iter().collect::<Vec<_>>(), Vec::new()] {
+            let text = render(&report, &listed, &context());
+            assert!(
+                units(&text) < MAX_BODY_UNITS,
+                "{} UTF-16 units",
+                units(&text)
+            );
+            assert!(text.contains(" more suites | "), "{text}");
+        }
     }
 }

@@ -6,7 +6,9 @@ use super::openapi::Matched;
 use super::{IssueComment, Review, ReviewComment, State, Thread, BOT, READ_ONLY_TOKEN};
 use serde_json::{json, Value};
 
-const MAX_BODY_CHARS: usize = 65_536;
+/// GitHub's limit on a comment body. It does not say how it counts; the fake counts
+/// UTF-16 code units, the strictest reading (an emoji is two).
+const MAX_BODY_UNITS: usize = 65_536;
 
 pub fn rest(state: &mut State, matched: &Matched, request: &Request, token: &str) -> Response {
     let param = |name: &str| {
@@ -120,7 +122,7 @@ fn not_found() -> Response {
 }
 
 fn too_long(text: &str, resource: &str) -> Option<Response> {
-    (text.chars().count() >= MAX_BODY_CHARS).then(|| {
+    (text.encode_utf16().count() >= MAX_BODY_UNITS).then(|| {
         Response::json(
             422,
             &json!({ "message": "Validation Failed", "errors": [{ "resource": resource, "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)" }] }),

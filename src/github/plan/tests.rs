@@ -380,3 +380,92 @@ fn a_crowded_place_gets_as_many_comments_as_its_findings_need() {
         .collect();
     assert_eq!(sizes, vec![MAX_FINDINGS_PER_COMMENT, 1]);
 }
+
+/// A finding joins the place of an open comment. With the cap spent the merged comment
+/// cannot be posted: the open comment stays, not resolved, and only the newcomer is
+/// listed as over the limit. With room left the comment is replaced, as ever.
+#[test]
+fn an_open_comment_stays_when_the_comment_replacing_it_is_over_the_cap() {
+    let mut old = anchored("old", line_at("f.jsonl", 5));
+    let mut joined = unlocked("joined", line_at("f.jsonl", 5));
+    old.finding.severity = Severity::Warn;
+    joined.finding.severity = Severity::Warn;
+    // The most severe takes the one slot of a cap of one.
+    let mut first = anchored("first", line_at("f.jsonl", 1));
+    first.finding.severity = Severity::Refuse;
+    let comments = vec![comment(1, "f.jsonl", Some(&old), None)];
+    let threads = vec![ReviewThread {
+        id: "T1".into(),
+        is_resolved: false,
+        first_comment_id: Some(1),
+    }];
+    let existing = Existing {
+        comments: &comments,
+        threads: Some(&threads),
+        prefix: "",
+    };
+    let items = vec![old.clone(), joined.clone(), first];
+    let full = plan(items.clone(), &existing, 1);
+    assert_eq!(
+        full.cleanups,
+        Vec::new(),
+        "the open comment is not resolved"
+    );
+    assert_eq!(full.inline.len(), 1);
+    let kept: Vec<Vec<&str>> = full
+        .already_posted
+        .iter()
+        .map(|comment| {
+            comment
+                .findings
+                .iter()
+                .map(|finding| finding.fingerprint.as_str())
+                .collect()
+        })
+        .collect();
+    assert_eq!(kept, vec![vec![old.finding.fingerprint.as_str()]]);
+    let listed: Vec<&str> = full
+        .summary_findings()
+        .map(|item| item.finding.fingerprint.as_str())
+        .collect();
+    assert_eq!(listed, vec![joined.finding.fingerprint.as_str()]);
+    assert_eq!(full.overflow.len(), 1, "listed as over the comment limit");
+    assert_eq!(full.commented_findings(), 2);
+
+    let room = plan(items, &existing, 2);
+    assert_eq!(
+        room.cleanups,
+        vec![Cleanup::Resolve {
+            comment_id: 1,
+            thread_id: "T1".into()
+        }]
+    );
+    assert_eq!(room.inline.len(), 2);
+    assert_eq!(room.inline[1].findings.len(), 2, "the merged comment");
+    assert!(room.already_posted.is_empty());
+    assert_eq!(room.summary_findings().count(), 0);
+}
+
+/// Two open comments whose findings now share one place, over the cap: both stay, and
+/// nothing is listed, since every finding still has its comment. A comment that shows a
+/// finding that is gone is replaced even over the cap: it would show what is not there.
+#[test]
+fn over_the_cap_open_comments_stay_only_while_their_findings_are_all_there() {
+    let a = anchored("a", line_at("f.jsonl", 5));
+    let b = unlocked("b", line_at("f.jsonl", 5));
+    let gone = anchored("gone", line_at("f.jsonl", 5));
+    let comments = vec![
+        comment(1, "f.jsonl", Some(&a), None),
+        comment(2, "f.jsonl", Some(&b), None),
+        shared_comment(3, &[&a, &gone]),
+    ];
+    let existing = Existing {
+        comments: &comments,
+        threads: None,
+        prefix: "",
+    };
+    let full = plan(vec![a.clone(), b.clone()], &existing, 0);
+    assert_eq!(full.already_posted.len(), 2);
+    assert_eq!(full.summary_findings().count(), 0);
+    assert_eq!(full.cleanups, vec![Cleanup::Delete { comment_id: 3 }]);
+}
