@@ -3,7 +3,8 @@
 //! makes the results stale. Only argv words are looked at; a file the script imports is
 //! not, since finding those would mean understanding every language a completer is in.
 
-use crate::hash::{bytes_digest, Digest};
+use crate::hash::Digest;
+use sha2::{Digest as _, Sha256};
 use std::path::{Component, Path, PathBuf};
 
 /// An argv word that names a regular file inside the project, with the digest of its
@@ -28,15 +29,21 @@ pub fn completer_files(argv: &[String], workdir: &Path) -> Vec<CompleterFile> {
         .filter(|(index, word)| *index > 0 || word.contains('/'))
         .filter_map(|(_, word)| {
             let path = file_inside(&root, word)?;
-            let content = std::fs::read(&path)
-                .map(|bytes| bytes_digest(&bytes))
-                .map_err(|error| error.to_string());
+            let content = file_digest(&path).map_err(|error| error.to_string());
             Some(CompleterFile {
                 word: word.clone(),
                 content,
             })
         })
         .collect()
+}
+
+/// The `bytes-v1` digest of a file's content, streamed: an argv may name a large data
+/// file, which need not be held in memory.
+fn file_digest(path: &Path) -> std::io::Result<Digest> {
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut hasher)?;
+    Ok(Digest::from_sha256_bytes(&hasher.finalize().into()))
 }
 
 /// The resolved path of the regular file `word` names under the canonical `root`, when
@@ -54,6 +61,7 @@ fn file_inside(root: &Path, word: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::bytes_digest;
 
     fn words(words: &[&str]) -> Vec<String> {
         words.iter().map(|word| (*word).to_owned()).collect()
