@@ -232,6 +232,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn completion_source_covers_the_content_of_named_files_and_nothing_else() {
+        let config: SuiteConfig = toml::from_str(
+            "name = \"s\"\ncases = []\ncompleter = [\"python3\", \"bin/complete.py\"]\n",
+        )
+        .unwrap();
+        let file = |content| CompleterFile {
+            word: "bin/complete.py".into(),
+            content,
+        };
+        let settings = json!({
+            "completer": ["python3", "bin/complete.py"],
+            "model": null,
+            "samples": 1,
+        });
+        let unchanged = bytes_digest(canonical_json(&settings).unwrap().as_bytes()).to_string();
+        assert_eq!(completion_source(&config, false, None, &[]), unchanged);
+        let before = completion_source(&config, false, None, &[file(Ok(bytes_digest(b"a")))]);
+        let after = completion_source(&config, false, None, &[file(Ok(bytes_digest(b"b")))]);
+        let unreadable = completion_source(&config, false, None, &[file(Err("denied".into()))]);
+        assert_ne!(before, unchanged);
+        assert_ne!(before, after);
+        assert_ne!(unreadable, before);
+        assert_eq!(
+            completion_source(&config, true, None, &[file(Ok(bytes_digest(b"a")))]),
+            COMPLETIONS_FROM_FILE
+        );
+    }
+
+    #[test]
     fn completions_file_groups_samples_and_prefers_the_suite() {
         let text = "{\"case_id\":\"a\",\"completion\":\"one\"}\n\n{\"case_id\":\"a\",\"completion\":{\"k\":1}}\n{\"suite\":\"s\",\"case_id\":\"a\",\"completion\":\"s-one\"}\n";
         let file = CompletionsFile::parse("c.jsonl", text.as_bytes()).unwrap();
