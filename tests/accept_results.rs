@@ -171,13 +171,92 @@ fn results_of_another_completer_are_refused_until_run_again() {
     repo.replace("evalock.toml", original, changed);
     repo.evalock(&["accept", "--reason", "first recording"])
         .assert_code(2)
-        .assert_contains("refused: the results in .evalock/results.json are stale: suite `support`'s completions came from another `completer`, `model` or `samples` than evalock.toml sets now; run `evalock run --suite support` again; nothing was written");
+        .assert_contains("refused: the results in .evalock/results.json are stale: suite `support`'s `completer`, a script file its argv names, its `model` or `samples` changed since `evalock run` produced its completions; run `evalock run --suite support` again; nothing was written");
     assert!(!repo.join("evals/support.baseline.json").exists());
 
     // Run with the new completer: accepted.
     repo.evalock(&["run"]).assert_code(0);
     repo.evalock(&["accept", "--reason", "first recording"])
         .assert_code(0);
+}
+
+/// A project whose suite `exact` is completed by the shell script `bin/complete.sh`,
+/// run by `completer` (an evalock.toml array); its case passes.
+fn scripted_project(completer: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", ".evalock/\n");
+    repo.write(
+        "evalock.toml",
+        format!("version = 1\n\n[[suite]]\nname = \"exact\"\ncases = [\"evals/exact.jsonl\"]\nbaseline = \"{BASELINE}\"\ncompleter = {completer}\n"),
+    );
+    repo.write(
+        "evals/exact.jsonl",
+        "{\"id\": \"ok\", \"version\": 1, \"input\": \"hi\", \"expect\": {\"must_include\": \"order\"}}\n",
+    );
+    repo.write(
+        "bin/complete.sh",
+        "cat >/dev/null\necho 'Your order ships today.'\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["run"]).assert_code(0);
+    repo
+}
+
+/// The script a completer's argv names decides its completions as much as the argv:
+/// edited after the run, the results are no last-good answer of the script of the day.
+#[test]
+fn results_of_a_completer_script_edited_since_the_run_are_refused() {
+    let repo = scripted_project("[\"sh\", \"bin/complete.sh\"]");
+    repo.write(
+        "bin/complete.sh",
+        "cat >/dev/null\necho 'Your order ships tomorrow.'\n",
+    );
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(2)
+        .assert_contains("refused: the results in .evalock/results.json are stale: suite `exact`'s `completer`, a script file its argv names, its `model` or `samples` changed since `evalock run` produced its completions; run `evalock run --suite exact` again; nothing was written");
+    assert!(!repo.join(BASELINE).exists(), "accept wrote a baseline");
+
+    // Run the edited script: accepted.
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0);
+    let baseline: Value = serde_json::from_str(&repo.read(BASELINE)).expect("baseline");
+    assert_eq!(
+        baseline["entries"]["ok"]["completion"],
+        "Your order ships tomorrow.\n"
+    );
+}
+
+#[test]
+fn results_of_an_unchanged_completer_script_are_accepted() {
+    // The program itself counts when it is a project file, as `./bin/complete.sh` is.
+    let repo = scripted_project("[\"sh\", \"./bin/complete.sh\"]");
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0)
+        .assert_not_contains("stale");
+    assert!(repo.join(BASELINE).exists());
+}
+
+/// An argv that names no project file is digested as before script files counted, so
+/// results written then stay current.
+#[test]
+fn a_completer_that_names_no_file_digests_its_settings_alone() {
+    let repo =
+        scripted_project("[\"sh\", \"-c\", \"cat >/dev/null; echo 'Your order ships today.'\"]");
+    let settings = serde_json::json!({
+        "completer": ["sh", "-c", "cat >/dev/null; echo 'Your order ships today.'"],
+        "model": null,
+        "samples": 1,
+    });
+    let text = evalock::hash::canonical_json(&settings).expect("canonical");
+    assert_eq!(
+        results(&repo)["completions"]["exact"],
+        evalock::hash::bytes_digest(text.as_bytes()).to_string()
+    );
+    repo.write("bin/complete.sh", "echo unrelated\n");
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0)
+        .assert_not_contains("stale");
 }
 
 /// Completions from a file were chosen by whoever ran them: a completer changed since is
@@ -227,7 +306,7 @@ fn results_of_another_sample_count_than_configured_are_refused() {
         .assert_code(0);
     repo.evalock(&["accept", "--reason", "one sample", "--suite", "support"])
         .assert_code(2)
-        .assert_contains("suite `support`'s completions came from another `completer`, `model` or `samples` than evalock.toml sets now");
+        .assert_contains("suite `support`'s `completer`, a script file its argv names, its `model` or `samples` changed since `evalock run` produced its completions");
     assert!(!repo.join("evals/support.baseline.json").exists());
 
     repo.replace("evalock.toml", sampled, original);

@@ -384,6 +384,21 @@ fn merge_refuses_anything_but_one_complete_run() {
         "input identity",
     );
     repo.replace("evalock.toml", "timeout_secs = 31", "timeout_secs = 30");
+    // The completer's script edited (not committed) between shards.
+    repo.write("complete.sh", format!("{COMPLETER}# edited\n"));
+    repo.evalock(&["run", "--shard", "4/4", "--out", ".evalock/rescripted.json"])
+        .assert_code(0);
+    let rescripted = [
+        shards[..3].to_vec(),
+        vec![".evalock/rescripted.json".into()],
+    ]
+    .concat();
+    refused(
+        &merge(&repo, &rescripted, &[]),
+        ".evalock/rescripted.json",
+        "what produced the completions (the `completer`, the script files its argv names, `model` and `samples`) is alpha=sha256:",
+    );
+    repo.write("complete.sh", COMPLETER);
 
     // Nothing was written by any refusal; the valid set still merges quietly.
     assert!(!merged_path.exists(), "a refused merge writes nothing");

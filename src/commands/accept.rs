@@ -82,7 +82,7 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
     let suites = selected_suites(&project, &results, &options.suites)?;
     refuse_unversioned_graders(&project, &suites)?;
     verify::refuse_other_version(&results, &display)?;
-    verify::refuse_other_completer(&project, &results, &suites, &display)?;
+    verify::refuse_other_completer(&project, &options.project_root, &results, &suites, &display)?;
     for case_id in &options.cases {
         if !results
             .cases

@@ -218,6 +218,15 @@ fn same_run(first: &ShardFile, other: &ShardFile) -> Result<()> {
             b.fail_on_diff.to_string(),
         );
     }
+    if a.completions != b.completions {
+        // The identity does not read the completer's script files; an edit between
+        // shards would otherwise leave the merge claiming the first shard's script.
+        return differs(
+            "what produced the completions (the `completer`, the script files its argv names, `model` and `samples`)",
+            completion_sources(a),
+            completion_sources(b),
+        );
+    }
     if first.record.identity != other.record.identity {
         return differs(
             "the input identity (evalock.toml, evalock.lock, case, prompt and baseline content)",
@@ -226,6 +235,16 @@ fn same_run(first: &ShardFile, other: &ShardFile) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Each suite's completion source, as `suite=source` pairs in suite order.
+fn completion_sources(results: &Results) -> String {
+    let pairs: Vec<String> = results
+        .completions
+        .iter()
+        .map(|(suite, source)| format!("{suite}={source}"))
+        .collect();
+    pairs.join(", ")
 }
 
 /// The suites a run selected, as its command line did: naming every suite with `--suite`

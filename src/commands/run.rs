@@ -11,6 +11,7 @@ use crate::model::{Case, Project, SuiteModel};
 use crate::report::Report;
 use crate::run::assess::{assess, baseline_ref, unjudged_result, CaseRun, SampleOutcome};
 use crate::run::completer::{self, CompletionsFile, SuiteContext};
+use crate::run::completer_files::completer_files;
 use crate::run::process::ProcessPolicy;
 use crate::run::process_policy;
 use crate::run::results::{CaseResult, Results, RESULTS_SCHEMA};
@@ -135,6 +136,14 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         completions.as_ref(),
         &owned,
     );
+    // Read before any completer starts: the scripts as they were when the run began.
+    let sources = completion_sources(
+        &project,
+        &selected,
+        completions.is_some(),
+        options.samples,
+        &options.project_root,
+    );
     let outcomes = run_jobs(&jobs, options.jobs, completions.as_ref(), progress)?;
 
     let (cases, mut findings) = assemble(&project, &planned, &jobs, outcomes, &owned);
@@ -154,12 +163,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         fail_on_diff,
         shard,
         suites: selected.iter().cloned().collect(),
-        completions: completion_sources(
-            &project,
-            &selected,
-            completions.is_some(),
-            options.samples,
-        ),
+        completions: sources,
         counts: Results::count(&cases),
         cases,
         findings,
@@ -221,18 +225,24 @@ fn run_jobs(
 }
 
 /// What produced each selected suite's completions, for the results file: `accept`
-/// refuses results of a completer that is no longer configured.
+/// refuses results of a completer that is no longer configured, or whose script files
+/// (named on its argv, resolved in `workdir` where it runs) changed since.
 fn completion_sources(
     project: &Project,
     selected: &BTreeSet<String>,
     from_file: bool,
     samples: Option<u32>,
+    workdir: &std::path::Path,
 ) -> std::collections::BTreeMap<String, String> {
     selected
         .iter()
         .filter_map(|name| {
             let config = project.config.suite(name)?;
-            let source = completer::completion_source(config, from_file, samples);
+            let files = match (&config.completer, from_file) {
+                (Some(argv), false) => completer_files(argv, workdir),
+                _ => Vec::new(),
+            };
+            let source = completer::completion_source(config, from_file, samples, &files);
             Some((name.clone(), source))
         })
         .collect()

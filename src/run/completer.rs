@@ -1,6 +1,7 @@
 //! The completer seam: what a completer reads on stdin for one case and sample, how its
 //! stdout becomes a completion, and completions produced elsewhere (`--completions FILE`).
 
+use super::completer_files::CompleterFile;
 use super::process::{run_process, ProcessPolicy};
 use crate::error::{Error, Result};
 use crate::hash::{bytes_digest, canonical_json};
@@ -27,24 +28,44 @@ pub const COMPLETIONS_FROM_FILE: &str = "file";
 /// What produced a suite's completions, as a results file records it: `file` for
 /// `run --completions FILE`, else a digest of the suite settings that decide completions
 /// besides the case and the prompt (which each result's context pins): the `completer`
-/// argv, `model` and the samples per case, `samples_override` (`run --samples`) when
-/// given, as the run took them. `accept` compares it with the configuration of the day
-/// (no override): a run of another sample count than evalock.toml's is not its last-good
-/// answer, and an unset `samples` is the one sample it means.
+/// argv, the content of the `files` it names ([`completer_files`]), `model` and the
+/// samples per case, `samples_override` (`run --samples`) when given, as the run took
+/// them. `accept` compares it with the configuration of the day (no override): a run of
+/// another sample count than evalock.toml's is not its last-good answer, and an unset
+/// `samples` is the one sample it means. An argv that names no file digests as it did
+/// before files were covered, so older results of such completers stay current.
+///
+/// [`completer_files`]: super::completer_files::completer_files
 pub fn completion_source(
     config: &SuiteConfig,
     from_file: bool,
     samples_override: Option<u32>,
+    files: &[CompleterFile],
 ) -> String {
     if from_file {
         return COMPLETIONS_FROM_FILE.to_owned();
     }
     let samples = samples_override.or(config.samples()).unwrap_or(1).max(1);
-    let settings = json!({
+    let mut settings = json!({
         "completer": config.completer,
         "model": config.model,
         "samples": samples,
     });
+    if let (false, Value::Object(map)) = (files.is_empty(), &mut settings) {
+        // A file `run` could not read matches no content `accept` reads later; `accept`
+        // refuses outright a file it cannot read itself.
+        let files = files
+            .iter()
+            .map(|file| {
+                let content = file
+                    .content
+                    .as_ref()
+                    .map_or_else(|_| "unreadable".to_owned(), ToString::to_string);
+                json!({"word": file.word, "content": content})
+            })
+            .collect();
+        map.insert("files".into(), Value::Array(files));
+    }
     // Serialising strings and numbers cannot fail.
     let text = canonical_json(&settings).unwrap_or_default();
     bytes_digest(text.as_bytes()).to_string()
@@ -209,6 +230,35 @@ impl CompletionsFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn completion_source_covers_the_content_of_named_files_and_nothing_else() {
+        let config: SuiteConfig = toml::from_str(
+            "name = \"s\"\ncases = []\ncompleter = [\"python3\", \"bin/complete.py\"]\n",
+        )
+        .unwrap();
+        let file = |content| CompleterFile {
+            word: "bin/complete.py".into(),
+            content,
+        };
+        let settings = json!({
+            "completer": ["python3", "bin/complete.py"],
+            "model": null,
+            "samples": 1,
+        });
+        let unchanged = bytes_digest(canonical_json(&settings).unwrap().as_bytes()).to_string();
+        assert_eq!(completion_source(&config, false, None, &[]), unchanged);
+        let before = completion_source(&config, false, None, &[file(Ok(bytes_digest(b"a")))]);
+        let after = completion_source(&config, false, None, &[file(Ok(bytes_digest(b"b")))]);
+        let unreadable = completion_source(&config, false, None, &[file(Err("denied".into()))]);
+        assert_ne!(before, unchanged);
+        assert_ne!(before, after);
+        assert_ne!(unreadable, before);
+        assert_eq!(
+            completion_source(&config, true, None, &[file(Ok(bytes_digest(b"a")))]),
+            COMPLETIONS_FROM_FILE
+        );
+    }
 
     #[test]
     fn completions_file_groups_samples_and_prefers_the_suite() {

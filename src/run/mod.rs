@@ -3,6 +3,7 @@
 
 pub mod assess;
 pub mod completer;
+pub mod completer_files;
 pub mod contain;
 pub mod diff;
 pub mod process;

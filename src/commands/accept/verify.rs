@@ -8,16 +8,22 @@
 use crate::error::{Error, Result};
 use crate::grade::{completion_digest, Normalizer};
 use crate::hash::Digest;
+use crate::model::config::SuiteConfig;
 use crate::model::{Case, Project};
 use crate::run::completer::{completion_source, COMPLETIONS_FROM_FILE};
+use crate::run::completer_files::completer_files;
 use crate::run::results::{CaseResult, Results, Status};
+use std::path::Path;
 
 /// Refuses suites whose completions came from another completer than the one evalock.toml
-/// configures now: a result graded against the old completer's output is no last-good
-/// answer of the new one. Completions read from a file (`run --completions FILE`) were
-/// chosen by the person who ran them and are taken as they are.
+/// configures now, or from script files (named on its argv, resolved in `project_root`
+/// where `run` starts it) that have changed since: a result graded against the old
+/// completer's output is no last-good answer of the new one. Completions read from a file
+/// (`run --completions FILE`) were chosen by the person who ran them and are taken as
+/// they are.
 pub(super) fn refuse_other_completer(
     project: &Project,
+    project_root: &Path,
     results: &Results,
     suites: &[String],
     display: &str,
@@ -27,13 +33,12 @@ pub(super) fn refuse_other_completer(
             continue;
         };
         let why = match results.completions.get(suite_name) {
-            Some(source)
-                if source == COMPLETIONS_FROM_FILE || *source == completion_source(config, false, None) =>
-            {
+            Some(source) if source == COMPLETIONS_FROM_FILE => continue,
+            Some(source) if current_source(config, project_root, suite_name, display)? == *source => {
                 continue
             }
             Some(_) => format!(
-                "suite `{suite_name}`'s completions came from another `completer`, `model` or `samples` than evalock.toml sets now"
+                "suite `{suite_name}`'s `completer`, a script file its argv names, its `model` or `samples` changed since `evalock run` produced its completions"
             ),
             None => format!(
                 "they do not record what produced suite `{suite_name}`'s completions (written by an older evalock)"
@@ -44,6 +49,30 @@ pub(super) fn refuse_other_completer(
         )));
     }
     Ok(())
+}
+
+/// The suite's completion source as the project and its script files are now. A script
+/// file that cannot be read cannot vouch for the completions: refused, naming it.
+fn current_source(
+    config: &SuiteConfig,
+    project_root: &Path,
+    suite_name: &str,
+    display: &str,
+) -> Result<String> {
+    let files = config
+        .completer
+        .as_deref()
+        .map(|argv| completer_files(argv, project_root))
+        .unwrap_or_default();
+    if let Some((word, error)) = files
+        .iter()
+        .find_map(|file| file.content.as_ref().err().map(|error| (&file.word, error)))
+    {
+        return Err(Error::Refused(format!(
+            "refused: cannot read `{word}`, a file suite `{suite_name}`'s `completer` names, to check that it still produces the completions in {display}: {error}; make it readable and run `evalock accept` again; nothing was written"
+        )));
+    }
+    Ok(completion_source(config, false, None, &files))
 }
 
 /// Refuses results written by another evalock: its grader may give other verdicts and
