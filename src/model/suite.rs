@@ -139,11 +139,44 @@ impl SuiteModel {
 
     /// The first case with this id.
     pub fn case(&self, id: &str) -> Option<&Case> {
+        self.case_position(id).map(|position| &self.cases[position])
+    }
+
+    /// The position of the first case with this id.
+    fn case_position(&self, id: &str) -> Option<usize> {
         let first = self
             .case_index
             .partition_point(|position| self.cases[*position as usize].id.as_str() < id);
         let position = *self.case_index.get(first)? as usize;
-        (self.cases[position].id == id).then(|| &self.cases[position])
+        (self.cases[position].id == id).then_some(position)
+    }
+
+    /// Each case whose id differs from an earlier case's id only in Unicode normalisation
+    /// (`café` written with U+00E9 and with `e` + U+0301), with the first case of that
+    /// NFC form, in file order. Ids that are the same bytes are [`SuiteModel::repeated_ids`].
+    pub fn normalisation_twins(&self) -> Vec<(&Case, &Case)> {
+        // Two different ids with one NFC form cannot both be in NFC, so only the ids that
+        // are not (rare; never an all-ASCII one) are normalised; the form is then looked
+        // up among all ids, as it may be written in NFC by another case.
+        let mut by_form: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (position, case) in self.first_of_each_id_at() {
+            if let Some(form) = nfc_when_different(&case.id) {
+                by_form.entry(form).or_default().push(position);
+            }
+        }
+        let mut twins: Vec<(usize, usize)> = Vec::new();
+        for (form, mut positions) in by_form {
+            positions.extend(self.case_position(&form));
+            positions.sort_unstable();
+            if let Some((first, later)) = positions.split_first() {
+                twins.extend(later.iter().map(|position| (*position, *first)));
+            }
+        }
+        twins.sort_unstable();
+        twins
+            .into_iter()
+            .map(|(twin, first)| (&self.cases[twin], &self.cases[first]))
+            .collect()
     }
 
     /// Lock entries for this suite's cases (the first of duplicate ids wins).
@@ -166,6 +199,16 @@ impl SuiteModel {
         }
         entries
     }
+}
+
+/// The NFC form of `id` when it is not `id` itself.
+fn nfc_when_different(id: &str) -> Option<String> {
+    use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+    if id.is_ascii() || is_nfc_quick(id.chars()) == IsNormalized::Yes {
+        return None;
+    }
+    let form: String = id.nfc().collect();
+    (form != id).then_some(form)
 }
 
 fn prompt_digest(prompts: &[PromptFile]) -> Option<Digest> {
