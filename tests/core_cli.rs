@@ -491,6 +491,22 @@ fn distinct_non_ascii_ids_and_other_suites_are_not_duplicates() {
     assert!(repo.read("evalock.lock").contains(CAFE_NFD));
 }
 
+/// A YAML file of one case that opens with comments: its findings point at the case's
+/// first key, not at the comment on line 1.
+#[test]
+fn a_single_yaml_case_after_comments_is_found_at_its_first_key() {
+    let repo = locked_demo();
+    repo.write(
+        "evals/solo.yaml",
+        "# One case on its own.\n# Escalates on request.\n\n---\nid: solo\nversion: 1\nexpect:\n  must_call: [escalate_to_human]\n",
+    );
+    repo.write("evals/broken.yaml", "# Not a case yet.\nid: 7\n");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/solo.yaml:5: EL101 case-unlocked")
+        .assert_contains("evals/broken.yaml:2:1: EL105 malformed-case");
+}
+
 /// Two cases of one file with the same fault are two findings: a fingerprint that is the
 /// same for both would make GitHub (one comment per fingerprint) and code scanning (one
 /// alert per fingerprint) show the first and silently drop the second.

@@ -384,7 +384,7 @@ fn yaml_document<V: YamlValue>(
         Value::Object(map) if map.contains_key("id") => {
             vec![Element {
                 value: Value::Object(map),
-                line: 1,
+                line: first_content_line(text).min(line_count).max(1),
                 end_line: line_count,
                 key: None,
             }]
@@ -415,6 +415,28 @@ fn yaml_document<V: YamlValue>(
     };
     close_yaml_spans(text, &mut elements, line_count);
     Ok(elements)
+}
+
+/// The line a YAML document's content starts on: past the comments, blank lines,
+/// directives and the `---` marker a file may open with (`--- {id: a}` starts on its
+/// marker's line).
+fn first_content_line(text: &str) -> u32 {
+    let mut line_number = 1;
+    for line in text.split('\n') {
+        let line = line.trim_end_matches('\r').trim();
+        let after_marker = line
+            .strip_prefix("---")
+            .filter(|rest| rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t'));
+        let opening = match after_marker {
+            Some(rest) => rest.trim_start(),
+            None => line,
+        };
+        if !(opening.is_empty() || opening.starts_with('#') || line.starts_with('%')) {
+            return line_number;
+        }
+        line_number += 1;
+    }
+    1
 }
 
 /// A YAML element runs until the line before the next one starts, minus trailing blank
