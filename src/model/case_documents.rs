@@ -421,22 +421,20 @@ fn yaml_document<V: YamlValue>(
 /// directives and the `---` marker a file may open with (`--- {id: a}` starts on its
 /// marker's line).
 fn first_content_line(text: &str) -> u32 {
-    let mut line_number = 1;
-    for line in text.split('\n') {
-        let line = line.trim_end_matches('\r').trim();
-        let after_marker = line
-            .strip_prefix("---")
-            .filter(|rest| rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t'));
-        let opening = match after_marker {
-            Some(rest) => rest.trim_start(),
-            None => line,
-        };
-        if !(opening.is_empty() || opening.starts_with('#') || line.starts_with('%')) {
-            return line_number;
-        }
-        line_number += 1;
-    }
-    1
+    text.split('\n')
+        .position(opens_content)
+        .map_or(1, |index| line_u32(index + 1))
+}
+
+/// A line of a YAML document's prelude that holds content, not only comments, blanks,
+/// a directive or the `---` marker.
+fn opens_content(line: &str) -> bool {
+    let line = line.trim();
+    let after_marker = line
+        .strip_prefix("---")
+        .filter(|rest| rest.is_empty() || rest.starts_with([' ', '\t']));
+    let opening = after_marker.map_or(line, str::trim_start);
+    !(opening.is_empty() || opening.starts_with('#') || line.starts_with('%'))
 }
 
 /// A YAML element runs until the line before the next one starts, minus trailing blank
