@@ -75,7 +75,7 @@ rule_table! {
         "a case in the base lock is gone: removed instead of retired, or a retired case deleted",
         "restore the case and mark it `\"retired\": true` instead of deleting it, then run `evalock lock`"),
     DuplicateCaseId => ("EL104", "duplicate-case-id", Refuse,
-        "two cases share an id within a suite",
+        "two cases share an id within a suite, also when the ids differ only in Unicode normalisation (NFC)",
         "give each case a unique `id`; retire the old one instead of reusing its id"),
     MalformedCase => ("EL105", "malformed-case", Refuse,
         "a case file cannot be parsed, or a case is not an object with a string `id` (a warning: a number finer than a double, which the digest cannot see edited)",

@@ -434,6 +434,79 @@ fn duplicate_ids_and_malformed_cases_point_at_the_line() {
     assert_eq!(repo.read_bytes("evalock.lock"), before);
 }
 
+const CAFE_NFC: &str = "caf\u{e9}";
+const CAFE_NFD: &str = "cafe\u{301}";
+
+fn jsonl_case(id: &str) -> String {
+    format!("{{\"id\": \"{id}\", \"version\": 1}}\n")
+}
+
+/// `café` typed with U+00E9 and with `e` + U+0301 look the same on every screen: one
+/// suite cannot hold both, in one file or in two, and the lock is not written over them.
+#[test]
+fn ids_equal_after_unicode_normalisation_are_duplicates() {
+    let repo = locked_demo();
+    let mut text = repo.read("evals/support.jsonl");
+    text.push_str(&jsonl_case(CAFE_NFC));
+    text.push_str(&jsonl_case(CAFE_NFD));
+    repo.write("evals/support.jsonl", &text);
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/support.jsonl:14: EL104 duplicate-case-id")
+        .assert_contains("(first at evals/support.jsonl:13) after Unicode NFC normalisation")
+        .assert_contains("spell both ids the same way")
+        .assert_not_contains("is used twice");
+    let before = repo.read_bytes("evalock.lock");
+    repo.evalock(&["lock"]).assert_code(2);
+    assert_eq!(repo.read_bytes("evalock.lock"), before);
+
+    // Across two files of one suite (`evals/*.yaml`).
+    let repo = locked_demo();
+    repo.write("evals/a-twin.yaml", format!("id: {CAFE_NFD}\nversion: 1\n"));
+    repo.write("evals/b-twin.yaml", format!("id: {CAFE_NFC}\nversion: 1\n"));
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/b-twin.yaml:1: EL104 duplicate-case-id")
+        .assert_contains("(first at evals/a-twin.yaml:1) after Unicode NFC normalisation");
+}
+
+/// Different non-ASCII ids are different, and suites do not share ids: the same
+/// `café` in two spellings in two suites is no duplicate.
+#[test]
+fn distinct_non_ascii_ids_and_other_suites_are_not_duplicates() {
+    let repo = locked_demo();
+    let mut text = repo.read("evals/support.jsonl");
+    text.push_str(&jsonl_case(CAFE_NFD));
+    text.push_str(&jsonl_case("na\u{ef}ve"));
+    text.push_str(&jsonl_case("cafe"));
+    repo.write("evals/support.jsonl", &text);
+    repo.write(
+        "evals/twin.yaml",
+        format!("id: {CAFE_NFC}\nversion: 1\nexpect:\n  must_call: [escalate_to_human]\n"),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_not_contains("EL104");
+    assert!(repo.read("evalock.lock").contains(CAFE_NFD));
+}
+
+/// A YAML file of one case that opens with comments: its findings point at the case's
+/// first key, not at the comment on line 1.
+#[test]
+fn a_single_yaml_case_after_comments_is_found_at_its_first_key() {
+    let repo = locked_demo();
+    repo.write(
+        "evals/solo.yaml",
+        "# One case on its own.\n# Escalates on request.\n\n---\nid: solo\nversion: 1\nexpect:\n  must_call: [escalate_to_human]\n",
+    );
+    repo.write("evals/broken.yaml", "# Not a case yet.\nid: 7\n");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/solo.yaml:5: EL101 case-unlocked")
+        .assert_contains("evals/broken.yaml:2:1: EL105 malformed-case");
+}
+
 /// Two cases of one file with the same fault are two findings: a fingerprint that is the
 /// same for both would make GitHub (one comment per fingerprint) and code scanning (one
 /// alert per fingerprint) show the first and silently drop the second.

@@ -105,25 +105,43 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
     findings
 }
 
-/// EL104: ids must be unique within a suite, across all of its files.
+/// EL104: ids must be unique within a suite, across all of its files, also after Unicode
+/// NFC normalisation (a reader cannot tell `café` from `cafe` + U+0301).
 pub fn duplicate_case_ids(suite: &SuiteModel) -> Vec<Finding> {
-    suite
-        .repeated_ids()
-        .map(|(case, first)| {
-            Finding::new(
-                RuleId::DuplicateCaseId,
-                Subject::case(&suite.name, &case.id),
-                format!(
-                    "case id `{}` is used twice in suite `{}` (first at {})",
-                    case.id,
-                    suite.name,
-                    case_at(first)
-                ),
-            )
-            .at(case_location(case))
-            .discriminator(&case_at(case))
-        })
-        .collect()
+    let repeats = suite.repeated_ids().map(|(case, first)| {
+        Finding::new(
+            RuleId::DuplicateCaseId,
+            Subject::case(&suite.name, &case.id),
+            format!(
+                "case id `{}` is used twice in suite `{}` (first at {})",
+                case.id,
+                suite.name,
+                case_at(first)
+            ),
+        )
+        .at(case_location(case))
+        .discriminator(&case_at(case))
+    });
+    let twins = suite.normalisation_twins().into_iter().map(|(case, first)| {
+        Finding::new(
+            RuleId::DuplicateCaseId,
+            Subject::case(&suite.name, &case.id),
+            format!(
+                "case id `{}` in suite `{}` is the same as `{}` (first at {}) after Unicode NFC normalisation: a reader cannot tell them apart",
+                case.id,
+                suite.name,
+                first.id,
+                case_at(first)
+            ),
+        )
+        .at(case_location(case))
+        .help(format!(
+            "spell both ids the same way (this one is {:?}, the first {:?}); if they are two cases, give this one a unique `id`",
+            case.id, first.id
+        ))
+        .discriminator(&case_at(case))
+    });
+    repeats.chain(twins).collect()
 }
 
 /// The case files of a suite with a malformed-case problem (EL105): some of their cases

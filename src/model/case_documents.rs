@@ -384,7 +384,7 @@ fn yaml_document<V: YamlValue>(
         Value::Object(map) if map.contains_key("id") => {
             vec![Element {
                 value: Value::Object(map),
-                line: 1,
+                line: first_content_line(text).min(line_count).max(1),
                 end_line: line_count,
                 key: None,
             }]
@@ -415,6 +415,26 @@ fn yaml_document<V: YamlValue>(
     };
     close_yaml_spans(text, &mut elements, line_count);
     Ok(elements)
+}
+
+/// The line a YAML document's content starts on: past the comments, blank lines,
+/// directives and the `---` marker a file may open with (`--- {id: a}` starts on its
+/// marker's line).
+fn first_content_line(text: &str) -> u32 {
+    text.split('\n')
+        .position(opens_content)
+        .map_or(1, |index| line_u32(index + 1))
+}
+
+/// A line of a YAML document's prelude that holds content, not only comments, blanks,
+/// a directive or the `---` marker.
+fn opens_content(line: &str) -> bool {
+    let line = line.trim();
+    let after_marker = line
+        .strip_prefix("---")
+        .filter(|rest| rest.is_empty() || rest.starts_with([' ', '\t']));
+    let opening = after_marker.map_or(line, str::trim_start);
+    !(opening.is_empty() || opening.starts_with('#') || line.starts_with('%'))
 }
 
 /// A YAML element runs until the line before the next one starts, minus trailing blank

@@ -41,6 +41,9 @@ pub struct SuiteModel {
     /// Positions of the cases whose id an earlier case already has, in file order
     /// (usually none).
     repeats: Vec<u32>,
+    /// Every id is ASCII (nearly always), so none differs from another only in Unicode
+    /// normalisation.
+    ascii_ids: bool,
 }
 
 /// What lookups by id need, worked out from the cases alone (a load builds it while the
@@ -49,17 +52,23 @@ pub struct SuiteModel {
 pub(super) struct CaseIndex {
     case_index: Vec<u32>,
     repeats: Vec<u32>,
+    ascii_ids: bool,
 }
 
 impl CaseIndex {
     pub(super) fn of(cases: &[Case]) -> CaseIndex {
         // The ids with their positions, sorted as pairs: a comparison reads two ids, not
         // two cases scattered over the suite's memory. A stable sort keeps the first of
-        // duplicate ids first.
+        // duplicate ids first. Whether every id is ASCII is read on the way, while the
+        // sort is about to read the ids anyway.
+        let mut ascii_ids = true;
         let mut by_id: Vec<(&str, u32)> = cases
             .iter()
             .zip(0..u32::MAX)
-            .map(|(case, position)| (case.id.as_str(), position))
+            .map(|(case, position)| {
+                ascii_ids &= case.id.is_ascii();
+                (case.id.as_str(), position)
+            })
             .collect();
         by_id.sort_by(|left, right| left.0.cmp(right.0));
         let mut repeats: Vec<u32> = by_id
@@ -72,6 +81,7 @@ impl CaseIndex {
         CaseIndex {
             case_index,
             repeats,
+            ascii_ids,
         }
     }
 }
@@ -100,6 +110,7 @@ impl SuiteModel {
             prompts: Vec::new(),
             case_index: index.case_index,
             repeats: index.repeats,
+            ascii_ids: index.ascii_ids,
         }
     }
 
@@ -139,11 +150,47 @@ impl SuiteModel {
 
     /// The first case with this id.
     pub fn case(&self, id: &str) -> Option<&Case> {
+        self.case_position(id).map(|position| &self.cases[position])
+    }
+
+    /// The position of the first case with this id.
+    fn case_position(&self, id: &str) -> Option<usize> {
         let first = self
             .case_index
             .partition_point(|position| self.cases[*position as usize].id.as_str() < id);
         let position = *self.case_index.get(first)? as usize;
-        (self.cases[position].id == id).then(|| &self.cases[position])
+        (self.cases[position].id == id).then_some(position)
+    }
+
+    /// Each case whose id differs from an earlier case's id only in Unicode normalisation
+    /// (`café` written with U+00E9 and with `e` + U+0301), with the first case of that
+    /// NFC form, in file order. Ids that are the same bytes are [`SuiteModel::repeated_ids`].
+    pub fn normalisation_twins(&self) -> Vec<(&Case, &Case)> {
+        if self.ascii_ids {
+            return Vec::new();
+        }
+        // Two different ids with one NFC form cannot both be in NFC, so only the ids that
+        // are not (rare; never an all-ASCII one) are normalised; the form is then looked
+        // up among all ids, as it may be written in NFC by another case.
+        let mut by_form: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (position, case) in self.first_of_each_id_at() {
+            if let Some(form) = nfc_when_different(&case.id) {
+                by_form.entry(form).or_default().push(position);
+            }
+        }
+        let mut twins: Vec<(usize, usize)> = Vec::new();
+        for (form, mut positions) in by_form {
+            positions.extend(self.case_position(&form));
+            positions.sort_unstable();
+            if let Some((first, later)) = positions.split_first() {
+                twins.extend(later.iter().map(|position| (*position, *first)));
+            }
+        }
+        twins.sort_unstable();
+        twins
+            .into_iter()
+            .map(|(twin, first)| (&self.cases[twin], &self.cases[first]))
+            .collect()
     }
 
     /// Lock entries for this suite's cases (the first of duplicate ids wins).
@@ -166,6 +213,16 @@ impl SuiteModel {
         }
         entries
     }
+}
+
+/// The NFC form of `id` when it is not `id` itself.
+fn nfc_when_different(id: &str) -> Option<String> {
+    use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+    if id.is_ascii() || is_nfc_quick(id.chars()) == IsNormalized::Yes {
+        return None;
+    }
+    let form: String = id.nfc().collect();
+    (form != id).then_some(form)
 }
 
 fn prompt_digest(prompts: &[PromptFile]) -> Option<Digest> {

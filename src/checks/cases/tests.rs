@@ -108,3 +108,51 @@ fn repeated_ids_are_found_in_file_order_with_their_first_case() {
     let unique = SuiteModel::new("s".into(), vec![case("a"), case("b")]);
     assert!(duplicate_case_ids(&unique).is_empty());
 }
+
+#[test]
+fn ids_equal_after_nfc_normalisation_are_found_with_the_first_of_their_form() {
+    let nfc = "caf\u{e9}";
+    let nfd = "cafe\u{301}";
+    // The Kelvin sign's NFC form is the ASCII `K`.
+    let ids = [
+        nfd,
+        "K",
+        "na\u{ef}ve",
+        nfc,
+        nfd,
+        "\u{212a}",
+        "cafe",
+        "\u{e9}t\u{e9}",
+    ];
+    let suite = SuiteModel::new(
+        "s".into(),
+        ids.iter()
+            .enumerate()
+            .map(|(index, id)| Case {
+                line: index as u32 + 1,
+                ..case(id)
+            })
+            .collect(),
+    );
+    let twins: Vec<(u32, u32)> = suite
+        .normalisation_twins()
+        .into_iter()
+        .map(|(twin, first)| (twin.line, first.line))
+        .collect();
+    // Line 5 repeats line 1 byte for byte: that is the plain duplicate, not a twin.
+    assert_eq!(twins, vec![(4, 1), (6, 2)]);
+    let findings = duplicate_case_ids(&suite);
+    assert_eq!(findings.len(), 3);
+    assert!(
+        findings
+            .iter()
+            .any(|finding| finding.message.contains("after Unicode NFC normalisation")),
+        "{findings:?}"
+    );
+    let distinct = SuiteModel::new(
+        "s".into(),
+        vec![case(nfc), case("cafe"), case("na\u{ef}ve")],
+    );
+    assert!(distinct.normalisation_twins().is_empty());
+    assert!(duplicate_case_ids(&distinct).is_empty());
+}

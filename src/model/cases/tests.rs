@@ -255,6 +255,43 @@ fn json_single_case_object() {
     assert_eq!(ids(&parsed), vec![("solo", 1, 5)]);
 }
 
+/// A single YAML case points at its first key, past the comments, blank lines and
+/// `---` the file opens with; a file that opens with the case still points at line 1.
+/// (Its span runs to the end of the file, as a single JSON case's does.)
+#[test]
+fn yaml_single_case_starts_at_its_first_key() {
+    for (text, span) in [
+        ("# the solo case\n\nid: solo\nversion: 3\n", (3, 5)),
+        ("%YAML 1.2\n---\n# notes\n  # more\nid: solo\n", (5, 6)),
+        ("--- # the case\nid: solo\nversion: 3\n", (2, 4)),
+        ("# flow\n--- {id: solo}\n", (2, 3)),
+        ("id: solo\nversion: 3\n", (1, 3)),
+    ] {
+        let parsed = parse_case_file("a.yaml", text.as_bytes());
+        assert!(
+            parsed.problems.is_empty(),
+            "{text:?}: {:?}",
+            parsed.problems
+        );
+        assert_eq!(ids(&parsed), vec![("solo", span.0, span.1)], "{text:?}");
+    }
+    let bad = parse_case_file("b.yaml", b"# one case\nid: solo\nx: 1\nx: 2\n");
+    assert_eq!(bad.problems.len(), 1, "{:?}", bad.problems);
+    assert_eq!(bad.problems[0].line, 4, "{:?}", bad.problems);
+    let not_a_string = parse_case_file("c.yaml", b"# one case\n\nid: 7\n");
+    assert_eq!(
+        not_a_string.problems.len(),
+        1,
+        "{:?}",
+        not_a_string.problems
+    );
+    assert_eq!(
+        not_a_string.problems[0].line, 3,
+        "{:?}",
+        not_a_string.problems
+    );
+}
+
 #[test]
 fn yaml_list_spans_run_to_the_next_case() {
     let text = "# cases\n- id: a\n  input: hi\n\n- id: b\n  input: |-\n    two\n    lines\n";
