@@ -58,12 +58,19 @@ pub(super) fn json_elements(text: &str) -> Result<Elements, Position> {
                 }
             })
             .collect(),
-        Value::Object(map) if map.contains_key("id") => vec![Element {
-            value: Value::Object(map),
-            line: 1,
-            end_line: lines.line_count(),
-            key: None,
-        }],
+        Value::Object(map) if map.contains_key("id") => {
+            // The case runs from its `{` to its `}`: blank lines around it are not part
+            // of it (a review comment spans the case, not the file's last empty line).
+            let bytes = text.as_bytes();
+            let first = bytes.iter().position(|byte| !byte.is_ascii_whitespace());
+            let last = bytes.iter().rposition(|byte| !byte.is_ascii_whitespace());
+            vec![Element {
+                value: Value::Object(map),
+                line: first.map_or(1, |offset| lines.line_of(offset)),
+                end_line: last.map_or(1, |offset| lines.line_of(offset)),
+                key: None,
+            }]
+        }
         Value::Object(map) => map
             .into_iter()
             .enumerate()
@@ -382,10 +389,12 @@ fn yaml_document<V: YamlValue>(
                 .collect()
         }
         Value::Object(map) if map.contains_key("id") => {
+            let line = first_content_line(text).min(line_count).max(1);
+            // Its end is found by `close_yaml_spans`, past trailing blank and comment lines.
             vec![Element {
                 value: Value::Object(map),
-                line: first_content_line(text).min(line_count).max(1),
-                end_line: line_count,
+                line,
+                end_line: line,
                 key: None,
             }]
         }

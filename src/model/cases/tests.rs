@@ -252,7 +252,10 @@ fn json_single_case_object() {
         "case.json",
         b"{\n  \"id\": \"solo\",\n  \"version\": 3\n}\n",
     );
-    assert_eq!(ids(&parsed), vec![("solo", 1, 5)]);
+    // From its `{` to its `}`, not to the empty line after the file's last newline.
+    assert_eq!(ids(&parsed), vec![("solo", 1, 4)]);
+    let padded = parse_case_file("case.json", b"\n\n{\"id\": \"solo\"}\n\n\n");
+    assert_eq!(ids(&padded), vec![("solo", 3, 3)]);
 }
 
 /// A single YAML case points at its first key, past the comments, blank lines and
@@ -261,11 +264,12 @@ fn json_single_case_object() {
 #[test]
 fn yaml_single_case_starts_at_its_first_key() {
     for (text, span) in [
-        ("# the solo case\n\nid: solo\nversion: 3\n", (3, 5)),
-        ("%YAML 1.2\n---\n# notes\n  # more\nid: solo\n", (5, 6)),
-        ("--- # the case\nid: solo\nversion: 3\n", (2, 4)),
-        ("# flow\n--- {id: solo}\n", (2, 3)),
-        ("id: solo\nversion: 3\n", (1, 3)),
+        ("# the solo case\n\nid: solo\nversion: 3\n", (3, 4)),
+        ("%YAML 1.2\n---\n# notes\n  # more\nid: solo\n", (5, 5)),
+        ("--- # the case\nid: solo\nversion: 3\n", (2, 3)),
+        ("# flow\n--- {id: solo}\n", (2, 2)),
+        ("id: solo\nversion: 3\n", (1, 2)),
+        ("id: solo\nversion: 3\n\n# retired notes\n\n", (1, 2)),
     ] {
         let parsed = parse_case_file("a.yaml", text.as_bytes());
         assert!(
