@@ -221,9 +221,8 @@ fn a_read_only_token_falls_back_to_annotations_and_the_step_summary() {
     );
 }
 
-#[test]
-fn thirty_five_findings_make_thirty_comments_and_five_summary_lines() {
-    let mut scenario = Scenario::new();
+/// The skill's script grows to 42 lines, room for many findings on lines of their own.
+fn push_a_longer_script(scenario: &mut Scenario) {
     let many_lines: String = (1..=40)
         .map(|index| format!("echo step {index}\n"))
         .collect();
@@ -232,6 +231,12 @@ fn thirty_five_findings_make_thirty_comments_and_five_summary_lines() {
         format!("#!/bin/sh\ngit log --oneline -20\n{many_lines}"),
     );
     scenario.push("a longer script");
+}
+
+#[test]
+fn thirty_five_findings_make_thirty_comments_and_five_summary_lines() {
+    let mut scenario = Scenario::new();
+    push_a_longer_script(&mut scenario);
     let findings: Vec<Finding> = (0..35)
         .map(|index| {
             Finding::new(
@@ -301,14 +306,7 @@ fn risky_step(line: u32, what: &str, severity: Severity) -> Finding {
 /// more severe, come first: the comment's id, and the scenario after the second run.
 fn a_finding_joins_an_open_comment(others: u32) -> (Scenario, u64) {
     let mut scenario = Scenario::new();
-    let many_lines: String = (1..=40)
-        .map(|index| format!("echo step {index}\n"))
-        .collect();
-    scenario.repo.write(
-        SKILL_SCRIPT,
-        format!("#!/bin/sh\ngit log --oneline -20\n{many_lines}"),
-    );
-    scenario.push("a longer script");
+    push_a_longer_script(&mut scenario);
     let old = risky_step(41, "old step", Severity::Warn);
     let first = scenario.write_report("first.json", vec![old.clone()]);
     scenario.github(WRITE_TOKEN, &[&first], &[]).assert_code(0);

@@ -84,10 +84,9 @@ fn pairing_with_the_lock_matches_lookups_in_any_case_order() {
     }
 }
 
-#[test]
-fn repeated_ids_are_found_in_file_order_with_their_first_case() {
-    let ids = ["c", "a", "c", "b", "a", "c"];
-    let suite = SuiteModel::new(
+/// A suite `s` whose case `ids[n]` is on line n + 1.
+fn suite_of_lines(ids: &[&str]) -> SuiteModel {
+    SuiteModel::new(
         "s".into(),
         ids.iter()
             .enumerate()
@@ -96,7 +95,13 @@ fn repeated_ids_are_found_in_file_order_with_their_first_case() {
                 ..case(id)
             })
             .collect(),
-    );
+    )
+}
+
+#[test]
+fn repeated_ids_are_found_in_file_order_with_their_first_case() {
+    let ids = ["c", "a", "c", "b", "a", "c"];
+    let suite = suite_of_lines(&ids);
     let repeats: Vec<(u32, u32)> = suite
         .repeated_ids()
         .map(|(repeat, first)| (repeat.line, first.line))
@@ -124,16 +129,7 @@ fn ids_equal_after_nfc_normalisation_are_found_with_the_first_of_their_form() {
         "cafe",
         "\u{e9}t\u{e9}",
     ];
-    let suite = SuiteModel::new(
-        "s".into(),
-        ids.iter()
-            .enumerate()
-            .map(|(index, id)| Case {
-                line: index as u32 + 1,
-                ..case(id)
-            })
-            .collect(),
-    );
+    let suite = suite_of_lines(&ids);
     let twins: Vec<(u32, u32)> = suite
         .normalisation_twins()
         .into_iter()
