@@ -268,17 +268,22 @@ mod tests {
         )
     }
 
-    /// The summary of `report` with every finding listed, then with none, each checked
-    /// to stay under GitHub's limit.
-    fn summaries_within_the_limit(report: &Report) -> Vec<String> {
-        let anchored: Vec<Anchored> = report
+    /// Every finding of `report`, for the summary only.
+    fn all_on_summary(report: &Report) -> Vec<Anchored> {
+        report
             .findings
             .iter()
             .map(|finding| Anchored {
                 finding: finding.clone(),
                 anchor: Anchor::Summary,
             })
-            .collect();
+            .collect()
+    }
+
+    /// The summary of `report` with every finding listed, then with none, each checked
+    /// to stay under GitHub's limit.
+    fn summaries_within_the_limit(report: &Report) -> Vec<String> {
+        let anchored = all_on_summary(report);
         [anchored.iter().collect::<Vec<_>>(), Vec::new()]
             .iter()
             .map(|listed| {
@@ -453,14 +458,7 @@ mod tests {
             })
             .collect();
         let report = report(findings);
-        let anchored: Vec<Anchored> = report
-            .findings
-            .iter()
-            .map(|finding| Anchored {
-                finding: finding.clone(),
-                anchor: Anchor::Summary,
-            })
-            .collect();
+        let anchored = all_on_summary(&report);
         let listed: Vec<&Anchored> = anchored.iter().collect();
         let text = render(
             &report,
