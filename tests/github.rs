@@ -1154,6 +1154,56 @@ fn the_cases_of_a_deleted_file_are_shown_on_their_removed_lines() {
     assert_eq!(scenario.github.review_comments().len(), comments.len());
 }
 
+/// A skill file the pull request deletes has nothing left to point at on the new side: a
+/// finding about it is a file-level comment on the deleted file, which GitHub shows in the
+/// diff. A finding on a file the pull request does not touch stays in the summary.
+#[test]
+fn a_finding_on_a_deleted_file_is_a_comment_on_that_file() {
+    let mut scenario = Scenario::new();
+    scenario.repo.remove(SKILL_SCRIPT);
+    scenario.push("drop the collect script");
+    let missing = |path: &str| {
+        Finding::new(
+            RuleId::SkillTampered,
+            Subject::skill("release-notes"),
+            format!("locked skill file {path} is missing"),
+        )
+        .at(Location::file(path))
+    };
+    let report = scenario.write_report(
+        "deleted.json",
+        vec![
+            missing("skills/release-notes/scripts/collect.sh"),
+            missing("skills/release-notes/scripts/untouched.sh"),
+        ],
+    );
+    scenario.github(WRITE_TOKEN, &[&report], &[]).assert_code(0);
+    assert!(
+        scenario.github.violations().is_empty(),
+        "{:?}",
+        scenario.github.violations()
+    );
+    let comments = scenario.github.review_comments();
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert_eq!(
+        (comments[0].path.as_str(), comments[0].subject_type.as_str()),
+        (SKILL_SCRIPT, "file")
+    );
+    assert!(comments[0].body.contains("EL201"), "{}", comments[0].body);
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(summary.contains("untouched.sh"), "{summary}");
+    assert!(
+        !summary.contains("scripts/collect.sh is missing"),
+        "{summary}"
+    );
+
+    scenario.github.clear_log();
+    scenario.github(WRITE_TOKEN, &[&report], &[]).assert_code(0);
+    assert_eq!(writes(&scenario.github), Vec::<String>::new());
+}
+
 /// An edited case has two findings on its line (EL101 and EL102): they share one comment
 /// whose marker carries both fingerprints. A re-run posts nothing; when one of the two
 /// goes away (the case gets a new version), the comment is replaced by one showing the

@@ -78,7 +78,7 @@ impl AnchorContext<'_> {
                 start_line,
                 line,
             } if !self.diff_accepts(path, side, start_line, line) => self.file_or_summary(finding),
-            Anchor::File { ref path } if self.diff.changed_file(path).is_none() => Anchor::Summary,
+            Anchor::File { ref path } if self.diff.shown_file(path).is_none() => Anchor::Summary,
             other => other,
         }
     }
@@ -169,13 +169,15 @@ impl AnchorContext<'_> {
         Some((self.repo_path(&location.path), first, last))
     }
 
+    /// A file-level comment when the pull request shows the finding's file (changed,
+    /// deleted, or binary with no hunks), else the summary.
     fn file_or_summary(&self, finding: &Finding) -> Anchor {
         match finding
             .location
             .as_ref()
             .map(|location| self.repo_path(&location.path))
         {
-            Some(path) if self.diff.changed_file(&path).is_some() => Anchor::File { path },
+            Some(path) if self.diff.shown_file(&path).is_some() => Anchor::File { path },
             _ => Anchor::Summary,
         }
     }

@@ -380,11 +380,14 @@ fn create_file_comment(state: &mut State, body: &Value) -> Response {
         return unprocessable("commit_id is not the head of the pull request");
     }
     let path = body["path"].as_str().unwrap_or("").to_owned();
-    if !hunks(&state.diff)
-        .iter()
-        .any(|hunk| hunk.path == path && hunk.right.is_some())
-        && !state.diff.contains(&format!("+++ b/{path}\n"))
-    {
+    // Any file the pull request shows takes a file-level comment: changed, deleted, or
+    // binary with no hunks (GitHub's file comments, generally available since 2022).
+    let header_end = format!(" b/{path}");
+    let shown = state.diff.lines().any(|line| {
+        line.strip_prefix("diff --git ")
+            .is_some_and(|rest| rest.ends_with(&header_end))
+    });
+    if !shown {
         return unprocessable("Path could not be resolved");
     }
     let text = body["body"].as_str().unwrap_or("").to_owned();

@@ -283,14 +283,25 @@ deleted file mode 100644
             line: 5,
         }
     );
-    // Lines the diff does not show, and other rules on the deleted file: the summary.
-    assert_eq!(context.anchor(&removed("past-the-end")), Anchor::Summary);
+    // Lines the diff does not show, and other rules on the deleted file: a comment on
+    // the deleted file, which GitHub shows.
+    let on_the_file = Anchor::File {
+        path: "proj/evals/old.yaml".into(),
+    };
+    assert_eq!(context.anchor(&removed("past-the-end")), on_the_file);
     let edited = finding(
         RuleId::CaseEditedInPlace,
         "b",
         Location::line("evals/old.yaml", 3),
     );
-    assert_eq!(context.anchor(&edited), Anchor::Summary);
+    assert_eq!(context.anchor(&edited), on_the_file);
+    // A file the pull request does not touch: the summary.
+    let elsewhere = finding(
+        RuleId::CaseEditedInPlace,
+        "b",
+        Location::line("evals/other.yaml", 3),
+    );
+    assert_eq!(context.anchor(&elsewhere), Anchor::Summary);
     assert!(diff.accepts_removed_range("proj/evals/old.yaml", 1, 6));
     assert!(!diff.accepts_removed_range("proj/evals/old.yaml", 6, 7));
     assert!(!diff.accepts_range("proj/evals/old.yaml", 1, 1));
@@ -324,5 +335,38 @@ fn a_removal_with_no_new_line_left_in_its_hunk_is_shown_on_the_left() {
             start_line: 2,
             line: 2,
         }
+    );
+}
+
+/// A deleted binary file (a skill's asset) has no hunks: a finding about it is a comment on
+/// the file, as on a binary file the pull request changes.
+#[test]
+fn a_deleted_or_changed_binary_file_gets_a_file_comment() {
+    let diff = PullDiff::parse(
+        "diff --git a/proj/skills/x/logo.png b/proj/skills/x/logo.png
+deleted file mode 100644
+index 1234567..0000000
+Binary files a/proj/skills/x/logo.png and /dev/null differ
+diff --git a/proj/skills/x/icon.png b/proj/skills/x/icon.png
+index 1234567..89abcde 100644
+Binary files a/proj/skills/x/icon.png and b/proj/skills/x/icon.png differ
+",
+    );
+    let prompts = BTreeMap::new();
+    let context = context_with(&diff, &prompts);
+    let missing = |path: &str| {
+        Finding::new(RuleId::SkillTampered, Subject::skill("x"), "m").at(Location::file(path))
+    };
+    for file in ["logo.png", "icon.png"] {
+        assert_eq!(
+            context.anchor(&missing(&format!("skills/x/{file}"))),
+            Anchor::File {
+                path: format!("proj/skills/x/{file}")
+            }
+        );
+    }
+    assert_eq!(
+        context.anchor(&missing("skills/x/other.png")),
+        Anchor::Summary
     );
 }

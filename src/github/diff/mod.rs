@@ -166,6 +166,12 @@ impl PullDiff {
         self.files.get(path).filter(|file| !file.deleted)
     }
 
+    /// A file the pull request shows, deleted ones and those without hunks (binary,
+    /// empty) included: GitHub takes a file-level comment on any of them.
+    pub fn shown_file(&self, path: &str) -> Option<&FileDiff> {
+        self.files.get(path)
+    }
+
     /// The file that `old_path` of the old version became, under this name or another:
     /// where the lines the change removed from it are shown.
     pub fn successor_of(&self, old_path: &str) -> Option<&FileDiff> {
