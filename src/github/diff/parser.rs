@@ -139,14 +139,17 @@ impl Parser {
 
     fn flush(&mut self) {
         if let Some(mut file) = self.current.take() {
-            // Real diffs list a file's hunks in order and apart; a hunk that overlaps the
-            // one before it is not from a real diff and is left out.
+            // Real diffs list a file's hunks in order and apart, on both sides; a hunk
+            // that overlaps the one before it, on either side, is not from a real diff and
+            // is left out (two hunks of a deleted file both start at new line 0, so only
+            // their old sides tell them apart).
             file.hunks.sort_by_key(|hunk| hunk.new_start);
-            let mut end = 0;
+            let (mut new_end, mut old_end) = (0, 0);
             file.hunks.retain(|hunk| {
-                let apart = hunk.new_start >= end;
+                let apart = hunk.new_start >= new_end && hunk.old_start >= old_end;
                 if apart {
-                    end = hunk.new_start.saturating_add(hunk.new_count);
+                    new_end = hunk.new_start.saturating_add(hunk.new_count);
+                    old_end = hunk.old_start.saturating_add(hunk.old_count);
                 }
                 apart
             });

@@ -87,17 +87,19 @@ fn parses_added_lines_and_hunk_spans() {
 #[test]
 fn overlapping_hunks_are_those_a_full_scan_finds() {
     let mut text = String::from("diff --git a/f b/f\n--- a/f\n+++ b/f\n");
-    let mut new_line = 1;
+    let (mut old_line, mut new_line) = (1, 1);
     for number in 0..60u32 {
+        old_line += number % 4;
         new_line += number % 4;
         match number % 5 {
             // Deletes two lines: no new-side line.
-            3 => text.push_str(&format!("@@ -{new_line},2 +{new_line},0 @@\n-x\n-y\n")),
+            3 => text.push_str(&format!("@@ -{old_line},2 +{new_line},0 @@\n-x\n-y\n")),
             _ => {
-                text.push_str(&format!("@@ -{new_line},2 +{new_line},3 @@\n c\n+a\n c\n"));
+                text.push_str(&format!("@@ -{old_line},2 +{new_line},3 @@\n c\n+a\n c\n"));
                 new_line += 3;
             }
         }
+        old_line += 2;
     }
     let diff = PullDiff::parse(&text);
     let file = diff.changed_file("f").expect("file");
@@ -292,5 +294,39 @@ fn lines_past_the_header_counts_and_impossible_ranges_are_not_anchored() {
     for header in ["@@ -1 +4294967295,2 @@", "@@ -1 +0,3 @@"] {
         let diff = PullDiff::parse(&format!("diff --git a/f b/f\n{header}\n+x\n"));
         assert!(diff.file("f").expect("file").hunks.is_empty(), "{header}");
+    }
+}
+
+/// Two hunks of a deleted file both start at new line 0; one whose old lines overlap the
+/// hunk before it is not from a real diff and is left out, as on the new side, so every
+/// removal it would hold stays commentable.
+#[test]
+fn a_hunk_overlapping_the_one_before_on_the_old_side_is_left_out() {
+    let diff = PullDiff::parse(
+        "diff --git a/g.py b/g.py
+deleted file mode 100644
+--- a/g.py
++++ /dev/null
+@@ -1,2 +0,0 @@
+-a
+-b
+@@ -2,2 +0,0 @@
+-b
+-c
+@@ -3,1 +0,0 @@
+-c
+",
+    );
+    let file = diff.deleted_file("g.py").expect("deleted file");
+    let old_sides: Vec<(u32, u32)> = file
+        .hunks
+        .iter()
+        .map(|hunk| (hunk.old_start, hunk.old_count))
+        .collect();
+    assert_eq!(old_sides, vec![(1, 2), (3, 1)]);
+    for hunk in &file.hunks {
+        for removal in &hunk.removed {
+            assert!(diff.accepts_removed_range("g.py", removal.old_first, removal.old_last));
+        }
     }
 }
