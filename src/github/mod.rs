@@ -197,23 +197,9 @@ fn post(
             prompt_files: &prompt_files,
             removed_cases: &removed_cases,
         };
-        report
-            .findings
-            .iter()
-            .map(|finding| Anchored {
-                finding: finding.clone(),
-                anchor: context.anchor(finding),
-            })
-            .collect()
+        Anchored::all(&report.findings, |finding| context.anchor(finding))
     } else {
-        report
-            .findings
-            .iter()
-            .map(|finding| Anchored {
-                finding: finding.clone(),
-                anchor: Anchor::Summary,
-            })
-            .collect()
+        Anchored::all(&report.findings, |_| Anchor::Summary)
     };
     let (plan, mut posted) = if mode == Mode::Review {
         let comments = api.review_comments()?;

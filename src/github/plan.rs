@@ -19,6 +19,19 @@ pub struct Anchored {
     pub anchor: Anchor,
 }
 
+impl Anchored {
+    /// Each of `findings` with the place `anchor` gives it.
+    pub fn all(findings: &[Finding], anchor: impl Fn(&Finding) -> Anchor) -> Vec<Anchored> {
+        findings
+            .iter()
+            .map(|finding| Anchored {
+                finding: finding.clone(),
+                anchor: anchor(finding),
+            })
+            .collect()
+    }
+}
+
 /// One comment: the findings shown at one place, most severe first. Its marker carries
 /// all their fingerprints, so it is current exactly while the same findings are there.
 #[derive(Debug, Clone)]

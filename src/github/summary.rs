@@ -270,14 +270,7 @@ mod tests {
 
     /// Every finding of `report`, for the summary only.
     fn all_on_summary(report: &Report) -> Vec<Anchored> {
-        report
-            .findings
-            .iter()
-            .map(|finding| Anchored {
-                finding: finding.clone(),
-                anchor: Anchor::Summary,
-            })
-            .collect()
+        Anchored::all(&report.findings, |_| Anchor::Summary)
     }
 
     /// The summary of `report` with every finding listed, then with none, each checked
