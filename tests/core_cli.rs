@@ -796,9 +796,11 @@ fn dash_c_runs_in_another_directory_and_init_detects_the_project() {
 #[test]
 fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository() {
     let repo = locked_demo();
+    // Nothing names a file: no word about where paths are from.
     repo.evalock(&["-C", "evals", "check"])
         .assert_code(0)
-        .assert_contains("PASS");
+        .assert_contains("PASS")
+        .assert_not_contains("note: paths below");
     repo.replace("evals/support.jsonl", "money back.", "money back now.");
     repo.evalock(&[
         "-C",
@@ -819,8 +821,20 @@ fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository(
     repo.git(&["checkout", "-q", "--", "evals/support.jsonl"]);
     repo.evalock(&["-C", "evals", "lock", "--check"])
         .assert_code(0);
-    repo.evalock(&["-C", "evals", "run", "--suite", "support"])
-        .assert_code(0);
+    // Started below the project, the results file and the findings are named as the
+    // project names them, once said. (`-C evals` above is read from the top: it names
+    // paths from the project's own folder.)
+    let run = repo.evalock_in("evals", &["run", "--suite", "support"]);
+    run.assert_code(0)
+        .assert_contains("results in ./.evalock/results.json");
+    assert_eq!(
+        run.all()
+            .matches("note: paths below are relative to ../, the folder of evalock.toml")
+            .count(),
+        1,
+        "{}",
+        run.all()
+    );
     assert!(repo.join(".evalock/results.json").is_file());
     assert!(!repo.join("evals/.evalock").exists());
     repo.evalock(&["-C", "evals", "review"]).assert_code(0);
@@ -841,16 +855,18 @@ fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository(
     repo.evalock(&["-C", "evals", "review", "--from", "mine.json"])
         .assert_code(0)
         .assert_not_contains("no results");
-    repo.evalock(&[
-        "-C",
+    repo.evalock_in(
         "evals",
-        "accept",
-        "--reason",
-        "from the subfolder",
-        "--from",
-        "mine.json",
-    ])
-    .assert_code(0);
+        &[
+            "accept",
+            "--reason",
+            "from the subfolder",
+            "--from",
+            "mine.json",
+        ],
+    )
+    .assert_code(0)
+    .assert_contains("note: paths below are relative to ../");
     repo.git(&["checkout", "-q", "--", "."]);
     repo.remove("evals/mine.json");
     repo.write(

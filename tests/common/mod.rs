@@ -191,6 +191,14 @@ impl TestRepo {
         Run::from_output(command.output().expect("run evalock"))
     }
 
+    /// Runs evalock started in `folder` of this repository (not moved there with `-C`):
+    /// what it prints is read from that folder.
+    pub fn evalock_in(&self, folder: &str, args: &[&str]) -> Run {
+        let mut command = self.evalock_command(args);
+        command.current_dir(self.join(folder));
+        Run::from_output(command.output().expect("run evalock"))
+    }
+
     /// Starts evalock without waiting, its output piped (for races between processes).
     pub fn spawn_evalock(&self, args: &[&str]) -> Child {
         self.evalock_command(args)

@@ -50,7 +50,7 @@ use evalock::commands::{
 use evalock::model::config::{Config, CONFIG_FILE};
 use evalock::report::{self, Report};
 use evalock::rules::{RuleId, RULES};
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -60,6 +60,8 @@ pub struct Printer {
     /// The project's folder as seen from where evalock was started, when that is not the
     /// project's folder itself (a hook started at the top of the work tree with `-C`).
     project_folder: OnceCell<String>,
+    /// Whether that folder was named already.
+    project_folder_noted: Cell<bool>,
 }
 
 fn wants_colour(choice: ColorChoice, is_terminal: bool) -> bool {
@@ -78,6 +80,7 @@ impl Printer {
             colour_stdout: wants_colour(choice, std::io::stdout().is_terminal()),
             colour_stderr: wants_colour(choice, std::io::stderr().is_terminal()),
             project_folder: OnceCell::new(),
+            project_folder_noted: Cell::new(false),
         }
     }
 
@@ -90,11 +93,12 @@ impl Printer {
         }
     }
 
-    /// The line that says which folder a report's paths and commands are relative to,
-    /// when evalock was started elsewhere and the report has findings to place.
-    fn project_folder_note(&self, report: &Report, colour: bool) -> String {
+    /// The line that says which folder the paths and commands printed below it are
+    /// relative to, when evalock was started elsewhere: before the first output that
+    /// names project files (findings, a results file, a baseline written), once.
+    fn project_folder_note(&self, colour: bool) -> String {
         match self.project_folder.get() {
-            Some(folder) if !report.findings.is_empty() => {
+            Some(folder) if !self.project_folder_noted.replace(true) => {
                 let note = format!(
                     "note: paths below are relative to {folder}/, the folder of {CONFIG_FILE}; run the commands there"
                 );
@@ -123,9 +127,9 @@ impl Printer {
     ) -> evalock::Result<()> {
         let colour = output.is_none() && self.colour_stdout;
         let text = match format {
-            Format::Human if output.is_none() => format!(
+            Format::Human if output.is_none() && !report.findings.is_empty() => format!(
                 "{}{}",
-                self.project_folder_note(report, colour),
+                self.project_folder_note(colour),
                 report::human::render(report, colour)
             ),
             Format::Human => report::human::render(report, colour),
@@ -242,6 +246,7 @@ impl Printer {
         if outcome.remaining.is_empty() {
             return;
         }
+        err!("{}", self.project_folder_note(self.colour_stderr));
         errln!("but `evalock check` still refuses what no lock can pin:");
         let report = Report::new(
             "check",
@@ -249,7 +254,6 @@ impl Printer {
             None,
             outcome.remaining.clone(),
         );
-        err!("{}", self.project_folder_note(&report, self.colour_stderr));
         errln!(
             "{}",
             report::human::render_findings(&report, self.colour_stderr)
@@ -329,6 +333,7 @@ impl Printer {
         } else {
             counts.join(", ")
         };
+        err!("{}", self.project_folder_note(self.colour_stderr));
         errln!(
             "{} cases: {tally}; results in {}",
             outcome.results.cases.len(),
@@ -356,6 +361,7 @@ impl Printer {
     }
 
     pub fn accept_summary(&self, outcome: &AcceptOutcome) {
+        err!("{}", self.project_folder_note(self.colour_stderr));
         for suite in &outcome.suites {
             if suite.recorded.is_empty() && suite.dropped.is_empty() {
                 errln!(
