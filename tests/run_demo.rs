@@ -632,3 +632,13 @@ fn demo_sh_runs_the_binary_from_cargos_target_dir() {
     );
     assert!(stdout.contains("EL501"), "{stdout}");
 }
+
+#[test]
+fn a_run_of_one_case_counts_it_in_the_singular() {
+    let repo = TestRepo::with_fixture("demo");
+    // Shard 4 of 4 holds one of the demo's 14 cases (its shard is a hash of suite and id).
+    repo.evalock(&["run", "--shard", "4/4", "--out", "one.json"])
+        .assert_code(0)
+        .assert_contains("1 case: 1 PASS; results in ./one.json")
+        .assert_not_contains("1 cases");
+}

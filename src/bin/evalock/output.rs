@@ -335,8 +335,13 @@ impl Printer {
         };
         err!("{}", self.project_folder_note(self.colour_stderr));
         errln!(
-            "{} cases: {tally}; results in {}",
+            "{} {}: {tally}; results in {}",
             outcome.results.cases.len(),
+            if outcome.results.cases.len() == 1 {
+                "case"
+            } else {
+                "cases"
+            },
             outcome.results_path.display()
         );
         use evalock::run::results::{BaselineUse, Status};
