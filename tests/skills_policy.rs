@@ -1040,3 +1040,12 @@ fn el204_an_empty_allowed_tools_key_is_the_line_to_fix() {
     repo.evalock(&["lock"]).assert_code(0);
     assert!(check(&repo, &[]).is_empty());
 }
+
+#[test]
+fn audit_counts_a_skill_of_one_file_in_the_singular() {
+    let repo = project();
+    repo.remove("skills/notes/references/style.md");
+    lock_and_commit(&repo, "the skill is its SKILL.md alone");
+    repo.evalock(&["skills", "audit", "skills/notes"])
+        .assert_contains("PASS  versioning   1.0.0, 1 file pinned by sha256\n");
+}

@@ -121,10 +121,11 @@ fn headline(
             "need source.repo and a real 40-char source.commit".to_owned()
         }
         (Criterion::Versioning, AuditStatus::Pass) => {
+            let pinned = pinned_count(skill, lock);
             format!(
-                "{}, {} files pinned by sha256",
+                "{}, {pinned} {} pinned by sha256",
                 skill.version().unwrap_or(""),
-                pinned_count(skill, lock)
+                if pinned == 1 { "file" } else { "files" }
             )
         }
         (Criterion::Versioning, _) if has(findings, RuleId::SkillVersion) => version_problem(skill),
