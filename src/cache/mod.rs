@@ -11,9 +11,11 @@
 
 mod case_files;
 mod codec;
+mod handover;
 mod memo;
 
 pub use case_files::CaseFileStore;
+pub use handover::Handover;
 pub use memo::{CheckMemo, MemoKey, RecordingSource};
 
 use crate::hash::sha256_hex;

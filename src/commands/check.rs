@@ -1,7 +1,7 @@
 //! `evalock check`: judge one snapshot against its lock and, optionally, a base revision.
 
 use super::staged::{self, StagedTriage};
-use crate::cache::{CacheContext, CaseFileStore, CheckMemo, MemoKey, RecordingSource};
+use crate::cache::{CacheContext, CaseFileStore, CheckMemo, Handover, MemoKey, RecordingSource};
 use crate::checks::check_project;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Subject};
@@ -140,13 +140,27 @@ fn judge(
     cache: Option<&dyn CaseFileCache>,
     base_cache: Option<&dyn CaseFileCache>,
 ) -> Result<Judged> {
+    // The case files the base holds unchanged are parsed once, for the judged content.
+    let handover = base.map(|base| {
+        Handover::new(match options.source {
+            SourceSpec::Worktree => base.repo.staged_index().ok(),
+            SourceSpec::Index | SourceSpec::Revision(_) => None,
+        })
+    });
+    let judged_side = handover
+        .as_ref()
+        .map(|handover| handover.judged_side(cache));
+    let cache = match &judged_side {
+        Some(side) => Some(side as &dyn CaseFileCache),
+        None => cache,
+    };
     let mut project =
         Project::load_summary(content, cache)?.with_workdir(options.project_root.clone());
     let mut unreadable_base = None;
-    let base_project = match base {
-        Some(base) => {
+    let base_project = match (base, &handover) {
+        (Some(base), Some(handover)) => {
             project.rebaseline_reasons = base.rebaseline_reasons.clone();
-            match load_base(base, base_cache) {
+            match load_base(base, &handover.base_side(base_cache)) {
                 Ok(base_project) => base_project,
                 Err(error) => {
                     unreadable_base = Some(base_unreadable(base, error)?);
@@ -154,8 +168,9 @@ fn judge(
                 }
             }
         }
-        None => None,
+        _ => None,
     };
+    drop(handover);
     let mut findings = check_project(&project, base_project.as_ref());
     findings.extend(unreadable_base);
     if let (Some(base), Some(base_project)) = (base, base_project.as_ref()) {
@@ -274,13 +289,13 @@ fn unreadable_base_baselines<'a>(
 }
 
 /// The project at the base commit; `None` when it predates evalock.
-fn load_base(base: &Base, cache: Option<&dyn CaseFileCache>) -> Result<Option<Project>> {
+fn load_base(base: &Base, cache: &dyn CaseFileCache) -> Result<Option<Project>> {
     let snapshot = base
         .repo
         .commit_source(base.commit, base.description.clone())?;
     let options = LoadOptions {
         detail: CaseDetail::Summary,
-        case_cache: cache,
+        case_cache: Some(cache),
         ..LoadOptions::default()
     };
     Project::load_with_options(&snapshot, &options)

@@ -11,7 +11,7 @@
 use super::{GitRepo, GitSnapshot};
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
-use crate::source::{Unpinnable, UnpinnableReason};
+use crate::source::{ContentIdentity, Unpinnable, UnpinnableReason};
 use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage};
 use gix::index::extension::Tree as CacheTree;
@@ -89,6 +89,53 @@ impl StagedIndex {
             .find_object(entry.id)
             .map_err(|error| Error::git(format!("cannot read {path} from the index: {error}")))?;
         Ok(Some(object.detach().data))
+    }
+
+    /// The staged blob id of a project-relative file, when the working-tree file with
+    /// stat data `identity` holds exactly that blob's bytes as far as git can tell without
+    /// reading it: its stat data are the ones the index recorded (as `git status` judges
+    /// a file unchanged); it was last changed before the index was written, so no change
+    /// can hide within one timestamp (a "racily clean" entry is not vouched for); and its
+    /// size is the blob's, so no filter (line endings, `ident`, LFS) sits in between.
+    pub fn vouched_blob(&self, path: &str, identity: &ContentIdentity) -> Option<ObjectId> {
+        let ContentIdentity::Stat {
+            size,
+            modified_ns,
+            changed_ns,
+            inode,
+            device,
+        } = *identity
+        else {
+            return None;
+        };
+        let repo_path = self.repo_path(path);
+        let entry = self
+            .index
+            .entry_by_path_and_stage(repo_path.as_bytes().as_bstr(), Stage::Unconflicted)?;
+        let unusual = Flags::INTENT_TO_ADD | Flags::ASSUME_VALID | Flags::SKIP_WORKTREE;
+        if entry.flags.intersects(unusual)
+            || !matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE)
+        {
+            return None;
+        }
+        let nanoseconds = |time: gix::index::entry::stat::Time| {
+            i128::from(time.secs) * 1_000_000_000 + i128::from(time.nsecs)
+        };
+        let stat = &entry.stat;
+        // The index keeps the low 32 bits of size, inode and device.
+        let recorded = u64::from(stat.size) == size
+            && u64::from(stat.ino) == inode & u64::from(u32::MAX)
+            && u64::from(stat.dev) == device & u64::from(u32::MAX)
+            && nanoseconds(stat.mtime) == modified_ns
+            && nanoseconds(stat.ctime) == changed_ns;
+        let written = self.index.timestamp();
+        let written_ns =
+            i128::from(written.unix_seconds()) * 1_000_000_000 + i128::from(written.nanoseconds());
+        if !recorded || modified_ns.max(changed_ns) >= written_ns {
+            return None;
+        }
+        let header = self.repo.to_thread_local().find_header(entry.id).ok()?;
+        (header.size() == size).then_some(entry.id)
     }
 
     /// Every path the next commit changes compared with HEAD.

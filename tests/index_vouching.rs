@@ -1,0 +1,105 @@
+//! When the index vouches that a working-tree file holds a blob's exact bytes (`check
+//! --base` then parses that file once, for both sides), checked against real
+//! repositories built with git.
+
+mod common;
+
+use common::TestRepo;
+use evalock::source::{ContentSource, GitRepo, WorktreeSource};
+use std::process::Command;
+
+const CASES: &str = "evals/cases.jsonl";
+const TEXT: &str = "{\"id\": \"a\", \"input\": \"one\"}\n{\"id\": \"b\", \"input\": \"two\"}\n";
+
+fn vouched(repo: &TestRepo, path: &str) -> Option<String> {
+    let identity = WorktreeSource::new(repo.path())
+        .identity(path)
+        .expect("stat")
+        .expect("a regular file");
+    GitRepo::discover(repo.path())
+        .expect("repository")
+        .staged_index()
+        .expect("index")
+        .vouched_blob(path, &identity)
+        .map(|id| id.to_string())
+}
+
+fn blob_id(repo: &TestRepo, path: &str) -> String {
+    repo.git(&["rev-parse", &format!(":{path}")])
+        .trim()
+        .to_owned()
+}
+
+fn committed(files: &[(&str, &str)]) -> TestRepo {
+    let repo = TestRepo::new();
+    for (path, text) in files {
+        repo.write(path, text);
+    }
+    repo.commit_all("cases");
+    repo
+}
+
+/// Checks the file out again, as a fresh clone would: the index records its new stat data.
+/// File and index are then often written within one tick of the file system's clock,
+/// which leaves the entry racily clean until git next refreshes the index (`git status`
+/// does, once the clock has moved on).
+fn check_out_again(repo: &TestRepo, path: &str) {
+    repo.remove(path);
+    repo.git(&["checkout", "--", path]);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    repo.git(&["status", "--porcelain"]);
+}
+
+#[test]
+fn a_file_checked_out_and_untouched_is_its_blob() {
+    let repo = committed(&[(CASES, TEXT)]);
+    assert_eq!(vouched(&repo, CASES), Some(blob_id(&repo, CASES)));
+    check_out_again(&repo, CASES);
+    assert_eq!(vouched(&repo, CASES), Some(blob_id(&repo, CASES)));
+}
+
+#[test]
+fn a_file_edited_since_the_index_was_written_is_not() {
+    let repo = committed(&[(CASES, TEXT)]);
+    // Same size: only the stat data tell.
+    repo.write(CASES, TEXT.replace("one", "uno"));
+    assert_eq!(vouched(&repo, CASES), None);
+    repo.git(&["add", CASES]);
+    assert_eq!(vouched(&repo, CASES), Some(blob_id(&repo, CASES)));
+}
+
+#[test]
+fn a_file_changed_no_earlier_than_the_index_was_written_is_not() {
+    let repo = committed(&[(CASES, TEXT)]);
+    assert!(vouched(&repo, CASES).is_some());
+    // The index now looks written before the file last changed: "racily clean", where an
+    // edit within one timestamp tick would leave the same stat data.
+    let status = Command::new("touch")
+        .args(["-d", "@978307200"])
+        .arg(repo.join(".git/index"))
+        .status()
+        .expect("touch");
+    assert!(status.success());
+    assert_eq!(vouched(&repo, CASES), None);
+}
+
+#[test]
+fn a_file_a_filter_rewrites_on_checkout_is_not() {
+    let repo = committed(&[(".gitattributes", "*.jsonl text eol=crlf\n"), (CASES, TEXT)]);
+    check_out_again(&repo, CASES);
+    assert!(std::fs::read_to_string(repo.join(CASES))
+        .expect("read")
+        .contains("\r\n"));
+    // Clean to git (the index records the checked-out file), but not the blob's bytes.
+    assert_eq!(repo.git(&["status", "--porcelain"]).trim(), "");
+    assert_eq!(vouched(&repo, CASES), None);
+}
+
+#[test]
+fn only_a_tracked_regular_file_is() {
+    let repo = committed(&[(CASES, TEXT)]);
+    repo.write("evals/new.jsonl", TEXT);
+    assert_eq!(vouched(&repo, "evals/new.jsonl"), None);
+    repo.git(&["add", "--intent-to-add", "evals/new.jsonl"]);
+    assert_eq!(vouched(&repo, "evals/new.jsonl"), None);
+}
