@@ -103,3 +103,63 @@ fn only_a_tracked_regular_file_is() {
     repo.git(&["add", "--intent-to-add", "evals/new.jsonl"]);
     assert_eq!(vouched(&repo, "evals/new.jsonl"), None);
 }
+
+/// The demo project, locked and committed, with its refund case edited in place (same
+/// version) in the working tree, keeping the file's size.
+fn demo_with_a_case_edited_in_place() -> TestRepo {
+    let repo = TestRepo::with_fixture("demo");
+    repo.evalock(&["check", "--base", "HEAD"])
+        .assert_code(0)
+        .assert_not_contains("EL102");
+    repo.replace(
+        "evals/support.jsonl",
+        "I want my money back.",
+        "I want my money back!",
+    );
+    repo
+}
+
+#[test]
+fn check_base_compares_an_unstaged_edit_with_the_bytes_of_the_base() {
+    let repo = demo_with_a_case_edited_in_place();
+    // The index still names the base's blob for this path: only its stat data tell the
+    // file has changed since, so the base must read its own bytes.
+    repo.evalock(&["check", "--base", "HEAD"])
+        .assert_code(2)
+        .assert_contains("EL102 case-edited-in-place")
+        .assert_contains("`refund-no-order-id`");
+}
+
+#[test]
+fn check_base_compares_a_staged_edit_with_the_bytes_of_the_base() {
+    let repo = demo_with_a_case_edited_in_place();
+    repo.git(&["add", "evals/support.jsonl"]);
+    for source in [&[][..], &["--staged"][..]] {
+        let mut args = vec!["check", "--base", "HEAD"];
+        args.extend_from_slice(source);
+        repo.evalock(&args)
+            .assert_code(2)
+            .assert_contains("EL102 case-edited-in-place")
+            .assert_contains("`refund-no-order-id`");
+    }
+}
+
+#[test]
+fn a_project_in_a_folder_of_the_repository_is_vouched_for_by_its_own_paths() {
+    let repo = committed(&[("eval suite/evals/cases.jsonl", TEXT)]);
+    let project = repo.join("eval suite");
+    let identity = WorktreeSource::new(&project)
+        .identity(CASES)
+        .expect("stat")
+        .expect("a regular file");
+    let index = GitRepo::discover(&project)
+        .expect("repository")
+        .staged_index()
+        .expect("index");
+    assert_eq!(
+        index
+            .vouched_blob(CASES, &identity)
+            .map(|id| id.to_string()),
+        Some(blob_id(&repo, "eval suite/evals/cases.jsonl"))
+    );
+}
