@@ -129,6 +129,20 @@ impl SuiteModel {
         })
     }
 
+    /// Every case, repeated ids included, in id order (the first of an id first): for
+    /// pairing a suite's cases with another sorted list in one pass.
+    pub fn cases_by_id(&self) -> impl Iterator<Item = &Case> + '_ {
+        self.case_index
+            .iter()
+            .map(|position| &self.cases[*position as usize])
+    }
+
+    /// The first case of each id, in id order.
+    pub fn first_cases_by_id(&self) -> impl Iterator<Item = &Case> + '_ {
+        self.first_positions_by_id()
+            .map(|position| &self.cases[position])
+    }
+
     /// The positions of the first case of each id, in id order.
     pub fn first_positions_by_id(&self) -> impl Iterator<Item = usize> + '_ {
         let mut previous: Option<&str> = None;

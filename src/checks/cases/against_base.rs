@@ -5,7 +5,6 @@ use super::{case_at, case_location, files_with_problems};
 use crate::finding::{Finding, Location, Subject};
 use crate::model::Project;
 use crate::rules::RuleId;
-use std::collections::BTreeMap;
 
 /// EL102: compared with the base, a case kept its id and version but its contract moved.
 pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> {
@@ -14,8 +13,18 @@ pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> 
         let Some(base_suite) = base.suite(&suite.name) else {
             continue;
         };
-        for case in &suite.cases {
-            let Some(base_case) = base_suite.case(&case.id) else {
+        // Both in id order, paired in one pass: each case meets the base's first case
+        // with its id, as a lookup would find it.
+        let mut base_cases = base_suite.first_cases_by_id().peekable();
+        for case in suite.cases_by_id() {
+            while base_cases
+                .next_if(|base_case| base_case.id < case.id)
+                .is_some()
+            {}
+            let Some(base_case) = base_cases
+                .peek()
+                .filter(|base_case| base_case.id == case.id)
+            else {
                 continue;
             };
             let subject = || Subject::case(&suite.name, &case.id);
@@ -71,26 +80,27 @@ pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
     for base_suite in &base.suites {
         // Retired cases too: a retired case stays in its file, so its id is never reused
         // for another contract.
-        let mut base_ids: BTreeMap<&str, (&str, u64, bool)> = base_suite
-            .cases
-            .iter()
-            .map(|case| (case.id.as_str(), (&*case.file, case.version, case.retired)))
-            .collect();
-        if let Some(locked) = base
+        let cases = base_suite
+            .first_cases_by_id()
+            .map(|case| (case.id.as_str(), (&*case.file, case.version, case.retired)));
+        let locked = base
             .lock
             .as_ref()
             .and_then(|lock| lock.cases.get(&base_suite.name))
-        {
-            for (id, entry) in locked {
-                base_ids
-                    .entry(id)
-                    .or_insert((&*entry.file, entry.version, entry.retired));
-            }
-        }
+            .into_iter()
+            .flatten()
+            .map(|(id, entry)| (id, (&*entry.file, entry.version, entry.retired)));
         let current = project.suite(&base_suite.name);
         let unreadable = current.map(files_with_problems).unwrap_or_default();
-        for (id, (file, version, retired)) in base_ids {
-            if current.is_some_and(|suite| suite.case(id).is_some()) || unreadable.contains(file) {
+        // Every list here is in id order: the current cases are paired in one pass.
+        let mut current_ids = current
+            .into_iter()
+            .flat_map(|suite| suite.first_cases_by_id())
+            .map(|case| case.id.as_str())
+            .peekable();
+        for (id, (file, version, retired)) in merge_by_id(cases, locked) {
+            while current_ids.next_if(|current| *current < id).is_some() {}
+            if current_ids.peek() == Some(&id) || unreadable.contains(file) {
                 continue;
             }
             let message = match current {
@@ -115,4 +125,44 @@ pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// Two lists sorted by id, as one; where both hold an id, the first list's item.
+fn merge_by_id<'a, T>(
+    first: impl Iterator<Item = (&'a str, T)>,
+    second: impl Iterator<Item = (&'a str, T)>,
+) -> impl Iterator<Item = (&'a str, T)> {
+    let mut first = first.peekable();
+    let mut second = second.peekable();
+    std::iter::from_fn(move || {
+        let take_first = match (first.peek(), second.peek()) {
+            (Some((one, _)), Some((other, _))) => one <= other,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if take_first {
+            let item = first.next()?;
+            second.next_if(|(other, _)| *other == item.0);
+            Some(item)
+        } else {
+            second.next()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_by_id;
+
+    #[test]
+    fn merging_keeps_id_order_and_the_first_lists_item_for_a_shared_id() {
+        let first = [("a", 1), ("c", 1), ("d", 1)];
+        let second = [("b", 2), ("c", 2), ("e", 2)];
+        let merged: Vec<_> = merge_by_id(first.into_iter(), second.into_iter()).collect();
+        assert_eq!(merged, [("a", 1), ("b", 2), ("c", 1), ("d", 1), ("e", 2)]);
+        let only_second: Vec<_> = merge_by_id([].into_iter(), second.into_iter()).collect();
+        assert_eq!(only_second, second);
+        let only_first: Vec<_> = merge_by_id(first.into_iter(), [].into_iter()).collect();
+        assert_eq!(only_first, first);
+    }
 }

@@ -152,3 +152,139 @@ fn ids_equal_after_nfc_normalisation_are_found_with_the_first_of_their_form() {
     assert!(distinct.normalisation_twins().is_empty());
     assert!(duplicate_case_ids(&distinct).is_empty());
 }
+
+/// A project of one suite `s` whose cases are `(id, version, content)` on lines 1, 2, …,
+/// with a lock of `locked` ids (each at version 1) when given.
+fn project_of(cases: &[(&str, u64, &str)], locked_ids: Option<&[&str]>) -> Project {
+    let cases = cases
+        .iter()
+        .enumerate()
+        .map(|(index, (id, version, content))| Case {
+            line: index as u32 + 1,
+            version: *version,
+            digest: bytes_digest(content.as_bytes()),
+            ..case(id)
+        })
+        .collect();
+    let lock = locked_ids.map(|ids| {
+        let mut lock = crate::model::Lock::new();
+        lock.cases.insert("s".into(), locked(ids).into());
+        lock
+    });
+    Project {
+        config: crate::model::Config::parse("evalock.toml", b"").expect("an empty config"),
+        lock,
+        lock_case_digests: BTreeMap::new(),
+        suites: vec![SuiteModel::new("s".into(), cases)],
+        skills: Default::default(),
+        source: "test".into(),
+        graders: Vec::new(),
+        baselines: BTreeMap::new(),
+        workdir: None,
+        rebaseline_reasons: Vec::new(),
+    }
+}
+
+/// What EL102 and EL103 must find, by lookups: (rule, line, subject) of each finding.
+fn against_base_by_lookup(project: &Project, base: &Project) -> Vec<(RuleId, String)> {
+    let mut found = Vec::new();
+    let (suite, base_suite) = (&project.suites[0], &base.suites[0]);
+    for case in &suite.cases {
+        if let Some(base_case) = base_suite.case(&case.id) {
+            let edited = case.version == base_case.version
+                && case.contract_digest() != base_case.contract_digest();
+            if edited || case.version < base_case.version {
+                found.push((
+                    RuleId::CaseEditedInPlace,
+                    format!("{}:{}", case.id, case.line),
+                ));
+            }
+        }
+    }
+    let mut base_ids = BTreeSet::new();
+    base_ids.extend(base_suite.cases.iter().map(|case| case.id.as_str()));
+    if let Some(lock) = base.lock.as_ref().and_then(|lock| lock.cases.get("s")) {
+        base_ids.extend(lock.iter().map(|(id, _)| id));
+    }
+    for id in base_ids {
+        if suite.case(id).is_none() {
+            found.push((RuleId::CaseRemoved, id.to_owned()));
+        }
+    }
+    found.sort();
+    found
+}
+
+fn against_base_found(project: &Project, base: &Project) -> Vec<(RuleId, String)> {
+    let mut found: Vec<(RuleId, String)> = cases_edited_in_place(project, base)
+        .into_iter()
+        .chain(cases_removed(project, base))
+        .map(|finding| {
+            let what = match finding.rule {
+                RuleId::CaseEditedInPlace => {
+                    let line = finding
+                        .location
+                        .as_ref()
+                        .and_then(|at| at.line)
+                        .unwrap_or(0);
+                    format!("{}:{line}", finding.subject.case.unwrap_or_default())
+                }
+                _ => finding.subject.case.unwrap_or_default(),
+            };
+            (finding.rule, what)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn the_base_rules_pair_cases_as_lookups_would() {
+    let bases: &[&[(&str, u64, &str)]] = &[
+        &[],
+        &[("a", 1, "a"), ("b", 1, "b"), ("c", 2, "c")],
+        &[
+            ("c", 1, "c"),
+            ("a", 1, "a"),
+            ("c", 3, "other c"),
+            ("0", 1, "0"),
+        ],
+        &[("b", 2, "b"), ("b", 1, "b"), ("d", 1, "d")],
+    ];
+    let heads: &[&[(&str, u64, &str)]] = &[
+        &[],
+        &[("a", 1, "a"), ("b", 1, "b"), ("c", 2, "c")],
+        &[
+            ("c", 1, "edited"),
+            ("a", 1, "a"),
+            ("c", 1, "c"),
+            ("z", 1, "z"),
+        ],
+        &[
+            ("b", 1, "b"),
+            ("b", 2, "edited b"),
+            ("a", 0, "a"),
+            ("d", 1, "d"),
+        ],
+        &[("d", 5, "d")],
+    ];
+    let locks: &[Option<&[&str]>] = &[
+        None,
+        Some(&[]),
+        Some(&["a", "e"]),
+        Some(&["0", "b", "x", "y"]),
+    ];
+    for base_cases in bases {
+        for lock in locks {
+            let base = project_of(base_cases, *lock);
+            for head_cases in heads {
+                let project = project_of(head_cases, None);
+                assert_eq!(
+                    against_base_found(&project, &base),
+                    against_base_by_lookup(&project, &base),
+                    "base {base_cases:?} with lock {lock:?}, head {head_cases:?}"
+                );
+            }
+        }
+    }
+}
