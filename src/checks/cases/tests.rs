@@ -168,7 +168,7 @@ fn project_of(cases: &[(&str, u64, &str)], locked_ids: Option<&[&str]>) -> Proje
         .collect();
     let lock = locked_ids.map(|ids| {
         let mut lock = crate::model::Lock::new();
-        lock.cases.insert("s".into(), locked(ids).into());
+        lock.cases.insert("s".into(), locked(ids));
         lock
     });
     Project {
