@@ -8,6 +8,7 @@ use crate::model::{
     Case, CaseFileCache, CaseProblem, CaseValue, ParsedCaseFile, ProblemKind, SharedText,
 };
 use crate::source::ContentIdentity;
+use compact_str::CompactString;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -234,7 +235,7 @@ fn decode_parsed(path: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
     let file: Arc<str> = Arc::from(path);
     let mut grader_versions = SharedText::default();
     for _ in 0..case_count {
-        let id = decoder.short_str()?.to_owned();
+        let id = CompactString::from(decoder.short_str()?);
         let version = decoder.varint()?;
         let digest = decoder.digest()?;
         let flags = decoder.u8()?;

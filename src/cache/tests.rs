@@ -266,6 +266,8 @@ fn case_files_come_back_exactly_and_only_for_the_same_identity() {
         "{\"id\":\"c\",\"grader_version\":\"g-1\"}\n",
         "{\"id\":\"d\",\"expect\":{\"forbidden\":[\"x\"]},\"mutate\":[{\"completion\":\"y\"}]}\n",
         "{\"id\":\"e\",\"expect\":{\"must_include\":[\"x\"]},\"mutate\":3}\n",
+        // Ids kept inline in a case (up to 24 bytes) and on the heap.
+        "{\"id\":\"ffffffffffffffffffffffff\"}\n{\"id\":\"ggggggggggggggggggggggggg\"}\n",
     );
     let parsed = parse_case_file_with("evals/a.jsonl", text.as_bytes(), CaseDetail::Summary);
     let probed: Vec<_> = parsed
@@ -283,6 +285,14 @@ fn case_files_come_back_exactly_and_only_for_the_same_identity() {
 
     let store = CaseFileStore::open(&cache, "git");
     assert_eq!(store.get("evals/a.jsonl", &identity), Some(parsed.clone()));
+    assert_eq!(
+        parsed
+            .cases
+            .iter()
+            .map(|case| case.id.len())
+            .collect::<Vec<_>>(),
+        [1, 1, 1, 1, 1, 24, 25]
+    );
     assert!(store
         .get("evals/a.jsonl", &ContentIdentity::Object("blob-2".into()))
         .is_none());

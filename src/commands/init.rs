@@ -193,7 +193,11 @@ fn detect_case_files(
         if !writable(path, "case file", skipped) {
             continue;
         }
-        let ids: BTreeSet<String> = parsed.cases.into_iter().map(|case| case.id).collect();
+        let ids: BTreeSet<String> = parsed
+            .cases
+            .into_iter()
+            .map(|case| case.id.into_string())
+            .collect();
         let groups = by_stem.entry(file_stem(path).to_owned()).or_default();
         match groups.iter_mut().find(|group| group.ids.is_disjoint(&ids)) {
             Some(group) => {

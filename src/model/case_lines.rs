@@ -15,6 +15,7 @@ use crate::hash::bytes_digest;
 use crate::jcs::Canonicalizer;
 use crate::text::code_point_column;
 use crate::text::split_lines;
+use compact_str::CompactString;
 use rayon::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;
@@ -285,9 +286,9 @@ fn case_from_text(
         interpreted.as_slice(),
         &expect,
     ));
-    // The id was validated as a string: it moves into the case instead of being copied.
-    let id = match interpreted.iter_mut().find(|(key, _)| *key == "id") {
-        Some((_, Value::String(id))) => std::mem::take(id),
+    // The id was validated as a string; a short one is kept inline in the case.
+    let id = match interpreted.iter().find(|(key, _)| *key == "id") {
+        Some((_, Value::String(id))) => CompactString::from(id.as_str()),
         _ => return None,
     };
     let digest = bytes_digest(object.canonical);

@@ -320,7 +320,7 @@ mod tests {
     fn case(id: String, line: u32) -> Case {
         Case {
             digest: crate::hash::bytes_digest(id.as_bytes()),
-            id,
+            id: id.into(),
             version: 1,
             contract: None,
             file: Arc::from("evals/a.jsonl"),

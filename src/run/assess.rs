@@ -85,7 +85,7 @@ fn millis(duration: Duration) -> u64 {
 pub fn unjudged_result(suite: &str, case: &Case, context: BaselineContext) -> CaseResult {
     CaseResult {
         suite: suite.to_owned(),
-        case_id: case.id.clone(),
+        case_id: case.id.to_string(),
         case_version: case.version,
         file: case.file.to_string(),
         line: case.line,

@@ -3,6 +3,7 @@
 
 use crate::grade::probe::ProbeOutcome;
 use crate::hash::Digest;
+use compact_str::CompactString;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -47,7 +48,7 @@ impl CaseMembers for [(&str, Value)] {
 /// One golden case as loaded from a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
-    pub id: String,
+    pub id: CompactString,
     pub version: u64,
     pub digest: Digest,
     /// The digest of everything but `retired` (retiring a case is not an edit in place),

@@ -10,6 +10,7 @@ use crate::model::case_documents::{json_elements, yaml_elements, Element};
 use crate::model::case_lines::{parse_json_lines, ConflictMarker};
 use crate::model::case_numbers;
 use crate::text::require_clean_text;
+use compact_str::CompactString;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -187,7 +188,11 @@ pub(in crate::model) fn case_from_element(
         }
     }
     let fields = case_fields(map).map_err(problem)?;
-    let (id, version, retired) = (fields.id.to_owned(), fields.version, fields.retired);
+    let (id, version, retired) = (
+        CompactString::from(fields.id),
+        fields.version,
+        fields.retired,
+    );
     let grader_version: Option<Arc<str>> = fields.grader_version.as_deref().map(Arc::from);
     let digest = case_digest(&value).map_err(|error| problem(error.to_string()))?;
     let contract = match &value {

@@ -31,6 +31,41 @@ fn jsonl_keeps_one_line_per_case_and_skips_blank_lines() {
 }
 
 #[test]
+fn ids_of_every_length_are_kept_exactly_by_every_reader() {
+    // Ids up to 24 bytes are stored inline in the case, longer ones on the heap: the
+    // lengths on either side of that line, and multi-byte text that straddles it.
+    let wanted = [
+        "a".repeat(23),
+        "b".repeat(24),
+        "c".repeat(25),
+        "3f0c9a4e-5b1d-4c7e-9a2f-8d6b1e0c7a55".to_owned(),
+        "ü".repeat(12),
+        format!("{}é", "d".repeat(23)),
+        "東京".to_owned(),
+    ];
+    let jsonl: String = wanted
+        .iter()
+        .map(|id| format!("{{\"id\":\"{id}\"}}\n"))
+        .collect();
+    let array = format!("[{}]", jsonl.trim_end().replace('\n', ","));
+    let yaml: String = wanted
+        .iter()
+        .map(|id| format!("- id: \"{id}\"\n"))
+        .collect();
+    for (path, text, detail) in [
+        ("a.jsonl", &jsonl, CaseDetail::Summary),
+        ("a.jsonl", &jsonl, CaseDetail::Full),
+        ("a.json", &array, CaseDetail::Summary),
+        ("a.yaml", &yaml, CaseDetail::Summary),
+    ] {
+        let parsed = parse_case_file_with(path, text.as_bytes(), detail);
+        assert!(parsed.problems.is_empty(), "{path}: {:?}", parsed.problems);
+        let ids: Vec<&str> = parsed.cases.iter().map(|case| case.id.as_str()).collect();
+        assert_eq!(ids, wanted, "{path} {detail:?}");
+    }
+}
+
+#[test]
 fn jsonl_bad_line_is_reported_and_the_rest_still_load() {
     let parsed = parse_case_file(
         "a.jsonl",

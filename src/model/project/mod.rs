@@ -244,7 +244,7 @@ impl Project {
                     let name: Arc<str> = suite.name.into();
                     subjects.extend(suite.cases.into_iter().map(|case| Subject {
                         suite: Some(Arc::clone(&name)),
-                        case: Some(case.id),
+                        case: Some(case.id.into_string()),
                         ..Subject::default()
                     }));
                 }

@@ -14,7 +14,11 @@ impl CaseFileCache for RecordingCache {
     }
 
     fn put(&self, path: &str, _: ContentIdentity, parsed: &ParsedCaseFile) {
-        let ids = parsed.cases.iter().map(|case| case.id.clone()).collect();
+        let ids = parsed
+            .cases
+            .iter()
+            .map(|case| case.id.to_string())
+            .collect();
         self.kept
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
