@@ -163,3 +163,86 @@ fn a_project_in_a_folder_of_the_repository_is_vouched_for_by_its_own_paths() {
         Some(blob_id(&repo, "eval suite/evals/cases.jsonl"))
     );
 }
+
+/// Two suites, one of two files, locked and committed, with every file vouched for (the
+/// case files and the lock are then shared with the base, not read again from git).
+fn two_suites() -> TestRepo {
+    let repo = committed(&[
+        (
+            "evalock.toml",
+            "version = 1\n\n[[suite]]\nname = \"a\"\ncases = [\"evals/a/*.jsonl\"]\n\n[[suite]]\nname = \"b\"\ncases = [\"evals/b.jsonl\"]\n",
+        ),
+        ("evals/a/1.jsonl", TEXT),
+        (
+            "evals/a/2.jsonl",
+            "{\"id\": \"c\", \"input\": \"three\"}\n{\"id\": \"d\", \"input\": \"four\"}\n",
+        ),
+        ("evals/b.jsonl", TEXT),
+    ]);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("lock");
+    for path in [
+        "evalock.lock",
+        "evals/a/1.jsonl",
+        "evals/a/2.jsonl",
+        "evals/b.jsonl",
+    ] {
+        check_out_again(&repo, path);
+        assert_eq!(vouched(&repo, path), Some(blob_id(&repo, path)), "{path}");
+    }
+    repo
+}
+
+/// Each finding's rule and subject, in report order.
+fn findings(run: &common::Run) -> Vec<String> {
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|finding| {
+            let subject = &finding["subject"];
+            format!(
+                "{} {}/{}",
+                finding["rule"].as_str().unwrap_or_default(),
+                subject["suite"].as_str().unwrap_or_default(),
+                subject["case"].as_str().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn check_base_judges_the_same_whatever_the_base_shares_with_the_judged_content() {
+    let repo = two_suites();
+    // Nothing changed: every suite and the lock are the base's.
+    for source in [&[][..], &["--staged"][..], &["--rev", "HEAD"][..]] {
+        let mut args = vec!["check", "--base", "HEAD", "--format", "json", "--no-cache"];
+        args.extend_from_slice(source);
+        assert_eq!(
+            findings(repo.evalock(&args).assert_code(0)),
+            Vec::<String>::new()
+        );
+    }
+    // Suite `a` changes: a case of its second file edited in place (its first file is
+    // still the base's, and copied out of the judged suite), then that file deleted (the
+    // judged suite is then one file of the base's two); suite `b` and the lock do not.
+    repo.replace("evals/a/2.jsonl", "\"three\"", "\"tres\"");
+    let run = repo.evalock(&["check", "--base", "HEAD", "--format", "json", "--no-cache"]);
+    assert_eq!(findings(run.assert_code(2)), ["EL101 a/c", "EL102 a/c"]);
+    repo.remove("evals/a/2.jsonl");
+    repo.git(&["add", "-A"]);
+    for source in [&[][..], &["--staged"][..]] {
+        let mut args = vec!["check", "--base", "HEAD", "--format", "json", "--no-cache"];
+        args.extend_from_slice(source);
+        let run = repo.evalock(&args);
+        assert_eq!(findings(run.assert_code(2)), ["EL103 a/c", "EL103 a/d"]);
+    }
+    // Locked and committed, the lock changes too and is read from the base.
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("remove a file");
+    let run = repo.evalock(&[
+        "check", "--rev", "HEAD", "--base", "HEAD~1", "--format", "json",
+    ]);
+    assert_eq!(findings(run.assert_code(2)), ["EL103 a/c", "EL103 a/d"]);
+}

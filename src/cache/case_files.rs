@@ -5,7 +5,7 @@ use super::codec::{Decoder, Encoder};
 use super::{key_tag, CacheContext, CacheWriter};
 use crate::grade::probe::{MustFail, ProbeOutcome};
 use crate::model::{
-    Case, CaseFileCache, CaseProblem, CaseValue, ParsedCaseFile, ProblemKind, SharedText,
+    Case, CaseProblem, CaseValue, LoadCache, ParsedCaseFile, ProblemKind, SharedText,
 };
 use crate::source::ContentIdentity;
 use compact_str::CompactString;
@@ -106,7 +106,7 @@ fn index_entries(body: &[u8]) -> Option<HashMap<String, IndexedEntry>> {
     Some(entries)
 }
 
-impl CaseFileCache for CaseFileStore {
+impl LoadCache for CaseFileStore {
     fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile> {
         let entry = self.entries.get(path)?;
         if entry.identity != *identity {

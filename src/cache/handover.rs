@@ -1,45 +1,59 @@
-//! Case files that `check --base` would parse twice. A pull request changes a few case
-//! files of hundreds; the base revision holds the others byte for byte. The judged
-//! content's parse of such a file is handed to the base's load instead of the base
-//! reading the file from git (often a chain of deltas in a pack) and parsing it again.
+//! What `check --base` would load twice. A pull request changes a few case files of
+//! hundreds, and often not the lock; the base revision holds the rest byte for byte. The
+//! judged content's load is shared with the base's instead of the base reading the same
+//! bytes from git (often a chain of deltas in a pack) and parsing them again:
 //!
-//! A file is handed over only when its bytes are known to be the base's: it has the same
-//! path, and its git object id equals the base's. A file from the index or a commit has
-//! that id; a working-tree file has it only when the index vouches for it (see
+//! - a suite whose case files are all the base's is the same content in both snapshots,
+//!   held once;
+//! - so is the lock when it is the base's;
+//! - of a suite where some files changed, each unchanged file's cases are copied out of
+//!   the judged suite, and only the changed files are parsed from the base.
+//!
+//! Bytes are known to be the base's only when they have the same path and their git
+//! object id equals the base's. Content from the index or a commit has that id; a
+//! working-tree file has it only when the index vouches for it (see
 //! [`StagedIndex::vouched_blob`]). Anything else is parsed from the base as before, so the
 //! report is the same either way.
 
-use crate::model::{CaseFileCache, ParsedCaseFile};
+use crate::model::{LoadCache, Lock, ParsedCaseFile, SuiteCases, LOCK_FILE};
 use crate::source::{ContentIdentity, StagedIndex};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-/// The parses waiting for the base, by path, with the object id of the bytes parsed.
+/// The judged content's loads, kept for the base by the object ids they were read from.
 pub struct Handover {
     /// Vouches for working-tree files; `None` for content from git, or without an index.
     index: Option<StagedIndex>,
-    waiting: Mutex<HashMap<String, (String, ParsedCaseFile)>>,
+    kept: Mutex<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    /// By the path of each case file: its object id, and the suite content it is part of.
+    files: HashMap<String, (String, Arc<SuiteCases>)>,
+    /// The lock, with its object id.
+    lock: Option<(String, Arc<Lock>)>,
 }
 
 impl Handover {
     pub fn new(index: Option<StagedIndex>) -> Handover {
         Handover {
             index,
-            waiting: Mutex::new(HashMap::new()),
+            kept: Mutex::new(Kept::default()),
         }
     }
 
     /// The cache the judged content loads through: `inner` (the cache on disk, if any),
-    /// with every parse it yields kept for the base when its object id is known.
-    pub fn judged_side<'a>(&'a self, inner: Option<&'a dyn CaseFileCache>) -> JudgedSide<'a> {
+    /// with every suite and lock it loads kept for the base when its object ids are known.
+    pub fn judged_side<'a>(&'a self, inner: Option<&'a dyn LoadCache>) -> JudgedSide<'a> {
         JudgedSide {
             handover: self,
             inner,
         }
     }
 
-    /// The cache the base loads through: the parses handed over, then `inner`.
-    pub fn base_side<'a>(&'a self, inner: Option<&'a dyn CaseFileCache>) -> BaseSide<'a> {
+    /// The cache the base loads through: what the judged content's load kept, then `inner`.
+    pub fn base_side<'a>(&'a self, inner: Option<&'a dyn LoadCache>) -> BaseSide<'a> {
         BaseSide {
             handover: self,
             inner,
@@ -57,65 +71,105 @@ impl Handover {
         }
     }
 
-    fn keep(&self, path: &str, identity: &ContentIdentity, parsed: &ParsedCaseFile) {
-        let Some(id) = self.object_id(path, identity) else {
-            return;
-        };
-        if let Ok(mut waiting) = self.waiting.lock() {
-            waiting.insert(path.to_owned(), (id, parsed.clone()));
-        }
+    fn kept(&self) -> Option<std::sync::MutexGuard<'_, Kept>> {
+        self.kept.lock().ok()
     }
 
-    /// The parse of `path` handed over for the base's `identity`, taken (each is asked
-    /// for once).
-    fn take(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile> {
+    /// The suite content that holds `path` as the base's bytes `identity`.
+    fn content_of(&self, path: &str, identity: &ContentIdentity) -> Option<Arc<SuiteCases>> {
         let ContentIdentity::Object(base_id) = identity else {
             return None;
         };
-        let mut waiting = self.waiting.lock().ok()?;
-        match waiting.get(path) {
-            Some((id, _)) if id == base_id => waiting.remove(path).map(|(_, parsed)| parsed),
-            _ => None,
-        }
+        let kept = self.kept()?;
+        let (id, content) = kept.files.get(path)?;
+        (id == base_id).then(|| Arc::clone(content))
     }
 }
 
 pub struct JudgedSide<'a> {
     handover: &'a Handover,
-    inner: Option<&'a dyn CaseFileCache>,
+    inner: Option<&'a dyn LoadCache>,
 }
 
-impl CaseFileCache for JudgedSide<'_> {
+impl LoadCache for JudgedSide<'_> {
     fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile> {
-        let parsed = self.inner?.get(path, identity)?;
-        self.handover.keep(path, identity, &parsed);
-        Some(parsed)
+        self.inner?.get(path, identity)
     }
 
     fn put(&self, path: &str, identity: ContentIdentity, parsed: &ParsedCaseFile) {
-        self.handover.keep(path, &identity, parsed);
         if let Some(inner) = self.inner {
             inner.put(path, identity, parsed);
+        }
+    }
+
+    fn put_suite(&self, identities: &[ContentIdentity], content: &Arc<SuiteCases>) {
+        let files: Vec<_> = content
+            .files()
+            .iter()
+            .zip(identities)
+            .filter_map(|(path, identity)| {
+                let id = self.handover.object_id(path, identity)?;
+                Some((path.clone(), (id, Arc::clone(content))))
+            })
+            .collect();
+        if let Some(mut kept) = self.handover.kept() {
+            kept.files.extend(files);
+        }
+    }
+
+    fn put_lock(&self, identity: &ContentIdentity, lock: &Arc<Lock>) {
+        let Some(id) = self.handover.object_id(LOCK_FILE, identity) else {
+            return;
+        };
+        if let Some(mut kept) = self.handover.kept() {
+            kept.lock = Some((id, Arc::clone(lock)));
         }
     }
 }
 
 pub struct BaseSide<'a> {
     handover: &'a Handover,
-    inner: Option<&'a dyn CaseFileCache>,
+    inner: Option<&'a dyn LoadCache>,
 }
 
-impl CaseFileCache for BaseSide<'_> {
+impl LoadCache for BaseSide<'_> {
     fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile> {
-        self.handover
-            .take(path, identity)
-            .or_else(|| self.inner?.get(path, identity))
+        match self.handover.content_of(path, identity) {
+            Some(content) => content.file(path),
+            None => self.inner?.get(path, identity),
+        }
     }
 
     fn put(&self, path: &str, identity: ContentIdentity, parsed: &ParsedCaseFile) {
         if let Some(inner) = self.inner {
             inner.put(path, identity, parsed);
         }
+    }
+
+    fn get_suite(
+        &self,
+        files: &[String],
+        identities: &[ContentIdentity],
+    ) -> Option<Arc<SuiteCases>> {
+        let content = self
+            .handover
+            .content_of(files.first()?, identities.first()?)?;
+        let same = content.files() == files
+            && files.iter().zip(identities).all(|(path, identity)| {
+                self.handover
+                    .content_of(path, identity)
+                    .is_some_and(|other| Arc::ptr_eq(&other, &content))
+            });
+        same.then_some(content)
+    }
+
+    fn get_lock(&self, identity: &ContentIdentity) -> Option<Arc<Lock>> {
+        let ContentIdentity::Object(base_id) = identity else {
+            return None;
+        };
+        let kept = self.handover.kept()?;
+        let (id, lock) = kept.lock.as_ref()?;
+        (id == base_id).then(|| Arc::clone(lock))
     }
 }
 
@@ -128,7 +182,7 @@ mod tests {
     #[derive(Default)]
     struct Remembered(Mutex<HashMap<(String, ContentIdentity), ParsedCaseFile>>);
 
-    impl CaseFileCache for Remembered {
+    impl LoadCache for Remembered {
         fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile> {
             let remembered = self.0.lock().ok()?;
             remembered
@@ -163,37 +217,90 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_base_takes_the_parse_of_the_same_bytes_once() {
-        let handover = Handover::new(None);
-        handover
-            .judged_side(None)
-            .put(PATH, object("1111"), &parsed());
-        let base = handover.base_side(None);
-        assert_eq!(base.get(PATH, &object("1111")), Some(parsed()));
-        assert_eq!(base.get(PATH, &object("1111")), None, "taken, not copied");
+    /// A suite of two files, `evals/a.jsonl` (one case and a malformed line) and
+    /// `evals/b.jsonl` (two cases), joined as a load joins them.
+    fn two_files() -> (ParsedCaseFile, ParsedCaseFile, Arc<SuiteCases>) {
+        let first = parse_case_file(PATH, b"{\"id\": \"a\", \"input\": \"x\"}\n{oops\n");
+        let second = parse_case_file(
+            OTHER,
+            b"{\"id\": \"b\", \"input\": \"y\"}\n{\"id\": \"c\", \"input\": \"z\"}\n",
+        );
+        assert_eq!((first.cases.len(), first.problems.len()), (1, 1));
+        let mut joined = first.clone();
+        joined.cases.extend(second.cases.clone());
+        joined.problems.extend(second.problems.clone());
+        let files = vec![PATH.to_owned(), OTHER.to_owned()];
+        (first, second, Arc::new(SuiteCases::new(files, joined)))
+    }
+
+    const OTHER: &str = "evals/b.jsonl";
+
+    fn lock() -> Arc<Lock> {
+        Arc::new(Lock::new())
     }
 
     #[test]
-    fn other_bytes_or_another_path_are_parsed_from_the_base() {
+    fn a_suite_of_the_same_bytes_is_shared_whole() {
+        let (_, _, content) = two_files();
         let handover = Handover::new(None);
         handover
             .judged_side(None)
-            .put(PATH, object("1111"), &parsed());
+            .put_suite(&[object("1111"), object("2222")], &content);
         let base = handover.base_side(None);
+        let files = content.files();
+        let shared = base.get_suite(files, &[object("1111"), object("2222")]);
+        assert!(shared.is_some_and(|shared| Arc::ptr_eq(&shared, &content)));
+        // Another file's bytes, or other files, are not the suite.
+        assert!(base
+            .get_suite(files, &[object("1111"), object("3333")])
+            .is_none());
+        assert!(base.get_suite(&files[..1], &[object("1111")]).is_none());
+        let more = [files.to_vec(), vec!["evals/c.jsonl".to_owned()]].concat();
+        let identities = [object("1111"), object("2222"), object("4444")];
+        assert!(base.get_suite(&more, &identities).is_none());
+    }
+
+    #[test]
+    fn of_a_suite_that_changed_each_unchanged_file_is_copied_out_as_parsed_alone() {
+        let (first, second, content) = two_files();
+        let handover = Handover::new(None);
+        handover
+            .judged_side(None)
+            .put_suite(&[object("1111"), object("2222")], &content);
+        let base = handover.base_side(None);
+        assert_eq!(base.get(PATH, &object("1111")), Some(first));
+        assert_eq!(base.get(OTHER, &object("2222")), Some(second.clone()));
+        // Asked again, the same copy: nothing is taken away from the judged content.
+        assert_eq!(base.get(OTHER, &object("2222")), Some(second));
+        assert_eq!(content.cases().len(), 3);
+        // Other bytes, or a path the judged content does not hold, are parsed from the base.
         assert_eq!(base.get(PATH, &object("2222")), None);
-        assert_eq!(base.get("evals/b.jsonl", &object("1111")), None);
-        assert_eq!(base.get(PATH, &object("1111")), Some(parsed()));
+        assert_eq!(base.get("evals/c.jsonl", &object("1111")), None);
     }
 
     #[test]
-    fn a_working_tree_file_no_index_vouches_for_is_not_handed_over() {
+    fn the_lock_is_shared_only_for_the_same_bytes() {
         let handover = Handover::new(None);
-        handover.judged_side(None).put(PATH, stat(), &parsed());
-        assert!(handover
-            .waiting
-            .lock()
-            .is_ok_and(|waiting| waiting.is_empty()));
+        let judged = lock();
+        handover
+            .judged_side(None)
+            .put_lock(&object("5555"), &judged);
+        let base = handover.base_side(None);
+        assert!(base
+            .get_lock(&object("5555"))
+            .is_some_and(|shared| Arc::ptr_eq(&shared, &judged)));
+        assert!(base.get_lock(&object("6666")).is_none());
+    }
+
+    #[test]
+    fn working_tree_content_no_index_vouches_for_is_not_shared() {
+        let (_, _, content) = two_files();
+        let handover = Handover::new(None);
+        let judged = handover.judged_side(None);
+        judged.put_suite(&[stat(), stat()], &content);
+        judged.put_lock(&stat(), &lock());
+        let kept = handover.kept().expect("not poisoned");
+        assert!(kept.files.is_empty() && kept.lock.is_none());
     }
 
     #[test]
@@ -203,17 +310,10 @@ mod tests {
         let judged = handover.judged_side(Some(&disk));
         judged.put(PATH, stat(), &parsed());
         assert_eq!(disk.get(PATH, &stat()), Some(parsed()));
-        // A hit on disk is handed over too.
-        disk.put("evals/b.jsonl", object("3333"), &parsed());
-        assert_eq!(judged.get("evals/b.jsonl", &object("3333")), Some(parsed()));
+        assert_eq!(judged.get(PATH, &stat()), Some(parsed()));
         let base = handover.base_side(Some(&disk));
-        assert_eq!(base.get("evals/b.jsonl", &object("3333")), Some(parsed()));
-        assert!(handover
-            .waiting
-            .lock()
-            .is_ok_and(|waiting| waiting.is_empty()));
-        // What was not handed over comes from the disk; what the base parses goes there.
-        base.put(PATH, object("4444"), &parsed());
-        assert_eq!(base.get(PATH, &object("4444")), Some(parsed()));
+        // Nothing kept for this path: the disk answers, and what the base parses goes there.
+        base.put(OTHER, object("4444"), &parsed());
+        assert_eq!(base.get(OTHER, &object("4444")), Some(parsed()));
     }
 }

@@ -3,7 +3,7 @@
 use super::*;
 use crate::finding::{Finding, Location, Subject};
 use crate::hash::EntryKind;
-use crate::model::{parse_case_file_with, CaseDetail, CaseFileCache};
+use crate::model::{parse_case_file_with, CaseDetail, LoadCache};
 use crate::report::Report;
 use crate::rules::RuleId;
 use crate::source::{ContentSource, SourceFile};

@@ -43,7 +43,7 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
     // it, so the second and later ones count which repetition they are.
     let mut seen: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     let mut findings: Vec<Finding> = suite
-        .problems
+        .problems()
         .iter()
         .map(|problem| {
             let repeat = seen
@@ -148,7 +148,7 @@ pub fn duplicate_case_ids(suite: &SuiteModel) -> Vec<Finding> {
 /// may not have loaded.
 fn files_with_problems(suite: &SuiteModel) -> BTreeSet<&str> {
     suite
-        .problems
+        .problems()
         .iter()
         .filter(|problem| problem.is_malformed())
         .map(|problem| problem.file.as_str())

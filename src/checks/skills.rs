@@ -30,7 +30,7 @@ pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
         skills: &project.skills.skills,
         discovery_problems: &project.skills.problems,
         config: &config,
-        lock: project.lock.as_ref(),
+        lock: project.lock.as_deref(),
         whole_project: true,
     };
     let mut findings = check_scope(&scope);

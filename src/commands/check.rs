@@ -6,7 +6,7 @@ use crate::checks::check_project;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Subject};
 use crate::grade::GraderProgram;
-use crate::model::{CaseDetail, CaseFileCache, LoadOptions, Project};
+use crate::model::{CaseDetail, LoadCache, LoadOptions, Project};
 use crate::report::Report;
 use crate::rules::RuleId;
 use crate::source::{self, trailer_values, ContentSource, GitRepo, SourceSpec};
@@ -89,7 +89,7 @@ fn check_content(options: &CheckOptions, content: &dyn ContentSource) -> Result<
     let recording = RecordingSource::new(content);
     let store = CaseFileStore::open(&cache, kind);
     let base_store = (base.is_some() && kind != "git").then(|| CaseFileStore::open(&cache, "git"));
-    let base_cache: &dyn CaseFileCache = base_store.as_ref().unwrap_or(&store);
+    let base_cache: &dyn LoadCache = base_store.as_ref().unwrap_or(&store);
     let judged = judge(
         options,
         &recording,
@@ -137,10 +137,11 @@ fn judge(
     options: &CheckOptions,
     content: &dyn ContentSource,
     base: Option<&Base>,
-    cache: Option<&dyn CaseFileCache>,
-    base_cache: Option<&dyn CaseFileCache>,
+    cache: Option<&dyn LoadCache>,
+    base_cache: Option<&dyn LoadCache>,
 ) -> Result<Judged> {
-    // The case files the base holds unchanged are parsed once, for the judged content.
+    // What the base holds unchanged is loaded once, for the judged content: its suites and
+    // its lock are then shared, and the base reads only what changed.
     let handover = base.map(|base| {
         Handover::new(match options.source {
             SourceSpec::Worktree => base.repo.staged_index().ok(),
@@ -151,7 +152,7 @@ fn judge(
         .as_ref()
         .map(|handover| handover.judged_side(cache));
     let cache = match &judged_side {
-        Some(side) => Some(side as &dyn CaseFileCache),
+        Some(side) => Some(side as &dyn LoadCache),
         None => cache,
     };
     let mut project =
@@ -289,7 +290,7 @@ fn unreadable_base_baselines<'a>(
 }
 
 /// The project at the base commit; `None` when it predates evalock.
-fn load_base(base: &Base, cache: &dyn CaseFileCache) -> Result<Option<Project>> {
+fn load_base(base: &Base, cache: &dyn LoadCache) -> Result<Option<Project>> {
     let snapshot = base
         .repo
         .commit_source(base.commit, base.description.clone())?;

@@ -28,8 +28,10 @@ pub use cases::{
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
 pub use graders::GraderModel;
 pub use lock::{CaseEntries, CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
-pub use project::{CaseFileCache, LoadOptions, Project};
+pub use project::{LoadCache, LoadOptions, Project};
 pub use skill_lock::{FileLock, SkillLock, SourceKind, SourceLock};
 pub(crate) use strict_json::duplicate_key_position;
 pub use strict_json::StrictValue;
-pub use suite::{locked_prompt_digest, suite_digest, PromptFile, SuiteModel, UnmatchedGlob};
+pub use suite::{
+    locked_prompt_digest, suite_digest, PromptFile, SuiteCases, SuiteModel, UnmatchedGlob,
+};

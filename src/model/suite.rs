@@ -1,6 +1,6 @@
 //! A suite as loaded from one snapshot: its cases (indexed by id), prompts and digests.
 
-use super::cases::{Case, CaseProblem};
+use super::cases::{Case, CaseProblem, ParsedCaseFile};
 use super::lock::{CaseEntries, CaseLock};
 use crate::hash::{tree_digest, Digest, EntryKind, TreeEntry};
 use std::collections::BTreeMap;
@@ -28,13 +28,24 @@ pub struct UnmatchedGlob {
 #[derive(Debug)]
 pub struct SuiteModel {
     pub name: String,
-    pub case_files: Vec<String>,
-    pub cases: Vec<Case>,
-    /// Places in case files that could not become cases (EL105).
-    pub problems: Vec<CaseProblem>,
+    /// Shared with the other snapshot of a check with a base when both hold the same
+    /// case files byte for byte (see [`SuiteCases`]).
+    content: Arc<SuiteCases>,
     /// Case globs that matched no file.
     pub unmatched_globs: Vec<UnmatchedGlob>,
     pub prompts: Vec<PromptFile>,
+}
+
+/// What a suite's case files hold, with what lookups by id need. It follows from the
+/// files' bytes alone (not from the suite's name, its globs or its grader), so two
+/// snapshots that hold the same files can share it.
+#[derive(Debug)]
+pub struct SuiteCases {
+    /// The case files, sorted; their cases come in this order.
+    files: Vec<String>,
+    cases: Vec<Case>,
+    /// Places in case files that could not become cases (EL105).
+    problems: Vec<CaseProblem>,
     /// Positions of the cases sorted by id (first occurrence first), so lookups by id
     /// are a binary search rather than a scan.
     case_index: Vec<u32>,
@@ -86,6 +97,67 @@ impl CaseIndex {
     }
 }
 
+impl SuiteCases {
+    /// The cases and problems of `files` (sorted), as they were joined in the files'
+    /// order, indexed by id.
+    pub fn new(files: Vec<String>, parsed: ParsedCaseFile) -> SuiteCases {
+        let index = CaseIndex::of(&parsed.cases);
+        SuiteCases::indexed(files, parsed, index)
+    }
+
+    /// The files' cases and problems, in the files' order, with the index of `cases`
+    /// already built.
+    pub(super) fn indexed(
+        files: Vec<String>,
+        parsed: ParsedCaseFile,
+        index: CaseIndex,
+    ) -> SuiteCases {
+        SuiteCases {
+            files,
+            cases: parsed.cases,
+            problems: parsed.problems,
+            case_index: index.case_index,
+            repeats: index.repeats,
+            ascii_ids: index.ascii_ids,
+        }
+    }
+
+    /// The case files, sorted.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// Every case, in file order.
+    pub fn cases(&self) -> &[Case] {
+        &self.cases
+    }
+
+    /// The cases, moved out.
+    pub fn into_cases(self) -> Vec<Case> {
+        self.cases
+    }
+
+    /// What one of the files yielded, copied out: its cases are the ones that name it
+    /// (they sit together, the files being joined in order), as are its problems. `None`
+    /// when `path` is not one of the files.
+    pub fn file(&self, path: &str) -> Option<ParsedCaseFile> {
+        self.files
+            .binary_search_by(|file| file.as_str().cmp(path))
+            .ok()?;
+        let start = self.cases.partition_point(|case| &*case.file < path);
+        let end = start + self.cases[start..].partition_point(|case| &*case.file == path);
+        Some(ParsedCaseFile {
+            cases: self.cases[start..end].to_vec(),
+            problems: self
+                .problems
+                .iter()
+                .filter(|problem| problem.file == path)
+                .cloned()
+                .collect(),
+        })
+    }
+}
+
 impl SuiteModel {
     /// `bytes-v1` of the only prompt file, `tree-v1` over several; `None` without prompts
     /// or when one is missing.
@@ -96,22 +168,49 @@ impl SuiteModel {
     /// The cases and their suite, with what lookups by id need.
     pub fn new(name: String, cases: Vec<Case>) -> SuiteModel {
         let index = CaseIndex::of(&cases);
-        SuiteModel::indexed(name, cases, index)
-    }
-
-    /// [`SuiteModel::new`] with the index of `cases` already built.
-    pub(super) fn indexed(name: String, cases: Vec<Case>, index: CaseIndex) -> SuiteModel {
-        SuiteModel {
-            name,
-            case_files: Vec::new(),
+        let parsed = ParsedCaseFile {
             cases,
             problems: Vec::new(),
+        };
+        SuiteModel::of(
+            name,
+            Arc::new(SuiteCases::indexed(Vec::new(), parsed, index)),
+        )
+    }
+
+    /// The suite `name` holding `content` (neither globs that matched nothing nor prompts).
+    pub(super) fn of(name: String, content: Arc<SuiteCases>) -> SuiteModel {
+        SuiteModel {
+            name,
+            content,
             unmatched_globs: Vec::new(),
             prompts: Vec::new(),
-            case_index: index.case_index,
-            repeats: index.repeats,
-            ascii_ids: index.ascii_ids,
         }
+    }
+
+    /// Every case, in file order.
+    pub fn cases(&self) -> &[Case] {
+        &self.content.cases
+    }
+
+    /// The case files, sorted.
+    pub fn case_files(&self) -> &[String] {
+        &self.content.files
+    }
+
+    /// Places in case files that could not become cases (EL105).
+    pub fn problems(&self) -> &[CaseProblem] {
+        &self.content.problems
+    }
+
+    /// What the case files hold, as shared between snapshots.
+    pub fn content(&self) -> &Arc<SuiteCases> {
+        &self.content
+    }
+
+    /// The suite's content, moved out when no other snapshot shares it.
+    pub fn into_content(self) -> Result<SuiteCases, Arc<SuiteCases>> {
+        Arc::try_unwrap(self.content)
     }
 
     /// The first case of each id, in file order.
@@ -121,33 +220,38 @@ impl SuiteModel {
 
     /// [`SuiteModel::first_of_each_id`] with the position of each case.
     pub fn first_of_each_id_at(&self) -> impl Iterator<Item = (usize, &Case)> {
-        let mut repeats = self.repeats.iter().peekable();
-        self.cases.iter().enumerate().filter(move |(position, _)| {
-            repeats
-                .next_if(|repeat| **repeat as usize == *position)
-                .is_none()
-        })
+        let mut repeats = self.content.repeats.iter().peekable();
+        self.content
+            .cases
+            .iter()
+            .enumerate()
+            .filter(move |(position, _)| {
+                repeats
+                    .next_if(|repeat| **repeat as usize == *position)
+                    .is_none()
+            })
     }
 
     /// Every case, repeated ids included, in id order (the first of an id first): for
     /// pairing a suite's cases with another sorted list in one pass.
     pub fn cases_by_id(&self) -> impl Iterator<Item = &Case> + '_ {
-        self.case_index
+        self.content
+            .case_index
             .iter()
-            .map(|position| &self.cases[*position as usize])
+            .map(|position| &self.content.cases[*position as usize])
     }
 
     /// The first case of each id, in id order.
     pub fn first_cases_by_id(&self) -> impl Iterator<Item = &Case> + '_ {
         self.first_positions_by_id()
-            .map(|position| &self.cases[position])
+            .map(|position| &self.content.cases[position])
     }
 
     /// The positions of the first case of each id, in id order.
     pub fn first_positions_by_id(&self) -> impl Iterator<Item = usize> + '_ {
         let mut previous: Option<&str> = None;
-        self.case_index.iter().filter_map(move |position| {
-            let id = self.cases[*position as usize].id.as_str();
+        self.content.case_index.iter().filter_map(move |position| {
+            let id = self.content.cases[*position as usize].id.as_str();
             let first = previous != Some(id);
             previous = Some(id);
             first.then_some(*position as usize)
@@ -156,31 +260,33 @@ impl SuiteModel {
 
     /// Each case that repeats an earlier case's id, with that first case, in file order.
     pub fn repeated_ids(&self) -> impl Iterator<Item = (&Case, &Case)> {
-        self.repeats.iter().filter_map(|position| {
-            let repeat = &self.cases[*position as usize];
+        self.content.repeats.iter().filter_map(|position| {
+            let repeat = &self.content.cases[*position as usize];
             Some((repeat, self.case(&repeat.id)?))
         })
     }
 
     /// The first case with this id.
     pub fn case(&self, id: &str) -> Option<&Case> {
-        self.case_position(id).map(|position| &self.cases[position])
+        self.case_position(id)
+            .map(|position| &self.content.cases[position])
     }
 
     /// The position of the first case with this id.
     fn case_position(&self, id: &str) -> Option<usize> {
         let first = self
+            .content
             .case_index
-            .partition_point(|position| self.cases[*position as usize].id.as_str() < id);
-        let position = *self.case_index.get(first)? as usize;
-        (self.cases[position].id == id).then_some(position)
+            .partition_point(|position| self.content.cases[*position as usize].id.as_str() < id);
+        let position = *self.content.case_index.get(first)? as usize;
+        (self.content.cases[position].id == id).then_some(position)
     }
 
     /// Each case whose id differs from an earlier case's id only in Unicode normalisation
     /// (`café` written with U+00E9 and with `e` + U+0301), with the first case of that
     /// NFC form, in file order. Ids that are the same bytes are [`SuiteModel::repeated_ids`].
     pub fn normalisation_twins(&self) -> Vec<(&Case, &Case)> {
-        if self.ascii_ids {
+        if self.content.ascii_ids {
             return Vec::new();
         }
         // Two different ids with one NFC form cannot both be in NFC, so only the ids that
@@ -203,7 +309,7 @@ impl SuiteModel {
         twins.sort_unstable();
         twins
             .into_iter()
-            .map(|(twin, first)| (&self.cases[twin], &self.cases[first]))
+            .map(|(twin, first)| (&self.content.cases[twin], &self.content.cases[first]))
             .collect()
     }
 
@@ -211,10 +317,10 @@ impl SuiteModel {
     pub fn case_locks(&self) -> CaseEntries {
         let firsts = || {
             self.first_positions_by_id()
-                .map(|position| &self.cases[position])
+                .map(|position| &self.content.cases[position])
         };
         let id_bytes = firsts().map(|case| case.id.len()).sum();
-        let mut entries = CaseEntries::with_capacity(self.cases.len(), id_bytes);
+        let mut entries = CaseEntries::with_capacity(self.content.cases.len(), id_bytes);
         for case in firsts() {
             let entry = CaseLock {
                 version: case.version,
@@ -365,13 +471,13 @@ mod tests {
                 }
             }
             assert!(count < 1_000 || !repeats.is_empty());
-            assert_eq!(suite.repeats, repeats, "{count} cases");
+            assert_eq!(suite.content.repeats, repeats, "{count} cases");
             let found: Vec<(&str, u32)> = suite
                 .first_positions_by_id()
                 .map(|position| {
                     (
-                        suite.cases[position].id.as_str(),
-                        suite.cases[position].line,
+                        suite.cases()[position].id.as_str(),
+                        suite.cases()[position].line,
                     )
                 })
                 .collect();

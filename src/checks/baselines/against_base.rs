@@ -218,7 +218,7 @@ pub fn mixed_change(base: &Project, suite: &SuiteModel, baseline: &SuiteBaseline
     if suite.prompt_digest() != base_suite.prompt_digest() {
         contract_changes.push("its prompt".into());
     }
-    for case in &suite.cases {
+    for case in suite.cases() {
         if base_suite
             .case(&case.id)
             .is_some_and(|base_case| base_case.contract_digest() != case.contract_digest())

@@ -41,7 +41,7 @@ type LockPairs<'a> = (Vec<Paired<'a>>, Vec<Unpaired<'a>>);
 fn pair_by_lookup<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPairs<'a> {
     let mut seen = std::collections::HashSet::new();
     let paired = suite
-        .cases
+        .cases()
         .iter()
         .filter(|case| seen.insert(case.id.as_str()))
         .map(|case| (case, locked.get(&case.id)))
@@ -173,7 +173,7 @@ fn project_of(cases: &[(&str, u64, &str)], locked_ids: Option<&[&str]>) -> Proje
     });
     Project {
         config: crate::model::Config::parse("evalock.toml", b"").expect("an empty config"),
-        lock,
+        lock: lock.map(std::sync::Arc::new),
         lock_case_digests: BTreeMap::new(),
         suites: vec![SuiteModel::new("s".into(), cases)],
         skills: Default::default(),
@@ -189,7 +189,7 @@ fn project_of(cases: &[(&str, u64, &str)], locked_ids: Option<&[&str]>) -> Proje
 fn against_base_by_lookup(project: &Project, base: &Project) -> Vec<(RuleId, String)> {
     let mut found = Vec::new();
     let (suite, base_suite) = (&project.suites[0], &base.suites[0]);
-    for case in &suite.cases {
+    for case in suite.cases() {
         if let Some(base_case) = base_suite.case(&case.id) {
             let edited = case.version == base_case.version
                 && case.contract_digest() != base_case.contract_digest();
@@ -202,7 +202,7 @@ fn against_base_by_lookup(project: &Project, base: &Project) -> Vec<(RuleId, Str
         }
     }
     let mut base_ids = BTreeSet::new();
-    base_ids.extend(base_suite.cases.iter().map(|case| case.id.as_str()));
+    base_ids.extend(base_suite.cases().iter().map(|case| case.id.as_str()));
     if let Some(lock) = base.lock.as_ref().and_then(|lock| lock.cases.get("s")) {
         base_ids.extend(lock.iter().map(|(id, _)| id));
     }

@@ -10,9 +10,10 @@ use crate::model::cases::{
     is_json_lines, parse_owned_case_file, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind,
 };
 use crate::model::config::{Config, CONFIG_FILE};
-use crate::model::suite::{CaseIndex, PromptFile, SuiteModel, UnmatchedGlob};
+use crate::model::suite::{CaseIndex, PromptFile, SuiteCases, SuiteModel, UnmatchedGlob};
 use crate::source::{glob_files, ContentIdentity, ContentSource};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// A directory where a prompt goes cannot be read as one, as the lock in its place
 /// cannot: it is bad input (exit 65) named as a directory, not a prompt that went missing
@@ -44,27 +45,30 @@ fn symlinked_case_file(path: &str) -> ParsedCaseFile {
     }
 }
 
-/// One case file through the cache when it is usable: only summaries are cached, and only
-/// for files whose content identity the source can vouch for. With `write_cache` false,
-/// also the identity the file's cache entry is still to be written under (when there is a
-/// cache and the file was not in it).
+/// The identity the cache knows a case file by; `None` for a symlink, which is never
+/// read, so never cached.
+fn cache_identity(source: &dyn ContentSource, path: &str) -> Result<Option<ContentIdentity>> {
+    match source.kind_of(path)? {
+        Some(EntryKind::Symlink) => Ok(None),
+        _ => source.identity(path),
+    }
+}
+
+/// One case file, through the cache when it has an `identity` there. With `write_cache`
+/// false, also the identity the file's cache entry is still to be written under (when the
+/// file was not in the cache).
 fn load_case_file(
     source: &dyn ContentSource,
     path: &str,
+    identity: Option<ContentIdentity>,
     options: &LoadOptions<'_>,
     write_cache: bool,
 ) -> Result<(ParsedCaseFile, Option<ContentIdentity>)> {
-    if source.kind_of(path)? == Some(EntryKind::Symlink) {
+    let cache = options.case_cache.zip(identity);
+    if cache.is_none() && source.kind_of(path)? == Some(EntryKind::Symlink) {
         return Ok((symlinked_case_file(path), None));
     }
-    let cache = options
-        .case_cache
-        .filter(|_| options.detail == CaseDetail::Summary);
-    let identity = match cache {
-        Some(_) => source.identity(path)?,
-        None => None,
-    };
-    if let (Some(cache), Some(identity)) = (cache, &identity) {
+    if let Some((cache, identity)) = &cache {
         if let Some(parsed) = cache.get(path, identity) {
             return Ok((parsed, None));
         }
@@ -73,13 +77,13 @@ fn load_case_file(
         Some(parsed) => parsed,
         None => return Ok((ParsedCaseFile::default(), None)),
     };
-    match (cache, identity) {
-        (Some(cache), Some(identity)) if write_cache => {
+    match cache {
+        Some((cache, identity)) if write_cache => {
             cache.put(path, identity, &parsed);
             Ok((parsed, None))
         }
-        (Some(_), identity) => Ok((parsed, identity)),
-        (None, _) => Ok((parsed, None)),
+        Some((_, identity)) => Ok((parsed, Some(identity))),
+        None => Ok((parsed, None)),
     }
 }
 
@@ -141,6 +145,63 @@ fn symlink_on_the_way(source: &dyn ContentSource, pattern: &str) -> Result<Optio
     Ok(None)
 }
 
+/// The cases of `files` (sorted): a whole suite's content from the cache when it holds
+/// one for exactly these files, else each file's, joined and indexed by id.
+fn load_content(
+    source: &dyn ContentSource,
+    files: Vec<String>,
+    options: &LoadOptions<'_>,
+) -> Result<Arc<SuiteCases>> {
+    // Only summaries are cached.
+    let cache = options
+        .case_cache
+        .filter(|_| options.detail == CaseDetail::Summary);
+    let identities: Vec<Option<ContentIdentity>> = match cache {
+        Some(_) => files
+            .par_iter()
+            .map(|path| cache_identity(source, path))
+            .collect::<Result<_>>()?,
+        None => vec![None; files.len()],
+    };
+    // The whole suite is looked up, and kept, when every file has its identity.
+    let whole = identities.iter().cloned().collect::<Option<Vec<_>>>();
+    let whole = cache.zip(whole);
+    if let Some(content) = whole
+        .as_ref()
+        .and_then(|(cache, identities)| cache.get_suite(&files, identities))
+    {
+        return Ok(content);
+    }
+    // A suite of one file (often a large one) writes that file's cache entry while its
+    // cases are indexed, instead of before: the two are the only work left then. The
+    // files of a larger suite write theirs as they are parsed.
+    let single = files.len() == 1;
+    let loaded: Vec<_> = files
+        .par_iter()
+        .zip(identities)
+        .map(|(path, identity)| load_case_file(source, path, identity, options, !single))
+        .collect::<Result<Vec<_>>>()?;
+    let (parsed, unwritten): (Vec<_>, Vec<_>) = loaded.into_iter().unzip();
+    let pending = unwritten.into_iter().flatten().next();
+    // The first file's cases are not copied: a suite of one large file is held once.
+    let joined = ParsedCaseFile::joined(parsed);
+    let index = match (pending, cache, files.first()) {
+        (Some(identity), Some(cache), Some(path)) => {
+            let (_, index) = rayon::join(
+                || cache.put(path, identity, &joined),
+                || CaseIndex::of(&joined.cases),
+            );
+            index
+        }
+        _ => CaseIndex::of(&joined.cases),
+    };
+    let content = Arc::new(SuiteCases::indexed(files, joined, index));
+    if let Some((cache, identities)) = whole {
+        cache.put_suite(&identities, &content);
+    }
+    Ok(content)
+}
+
 pub(super) fn load_suite(
     source: &dyn ContentSource,
     suite: &crate::model::config::SuiteConfig,
@@ -166,29 +227,7 @@ pub(super) fn load_suite(
     }
     case_files.sort();
     case_files.dedup();
-    // A suite of one file (often a large one) writes that file's cache entry while its
-    // cases are indexed, instead of before: the two are the only work left then. The
-    // files of a larger suite write theirs as they are parsed.
-    let single = case_files.len() == 1;
-    let loaded: Vec<_> = case_files
-        .par_iter()
-        .map(|path| load_case_file(source, path, options, !single))
-        .collect::<Result<Vec<_>>>()?;
-    let (parsed, unwritten): (Vec<_>, Vec<_>) = loaded.into_iter().unzip();
-    let pending = unwritten.into_iter().flatten().next();
-    // The first file's cases are not copied: a suite of one large file is held once.
-    let joined = ParsedCaseFile::joined(parsed);
-    let index = match (pending, options.case_cache, case_files.first()) {
-        (Some(identity), Some(cache), Some(path)) => {
-            let (_, index) = rayon::join(
-                || cache.put(path, identity, &joined),
-                || CaseIndex::of(&joined.cases),
-            );
-            index
-        }
-        _ => CaseIndex::of(&joined.cases),
-    };
-    let ParsedCaseFile { cases, problems } = joined;
+    let content = load_content(source, case_files, options)?;
     let prompts = suite
         .prompt_paths()
         .into_iter()
@@ -204,9 +243,7 @@ pub(super) fn load_suite(
             Ok(PromptFile { path, digest })
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut model = SuiteModel::indexed(suite.name().to_owned(), cases, index);
-    model.case_files = case_files;
-    model.problems = problems;
+    let mut model = SuiteModel::of(suite.name().to_owned(), content);
     model.unmatched_globs = unmatched_globs;
     model.prompts = prompts;
     Ok(model)

@@ -6,7 +6,7 @@ use super::cases::{CaseDetail, ParsedCaseFile};
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{GraderLock, Lock, SuiteLock, LOCK_FILE};
-use super::suite::{suite_digest, SuiteModel};
+use super::suite::{suite_digest, SuiteCases, SuiteModel};
 use crate::error::{Error, Result};
 use crate::finding::Subject;
 use crate::hash::{Digest, EntryKind};
@@ -30,7 +30,7 @@ pub struct LoadOptions<'a> {
     /// How much of each case to keep: checks need only [`CaseDetail::Summary`].
     pub detail: CaseDetail,
     /// Parsed case files from earlier runs, by content identity.
-    pub case_cache: Option<&'a dyn CaseFileCache>,
+    pub case_cache: Option<&'a dyn LoadCache>,
 }
 
 impl Default for LoadOptions<'_> {
@@ -43,19 +43,47 @@ impl Default for LoadOptions<'_> {
     }
 }
 
-/// Parsed case files remembered across runs. An optimisation only: entries are found by
-/// the file's [`ContentIdentity`], which changes whenever its content may have.
-pub trait CaseFileCache: Sync {
+/// Parsed content remembered across runs (case files, on disk) or across the two loads of
+/// one check with a base (case files, whole suites and the lock, in memory). An
+/// optimisation only: entries are found by the [`ContentIdentity`] of what they were
+/// parsed from, which changes whenever its content may have.
+pub trait LoadCache: Sync {
     fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile>;
     fn put(&self, path: &str, identity: ContentIdentity, parsed: &ParsedCaseFile);
+
+    /// A suite's content as loaded from exactly `files` (sorted), with these identities
+    /// in the same order. Like case files, only summaries are kept.
+    fn get_suite(
+        &self,
+        _files: &[String],
+        _identities: &[ContentIdentity],
+    ) -> Option<Arc<SuiteCases>> {
+        None
+    }
+
+    /// Keeps a suite's content, loaded from files with these identities (in the order of
+    /// its files).
+    fn put_suite(&self, _identities: &[ContentIdentity], _content: &Arc<SuiteCases>) {}
+
+    /// The lock parsed from content with this identity.
+    fn get_lock(&self, _identity: &ContentIdentity) -> Option<Arc<Lock>> {
+        None
+    }
+
+    /// Keeps the lock parsed from content with this identity.
+    fn put_lock(&self, _identity: &ContentIdentity, _lock: &Arc<Lock>) {}
 }
+
+/// The lock as read, with the `suite-v1` digest of each suite's case entries in it.
+type LockWithDigests = (Option<Arc<Lock>>, BTreeMap<String, Digest>);
 
 /// Everything evalock knows about one snapshot of the project.
 #[derive(Debug)]
 pub struct Project {
     pub config: Config,
-    /// `None` when there is no `evalock.lock` yet.
-    pub lock: Option<Lock>,
+    /// `None` when there is no `evalock.lock` yet. Shared with the other snapshot of a
+    /// check with a base when both hold the same lock.
+    pub lock: Option<Arc<Lock>>,
     /// The `suite-v1` digest of each suite's case entries in `lock` as loaded, worked out
     /// while the case files are hashed (a check compares it with the suite's `digest`
     /// line). [`Project::replace_lock`] clears it.
@@ -86,7 +114,7 @@ impl Project {
     /// when given; a missing `evalock.toml` is a usage error.
     pub fn load_summary(
         source: &dyn ContentSource,
-        case_cache: Option<&dyn CaseFileCache>,
+        case_cache: Option<&dyn LoadCache>,
     ) -> Result<Project> {
         Project::load_required(
             source,
@@ -144,16 +172,28 @@ impl Project {
             return Ok(None);
         };
         let config = Config::parse(CONFIG_FILE, &config_bytes)?;
-        let read_lock = || -> Result<Option<Lock>> {
+        let read_lock = || -> Result<Option<Arc<Lock>>> {
             if !options.read_lock {
                 return Ok(None);
             }
             refuse_non_file(source, LOCK_FILE)?;
-            Lock::read(source, LOCK_FILE)
+            let identity = match options.case_cache {
+                Some(_) => source.identity(LOCK_FILE)?,
+                None => None,
+            };
+            let cache = options.case_cache.zip(identity.as_ref());
+            if let Some(lock) = cache.and_then(|(cache, identity)| cache.get_lock(identity)) {
+                return Ok(Some(lock));
+            }
+            let lock = Lock::read(source, LOCK_FILE)?.map(Arc::new);
+            if let (Some((cache, identity)), Some(lock)) = (cache, &lock) {
+                cache.put_lock(identity, lock);
+            }
+            Ok(lock)
         };
         // The lock is read long before the case files are all hashed: its suites'
         // summaries are worked out then, instead of one suite per thread at the end.
-        let read_lock = || -> Result<(Option<Lock>, BTreeMap<String, Digest>)> {
+        let read_lock = || -> Result<LockWithDigests> {
             let lock = read_lock()?;
             let digests = lock.iter().flat_map(|lock| &lock.cases);
             let digests = digests
@@ -212,7 +252,7 @@ impl Project {
     pub fn subjects(&self) -> Vec<Subject> {
         let cases = self.suites.iter().flat_map(|suite| {
             suite
-                .cases
+                .cases()
                 .iter()
                 .map(|case| Subject::case(&suite.name, &case.id))
         });
@@ -221,7 +261,7 @@ impl Project {
 
     /// Judges `lock` from now on (the summaries worked out for the lock loaded are dropped).
     pub fn replace_lock(&mut self, lock: Option<Lock>) {
-        self.lock = lock;
+        self.lock = lock.map(Arc::new);
         self.lock_case_digests.clear();
     }
 
@@ -233,7 +273,7 @@ impl Project {
         let lock = self.lock.take();
         let mut suites = std::mem::take(&mut self.suites);
         suites.sort_by(|left, right| left.name.cmp(&right.name));
-        let case_count: usize = suites.iter().map(|suite| suite.cases.len()).sum();
+        let case_count: usize = suites.iter().map(|suite| suite.cases().len()).sum();
         let mut subjects = Vec::with_capacity(case_count + self.skills.skills.len());
         subjects.extend(self.skill_subjects());
         // Freeing a 200,000-entry lock takes as long as the subjects: both at once.
@@ -241,12 +281,27 @@ impl Project {
             move || drop(lock),
             || {
                 for suite in suites {
-                    let name: Arc<str> = suite.name.into();
-                    subjects.extend(suite.cases.into_iter().map(|case| Subject {
+                    let name: Arc<str> = Arc::from(suite.name.as_str());
+                    let subject = |id: String| Subject {
                         suite: Some(Arc::clone(&name)),
-                        case: Some(case.id.into_string()),
+                        case: Some(id),
                         ..Subject::default()
-                    }));
+                    };
+                    // Content the base still shares is copied from.
+                    match suite.into_content() {
+                        Ok(content) => subjects.extend(
+                            content
+                                .into_cases()
+                                .into_iter()
+                                .map(|case| subject(case.id.into_string())),
+                        ),
+                        Err(shared) => subjects.extend(
+                            shared
+                                .cases()
+                                .iter()
+                                .map(|case| subject(case.id.to_string())),
+                        ),
+                    }
                 }
             },
         );

@@ -8,7 +8,7 @@ struct RecordingCache {
     kept: Mutex<Vec<(String, Vec<String>)>>,
 }
 
-impl CaseFileCache for RecordingCache {
+impl LoadCache for RecordingCache {
     fn get(&self, _: &str, _: &ContentIdentity) -> Option<ParsedCaseFile> {
         None
     }
