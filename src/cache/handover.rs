@@ -15,7 +15,7 @@
 //! [`StagedIndex::vouched_blob`]). Anything else is parsed from the base as before, so the
 //! report is the same either way.
 
-use crate::model::{LoadCache, Lock, ParsedCaseFile, SuiteCases, LOCK_FILE};
+use crate::model::{LoadCache, LockRead, ParsedCaseFile, SuiteCases, LOCK_FILE};
 use crate::source::{ContentIdentity, StagedIndex};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -32,7 +32,7 @@ struct Kept {
     /// By the path of each case file: its object id, and the suite content it is part of.
     files: HashMap<String, (String, Arc<SuiteCases>)>,
     /// The lock, with its object id.
-    lock: Option<(String, Arc<Lock>)>,
+    lock: Option<(String, LockRead)>,
 }
 
 impl Handover {
@@ -117,12 +117,12 @@ impl LoadCache for JudgedSide<'_> {
         }
     }
 
-    fn put_lock(&self, identity: &ContentIdentity, lock: &Arc<Lock>) {
+    fn put_lock(&self, identity: &ContentIdentity, lock: &LockRead) {
         let Some(id) = self.handover.object_id(LOCK_FILE, identity) else {
             return;
         };
         if let Some(mut kept) = self.handover.kept() {
-            kept.lock = Some((id, Arc::clone(lock)));
+            kept.lock = Some((id, lock.clone()));
         }
     }
 }
@@ -163,13 +163,13 @@ impl LoadCache for BaseSide<'_> {
         same.then_some(content)
     }
 
-    fn get_lock(&self, identity: &ContentIdentity) -> Option<Arc<Lock>> {
+    fn get_lock(&self, identity: &ContentIdentity) -> Option<LockRead> {
         let ContentIdentity::Object(base_id) = identity else {
             return None;
         };
         let kept = self.handover.kept()?;
         let (id, lock) = kept.lock.as_ref()?;
-        (id == base_id).then(|| Arc::clone(lock))
+        (id == base_id).then(|| lock.clone())
     }
 }
 
@@ -235,8 +235,11 @@ mod tests {
 
     const OTHER: &str = "evals/b.jsonl";
 
-    fn lock() -> Arc<Lock> {
-        Arc::new(Lock::new())
+    fn lock() -> LockRead {
+        LockRead {
+            lock: Arc::new(crate::model::Lock::new()),
+            case_digests: Default::default(),
+        }
     }
 
     #[test]
@@ -288,7 +291,7 @@ mod tests {
         let base = handover.base_side(None);
         assert!(base
             .get_lock(&object("5555"))
-            .is_some_and(|shared| Arc::ptr_eq(&shared, &judged)));
+            .is_some_and(|shared| Arc::ptr_eq(&shared.lock, &judged.lock)));
         assert!(base.get_lock(&object("6666")).is_none());
     }
 

@@ -65,17 +65,22 @@ pub trait LoadCache: Sync {
     /// its files).
     fn put_suite(&self, _identities: &[ContentIdentity], _content: &Arc<SuiteCases>) {}
 
-    /// The lock parsed from content with this identity.
-    fn get_lock(&self, _identity: &ContentIdentity) -> Option<Arc<Lock>> {
+    /// The lock read from content with this identity.
+    fn get_lock(&self, _identity: &ContentIdentity) -> Option<LockRead> {
         None
     }
 
-    /// Keeps the lock parsed from content with this identity.
-    fn put_lock(&self, _identity: &ContentIdentity, _lock: &Arc<Lock>) {}
+    /// Keeps the lock read from content with this identity.
+    fn put_lock(&self, _identity: &ContentIdentity, _lock: &LockRead) {}
 }
 
-/// The lock as read, with the `suite-v1` digest of each suite's case entries in it.
-type LockWithDigests = (Option<Arc<Lock>>, BTreeMap<String, Digest>);
+/// A lock as read, with the `suite-v1` digest of each suite's case entries in it (see
+/// [`Project::lock_case_digests`]).
+#[derive(Debug, Clone)]
+pub struct LockRead {
+    pub lock: Arc<Lock>,
+    pub case_digests: BTreeMap<String, Digest>,
+}
 
 /// Everything evalock knows about one snapshot of the project.
 #[derive(Debug)]
@@ -172,7 +177,9 @@ impl Project {
             return Ok(None);
         };
         let config = Config::parse(CONFIG_FILE, &config_bytes)?;
-        let read_lock = || -> Result<Option<Arc<Lock>>> {
+        // The lock is read long before the case files are all hashed: its suites'
+        // summaries are worked out then, instead of one suite per thread at the end.
+        let read_lock = || -> Result<Option<LockRead>> {
             if !options.read_lock {
                 return Ok(None);
             }
@@ -182,24 +189,25 @@ impl Project {
                 None => None,
             };
             let cache = options.case_cache.zip(identity.as_ref());
-            if let Some(lock) = cache.and_then(|(cache, identity)| cache.get_lock(identity)) {
-                return Ok(Some(lock));
+            if let Some(read) = cache.and_then(|(cache, identity)| cache.get_lock(identity)) {
+                return Ok(Some(read));
             }
-            let lock = Lock::read(source, LOCK_FILE)?.map(Arc::new);
-            if let (Some((cache, identity)), Some(lock)) = (cache, &lock) {
-                cache.put_lock(identity, lock);
-            }
-            Ok(lock)
-        };
-        // The lock is read long before the case files are all hashed: its suites'
-        // summaries are worked out then, instead of one suite per thread at the end.
-        let read_lock = || -> Result<LockWithDigests> {
-            let lock = read_lock()?;
-            let digests = lock.iter().flat_map(|lock| &lock.cases);
-            let digests = digests
+            let Some(lock) = Lock::read(source, LOCK_FILE)? else {
+                return Ok(None);
+            };
+            let case_digests = lock
+                .cases
+                .iter()
                 .map(|(suite, entries)| (suite.clone(), suite_digest(entries)))
                 .collect();
-            Ok((lock, digests))
+            let read = LockRead {
+                lock: Arc::new(lock),
+                case_digests,
+            };
+            if let Some((cache, identity)) = cache {
+                cache.put_lock(identity, &read);
+            }
+            Ok(Some(read))
         };
         // Suites load side by side: what each does alone (listing its files, joining
         // their cases, indexing them by id) overlaps with the others' parsing instead of
@@ -232,7 +240,10 @@ impl Project {
                 );
             }
         }
-        let (lock, lock_case_digests) = lock?;
+        let (lock, lock_case_digests) = match lock? {
+            Some(read) => (Some(read.lock), read.case_digests),
+            None => (None, BTreeMap::new()),
+        };
         Ok(Some(Project {
             config,
             lock,
