@@ -246,3 +246,66 @@ fn check_base_judges_the_same_whatever_the_base_shares_with_the_judged_content()
     ]);
     assert_eq!(findings(run.assert_code(2)), ["EL103 a/c", "EL103 a/d"]);
 }
+
+/// Each finding's rule and file, in report order.
+fn rules_and_files(run: &common::Run) -> Vec<String> {
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|finding| {
+            let path = finding["location"]["path"].as_str().unwrap_or_default();
+            format!("{} {path}", finding["rule"].as_str().unwrap_or_default())
+        })
+        .collect()
+}
+
+#[test]
+fn check_base_reads_the_base_skill_files_a_pull_request_changed() {
+    let skill = |name: &str, tools: &str| {
+        format!("---\nname: {name}\ndescription: Does {name} things. Use when asked for {name}.\nmetadata:\n  version: \"1.0.0\"\nallowed-tools: {tools}\n---\n\n# {name}\n")
+    };
+    let repo = committed(&[
+        (
+            "evalock.toml",
+            "version = 1\n\n[skills]\nroots = [\"skills/*\"]\nallowed_permissions = [\"Read\", \"Grep\", \"Bash(git:*)\"]\n",
+        ),
+        ("skills/notes/SKILL.md", &skill("notes", "Read Grep")),
+        ("skills/notes/style.md", "# Style\n"),
+        ("skills/tidy/SKILL.md", &skill("tidy", "Read")),
+    ]);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("lock");
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    // The pull request widens one skill's tools and commits it: the working tree's file is
+    // then vouched for, as the feature's blob, not the base's.
+    repo.replace(
+        "skills/notes/SKILL.md",
+        "Read Grep",
+        "Read Grep Bash(git:push)",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("widen");
+    for path in [
+        "skills/notes/SKILL.md",
+        "skills/notes/style.md",
+        "skills/tidy/SKILL.md",
+    ] {
+        check_out_again(&repo, path);
+        assert_eq!(vouched(&repo, path), Some(blob_id(&repo, path)), "{path}");
+    }
+    for source in [&[][..], &["--staged"][..], &["--rev", "HEAD"][..]] {
+        let mut args = vec!["check", "--base", "main", "--format", "json", "--no-cache"];
+        args.extend_from_slice(source);
+        let run = repo.evalock(&args);
+        assert_eq!(
+            rules_and_files(&run),
+            ["EL209 skills/notes/SKILL.md"],
+            "{source:?}"
+        );
+    }
+    // Nothing changed against the feature itself: every skill file is shared, and quiet.
+    let run = repo.evalock(&["check", "--base", "HEAD", "--format", "json", "--no-cache"]);
+    assert_eq!(rules_and_files(&run), Vec::<String>::new());
+}

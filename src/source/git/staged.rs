@@ -18,12 +18,17 @@ use gix::index::extension::Tree as CacheTree;
 use gix::ObjectId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
+use std::sync::Mutex;
 
 /// The staged content, read once from the index file (honouring `GIT_INDEX_FILE`).
 pub struct StagedIndex {
     repo: gix::ThreadSafeRepository,
     index: gix::index::File,
     prefix: String,
+    /// Thread-local handles on the repository, kept for the next lookup: opening one for
+    /// each of a check's many object headers (every case and skill file a base may share)
+    /// cost more than the lookups.
+    handles: Mutex<Vec<gix::Repository>>,
 }
 
 /// What the next commit changes compared with HEAD.
@@ -58,7 +63,23 @@ impl StagedIndex {
             repo: git.repo.clone(),
             index,
             prefix: git.prefix.clone(),
+            handles: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The size of the object `id`, read from its header through a kept handle.
+    fn object_size(&self, id: ObjectId) -> Option<u64> {
+        let kept = self
+            .handles
+            .lock()
+            .ok()
+            .and_then(|mut handles| handles.pop());
+        let repo = kept.unwrap_or_else(|| self.repo.to_thread_local());
+        let size = repo.find_header(id).ok().map(|header| header.size());
+        if let Ok(mut handles) = self.handles.lock() {
+            handles.push(repo);
+        }
+        size
     }
 
     fn repo_path(&self, project_path: &str) -> String {
@@ -134,8 +155,7 @@ impl StagedIndex {
         if !recorded || modified_ns.max(changed_ns) >= written_ns {
             return None;
         }
-        let header = self.repo.to_thread_local().find_header(entry.id).ok()?;
-        (header.size() == size).then_some(entry.id)
+        (self.object_size(entry.id)? == size).then_some(entry.id)
     }
 
     /// Every path the next commit changes compared with HEAD.
