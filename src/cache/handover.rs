@@ -15,9 +15,7 @@
 //! [`StagedIndex::vouched_blob`]). Anything else is parsed from the base as before, so the
 //! report is the same either way.
 
-use crate::hash::Digest;
 use crate::model::{LoadCache, LockRead, ParsedCaseFile, SuiteCases, LOCK_FILE};
-use crate::skills::ReadFile;
 use crate::source::{ContentIdentity, StagedIndex};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -35,9 +33,6 @@ struct Kept {
     files: HashMap<String, (String, Arc<SuiteCases>)>,
     /// The lock, with its object id.
     lock: Option<(String, LockRead)>,
-    /// By the path of each skill file: its object id, the fingerprint of the risky
-    /// patterns it was scanned with, and what reading it found.
-    skill_files: HashMap<String, (String, Digest, ReadFile)>,
 }
 
 impl Handover {
@@ -130,22 +125,6 @@ impl LoadCache for JudgedSide<'_> {
             kept.lock = Some((id, lock.clone()));
         }
     }
-
-    fn put_skill_file(
-        &self,
-        path: &str,
-        identity: ContentIdentity,
-        patterns: &Digest,
-        read: &ReadFile,
-    ) {
-        let Some(id) = self.handover.object_id(path, &identity) else {
-            return;
-        };
-        if let Some(mut kept) = self.handover.kept() {
-            kept.skill_files
-                .insert(path.to_owned(), (id, *patterns, read.clone()));
-        }
-    }
 }
 
 pub struct BaseSide<'a> {
@@ -191,20 +170,6 @@ impl LoadCache for BaseSide<'_> {
         let kept = self.handover.kept()?;
         let (id, lock) = kept.lock.as_ref()?;
         (id == base_id).then(|| lock.clone())
-    }
-
-    fn get_skill_file(
-        &self,
-        path: &str,
-        identity: &ContentIdentity,
-        patterns: &Digest,
-    ) -> Option<ReadFile> {
-        let ContentIdentity::Object(base_id) = identity else {
-            return None;
-        };
-        let kept = self.handover.kept()?;
-        let (id, scanned_with, read) = kept.skill_files.get(path)?;
-        (id == base_id && scanned_with == patterns).then(|| read.clone())
     }
 }
 
@@ -330,47 +295,6 @@ mod tests {
         assert!(base.get_lock(&object("6666")).is_none());
     }
 
-    /// A skill's SKILL.md holding `bytes`, as read.
-    fn skill_md(bytes: &[u8]) -> ReadFile {
-        ReadFile {
-            file: crate::skills::SkillFile {
-                path: "SKILL.md".into(),
-                kind: crate::hash::EntryKind::File,
-                digest: crate::hash::bytes_digest(bytes),
-                binary: false,
-                executable: Vec::new(),
-                risky: Vec::new(),
-                link_target: None,
-            },
-            bytes: Some(bytes.to_vec()),
-        }
-    }
-
-    #[test]
-    fn a_skill_file_is_shared_only_for_the_same_bytes_and_patterns() {
-        let patterns = crate::skills::scan::RiskyPatterns::builtin();
-        let read = skill_md(b"x");
-        const SKILL: &str = "skills/a/SKILL.md";
-        let handover = Handover::new(None);
-        let fingerprint = *patterns.fingerprint();
-        handover
-            .judged_side(None)
-            .put_skill_file(SKILL, object("7777"), &fingerprint, &read);
-        let base = handover.base_side(None);
-        let shared = base.get_skill_file(SKILL, &object("7777"), &fingerprint);
-        assert_eq!(shared.map(|shared| shared.bytes), Some(read.bytes.clone()));
-        assert!(base
-            .get_skill_file(SKILL, &object("8888"), &fingerprint)
-            .is_none());
-        assert!(base
-            .get_skill_file("skills/b/SKILL.md", &object("7777"), &fingerprint)
-            .is_none());
-        let other = crate::hash::bytes_digest(b"other patterns");
-        assert!(base
-            .get_skill_file(SKILL, &object("7777"), &other)
-            .is_none());
-    }
-
     #[test]
     fn working_tree_content_no_index_vouches_for_is_not_shared() {
         let (_, _, content) = two_files();
@@ -378,10 +302,8 @@ mod tests {
         let judged = handover.judged_side(None);
         judged.put_suite(&[stat(), stat()], &content);
         judged.put_lock(&stat(), &lock());
-        let patterns = crate::hash::bytes_digest(b"");
-        judged.put_skill_file("skills/a/SKILL.md", stat(), &patterns, &skill_md(b"x"));
         let kept = handover.kept().expect("not poisoned");
-        assert!(kept.files.is_empty() && kept.lock.is_none() && kept.skill_files.is_empty());
+        assert!(kept.files.is_empty() && kept.lock.is_none());
     }
 
     #[test]

@@ -10,7 +10,6 @@ use super::suite::{suite_digest, SuiteCases, SuiteModel};
 use crate::error::{Error, Result};
 use crate::finding::Subject;
 use crate::hash::{Digest, EntryKind};
-use crate::skills::ReadFile;
 use crate::source::{ContentIdentity, ContentSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -73,28 +72,6 @@ pub trait LoadCache: Sync {
 
     /// Keeps the lock read from content with this identity.
     fn put_lock(&self, _identity: &ContentIdentity, _lock: &LockRead) {}
-
-    /// A skill's file as read from content with this identity and scanned with the risky
-    /// patterns of this fingerprint.
-    fn get_skill_file(
-        &self,
-        _path: &str,
-        _identity: &ContentIdentity,
-        _patterns: &Digest,
-    ) -> Option<ReadFile> {
-        None
-    }
-
-    /// Keeps a skill's file as read from content with this identity and scanned with the
-    /// risky patterns of this fingerprint.
-    fn put_skill_file(
-        &self,
-        _path: &str,
-        _identity: ContentIdentity,
-        _patterns: &Digest,
-        _read: &ReadFile,
-    ) {
-    }
 }
 
 /// A lock as read, with the `suite-v1` digest of each suite's case entries in it (see
@@ -247,9 +224,7 @@ impl Project {
             loaded.into_iter().collect::<Result<Vec<_>>>()
         };
         let load_skills = || match &config.skills {
-            Some(skills_config) => {
-                crate::skills::load_skills(source, skills_config, options.case_cache)
-            }
+            Some(skills_config) => crate::skills::load_skills(source, skills_config),
             None => Ok(crate::skills::SkillSet::default()),
         };
         // The lock parses while the case files and skills are hashed.
