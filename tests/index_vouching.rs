@@ -193,23 +193,36 @@ fn two_suites() -> TestRepo {
     repo
 }
 
-/// Each finding's rule and subject, in report order.
-fn findings(run: &common::Run) -> Vec<String> {
+/// Each finding of a JSON report as `describe` puts it, in report order.
+fn described(run: &common::Run, describe: impl Fn(&serde_json::Value) -> String) -> Vec<String> {
     let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
     report["findings"]
         .as_array()
         .expect("findings")
         .iter()
-        .map(|finding| {
-            let subject = &finding["subject"];
-            format!(
-                "{} {}/{}",
-                finding["rule"].as_str().unwrap_or_default(),
-                subject["suite"].as_str().unwrap_or_default(),
-                subject["case"].as_str().unwrap_or_default()
-            )
-        })
+        .map(describe)
         .collect()
+}
+
+/// Each finding's rule and subject, in report order.
+fn findings(run: &common::Run) -> Vec<String> {
+    described(run, |finding| {
+        let subject = &finding["subject"];
+        format!(
+            "{} {}/{}",
+            finding["rule"].as_str().unwrap_or_default(),
+            subject["suite"].as_str().unwrap_or_default(),
+            subject["case"].as_str().unwrap_or_default()
+        )
+    })
+}
+
+/// Each finding's rule and file, in report order.
+fn rules_and_files(run: &common::Run) -> Vec<String> {
+    described(run, |finding| {
+        let path = finding["location"]["path"].as_str().unwrap_or_default();
+        format!("{} {path}", finding["rule"].as_str().unwrap_or_default())
+    })
 }
 
 #[test]
@@ -245,20 +258,6 @@ fn check_base_judges_the_same_whatever_the_base_shares_with_the_judged_content()
         "check", "--rev", "HEAD", "--base", "HEAD~1", "--format", "json",
     ]);
     assert_eq!(findings(run.assert_code(2)), ["EL103 a/c", "EL103 a/d"]);
-}
-
-/// Each finding's rule and file, in report order.
-fn rules_and_files(run: &common::Run) -> Vec<String> {
-    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
-    report["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|finding| {
-            let path = finding["location"]["path"].as_str().unwrap_or_default();
-            format!("{} {path}", finding["rule"].as_str().unwrap_or_default())
-        })
-        .collect()
 }
 
 #[test]
