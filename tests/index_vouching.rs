@@ -46,6 +46,12 @@ fn committed(files: &[(&str, &str)]) -> TestRepo {
 fn check_out_again(repo: &TestRepo, path: &str) {
     repo.remove(path);
     repo.git(&["checkout", "--", path]);
+    refresh_index(repo);
+}
+
+/// Lets the clock move on past the index just written, then has git refresh it, so the
+/// entries it wrote are no longer racily clean.
+fn refresh_index(repo: &TestRepo) {
     std::thread::sleep(std::time::Duration::from_millis(50));
     repo.git(&["status", "--porcelain"]);
 }
@@ -65,6 +71,7 @@ fn a_file_edited_since_the_index_was_written_is_not() {
     repo.write(CASES, TEXT.replace("one", "uno"));
     assert_eq!(vouched(&repo, CASES), None);
     repo.git(&["add", CASES]);
+    refresh_index(&repo);
     assert_eq!(vouched(&repo, CASES), Some(blob_id(&repo, CASES)));
 }
 
@@ -307,4 +314,59 @@ fn check_base_reads_the_base_skill_files_a_pull_request_changed() {
     // Nothing changed against the feature itself: quiet.
     let run = repo.evalock(&["check", "--base", "HEAD", "--format", "json", "--no-cache"]);
     assert_eq!(rules_and_files(&run), Vec::<String>::new());
+}
+
+#[test]
+fn check_base_reads_a_changed_lock_whole_for_each_suite_it_changed() {
+    let repo = two_suites();
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    // The pull request edits a case of suite `a` in place and locks it: that suite's
+    // entries change, suite `b`'s are the base's. Then one digest of suite `b` is edited
+    // by hand: that suite's entries are no longer the base's either, by one entry, and its
+    // summary no longer matches them.
+    repo.replace("evals/a/2.jsonl", "\"three\"", "\"tres\"");
+    repo.evalock(&["lock"]).assert_code(0);
+    let lock = repo.read("evalock.lock");
+    let b_entry = lock.find("[case.b.b]").expect("the entry of b/b");
+    let digest = b_entry + lock[b_entry..].find("sha256:").expect("its digest") + 7;
+    let flipped = if &lock[digest..=digest] == "0" {
+        "1"
+    } else {
+        "0"
+    };
+    let tampered = [&lock[..digest], flipped, &lock[digest + 1..]].concat();
+    repo.write("evalock.lock", &tampered);
+    for source in [&[][..], &["--staged"][..]] {
+        repo.git(&["add", "-A"]);
+        let mut args = vec!["check", "--base", "main", "--format", "json", "--no-cache"];
+        args.extend_from_slice(source);
+        let run = repo.evalock(&args);
+        assert_eq!(
+            findings(run.assert_code(2)),
+            ["EL101 b/", "EL102 a/c", "EL101 b/b"],
+            "{source:?}"
+        );
+    }
+    // Committed, and the lock checked out again so the index vouches for it.
+    repo.commit_all("edit in place");
+    check_out_again(&repo, "evalock.lock");
+    assert_eq!(
+        vouched(&repo, "evalock.lock"),
+        Some(blob_id(&repo, "evalock.lock"))
+    );
+    for source in [&[][..], &["--rev", "HEAD"][..]] {
+        let mut args = vec!["check", "--base", "main", "--format", "json", "--no-cache"];
+        args.extend_from_slice(source);
+        let run = repo.evalock(&args);
+        assert_eq!(
+            findings(run.assert_code(2)),
+            ["EL101 b/", "EL102 a/c", "EL101 b/b"],
+            "{source:?}"
+        );
+    }
+    // The hand edit undone and relocked: suite `b` is the base's again, and quiet.
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("relock");
+    let run = repo.evalock(&["check", "--base", "main", "--format", "json", "--no-cache"]);
+    assert_eq!(findings(run.assert_code(2)), ["EL102 a/c"]);
 }

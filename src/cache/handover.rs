@@ -9,14 +9,18 @@
 //! - of a suite where some files changed, each unchanged file's cases are copied out of
 //!   the judged suite, and only the changed files are parsed from the base.
 //!
+//! When the lock changed, the base's is read first, before the judged content: its text
+//! (read whole from git) is then freed before the judged content is loaded, and each
+//! suite's entries in the judged lock that are the same as the base's are held once.
+//!
 //! Bytes are known to be the base's only when they have the same path and their git
 //! object id equals the base's. Content from the index or a commit has that id; a
 //! working-tree file has it only when the index vouches for it (see
 //! [`StagedIndex::vouched_blob`]). Anything else is parsed from the base as before, so the
 //! report is the same either way.
 
-use crate::model::{LoadCache, LockRead, ParsedCaseFile, SuiteCases, LOCK_FILE};
-use crate::source::{ContentIdentity, StagedIndex};
+use crate::model::{read_lock, LoadCache, LockRead, ParsedCaseFile, SuiteCases, LOCK_FILE};
+use crate::source::{ContentIdentity, ContentSource, StagedIndex};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -33,6 +37,8 @@ struct Kept {
     files: HashMap<String, (String, Arc<SuiteCases>)>,
     /// The lock, with its object id.
     lock: Option<(String, LockRead)>,
+    /// The base's lock, read ahead of the judged content, with its object id.
+    base_lock: Option<(String, LockRead)>,
 }
 
 impl Handover {
@@ -57,6 +63,27 @@ impl Handover {
         BaseSide {
             handover: self,
             inner,
+        }
+    }
+
+    /// Reads the base's lock now, before the judged content, unless the judged lock is
+    /// known to be the same bytes (the base then shares the judged content's, as for case
+    /// files). Memory: the base's lock is read whole from git, and freed before the judged
+    /// content is loaded, instead of alongside all of it. Errors are left for the base's
+    /// own load to report, in their place.
+    pub fn read_base_lock_first(&self, judged: &dyn ContentSource, base: &dyn ContentSource) {
+        let Ok(Some(ContentIdentity::Object(base_id))) = base.identity(LOCK_FILE) else {
+            return;
+        };
+        let judged_id = match judged.identity(LOCK_FILE) {
+            Ok(Some(identity)) => self.object_id(LOCK_FILE, &identity),
+            _ => None,
+        };
+        if judged_id.as_ref() == Some(&base_id) {
+            return;
+        }
+        if let (Ok(Some(read)), Some(mut kept)) = (read_lock(base, None), self.kept()) {
+            kept.base_lock = Some((base_id, read));
         }
     }
 
@@ -125,6 +152,11 @@ impl LoadCache for JudgedSide<'_> {
             kept.lock = Some((id, lock.clone()));
         }
     }
+
+    fn known_lock(&self) -> Option<LockRead> {
+        let kept = self.handover.kept()?;
+        kept.base_lock.as_ref().map(|(_, read)| read.clone())
+    }
 }
 
 pub struct BaseSide<'a> {
@@ -168,15 +200,18 @@ impl LoadCache for BaseSide<'_> {
             return None;
         };
         let kept = self.handover.kept()?;
-        let (id, lock) = kept.lock.as_ref()?;
-        (id == base_id).then(|| lock.clone())
+        let mut locks = kept.lock.iter().chain(&kept.base_lock);
+        let (_, lock) = locks.find(|(id, _)| id == base_id)?;
+        Some(lock.clone())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parse_case_file;
+    use crate::cache::tests::FakeSource;
+    use crate::hash::bytes_digest;
+    use crate::model::{parse_case_file, CaseLock, Lock};
 
     /// A cache on disk stand-in: remembers what is put, answers what was.
     #[derive(Default)]
@@ -318,5 +353,74 @@ mod tests {
         // Nothing kept for this path: the disk answers, and what the base parses goes there.
         base.put(OTHER, object("4444"), &parsed());
         assert_eq!(base.get(OTHER, &object("4444")), Some(parsed()));
+    }
+
+    /// A lock of suites `a` and `b`, one case each, `b`'s at `version`.
+    fn lock_text(version: u64) -> String {
+        let mut lock = Lock::new();
+        for (suite, version) in [("a", 1), ("b", version)] {
+            let entry = CaseLock {
+                version,
+                digest: bytes_digest(suite.as_bytes()),
+                file: Arc::from(format!("evals/{suite}.jsonl")),
+                retired: false,
+            };
+            lock.cases
+                .entry(suite.into())
+                .or_default()
+                .insert("c".into(), entry);
+        }
+        lock.render()
+    }
+
+    fn sources(judged_version: u64, judged_id: &str) -> (FakeSource, FakeSource) {
+        let (judged, base) = (FakeSource::default(), FakeSource::default());
+        judged.put(LOCK_FILE, &lock_text(judged_version), judged_id);
+        base.put(LOCK_FILE, &lock_text(1), "base");
+        (judged, base)
+    }
+
+    #[test]
+    fn a_changed_lock_is_read_from_the_base_first_and_its_unchanged_suites_shared() {
+        let (judged, base) = sources(2, "judged");
+        let handover = Handover::new(None);
+        handover.read_base_lock_first(&judged, &base);
+        let judged_side = handover.judged_side(None);
+        let known = judged_side
+            .known_lock()
+            .expect("the base's lock, read first");
+        let read = read_lock(&judged, Some(&judged_side)).unwrap().unwrap();
+        let alone = read_lock(&judged, None).unwrap().unwrap();
+        assert_eq!(read.lock, alone.lock);
+        assert_eq!(read.case_digests, alone.case_digests);
+        assert!(read.lock.cases["a"].shares(&known.lock.cases["a"]));
+        assert!(!read.lock.cases["b"].shares(&known.lock.cases["b"]));
+        // The base takes the lock read first, not the judged one.
+        let base_side = handover.base_side(None);
+        let taken = base_side.get_lock(&object("base")).expect("kept");
+        assert!(Arc::ptr_eq(&taken.lock, &known.lock));
+        assert!(base_side.get_lock(&object("other")).is_none());
+    }
+
+    #[test]
+    fn a_lock_that_is_the_base_s_is_read_once_from_the_judged_content() {
+        let (judged, base) = sources(1, "base");
+        let handover = Handover::new(None);
+        handover.read_base_lock_first(&judged, &base);
+        let judged_side = handover.judged_side(None);
+        assert!(judged_side.known_lock().is_none());
+        let read = read_lock(&judged, Some(&judged_side)).unwrap().unwrap();
+        let taken = handover.base_side(None).get_lock(&object("base"));
+        assert!(taken.is_some_and(|taken| Arc::ptr_eq(&taken.lock, &read.lock)));
+    }
+
+    #[test]
+    fn a_base_lock_that_cannot_be_read_is_left_to_the_base_s_load() {
+        let (judged, base) = sources(2, "judged");
+        base.put(LOCK_FILE, "lock_version = [", "base");
+        let handover = Handover::new(None);
+        handover.read_base_lock_first(&judged, &base);
+        assert!(handover.judged_side(None).known_lock().is_none());
+        assert!(read_lock(&base, Some(&handover.base_side(None))).is_err());
     }
 }

@@ -12,12 +12,12 @@ use std::sync::Mutex;
 
 /// Files by path: content and the identity the source vouches for.
 #[derive(Default)]
-struct FakeSource {
+pub(super) struct FakeSource {
     files: Mutex<BTreeMap<String, (Vec<u8>, ContentIdentity)>>,
 }
 
 impl FakeSource {
-    fn put(&self, path: &str, content: &str, identity: &str) {
+    pub(super) fn put(&self, path: &str, content: &str, identity: &str) {
         let entry = (
             content.as_bytes().to_vec(),
             ContentIdentity::Object(identity.to_owned()),

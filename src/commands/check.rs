@@ -155,13 +155,23 @@ fn judge(
         Some(side) => Some(side as &dyn LoadCache),
         None => cache,
     };
+    let snapshot = match base {
+        Some(base) => Some(
+            base.repo
+                .commit_source(base.commit, base.description.clone())?,
+        ),
+        None => None,
+    };
+    if let (Some(snapshot), Some(handover)) = (&snapshot, &handover) {
+        handover.read_base_lock_first(content, snapshot);
+    }
     let mut project =
         Project::load_summary(content, cache)?.with_workdir(options.project_root.clone());
     let mut unreadable_base = None;
-    let base_project = match (base, &handover) {
-        (Some(base), Some(handover)) => {
+    let base_project = match (base, &snapshot, &handover) {
+        (Some(base), Some(snapshot), Some(handover)) => {
             project.rebaseline_reasons = base.rebaseline_reasons.clone();
-            match load_base(base, &handover.base_side(base_cache)) {
+            match load_base(snapshot, &handover.base_side(base_cache)) {
                 Ok(base_project) => base_project,
                 Err(error) => {
                     unreadable_base = Some(base_unreadable(base, error)?);
@@ -290,14 +300,11 @@ fn unreadable_base_baselines<'a>(
 }
 
 /// The project at the base commit; `None` when it predates evalock.
-fn load_base(base: &Base, cache: &dyn LoadCache) -> Result<Option<Project>> {
-    let snapshot = base
-        .repo
-        .commit_source(base.commit, base.description.clone())?;
+fn load_base(snapshot: &dyn ContentSource, cache: &dyn LoadCache) -> Result<Option<Project>> {
     let options = LoadOptions {
         detail: CaseDetail::Summary,
         case_cache: Some(cache),
         ..LoadOptions::default()
     };
-    Project::load_with_options(&snapshot, &options)
+    Project::load_with_options(snapshot, &options)
 }

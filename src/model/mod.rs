@@ -28,7 +28,7 @@ pub use cases::{
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
 pub use graders::GraderModel;
 pub use lock::{CaseEntries, CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
-pub use project::{LoadCache, LoadOptions, LockRead, Project};
+pub use project::{read_lock, LoadCache, LoadOptions, LockRead, Project};
 pub use skill_lock::{FileLock, SkillLock, SourceKind, SourceLock};
 pub(crate) use strict_json::duplicate_key_position;
 pub use strict_json::StrictValue;

@@ -5,29 +5,54 @@
 use super::CaseLock;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One suite's case entries, sorted by id as the lock lists them, found by binary search.
 /// A large lock is read in this order: its entries are kept as read, not built into a tree,
 /// and their ids are kept one after the other in one buffer (200,000 of them).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+///
+/// Cloning shares the entries (they are copied on the first change): two locks of one
+/// check with a base hold a suite that did not change once (see [`CaseEntries::shares`]).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(
     from = "BTreeMap<String, CaseLock>",
     into = "BTreeMap<String, CaseLock>"
 )]
-pub struct CaseEntries {
+pub struct CaseEntries(Arc<Body>);
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Body {
     /// The ids, one after the other.
     ids: String,
     /// Each entry with where its id ends in `ids` (it starts where the one before ends).
     entries: Vec<(usize, CaseLock)>,
 }
 
+impl PartialEq for CaseEntries {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl Eq for CaseEntries {}
+
 impl CaseEntries {
     /// Room for `entries` entries whose ids take `id_bytes` bytes in all.
     pub(in crate::model) fn with_capacity(entries: usize, id_bytes: usize) -> CaseEntries {
-        CaseEntries {
+        CaseEntries(Arc::new(Body {
             ids: String::with_capacity(id_bytes),
             entries: Vec::with_capacity(entries),
-        }
+        }))
+    }
+
+    /// Whether both are the very same entries, held once.
+    pub fn shares(&self, other: &CaseEntries) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// The entries to change, copied first when they are shared.
+    fn body_mut(&mut self) -> &mut Body {
+        Arc::make_mut(&mut self.0)
     }
 
     /// Adds an entry after the others; `None` (and nothing added) unless its id comes
@@ -36,23 +61,79 @@ impl CaseEntries {
         if self.last_id().is_some_and(|last| last >= id) {
             return None;
         }
-        self.ids.push_str(id);
-        self.entries.push((self.ids.len(), entry));
+        let body = self.body_mut();
+        body.ids.push_str(id);
+        body.entries.push((body.ids.len(), entry));
         Some(())
     }
 
     /// The entry added last.
     pub(in crate::model) fn last_mut(&mut self) -> Option<&mut CaseLock> {
-        self.entries.last_mut().map(|(_, entry)| entry)
+        self.body_mut().entries.last_mut().map(|(_, entry)| entry)
     }
 
     fn last_id(&self) -> Option<&str> {
-        self.entries
+        self.0
+            .entries
             .len()
             .checked_sub(1)
-            .map(|index| self.id(index))
+            .map(|index| self.0.id(index))
     }
 
+    pub fn get(&self, id: &str) -> Option<&CaseLock> {
+        let index = self.0.position(id).ok()?;
+        Some(&self.0.entries[index].1)
+    }
+
+    /// Adds the entry of `id`, or replaces it: then the one it replaced. Adding anywhere
+    /// but at the end moves the entries after it.
+    pub fn insert(&mut self, id: String, entry: CaseLock) -> Option<CaseLock> {
+        let body = self.body_mut();
+        match body.position(&id) {
+            Ok(index) => Some(std::mem::replace(&mut body.entries[index].1, entry)),
+            Err(index) => {
+                let start = body.start(index);
+                body.ids.insert_str(start, &id);
+                for (end, _) in &mut body.entries[index..] {
+                    *end += id.len();
+                }
+                body.entries.insert(index, (start + id.len(), entry));
+                None
+            }
+        }
+    }
+
+    #[cfg(test)]
+    pub fn remove(&mut self, id: &str) -> Option<CaseLock> {
+        let body = self.body_mut();
+        let index = body.position(id).ok()?;
+        let start = body.start(index);
+        body.ids.replace_range(start..start + id.len(), "");
+        for (end, _) in &mut body.entries[index + 1..] {
+            *end -= id.len();
+        }
+        Some(body.entries.remove(index).1)
+    }
+
+    /// The entries in id order.
+    pub fn iter(&self) -> CaseEntriesIter<'_> {
+        CaseEntriesIter {
+            ids: &self.0.ids,
+            start: 0,
+            entries: self.0.entries.iter(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.entries.is_empty()
+    }
+}
+
+impl Body {
     fn start(&self, index: usize) -> usize {
         match index {
             0 => 0,
@@ -76,56 +157,6 @@ impl CaseEntries {
             }
         }
         Err(range.start)
-    }
-
-    pub fn get(&self, id: &str) -> Option<&CaseLock> {
-        let index = self.position(id).ok()?;
-        Some(&self.entries[index].1)
-    }
-
-    /// Adds the entry of `id`, or replaces it: then the one it replaced. Adding anywhere
-    /// but at the end moves the entries after it.
-    pub fn insert(&mut self, id: String, entry: CaseLock) -> Option<CaseLock> {
-        match self.position(&id) {
-            Ok(index) => Some(std::mem::replace(&mut self.entries[index].1, entry)),
-            Err(index) => {
-                let start = self.start(index);
-                self.ids.insert_str(start, &id);
-                for (end, _) in &mut self.entries[index..] {
-                    *end += id.len();
-                }
-                self.entries.insert(index, (start + id.len(), entry));
-                None
-            }
-        }
-    }
-
-    #[cfg(test)]
-    pub fn remove(&mut self, id: &str) -> Option<CaseLock> {
-        let index = self.position(id).ok()?;
-        let start = self.start(index);
-        self.ids.replace_range(start..start + id.len(), "");
-        for (end, _) in &mut self.entries[index + 1..] {
-            *end -= id.len();
-        }
-        Some(self.entries.remove(index).1)
-    }
-
-    /// The entries in id order.
-    pub fn iter(&self) -> CaseEntriesIter<'_> {
-        CaseEntriesIter {
-            ids: &self.ids,
-            start: 0,
-            entries: self.entries.iter(),
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 }
 

@@ -152,8 +152,18 @@ impl Lock {
     /// stream it and it has the shape `evalock lock` writes (so the text is never held
     /// whole), else parsed from its bytes by [`Lock::parse`], which also locates errors.
     pub fn read(source: &dyn ContentSource, path: &str) -> Result<Option<Lock>> {
+        Lock::read_sharing(source, path, None)
+    }
+
+    /// [`Lock::read`], sharing the case entries of each suite that are the same as in
+    /// `known` (the other lock of a check with a base) instead of holding them twice.
+    pub fn read_sharing(
+        source: &dyn ContentSource,
+        path: &str,
+        known: Option<&Lock>,
+    ) -> Result<Option<Lock>> {
         if let Some(reader) = source.reader(path)? {
-            let streamed = super::lock_fast::parse_rendered_from(reader).filter(|lock| {
+            let streamed = super::lock_fast::parse_rendered_from(reader, known).filter(|lock| {
                 // Errors are located from the text: the bytes path below reports them.
                 lock.lock_version == LOCK_VERSION
                     && lock.validate(path, "").is_ok()
@@ -164,13 +174,17 @@ impl Lock {
             }
         }
         match source.read(path)? {
-            Some(bytes) => Lock::parse(path, &bytes).map(Some),
+            Some(bytes) => Lock::parse_sharing(path, &bytes, known).map(Some),
             None => Ok(None),
         }
     }
 
     /// Parses a lock; `path` is used in messages.
     pub fn parse(path: &str, bytes: &[u8]) -> Result<Lock> {
+        Lock::parse_sharing(path, bytes, None)
+    }
+
+    fn parse_sharing(path: &str, bytes: &[u8], known: Option<&Lock>) -> Result<Lock> {
         let text = require_clean_text(bytes).map_err(|(line, column, message)| {
             Error::malformed(format!("{path}:{line}:{column}"), message)
         })?;
@@ -180,7 +194,7 @@ impl Lock {
                 "unresolved merge conflict: run `evalock lock` to regenerate the lock from the merged cases",
             ));
         }
-        let parsed = match super::lock_fast::parse_rendered_from(text.as_bytes()) {
+        let parsed = match super::lock_fast::parse_rendered_from(text.as_bytes(), known) {
             Some(lock) => Ok(lock),
             None => toml::from_str::<Lock>(text),
         };

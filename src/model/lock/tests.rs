@@ -186,6 +186,30 @@ fn case_entries_behave_as_a_map_sorted_by_id() {
 }
 
 #[test]
+fn case_entries_cloned_are_shared_until_one_of_them_changes() {
+    let entry = |version: u64| CaseLock {
+        version,
+        digest: bytes_digest(&version.to_le_bytes()),
+        file: Arc::from("evals/a.jsonl"),
+        retired: false,
+    };
+    let original: CaseEntries = [("a".to_string(), entry(1))].into_iter().collect();
+    let mut copy = original.clone();
+    assert!(copy.shares(&original) && copy == original);
+    copy.insert("b".into(), entry(2));
+    assert!(!copy.shares(&original));
+    assert_eq!(original.len(), 1, "the original is left as it was");
+    assert_eq!(copy.len(), 2);
+    // Equal entries held apart are equal, not shared.
+    let apart: CaseEntries = [("a".to_string(), entry(1))].into_iter().collect();
+    assert!(apart == original && !apart.shares(&original));
+    let mut pushed = original.clone();
+    pushed.last_mut().unwrap().version = 3;
+    assert_eq!(original.get("a").map(|entry| entry.version), Some(1));
+    assert_ne!(pushed, original);
+}
+
+#[test]
 fn ids_with_control_characters_are_refused_at_their_line() {
     let with_id = |id: &str| {
         let mut lock = sample();

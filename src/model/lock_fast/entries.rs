@@ -23,7 +23,7 @@ enum EntryLine {
 /// Reads the case entries strictly, line by line: each line must be what `render` writes
 /// for the entry being read, in its place. Suites come in order, and so do the ids within
 /// each suite.
-pub(super) struct EntryReader {
+pub(super) struct EntryReader<'a> {
     expect: EntryLine,
     /// A blank line was read after an entry: the next header's, or what follows the entries.
     blank: bool,
@@ -37,10 +37,12 @@ pub(super) struct EntryReader {
     /// Placeholders until the entry's own lines.
     no_file: Arc<str>,
     placeholder: Digest,
+    /// Entries to share with each suite read that turns out to hold the same.
+    known: Option<&'a Lock>,
 }
 
-impl EntryReader {
-    pub(super) fn new(placeholder: Digest) -> Self {
+impl<'a> EntryReader<'a> {
+    pub(super) fn new(placeholder: Digest, known: Option<&'a Lock>) -> Self {
         EntryReader {
             // The blank line before the first entry was read where the entries start.
             expect: EntryLine::Header,
@@ -50,6 +52,7 @@ impl EntryReader {
             last_file: None,
             no_file: Arc::from(""),
             placeholder,
+            known,
         }
     }
 
@@ -153,9 +156,14 @@ impl EntryReader {
         std::mem::take(&mut self.blank)
     }
 
-    /// Files the suite just read; a suite seen twice is not the rendered shape.
+    /// Files the suite just read (the known entries instead, when they are the same); a
+    /// suite seen twice is not the rendered shape.
     fn finish_suite(&mut self, lock: &mut Lock) -> Option<()> {
-        if let Some((suite, entries)) = self.suite.take() {
+        if let Some((suite, mut entries)) = self.suite.take() {
+            let known = self.known.and_then(|known| known.cases.get(&suite));
+            if let Some(known) = known.filter(|known| **known == entries) {
+                entries = known.clone();
+            }
             if lock.cases.insert(suite, entries).is_some() {
                 return None;
             }

@@ -29,13 +29,15 @@ use toml_reading::{read_digest, read_key, read_string, split_assignment, split_k
 /// The lock, if `text` is exactly what `render` writes for it.
 #[cfg(test)]
 pub(super) fn parse_rendered(text: &str) -> Option<Lock> {
-    parse_rendered_from(text.as_bytes())
+    parse_rendered_from(text.as_bytes(), None)
 }
 
-/// The lock, if what `input` yields is exactly what `render` writes for it.
-pub(super) fn parse_rendered_from(input: impl Read) -> Option<Lock> {
+/// The lock, if what `input` yields is exactly what `render` writes for it. A suite whose
+/// case entries are the same as in `known` shares them: only one suite's entries are ever
+/// held twice, the one being read.
+pub(super) fn parse_rendered_from(input: impl Read, known: Option<&Lock>) -> Option<Lock> {
     let mut lines = Lines::new(input);
-    let parsed = read_lines(&mut lines);
+    let parsed = read_lines(&mut lines, known);
     if lines.failed {
         return None;
     }
@@ -102,7 +104,7 @@ struct Parsed {
     cases_at: Option<usize>,
 }
 
-fn read_lines<R: Read>(lines: &mut Lines<R>) -> Option<Parsed> {
+fn read_lines<R: Read>(lines: &mut Lines<R>, known: Option<&Lock>) -> Option<Parsed> {
     let mut lock = Lock::new();
     let mut recipes = Recipes {
         case: String::new(),
@@ -114,7 +116,7 @@ fn read_lines<R: Read>(lines: &mut Lines<R>) -> Option<Parsed> {
     let mut table = Table::Top;
     // Placeholders until the table's `digest` line: computed once, not per suite or entry.
     let placeholder = Digest::of_bytes(b"");
-    let mut entries = EntryReader::new(placeholder);
+    let mut entries = EntryReader::new(placeholder, known);
     let (mut graders, mut skills, mut outside) = (String::new(), String::new(), String::new());
     let mut cases_at = None;
     while let Some(line) = lines.next_line() {

@@ -93,6 +93,43 @@ fn reads_what_render_writes_exactly_as_toml_does() {
     assert_eq!(parse_rendered(&empty), Some(Lock::new()));
 }
 
+#[test]
+fn a_suite_whose_entries_are_known_shares_them_and_only_that_suite() {
+    let known = tricky_lock();
+    let mut changed = tricky_lock();
+    // One entry of one suite is another version; one suite has an entry more; one is gone.
+    let entries = changed.cases.get_mut("support").unwrap();
+    let mut entry = entries.get("dot.ted").unwrap().clone();
+    entry.version += 1;
+    entries.insert("dot.ted".into(), entry.clone());
+    changed
+        .cases
+        .get_mut("a.b")
+        .unwrap()
+        .insert("added".into(), entry);
+    changed.cases.remove("ünï");
+    let text = changed.render();
+    let read = parse_rendered_from(text.as_bytes(), Some(&known)).expect("rendered");
+    assert_eq!(
+        read, changed,
+        "what is read does not depend on what is known"
+    );
+    let shared: Vec<&str> = read
+        .cases
+        .iter()
+        .filter(|(suite, entries)| entries.shares(&known.cases[suite.as_str()]))
+        .map(|(suite, _)| suite.as_str())
+        .collect();
+    assert_eq!(shared, ["quote\"d", "tab\tand\u{7f}"]);
+    // Read again without anything known, nothing is shared.
+    let alone = parse_rendered_from(text.as_bytes(), None).expect("rendered");
+    assert_eq!(alone, read);
+    assert!(alone
+        .cases
+        .iter()
+        .all(|(suite, entries)| !entries.shares(&known.cases[suite.as_str()])));
+}
+
 fn first_difference(one: &str, other: &str) -> usize {
     one.bytes()
         .zip(other.bytes())

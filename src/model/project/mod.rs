@@ -72,6 +72,58 @@ pub trait LoadCache: Sync {
 
     /// Keeps the lock read from content with this identity.
     fn put_lock(&self, _identity: &ContentIdentity, _lock: &LockRead) {}
+
+    /// A lock read before this one (the base's, in a check with a base): each suite whose
+    /// case entries are the same shares them, with their summary.
+    fn known_lock(&self) -> Option<LockRead> {
+        None
+    }
+}
+
+/// Reads `evalock.lock` with its summaries, through `cache` when given (see
+/// [`LoadCache::get_lock`] and [`LoadCache::known_lock`]); `None` when there is none.
+pub fn read_lock(
+    source: &dyn ContentSource,
+    cache: Option<&dyn LoadCache>,
+) -> Result<Option<LockRead>> {
+    refuse_non_file(source, LOCK_FILE)?;
+    let identity = match cache {
+        Some(_) => source.identity(LOCK_FILE)?,
+        None => None,
+    };
+    let cache = cache.zip(identity.as_ref());
+    if let Some(read) = cache.and_then(|(cache, identity)| cache.get_lock(identity)) {
+        return Ok(Some(read));
+    }
+    let known = cache.and_then(|(cache, _)| cache.known_lock());
+    let known = known.as_ref();
+    let sharing = known.map(|known| &*known.lock);
+    let Some(lock) = Lock::read_sharing(source, LOCK_FILE, sharing)? else {
+        return Ok(None);
+    };
+    let case_digests = lock
+        .cases
+        .iter()
+        .map(|(suite, entries)| {
+            // The summary of shared entries is the one worked out for them already.
+            let shared = known.and_then(|known| {
+                let entries_known = known.lock.cases.get(suite)?;
+                entries_known
+                    .shares(entries)
+                    .then(|| known.case_digests.get(suite))?
+            });
+            let digest = shared.copied().unwrap_or_else(|| suite_digest(entries));
+            (suite.clone(), digest)
+        })
+        .collect();
+    let read = LockRead {
+        lock: Arc::new(lock),
+        case_digests,
+    };
+    if let Some((cache, identity)) = cache {
+        cache.put_lock(identity, &read);
+    }
+    Ok(Some(read))
 }
 
 /// A lock as read, with the `suite-v1` digest of each suite's case entries in it (see
@@ -180,34 +232,10 @@ impl Project {
         // The lock is read long before the case files are all hashed: its suites'
         // summaries are worked out then, instead of one suite per thread at the end.
         let read_lock = || -> Result<Option<LockRead>> {
-            if !options.read_lock {
-                return Ok(None);
+            match options.read_lock {
+                true => read_lock(source, options.case_cache),
+                false => Ok(None),
             }
-            refuse_non_file(source, LOCK_FILE)?;
-            let identity = match options.case_cache {
-                Some(_) => source.identity(LOCK_FILE)?,
-                None => None,
-            };
-            let cache = options.case_cache.zip(identity.as_ref());
-            if let Some(read) = cache.and_then(|(cache, identity)| cache.get_lock(identity)) {
-                return Ok(Some(read));
-            }
-            let Some(lock) = Lock::read(source, LOCK_FILE)? else {
-                return Ok(None);
-            };
-            let case_digests = lock
-                .cases
-                .iter()
-                .map(|(suite, entries)| (suite.clone(), suite_digest(entries)))
-                .collect();
-            let read = LockRead {
-                lock: Arc::new(lock),
-                case_digests,
-            };
-            if let Some((cache, identity)) = cache {
-                cache.put_lock(identity, &read);
-            }
-            Ok(Some(read))
         };
         // Suites load side by side: what each does alone (listing its files, joining
         // their cases, indexing them by id) overlaps with the others' parsing instead of
