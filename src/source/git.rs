@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod ignored;
+mod pack_sizes;
 mod staged;
 
 pub use ignored::git_ignored;

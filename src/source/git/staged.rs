@@ -8,6 +8,7 @@
 //! (no HEAD commit yet, a sparse directory entry that differs, a path that is not UTF-8)
 //! makes the answer [`StagedChanges::Unknown`], so callers judge everything instead.
 
+use super::pack_sizes::PackSizes;
 use super::{GitRepo, GitSnapshot};
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
@@ -18,7 +19,7 @@ use gix::index::extension::Tree as CacheTree;
 use gix::ObjectId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// The staged content, read once from the index file (honouring `GIT_INDEX_FILE`).
 pub struct StagedIndex {
@@ -29,6 +30,8 @@ pub struct StagedIndex {
     /// each of a check's many object headers (every case and skill file a base may share)
     /// cost more than the lookups.
     handles: Mutex<Vec<gix::Repository>>,
+    /// The packs, read for object sizes without being mapped (see [`PackSizes`]).
+    pack_sizes: OnceLock<PackSizes>,
 }
 
 /// What the next commit changes compared with HEAD.
@@ -64,11 +67,20 @@ impl StagedIndex {
             index,
             prefix: git.prefix.clone(),
             handles: Mutex::new(Vec::new()),
+            pack_sizes: OnceLock::new(),
         })
     }
 
-    /// The size of the object `id`, read from its header through a kept handle.
+    /// The size of the object `id`: read from the pack that holds it, else from its
+    /// header through a kept handle.
     fn object_size(&self, id: ObjectId) -> Option<u64> {
+        let packs = self.pack_sizes.get_or_init(|| {
+            let repo = self.repo.to_thread_local();
+            PackSizes::open(repo.objects.store_ref().path(), repo.object_hash())
+        });
+        if let Some(size) = packs.size_of(&id) {
+            return Some(size);
+        }
         let kept = self
             .handles
             .lock()
