@@ -5,7 +5,7 @@
 mod common;
 
 use common::TestRepo;
-use evalock::source::{GitRepo, StagedChanges};
+use evalock::source::{ContentSource, GitRepo, StagedChanges};
 use std::path::Path;
 
 fn staged_paths(root: &Path) -> StagedChanges {
@@ -225,5 +225,132 @@ fn random_index_states_agree_with_git() {
             }
         }
         assert_matches_git(&repo, &format!("step {step}"));
+    }
+}
+
+/// Everything a snapshot of `revision` holds, seen from `root`: each file with its kind
+/// and object id, and what it cannot pin; read from the commit's trees alone, and again
+/// with the index standing in for the trees it holds unchanged.
+fn snapshots(root: &Path, revision: &str) -> (String, String) {
+    let git = GitRepo::discover(root).expect("repository");
+    let commit = git.resolve_commit(revision).expect("commit");
+    let index = git.staged_index().expect("index");
+    let describe = |snapshot: evalock::source::GitSnapshot| {
+        let listing = snapshot.listing("").expect("listing");
+        let mut text = String::new();
+        for file in &listing.files {
+            let identity = snapshot.identity(&file.path).expect("identity");
+            text.push_str(&format!("{} {:?} {identity:?}\n", file.path, file.kind));
+        }
+        for unpinnable in &listing.unpinnable {
+            text.push_str(&format!("unpinnable {unpinnable:?}\n"));
+        }
+        text
+    };
+    let alone = git
+        .commit_source(commit, revision.into())
+        .expect("snapshot");
+    let with_index = git
+        .commit_source_with(commit, revision.into(), Some(&index))
+        .expect("snapshot");
+    (describe(alone), describe(with_index))
+}
+
+#[track_caller]
+fn assert_same_snapshots(root: &Path, revisions: &[&str], situation: &str) {
+    for revision in revisions {
+        let (alone, with_index) = snapshots(root, revision);
+        assert!(!alone.is_empty(), "{situation}: {revision} holds files");
+        assert_eq!(alone, with_index, "{situation}: {revision}");
+    }
+}
+
+/// A commit's files are the same whether its trees are read or the index stands in for
+/// the ones it holds unchanged: whatever the index holds (other commits' trees, entries
+/// only intended to be added, conflicts, no cache-tree), and from a folder of the
+/// repository as from its top.
+#[test]
+fn a_commit_s_files_are_the_same_with_the_index_standing_in_for_its_trees() {
+    let repo = tree_repo();
+    std::os::unix::fs::symlink("one.txt", repo.join("a/link")).expect("symlink");
+    repo.write("a/deep/run.sh", "#!/bin/sh\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["update-index", "--chmod=+x", "a/deep/run.sh"]);
+    let gitlink = "160000,1111111111111111111111111111111111111111,a/deep/sub";
+    repo.git(&["update-index", "--add", "--cacheinfo", gitlink]);
+    // A name that is not UTF-8 cannot be pinned, whichever way it is read.
+    use std::os::unix::ffi::OsStrExt as _;
+    let odd = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(repo.join("b").join(odd), "latin-1\n").expect("odd name");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "kinds"]);
+    let every = ["HEAD", "HEAD~1"];
+    assert_same_snapshots(repo.path(), &every, "fresh commit");
+    assert_same_snapshots(&repo.join("a"), &every, "from a folder");
+    // The index moves on from HEAD: staged edits, an entry only intended to be added.
+    repo.write("a/deep/er/one.txt", "edited\n");
+    repo.write("c/new.txt", "new\n");
+    repo.git(&["add", "a/deep/er/one.txt", "c/new.txt"]);
+    repo.write("b/later.txt", "not staged yet\n");
+    repo.git(&["add", "-N", "b/later.txt"]);
+    assert_same_snapshots(repo.path(), &every, "staged changes");
+    // Committed with the entry only intended to be added still there: the commit writes
+    // the index's cache-tree, and that entry stays out of it.
+    repo.git(&["commit", "-q", "-m", "edits"]);
+    assert_same_snapshots(repo.path(), &every, "committed beside an intended file");
+    repo.git(&["add", "-A"]);
+    assert_same_snapshots(repo.path(), &["HEAD", "HEAD~1", "HEAD~2"], "after a commit");
+    // A conflict in the index.
+    repo.git(&["commit", "-q", "-m", "later"]);
+    repo.git(&["checkout", "-q", "-b", "topic"]);
+    repo.write("a/one.txt", "topic\n");
+    repo.commit_all("topic");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("a/one.txt", "main\n");
+    repo.commit_all("main");
+    assert_ne!(
+        repo.git_run(&["merge", "topic"]).code,
+        0,
+        "expected a conflict"
+    );
+    assert_same_snapshots(repo.path(), &["HEAD", "topic", "HEAD~3"], "conflict");
+}
+
+/// Random index states against the commits made along the way.
+#[test]
+fn random_index_states_stand_in_for_commit_trees_exactly() {
+    let repo = tree_repo();
+    let mut state: u64 = 0x0dd_5eed_1234_5678;
+    let mut next = |bound: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % bound
+    };
+    let dirs = ["a", "a/deep", "a/deep/er", "b", "c", "c.d", "e/f"];
+    let mut commits = vec!["HEAD".to_owned()];
+    for step in 0..30 {
+        let dir = dirs[next(dirs.len() as u64) as usize];
+        let file = format!("{dir}/f{}.txt", next(4));
+        match next(5) {
+            0 | 1 => {
+                repo.write(&file, format!("step {step}\n"));
+                repo.git(&["add", &file]);
+            }
+            2 => {
+                repo.git(&["rm", "-q", "-r", "-f", "--cached", "--ignore-unmatch", dir]);
+            }
+            3 => {
+                repo.git(&["reset", "-q", "HEAD", "--", dir]);
+            }
+            _ => {
+                if !git_says(&repo).is_empty() {
+                    repo.git(&["commit", "-q", "-m", &format!("step {step}")]);
+                    commits.push(repo.git(&["rev-parse", "HEAD"]).trim().to_owned());
+                }
+            }
+        }
+        let revisions: Vec<&str> = commits.iter().map(String::as_str).collect();
+        assert_same_snapshots(repo.path(), &revisions, &format!("step {step}"));
     }
 }

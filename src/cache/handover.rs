@@ -66,6 +66,12 @@ impl Handover {
         }
     }
 
+    /// The index that vouches for working-tree files, when the judged content is the
+    /// working tree.
+    pub fn index(&self) -> Option<&StagedIndex> {
+        self.index.as_ref()
+    }
+
     /// Reads the base's lock now, before the judged content, unless the judged lock is
     /// known to be the same bytes (the base then shares the judged content's, as for case
     /// files). Memory: the base's lock is read whole from git, and freed before the judged

@@ -155,11 +155,13 @@ fn judge(
         Some(side) => Some(side as &dyn LoadCache),
         None => cache,
     };
+    // The base's files: from the index wherever it holds the base's trees unchanged.
     let snapshot = match base {
-        Some(base) => Some(
-            base.repo
-                .commit_source(base.commit, base.description.clone())?,
-        ),
+        Some(base) => Some(base.repo.commit_source_with(
+            base.commit,
+            base.description.clone(),
+            handover.as_ref().and_then(Handover::index),
+        )?),
         None => None,
     };
     if let (Some(snapshot), Some(handover)) = (&snapshot, &handover) {

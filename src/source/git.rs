@@ -8,6 +8,7 @@ use gix::ObjectId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod commit_tree;
 mod ignored;
 mod pack_sizes;
 mod staged;
@@ -170,47 +171,35 @@ impl GitRepo {
     }
 
     pub fn commit_source(&self, commit_id: ObjectId, description: String) -> Result<GitSnapshot> {
+        self.commit_source_with(commit_id, description, None)
+    }
+
+    /// [`GitRepo::commit_source`], taking the files of each directory that `index` holds
+    /// unchanged from it rather than from the commit's tree objects (see
+    /// [`commit_tree`]): the same snapshot, for less of the pack read.
+    pub fn commit_source_with(
+        &self,
+        commit_id: ObjectId,
+        description: String,
+        index: Option<&StagedIndex>,
+    ) -> Result<GitSnapshot> {
         let repo = self.local();
         let tree = repo
             .find_commit(commit_id)
             .map_err(Error::git)?
-            .tree()
+            .tree_id()
             .map_err(Error::git)?;
-        let mut recorder = gix::traverse::tree::Recorder::default();
-        tree.traverse()
-            .breadthfirst(&mut recorder)
-            .map_err(Error::git)?;
-        let mut entries = BTreeMap::new();
-        let mut unpinnable = BTreeSet::new();
-        for record in recorder.records {
-            let tree_kind = record.mode.kind();
-            if tree_kind == gix::object::tree::EntryKind::Tree {
-                continue;
-            }
-            let Some(path) = staged::snapshot_path(&self.prefix, &record.filepath, &mut unpinnable)
-            else {
-                continue;
-            };
-            let kind = match tree_kind {
-                gix::object::tree::EntryKind::Blob => EntryKind::File,
-                gix::object::tree::EntryKind::BlobExecutable => EntryKind::Executable,
-                gix::object::tree::EntryKind::Link => EntryKind::Symlink,
-                gix::object::tree::EntryKind::Commit => {
-                    unpinnable.insert(Unpinnable {
-                        path,
-                        reason: UnpinnableReason::Submodule,
-                    });
-                    continue;
-                }
-                gix::object::tree::EntryKind::Tree => continue,
-            };
-            entries.insert(path, (record.oid, kind));
-        }
+        let files = commit_tree::tree_files(
+            &repo,
+            tree.detach(),
+            &self.prefix,
+            index.map(StagedIndex::file),
+        )?;
         Ok(GitSnapshot {
             repo: self.repo.clone(),
-            entries,
+            entries: files.entries,
             unmerged: BTreeSet::new(),
-            unpinnable,
+            unpinnable: files.unpinnable,
             description,
         })
     }

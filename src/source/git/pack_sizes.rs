@@ -60,10 +60,13 @@ impl PackSizes {
         let offset = index.pack_offset_at_index(index.lookup(id)?);
         let mut head = [0; ENTRY_HEAD];
         let read = read_at(data, &mut head, offset)?;
-        let entry = pack::data::Entry::from_bytes(&head[..read], offset, index.object_hash()).ok()?;
+        let entry =
+            pack::data::Entry::from_bytes(&head[..read], offset, index.object_hash()).ok()?;
         match entry.header {
             pack::data::entry::Header::OfsDelta { .. }
-            | pack::data::entry::Header::RefDelta { .. } => delta_result_size(data, entry.data_offset),
+            | pack::data::entry::Header::RefDelta { .. } => {
+                delta_result_size(data, entry.data_offset)
+            }
             _ => Some(entry.decompressed_size),
         }
     }

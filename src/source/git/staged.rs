@@ -71,6 +71,11 @@ impl StagedIndex {
         })
     }
 
+    /// The index as read.
+    pub(super) fn file(&self) -> &gix::index::File {
+        &self.index
+    }
+
     /// The size of the object `id`: read from the pack that holds it, else from its
     /// header through a kept handle.
     fn object_size(&self, id: ObjectId) -> Option<u64> {
@@ -423,7 +428,7 @@ impl TreeDiff<'_> {
     }
 }
 
-fn child_named<'a>(cache: &'a CacheTree, name: &[u8]) -> Option<&'a CacheTree> {
+pub(super) fn child_named<'a>(cache: &'a CacheTree, name: &[u8]) -> Option<&'a CacheTree> {
     cache
         .children
         .iter()
