@@ -121,6 +121,111 @@ fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let output = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .expect("git runs");
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8(output.stdout).expect("UTF-8")
+    }
+
+    /// Every object of the repository with the size git gives it.
+    fn sizes_git_gives(dir: &Path) -> Vec<(gix::ObjectId, u64)> {
+        let listing = git(
+            dir,
+            &[
+                "cat-file",
+                "--batch-all-objects",
+                "--batch-check=%(objectname) %(objectsize)",
+            ],
+        );
+        listing
+            .lines()
+            .map(|line| {
+                let (id, size) = line.split_once(' ').expect("id and size");
+                (
+                    gix::ObjectId::from_hex(id.as_bytes()).expect("id"),
+                    size.parse().expect("size"),
+                )
+            })
+            .collect()
+    }
+
+    /// A history whose files grow and shrink, so a repack stores most versions as deltas.
+    fn history(dir: &Path) {
+        git(dir, &["init", "-q"]);
+        let mut text = String::new();
+        for step in 0..12 {
+            for line in 0..40 * (step + 1) {
+                text.push_str(&format!(
+                    "{{\"id\": \"case-{step}-{line}\", \"input\": \"x\"}}\n"
+                ));
+            }
+            if step % 3 == 2 {
+                text.truncate(text.len() / 2);
+            }
+            std::fs::write(dir.join("cases.jsonl"), &text).expect("write");
+            std::fs::write(
+                dir.join(format!("small-{}.txt", step % 4)),
+                "x".repeat(step),
+            )
+            .expect("write");
+            git(dir, &["add", "-A"]);
+            git(dir, &["commit", "-q", "-m", "step"]);
+        }
+    }
+
+    #[test]
+    fn sizes_read_from_packs_are_git_s_for_whole_objects_and_both_kinds_of_delta() {
+        for offset_deltas in ["true", "false"] {
+            let folder = tempfile::tempdir().expect("temporary folder");
+            let dir = folder.path();
+            history(dir);
+            let setting = format!("repack.useDeltaBaseOffset={offset_deltas}");
+            git(dir, &["-c", &setting, "repack", "-q", "-a", "-d", "-f"]);
+            let verified = git(
+                dir,
+                &[
+                    "verify-pack",
+                    "-v",
+                    &format!("{}", pack_index(dir).display()),
+                ],
+            );
+            assert!(verified.contains("chain length"), "the pack holds deltas");
+            let packs = PackSizes::open(&dir.join(".git/objects"), gix::hash::Kind::Sha1);
+            let expected = sizes_git_gives(dir);
+            assert!(expected.len() > 30);
+            for (id, size) in expected {
+                assert_eq!(packs.size_of(&id), Some(size), "{id} ({setting})");
+            }
+            // An object no pack holds is left to the object database.
+            let loose =
+                gix::ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+            assert_eq!(packs.size_of(&loose), None);
+        }
+    }
+
+    fn pack_index(dir: &Path) -> std::path::PathBuf {
+        let packs = std::fs::read_dir(dir.join(".git/objects/pack")).expect("pack folder");
+        packs
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .find(|path| path.extension().is_some_and(|extension| extension == "idx"))
+            .expect("one pack")
+    }
+
+    #[test]
+    fn a_missing_object_folder_holds_no_packs() {
+        let folder = tempfile::tempdir().expect("temporary folder");
+        let packs = PackSizes::open(&folder.path().join("absent"), gix::hash::Kind::Sha1);
+        assert!(packs.packs.is_empty());
+    }
 
     #[test]
     fn delta_sizes_read_as_git_writes_them() {
