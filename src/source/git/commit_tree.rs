@@ -62,7 +62,7 @@ impl Walk<'_> {
         }
         let unchanged = cache.filter(|cache| cache.id == id);
         if let Some(count) = unchanged.and_then(|cache| cache.num_entries) {
-            if self.from_index(directory, count) {
+            if self.take_from_index(directory, count) {
                 return Ok(());
             }
         }
@@ -102,7 +102,7 @@ impl Walk<'_> {
     /// (no conflict, no entry only intended to be added, no sparse directory); false, and
     /// nothing recorded, otherwise. git itself never keeps a cache-tree valid over the
     /// others; an index written by another tool is not taken on trust.
-    fn from_index(&mut self, directory: &[u8], count: u32) -> bool {
+    fn take_from_index(&mut self, directory: &[u8], count: u32) -> bool {
         let Some(index) = self.index else {
             return false;
         };
