@@ -311,7 +311,7 @@ fn check_base_reads_the_base_skill_files_a_pull_request_changed() {
             "{source:?}"
         );
     }
-    // Nothing changed against the feature itself: quiet.
+    // Nothing changed against the feature itself: every skill file is shared, and quiet.
     let run = repo.evalock(&["check", "--base", "HEAD", "--format", "json", "--no-cache"]);
     assert_eq!(rules_and_files(&run), Vec::<String>::new());
 }

@@ -7,7 +7,9 @@
 //!   held once;
 //! - so is the lock when it is the base's;
 //! - of a suite where some files changed, each unchanged file's cases are copied out of
-//!   the judged suite, and only the changed files are parsed from the base.
+//!   the judged suite, and only the changed files are parsed from the base;
+//! - a skill file that is the base's, scanned with the same risky patterns, is read,
+//!   hashed and scanned once.
 //!
 //! When the lock changed, the base's is read first, before the judged content: its text
 //! (read whole from git) is then freed before the judged content is loaded, and each
@@ -19,7 +21,9 @@
 //! [`StagedIndex::vouched_blob`]). Anything else is parsed from the base as before, so the
 //! report is the same either way.
 
+use crate::hash::Digest;
 use crate::model::{read_lock, LoadCache, LockRead, ParsedCaseFile, SuiteCases, LOCK_FILE};
+use crate::skills::ReadFile;
 use crate::source::{ContentIdentity, ContentSource, StagedIndex};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -39,6 +43,9 @@ struct Kept {
     lock: Option<(String, LockRead)>,
     /// The base's lock, read ahead of the judged content, with its object id.
     base_lock: Option<(String, LockRead)>,
+    /// By the path of each skill file: its object id, the fingerprint of the risky
+    /// patterns it was scanned with, and what reading it found.
+    skill_files: HashMap<String, (String, Digest, ReadFile)>,
 }
 
 impl Handover {
@@ -163,6 +170,22 @@ impl LoadCache for JudgedSide<'_> {
         let kept = self.handover.kept()?;
         kept.base_lock.as_ref().map(|(_, read)| read.clone())
     }
+
+    fn put_skill_file(
+        &self,
+        path: &str,
+        identity: ContentIdentity,
+        patterns: &Digest,
+        read: &ReadFile,
+    ) {
+        let Some(id) = self.handover.object_id(path, &identity) else {
+            return;
+        };
+        if let Some(mut kept) = self.handover.kept() {
+            kept.skill_files
+                .insert(path.to_owned(), (id, *patterns, read.clone()));
+        }
+    }
 }
 
 pub struct BaseSide<'a> {
@@ -209,6 +232,20 @@ impl LoadCache for BaseSide<'_> {
         let mut locks = kept.lock.iter().chain(&kept.base_lock);
         let (_, lock) = locks.find(|(id, _)| id == base_id)?;
         Some(lock.clone())
+    }
+
+    fn get_skill_file(
+        &self,
+        path: &str,
+        identity: &ContentIdentity,
+        patterns: &Digest,
+    ) -> Option<ReadFile> {
+        let ContentIdentity::Object(base_id) = identity else {
+            return None;
+        };
+        let kept = self.handover.kept()?;
+        let (id, scanned_with, read) = kept.skill_files.get(path)?;
+        (id == base_id && scanned_with == patterns).then(|| read.clone())
     }
 }
 
@@ -336,6 +373,47 @@ mod tests {
         assert!(base.get_lock(&object("6666")).is_none());
     }
 
+    /// A skill's SKILL.md holding `bytes`, as read.
+    fn skill_md(bytes: &[u8]) -> ReadFile {
+        ReadFile {
+            file: crate::skills::SkillFile {
+                path: "SKILL.md".into(),
+                kind: crate::hash::EntryKind::File,
+                digest: crate::hash::bytes_digest(bytes),
+                binary: false,
+                executable: Vec::new(),
+                risky: Vec::new(),
+                link_target: None,
+            },
+            bytes: Some(bytes.to_vec()),
+        }
+    }
+
+    #[test]
+    fn a_skill_file_is_shared_only_for_the_same_bytes_and_patterns() {
+        let patterns = crate::skills::scan::RiskyPatterns::builtin();
+        let read = skill_md(b"x");
+        const SKILL: &str = "skills/a/SKILL.md";
+        let handover = Handover::new(None);
+        let fingerprint = *patterns.fingerprint();
+        handover
+            .judged_side(None)
+            .put_skill_file(SKILL, object("7777"), &fingerprint, &read);
+        let base = handover.base_side(None);
+        let shared = base.get_skill_file(SKILL, &object("7777"), &fingerprint);
+        assert_eq!(shared.map(|shared| shared.bytes), Some(read.bytes.clone()));
+        assert!(base
+            .get_skill_file(SKILL, &object("8888"), &fingerprint)
+            .is_none());
+        assert!(base
+            .get_skill_file("skills/b/SKILL.md", &object("7777"), &fingerprint)
+            .is_none());
+        let other = crate::hash::bytes_digest(b"other patterns");
+        assert!(base
+            .get_skill_file(SKILL, &object("7777"), &other)
+            .is_none());
+    }
+
     #[test]
     fn working_tree_content_no_index_vouches_for_is_not_shared() {
         let (_, _, content) = two_files();
@@ -343,8 +421,10 @@ mod tests {
         let judged = handover.judged_side(None);
         judged.put_suite(&[stat(), stat()], &content);
         judged.put_lock(&stat(), &lock());
+        let patterns = crate::hash::bytes_digest(b"");
+        judged.put_skill_file("skills/a/SKILL.md", stat(), &patterns, &skill_md(b"x"));
         let kept = handover.kept().expect("not poisoned");
-        assert!(kept.files.is_empty() && kept.lock.is_none());
+        assert!(kept.files.is_empty() && kept.lock.is_none() && kept.skill_files.is_empty());
     }
 
     #[test]

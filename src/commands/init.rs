@@ -405,7 +405,7 @@ fn declared_skill_permissions(
     if config.roots.is_empty() && config.marketplaces.is_empty() {
         return Ok(Vec::new());
     }
-    let skills = crate::skills::load_skills(source, config)?;
+    let skills = crate::skills::load_skills(source, config, None)?;
     let declared: std::collections::BTreeSet<String> = skills
         .skills
         .iter()

@@ -10,14 +10,14 @@ pub mod scan;
 pub mod spec;
 
 pub use discovery::{compile_folder_globs, DiscoveryProblem, SKILL_FILE};
-pub use files::{ExecutableSignal, SkillFile, SkillTree};
+pub use files::{ExecutableSignal, ReadFile, SkillFile, SkillTree};
 pub use front_matter::{FrontMatter, Located};
 pub use manifest::{Manifest, RemoteSource, SourceDecl, MANIFEST_FILE};
 
 use crate::error::{Error, Result};
 use crate::hash::{tree_digest, Digest, TreeEntry};
 use crate::model::config::SkillsConfig;
-use crate::model::{FileLock, SkillLock, SourceKind, SourceLock};
+use crate::model::{FileLock, LoadCache, SkillLock, SourceKind, SourceLock};
 use crate::rules::RuleId;
 use crate::source::{ContentSource, Listing};
 use globset::GlobSet;
@@ -306,8 +306,12 @@ impl LoadSettings {
     }
 }
 
-/// Loads every configured skill of a snapshot.
-pub fn load_skills(source: &dyn ContentSource, config: &SkillsConfig) -> Result<SkillSet> {
+/// Loads every configured skill of a snapshot, each file through `cache` when given.
+pub fn load_skills(
+    source: &dyn ContentSource,
+    config: &SkillsConfig,
+    cache: Option<&dyn LoadCache>,
+) -> Result<SkillSet> {
     let settings = LoadSettings::new(config)?;
     let discovered = discovery::discover(source, config)?;
     // Each skill's files come from the listing discovery made of its root (one walk of
@@ -320,7 +324,7 @@ pub fn load_skills(source: &dyn ContentSource, config: &SkillsConfig) -> Result<
                 Some(listing) => listing,
                 None => source.listing(path)?,
             };
-            load_skill(source, path, listing, true, &settings)
+            load_skill(source, path, listing, true, &settings, cache)
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(SkillSet {
@@ -338,7 +342,10 @@ pub fn load_paths(
 ) -> Result<Vec<Skill>> {
     paths
         .par_iter()
-        .map(|path| load_skill(source, path, source.listing(path)?, configured, settings))
+        .map(|path| {
+            let listing = source.listing(path)?;
+            load_skill(source, path, listing, configured, settings, None)
+        })
         .collect()
 }
 
@@ -349,8 +356,9 @@ fn load_skill(
     listing: Listing,
     configured: bool,
     settings: &LoadSettings,
+    cache: Option<&dyn LoadCache>,
 ) -> Result<Skill> {
-    let tree = files::read_tree(source, path, listing, &settings.patterns)?;
+    let tree = files::read_tree(source, path, listing, &settings.patterns, cache)?;
     let (front_matter, front_matter_problem) = match (&tree.skill_md, tree.file(SKILL_FILE)) {
         (Some(bytes), _) => match front_matter::parse_front_matter(bytes) {
             Ok(front) => (Some(front), None),
@@ -448,7 +456,7 @@ mod tests {
             roots: vec!["skills/*".into()],
             ..SkillsConfig::default()
         };
-        let set = load_skills(&source, &config).expect("load");
+        let set = load_skills(&source, &config, None).expect("load");
         assert_eq!(set.skills.len(), 1);
         assert_eq!(
             set.skills[0].manifest_problems.len(),

@@ -3,6 +3,7 @@
 //! Markdown included, because instructions can tell an agent with a shell to run them.
 //! It is a tripwire for the obvious cases, not a malware detector.
 
+use crate::hash::{bytes_digest, Digest};
 use crate::text::code_point_column;
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use std::collections::BTreeMap;
@@ -74,6 +75,8 @@ pub struct RiskyPatterns {
     names: Vec<String>,
     regexes: Vec<Regex>,
     set: RegexSet,
+    /// sha256 over the names and regexes: two sets with the same one scan alike.
+    fingerprint: Digest,
 }
 
 impl RiskyPatterns {
@@ -102,11 +105,21 @@ impl RiskyPatterns {
             .multi_line(true)
             .build()
             .map_err(|error| format!("risky patterns: {error}"))?;
+        let mut listed = String::new();
+        for (name, regex) in names.iter().zip(&regexes) {
+            listed.push_str(&format!("{name}\0{}\n", regex.as_str()));
+        }
         Ok(RiskyPatterns {
             names,
             regexes,
             set,
+            fingerprint: bytes_digest(listed.as_bytes()),
         })
+    }
+
+    /// Equal for two sets of patterns that scan alike (the same names and regexes).
+    pub fn fingerprint(&self) -> &Digest {
+        &self.fingerprint
     }
 
     pub fn builtin() -> RiskyPatterns {
@@ -115,6 +128,7 @@ impl RiskyPatterns {
             names: Vec::new(),
             regexes: Vec::new(),
             set: RegexSet::empty(),
+            fingerprint: bytes_digest(b""),
         })
     }
 
@@ -162,6 +176,25 @@ mod tests {
             .into_iter()
             .map(|hit| hit.pattern)
             .collect()
+    }
+
+    #[test]
+    fn patterns_that_scan_alike_and_only_those_share_a_fingerprint() {
+        let builtin = RiskyPatterns::builtin();
+        let extra = |name: &str, regex: &str| {
+            let extra = BTreeMap::from([(name.to_owned(), regex.to_owned())]);
+            *RiskyPatterns::new(&extra).expect("compiles").fingerprint()
+        };
+        assert_eq!(
+            builtin.fingerprint(),
+            RiskyPatterns::builtin().fingerprint()
+        );
+        assert_eq!(extra("mine", "rm -rf"), extra("mine", "rm -rf"));
+        assert_ne!(*builtin.fingerprint(), extra("mine", "rm -rf"));
+        assert_ne!(extra("mine", "rm -rf"), extra("mine", "rm -fr"));
+        assert_ne!(extra("mine", "rm -rf"), extra("yours", "rm -rf"));
+        let (removed, _) = BUILTIN_PATTERNS[0];
+        assert_ne!(*builtin.fingerprint(), extra(removed, ""));
     }
 
     #[test]

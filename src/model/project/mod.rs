@@ -10,6 +10,7 @@ use super::suite::{suite_digest, SuiteCases, SuiteModel};
 use crate::error::{Error, Result};
 use crate::finding::Subject;
 use crate::hash::{Digest, EntryKind};
+use crate::skills::ReadFile;
 use crate::source::{ContentIdentity, ContentSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -77,6 +78,28 @@ pub trait LoadCache: Sync {
     /// case entries are the same shares them, with their summary.
     fn known_lock(&self) -> Option<LockRead> {
         None
+    }
+
+    /// A skill's file as read from content with this identity and scanned with the risky
+    /// patterns of this fingerprint.
+    fn get_skill_file(
+        &self,
+        _path: &str,
+        _identity: &ContentIdentity,
+        _patterns: &Digest,
+    ) -> Option<ReadFile> {
+        None
+    }
+
+    /// Keeps a skill's file as read from content with this identity and scanned with the
+    /// risky patterns of this fingerprint.
+    fn put_skill_file(
+        &self,
+        _path: &str,
+        _identity: ContentIdentity,
+        _patterns: &Digest,
+        _read: &ReadFile,
+    ) {
     }
 }
 
@@ -252,7 +275,9 @@ impl Project {
             loaded.into_iter().collect::<Result<Vec<_>>>()
         };
         let load_skills = || match &config.skills {
-            Some(skills_config) => crate::skills::load_skills(source, skills_config),
+            Some(skills_config) => {
+                crate::skills::load_skills(source, skills_config, options.case_cache)
+            }
             None => Ok(crate::skills::SkillSet::default()),
         };
         // The lock parses while the case files and skills are hashed.
