@@ -370,3 +370,51 @@ fn check_base_reads_a_changed_lock_whole_for_each_suite_it_changed() {
     let run = repo.evalock(&["check", "--base", "main", "--format", "json", "--no-cache"]);
     assert_eq!(findings(run.assert_code(2)), ["EL102 a/c"]);
 }
+
+/// A fresh clone holds every object in a pack, the older lock stored as a delta of the
+/// newer: the base's lock is then rebuilt from the working tree's (which the index vouches
+/// for) and the delta, never whole in memory. The verdict is the same as from git.
+#[test]
+fn check_base_rebuilds_a_base_lock_stored_as_a_delta_of_the_working_tree_s() {
+    let repo = two_suites();
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.replace("evals/a/2.jsonl", "\"three\"", "\"tres\"");
+    let added = "{\"id\": \"e\", \"input\": \"five, a longer case than the others\"}\n";
+    let b_cases = repo.read("evals/b.jsonl");
+    repo.write("evals/b.jsonl", format!("{b_cases}{added}"));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("edit in place, add a case");
+    repo.git(&["repack", "-q", "-a", "-d", "-f"]);
+    check_out_again(&repo, "evalock.lock");
+    let judged = blob_id(&repo, "evalock.lock");
+    let base = repo
+        .git(&["rev-parse", "main:evalock.lock"])
+        .trim()
+        .to_owned();
+    let pack = std::fs::read_dir(repo.join(".git/objects/pack"))
+        .expect("pack folder")
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .find(|path| path.extension().is_some_and(|extension| extension == "idx"))
+        .expect("a pack");
+    let listing = repo.git(&["verify-pack", "-v", &pack.to_string_lossy()]);
+    let stored = listing
+        .lines()
+        .find(|line| line.starts_with(&base))
+        .expect("the base lock in the pack");
+    assert!(
+        stored.ends_with(&format!(" 1 {judged}")),
+        "the base lock is a delta of the judged one: {stored}"
+    );
+    for source in [&[][..], &["--rev", "HEAD"][..]] {
+        let mut args = vec!["check", "--base", "main", "--format", "json", "--no-cache"];
+        args.extend_from_slice(source);
+        let run = repo.evalock(&args);
+        assert_eq!(findings(run.assert_code(2)), ["EL102 a/c"], "{source:?}");
+    }
+    // The working tree's lock edited since (the index no longer vouches for it): the
+    // base's lock is read from git instead, with the same verdict on the base's side.
+    let lock = repo.read("evalock.lock");
+    repo.write("evalock.lock", format!("{lock}\n"));
+    let run = repo.evalock(&["check", "--base", "main", "--format", "json", "--no-cache"]);
+    assert!(findings(&run).contains(&"EL102 a/c".to_owned()));
+}

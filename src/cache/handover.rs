@@ -22,7 +22,7 @@
 //! report is the same either way.
 
 use crate::hash::Digest;
-use crate::model::{read_lock, LoadCache, LockRead, ParsedCaseFile, SuiteCases, LOCK_FILE};
+use crate::model::{read_lock, LoadCache, Lock, LockRead, ParsedCaseFile, SuiteCases, LOCK_FILE};
 use crate::skills::ReadFile;
 use crate::source::{ContentIdentity, ContentSource, StagedIndex};
 use std::collections::HashMap;
@@ -88,16 +88,37 @@ impl Handover {
         let Ok(Some(ContentIdentity::Object(base_id))) = base.identity(LOCK_FILE) else {
             return;
         };
-        let judged_id = match judged.identity(LOCK_FILE) {
-            Ok(Some(identity)) => self.object_id(LOCK_FILE, &identity),
-            _ => None,
-        };
+        let judged_identity = judged.identity(LOCK_FILE).ok().flatten();
+        let judged_id = judged_identity
+            .as_ref()
+            .and_then(|identity| self.object_id(LOCK_FILE, identity));
         if judged_id.as_ref() == Some(&base_id) {
             return;
         }
-        if let (Ok(Some(read)), Some(mut kept)) = (read_lock(base, None), self.kept()) {
+        let streamed = judged_identity.and_then(|identity| self.streamed_lock(&base_id, &identity));
+        let read = match streamed {
+            Some(lock) => Ok(Some(LockRead::new(lock, None))),
+            None => read_lock(base, None),
+        };
+        if let (Ok(Some(read)), Some(mut kept)) = (read, self.kept()) {
             kept.base_lock = Some((base_id, read));
         }
+    }
+
+    /// The base's lock `base_id` rebuilt from the working tree's lock (stat data
+    /// `identity`) when a pack stores it as a delta of the blob that file holds: the
+    /// delta is a few kilobytes where the object database would hold both texts. Taken
+    /// only when it parses as `evalock lock` writes it and its bytes are the object's.
+    fn streamed_lock(&self, base_id: &str, identity: &ContentIdentity) -> Option<Lock> {
+        let id = gix::ObjectId::from_hex(base_id.as_bytes()).ok()?;
+        let mut reader = self
+            .index
+            .as_ref()?
+            .delta_from_worktree(id, LOCK_FILE, identity)?;
+        let lock = Lock::read_rendered(&mut reader, LOCK_FILE, None)?;
+        // Whatever the parser left unread still counts.
+        std::io::copy(&mut reader, &mut std::io::sink()).ok()?;
+        reader.is_object(&id).then_some(lock)
     }
 
     fn object_id(&self, path: &str, identity: &ContentIdentity) -> Option<String> {

@@ -9,10 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod commit_tree;
+mod delta_stream;
 mod ignored;
 mod pack_sizes;
 mod staged;
 
+pub use delta_stream::DeltaReader;
 pub use ignored::git_ignored;
 pub use staged::{StagedChanges, StagedIndex};
 

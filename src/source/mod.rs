@@ -6,8 +6,8 @@ mod git;
 mod worktree;
 
 pub use git::{
-    git_ignored, trailer_values, GitRepo, GitSnapshot, IndexSource, RevisionSource, StagedChanges,
-    StagedIndex,
+    git_ignored, trailer_values, DeltaReader, GitRepo, GitSnapshot, IndexSource, RevisionSource,
+    StagedChanges, StagedIndex,
 };
 pub use worktree::WorktreeSource;
 

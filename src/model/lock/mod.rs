@@ -163,12 +163,7 @@ impl Lock {
         known: Option<&Lock>,
     ) -> Result<Option<Lock>> {
         if let Some(reader) = source.reader(path)? {
-            let streamed = super::lock_fast::parse_rendered_from(reader, known).filter(|lock| {
-                // Errors are located from the text: the bytes path below reports them.
-                lock.lock_version == LOCK_VERSION
-                    && lock.validate(path, "").is_ok()
-                    && validate_skill_paths(path, "", &lock.skills).is_ok()
-            });
+            let streamed = Lock::read_rendered(reader, path, known);
             if streamed.is_some() {
                 return Ok(streamed);
             }
@@ -177,6 +172,20 @@ impl Lock {
             Some(bytes) => Lock::parse_sharing(path, &bytes, known).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// The lock `reader` yields, when it is exactly what `evalock lock` writes and valid;
+    /// `None` otherwise: errors are located from the text, which [`Lock::parse`] reports.
+    pub fn read_rendered(
+        reader: impl std::io::Read,
+        path: &str,
+        known: Option<&Lock>,
+    ) -> Option<Lock> {
+        super::lock_fast::parse_rendered_from(reader, known).filter(|lock| {
+            lock.lock_version == LOCK_VERSION
+                && lock.validate(path, "").is_ok()
+                && validate_skill_paths(path, "", &lock.skills).is_ok()
+        })
     }
 
     /// Parses a lock; `path` is used in messages.

@@ -124,25 +124,7 @@ pub fn read_lock(
     let Some(lock) = Lock::read_sharing(source, LOCK_FILE, sharing)? else {
         return Ok(None);
     };
-    let case_digests = lock
-        .cases
-        .iter()
-        .map(|(suite, entries)| {
-            // The summary of shared entries is the one worked out for them already.
-            let shared = known.and_then(|known| {
-                let entries_known = known.lock.cases.get(suite)?;
-                entries_known
-                    .shares(entries)
-                    .then(|| known.case_digests.get(suite))?
-            });
-            let digest = shared.copied().unwrap_or_else(|| suite_digest(entries));
-            (suite.clone(), digest)
-        })
-        .collect();
-    let read = LockRead {
-        lock: Arc::new(lock),
-        case_digests,
-    };
+    let read = LockRead::new(lock, known);
     if let Some((cache, identity)) = cache {
         cache.put_lock(identity, &read);
     }
@@ -155,6 +137,31 @@ pub fn read_lock(
 pub struct LockRead {
     pub lock: Arc<Lock>,
     pub case_digests: BTreeMap<String, Digest>,
+}
+
+impl LockRead {
+    /// `lock` with its summaries; those of entries it shares with `known` are taken from
+    /// there, not worked out again.
+    pub fn new(lock: Lock, known: Option<&LockRead>) -> LockRead {
+        let case_digests = lock
+            .cases
+            .iter()
+            .map(|(suite, entries)| {
+                let shared = known.and_then(|known| {
+                    let entries_known = known.lock.cases.get(suite)?;
+                    entries_known
+                        .shares(entries)
+                        .then(|| known.case_digests.get(suite))?
+                });
+                let digest = shared.copied().unwrap_or_else(|| suite_digest(entries));
+                (suite.clone(), digest)
+            })
+            .collect();
+        LockRead {
+            lock: Arc::new(lock),
+            case_digests,
+        }
+    }
 }
 
 /// Everything evalock knows about one snapshot of the project.

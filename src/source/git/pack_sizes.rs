@@ -12,6 +12,7 @@
 //! elsewhere (loose, or in an alternate's pack) is left to the object database.
 
 use gix::odb::pack;
+use pack::data::entry::Header;
 use std::fs::File;
 use std::path::Path;
 
@@ -27,6 +28,10 @@ const ENTRY_HEAD: usize = 64;
 /// Enough of a delta's compressed start to hold its two sizes, whatever its block
 /// header: a dynamic Huffman header takes at most a few hundred bytes.
 const DELTA_HEAD: usize = 4096;
+
+/// The largest delta [`PackSizes::delta_onto`] inflates: a delta that large is no longer a
+/// small edit of its base, and saves little memory over the object itself.
+const MAX_DELTA: usize = 1 << 22;
 
 impl PackSizes {
     /// The packs of `objects` (the object directory); none when it cannot be listed.
@@ -53,6 +58,49 @@ impl PackSizes {
     /// The size of object `id` when one of the packs holds it and its entry reads as git
     /// writes it; `None` otherwise (the object database then answers).
     pub(super) fn size_of(&self, id: &gix::oid) -> Option<u64> {
+        let (data, entry) = self.entry(id)?;
+        match entry.header {
+            Header::OfsDelta { .. } | Header::RefDelta { .. } => {
+                delta_result_size(data, entry.data_offset)
+            }
+            _ => Some(entry.decompressed_size),
+        }
+    }
+
+    /// The delta object `id` is stored as, inflated, when a pack stores it as a delta of
+    /// the object `base` itself (not of another delta of it, nor of another object), and
+    /// the delta is at most [`MAX_DELTA`] bytes.
+    pub(super) fn delta_onto(&self, id: &gix::oid, base: &gix::oid) -> Option<Vec<u8>> {
+        let (index, data) = self
+            .packs
+            .iter()
+            .find(|(index, _)| index.lookup(id).is_some())?;
+        let (_, entry) = self.entry(id)?;
+        let onto_base = match entry.header {
+            Header::OfsDelta { base_distance } => {
+                let at = index
+                    .lookup(base)
+                    .map(|found| index.pack_offset_at_index(found));
+                at.is_some() && at == entry.pack_offset().checked_sub(base_distance)
+            }
+            Header::RefDelta { base_id } => base_id == base,
+            _ => false,
+        };
+        let size = usize::try_from(entry.decompressed_size).ok()?;
+        if !onto_base || size > MAX_DELTA {
+            return None;
+        }
+        // zlib adds at most a few bytes for each 16 KiB block it stores, and a header.
+        let mut compressed = vec![0; size + size / 1024 + 64];
+        let read = read_at(data, &mut compressed, entry.data_offset)?;
+        let mut delta = vec![0; size];
+        let mut inflate = gix::zlib::Inflate::default();
+        let (status, _, written) = inflate.once(&compressed[..read], &mut delta).ok()?;
+        (written == size && status == gix::zlib::Status::StreamEnd).then_some(delta)
+    }
+
+    /// The pack file holding `id`, and its entry's header there.
+    fn entry(&self, id: &gix::oid) -> Option<(&File, pack::data::Entry)> {
         let (index, data) = self
             .packs
             .iter()
@@ -62,13 +110,7 @@ impl PackSizes {
         let read = read_at(data, &mut head, offset)?;
         let entry =
             pack::data::Entry::from_bytes(&head[..read], offset, index.object_hash()).ok()?;
-        match entry.header {
-            pack::data::entry::Header::OfsDelta { .. }
-            | pack::data::entry::Header::RefDelta { .. } => {
-                delta_result_size(data, entry.data_offset)
-            }
-            _ => Some(entry.decompressed_size),
-        }
+        Some((data, entry))
     }
 }
 
@@ -88,7 +130,7 @@ fn delta_result_size(data: &File, offset: u64) -> Option<u64> {
 
 /// A size at the start of a delta: seven bits a byte, least significant first, the high
 /// bit set on every byte but the last. With the number of bytes it took.
-fn delta_size(bytes: &[u8]) -> Option<(u64, usize)> {
+pub(super) fn delta_size(bytes: &[u8]) -> Option<(u64, usize)> {
     let mut size = 0u64;
     for (position, byte) in bytes.iter().enumerate().take(10) {
         size |= u64::from(byte & 0x7f) << (7 * position);
@@ -100,7 +142,7 @@ fn delta_size(bytes: &[u8]) -> Option<(u64, usize)> {
 }
 
 /// Reads up to `buffer.len()` bytes at `offset`, fewer only at the end of the file.
-fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> Option<usize> {
+pub(super) fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> Option<usize> {
     let mut filled = 0;
     while filled < buffer.len() {
         let position = offset + filled as u64;
@@ -121,6 +163,7 @@ fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read as _;
     use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) -> String {
@@ -218,6 +261,70 @@ mod tests {
             .filter_map(|entry| entry.ok().map(|entry| entry.path()))
             .find(|path| path.extension().is_some_and(|extension| extension == "idx"))
             .expect("one pack")
+    }
+
+    /// Each version of `cases.jsonl` that a pack stores as a delta of another, rebuilt
+    /// from a file holding that other version: the object's bytes, proved by its id; from
+    /// a file of the same length holding other bytes: refused.
+    #[test]
+    fn a_delta_of_a_file_s_blob_is_rebuilt_from_the_file() {
+        use super::super::delta_stream::DeltaReader;
+        for offset_deltas in ["true", "false"] {
+            let folder = tempfile::tempdir().expect("temporary folder");
+            let dir = folder.path();
+            history(dir);
+            let setting = format!("repack.useDeltaBaseOffset={offset_deltas}");
+            git(dir, &["-c", &setting, "repack", "-q", "-a", "-d", "-f"]);
+            let packs = PackSizes::open(&dir.join(".git/objects"), gix::hash::Kind::Sha1);
+            let versions: Vec<gix::ObjectId> = (0..12)
+                .map(|back| {
+                    let id = git(dir, &["rev-parse", &format!("HEAD~{back}:cases.jsonl")]);
+                    gix::ObjectId::from_hex(id.trim().as_bytes()).expect("id")
+                })
+                .collect();
+            let bytes_of = |id: &gix::ObjectId| {
+                let output = Command::new("git")
+                    .args(["cat-file", "blob", &id.to_string()])
+                    .current_dir(dir)
+                    .output()
+                    .expect("git cat-file");
+                output.stdout
+            };
+            let mut rebuilt = 0;
+            for object in &versions {
+                assert_eq!(
+                    packs.delta_onto(object, object),
+                    None,
+                    "not a delta of itself"
+                );
+                for base in versions.iter().filter(|base| *base != object) {
+                    let Some(delta) = packs.delta_onto(object, base) else {
+                        continue;
+                    };
+                    let mut base_bytes = bytes_of(base);
+                    let holder = dir.join("holder");
+                    std::fs::write(&holder, &base_bytes).expect("write");
+                    let open = || std::fs::File::open(&holder).expect("open");
+                    let mut reader = DeltaReader::new(open(), delta.clone(), gix::hash::Kind::Sha1)
+                        .expect("sizes");
+                    let mut bytes = Vec::new();
+                    reader.read_to_end(&mut bytes).expect("rebuilt");
+                    assert_eq!(bytes, bytes_of(object), "{object} onto {base} ({setting})");
+                    assert!(reader.is_object(object));
+                    base_bytes[0] ^= 1;
+                    std::fs::write(&holder, &base_bytes).expect("write");
+                    let mut reader = DeltaReader::new(open(), delta, gix::hash::Kind::Sha1)
+                        .expect("same length");
+                    let _ = std::io::copy(&mut reader, &mut std::io::sink());
+                    assert!(!reader.is_object(object), "other bytes are not the object");
+                    rebuilt += 1;
+                }
+            }
+            assert!(
+                rebuilt > 3,
+                "git stored versions as deltas of others ({setting})"
+            );
+        }
     }
 
     #[test]

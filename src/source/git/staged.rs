@@ -8,6 +8,7 @@
 //! (no HEAD commit yet, a sparse directory entry that differs, a path that is not UTF-8)
 //! makes the answer [`StagedChanges::Unknown`], so callers judge everything instead.
 
+use super::delta_stream::DeltaReader;
 use super::pack_sizes::PackSizes;
 use super::{GitRepo, GitSnapshot};
 use crate::error::{Error, Result};
@@ -76,14 +77,34 @@ impl StagedIndex {
         &self.index
     }
 
+    fn packs(&self) -> &PackSizes {
+        self.pack_sizes.get_or_init(|| {
+            let repo = self.repo.to_thread_local();
+            PackSizes::open(repo.objects.store_ref().path(), repo.object_hash())
+        })
+    }
+
+    /// The blob `id` as a stream rebuilt from the working-tree file `path` (with stat
+    /// data `identity`), when a pack stores `id` as a delta of the very blob the index
+    /// vouches that file holds (see [`DeltaReader`]: its bytes are proved to be `id`'s
+    /// only at their end).
+    pub fn delta_from_worktree(
+        &self,
+        id: ObjectId,
+        path: &str,
+        identity: &ContentIdentity,
+    ) -> Option<DeltaReader> {
+        let base = self.vouched_blob(path, identity)?;
+        let delta = self.packs().delta_onto(&id, &base)?;
+        let repo = self.repo.to_thread_local();
+        let file = std::fs::File::open(repo.workdir()?.join(self.repo_path(path))).ok()?;
+        DeltaReader::new(file, delta, repo.object_hash())
+    }
+
     /// The size of the object `id`: read from the pack that holds it, else from its
     /// header through a kept handle.
     fn object_size(&self, id: ObjectId) -> Option<u64> {
-        let packs = self.pack_sizes.get_or_init(|| {
-            let repo = self.repo.to_thread_local();
-            PackSizes::open(repo.objects.store_ref().path(), repo.object_hash())
-        });
-        if let Some(size) = packs.size_of(&id) {
+        if let Some(size) = self.packs().size_of(&id) {
             return Some(size);
         }
         let kept = self
