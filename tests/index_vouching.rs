@@ -200,6 +200,14 @@ fn two_suites() -> TestRepo {
     repo
 }
 
+/// `check --base BASE --format json --no-cache`, with `source`'s options (none: the
+/// working tree).
+fn check_json(repo: &TestRepo, base: &str, source: &[&str]) -> common::Run {
+    let mut args = vec!["check", "--base", base, "--format", "json", "--no-cache"];
+    args.extend_from_slice(source);
+    repo.evalock(&args)
+}
+
 /// Each finding of a JSON report as `describe` puts it, in report order.
 fn described(run: &common::Run, describe: impl Fn(&serde_json::Value) -> String) -> Vec<String> {
     let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
@@ -237,12 +245,8 @@ fn check_base_judges_the_same_whatever_the_base_shares_with_the_judged_content()
     let repo = two_suites();
     // Nothing changed: every suite and the lock are the base's.
     for source in [&[][..], &["--staged"][..], &["--rev", "HEAD"][..]] {
-        let mut args = vec!["check", "--base", "HEAD", "--format", "json", "--no-cache"];
-        args.extend_from_slice(source);
-        assert_eq!(
-            findings(repo.evalock(&args).assert_code(0)),
-            Vec::<String>::new()
-        );
+        let run = check_json(&repo, "HEAD", source);
+        assert_eq!(findings(run.assert_code(0)), Vec::<String>::new());
     }
     // Suite `a` changes: a case of its second file edited in place (its first file is
     // still the base's, and copied out of the judged suite), then that file deleted (the
@@ -253,9 +257,7 @@ fn check_base_judges_the_same_whatever_the_base_shares_with_the_judged_content()
     repo.remove("evals/a/2.jsonl");
     repo.git(&["add", "-A"]);
     for source in [&[][..], &["--staged"][..]] {
-        let mut args = vec!["check", "--base", "HEAD", "--format", "json", "--no-cache"];
-        args.extend_from_slice(source);
-        let run = repo.evalock(&args);
+        let run = check_json(&repo, "HEAD", source);
         assert_eq!(findings(run.assert_code(2)), ["EL103 a/c", "EL103 a/d"]);
     }
     // Locked and committed, the lock changes too and is read from the base.
@@ -302,9 +304,7 @@ fn check_base_reads_the_base_skill_files_a_pull_request_changed() {
         assert_eq!(vouched(&repo, path), Some(blob_id(&repo, path)), "{path}");
     }
     for source in [&[][..], &["--staged"][..], &["--rev", "HEAD"][..]] {
-        let mut args = vec!["check", "--base", "main", "--format", "json", "--no-cache"];
-        args.extend_from_slice(source);
-        let run = repo.evalock(&args);
+        let run = check_json(&repo, "main", source);
         assert_eq!(
             rules_and_files(&run),
             ["EL209 skills/notes/SKILL.md"],
@@ -338,9 +338,7 @@ fn check_base_reads_a_changed_lock_whole_for_each_suite_it_changed() {
     repo.write("evalock.lock", &tampered);
     for source in [&[][..], &["--staged"][..]] {
         repo.git(&["add", "-A"]);
-        let mut args = vec!["check", "--base", "main", "--format", "json", "--no-cache"];
-        args.extend_from_slice(source);
-        let run = repo.evalock(&args);
+        let run = check_json(&repo, "main", source);
         assert_eq!(
             findings(run.assert_code(2)),
             ["EL101 b/", "EL102 a/c", "EL101 b/b"],
@@ -355,9 +353,7 @@ fn check_base_reads_a_changed_lock_whole_for_each_suite_it_changed() {
         Some(blob_id(&repo, "evalock.lock"))
     );
     for source in [&[][..], &["--rev", "HEAD"][..]] {
-        let mut args = vec!["check", "--base", "main", "--format", "json", "--no-cache"];
-        args.extend_from_slice(source);
-        let run = repo.evalock(&args);
+        let run = check_json(&repo, "main", source);
         assert_eq!(
             findings(run.assert_code(2)),
             ["EL101 b/", "EL102 a/c", "EL101 b/b"],
@@ -406,9 +402,7 @@ fn check_base_rebuilds_a_base_lock_stored_as_a_delta_of_the_working_tree_s() {
         "the base lock is a delta of the judged one: {stored}"
     );
     for source in [&[][..], &["--rev", "HEAD"][..]] {
-        let mut args = vec!["check", "--base", "main", "--format", "json", "--no-cache"];
-        args.extend_from_slice(source);
-        let run = repo.evalock(&args);
+        let run = check_json(&repo, "main", source);
         assert_eq!(findings(run.assert_code(2)), ["EL102 a/c"], "{source:?}");
     }
     // The working tree's lock edited since (the index no longer vouches for it): the

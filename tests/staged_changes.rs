@@ -149,9 +149,9 @@ fn an_index_without_a_cache_tree_is_compared_entry_by_entry() {
     assert_eq!(paths, vec!["a/deep/two.txt".to_owned()]);
 }
 
-#[test]
-fn unmerged_paths_are_changes() {
-    let repo = tree_repo();
+/// `a/one.txt` edited on a branch `topic` and on `main`, and `topic` merged into `main`:
+/// the index holds the conflict.
+fn conflict_in_the_index(repo: &TestRepo) {
     repo.git(&["checkout", "-q", "-b", "topic"]);
     repo.write("a/one.txt", "topic\n");
     repo.commit_all("topic");
@@ -160,6 +160,12 @@ fn unmerged_paths_are_changes() {
     repo.commit_all("main");
     let merge = repo.git_run(&["merge", "topic"]);
     assert_ne!(merge.code, 0, "expected a conflict");
+}
+
+#[test]
+fn unmerged_paths_are_changes() {
+    let repo = tree_repo();
+    conflict_in_the_index(&repo);
     let StagedChanges::Paths(paths) = staged_paths(repo.path()) else {
         panic!("undecided")
     };
@@ -186,44 +192,58 @@ fn a_project_in_a_folder_sees_its_own_paths_only() {
     );
 }
 
-/// Many random operations, each followed by a comparison with git. The generator is a
-/// fixed linear congruential sequence, so a failure reproduces.
-#[test]
-fn random_index_states_agree_with_git() {
-    let repo = tree_repo();
-    let mut state: u64 = 0x5eed_0fe7_a10c_4b1d;
-    let mut next = |bound: u64| {
+/// A fixed linear congruential sequence of numbers, each below the bound asked for, so a
+/// failure reproduces.
+fn sequence(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut state = seed;
+    move |bound| {
         state = state
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         (state >> 33) % bound
-    };
+    }
+}
+
+/// One random change to the index of a [`tree_repo`]: a file written and staged (and
+/// made executable), a folder unstaged, or reset to HEAD; or, now and then, a commit of
+/// whatever is staged, when something is. True for a commit.
+fn random_change(repo: &TestRepo, step: usize, next: &mut impl FnMut(u64) -> u64) -> bool {
     let dirs = ["a", "a/deep", "a/deep/er", "b", "c", "c.d", "e/f"];
-    for step in 0..40 {
-        let dir = dirs[next(dirs.len() as u64) as usize];
-        let file = format!("{dir}/f{}.txt", next(4));
-        match next(6) {
-            0 | 1 => {
-                repo.write(&file, format!("step {step}\n"));
-                repo.git(&["add", &file]);
-            }
-            2 => {
-                repo.git(&["rm", "-q", "-r", "-f", "--cached", "--ignore-unmatch", dir]);
-            }
-            3 => {
-                repo.write(&file, format!("step {step}\n"));
-                repo.git(&["add", &file]);
-                repo.git(&["update-index", "--chmod=+x", &file]);
-            }
-            4 => {
-                repo.git(&["reset", "-q", "HEAD", "--", dir]);
-            }
-            _ => {
-                if !git_says(&repo).is_empty() {
-                    repo.git(&["commit", "-q", "-m", &format!("step {step}")]);
-                }
+    let dir = dirs[next(dirs.len() as u64) as usize];
+    let file = format!("{dir}/f{}.txt", next(4));
+    match next(6) {
+        0 | 1 => {
+            repo.write(&file, format!("step {step}\n"));
+            repo.git(&["add", &file]);
+        }
+        2 => {
+            repo.git(&["rm", "-q", "-r", "-f", "--cached", "--ignore-unmatch", dir]);
+        }
+        3 => {
+            repo.write(&file, format!("step {step}\n"));
+            repo.git(&["add", &file]);
+            repo.git(&["update-index", "--chmod=+x", &file]);
+        }
+        4 => {
+            repo.git(&["reset", "-q", "HEAD", "--", dir]);
+        }
+        _ => {
+            if !git_says(repo).is_empty() {
+                repo.git(&["commit", "-q", "-m", &format!("step {step}")]);
+                return true;
             }
         }
+    }
+    false
+}
+
+/// Many random operations, each followed by a comparison with git.
+#[test]
+fn random_index_states_agree_with_git() {
+    let repo = tree_repo();
+    let mut next = sequence(0x5eed_0fe7_a10c_4b1d);
+    for step in 0..40 {
+        random_change(&repo, step, &mut next);
         assert_matches_git(&repo, &format!("step {step}"));
     }
 }
@@ -302,17 +322,7 @@ fn a_commit_s_files_are_the_same_with_the_index_standing_in_for_its_trees() {
     assert_same_snapshots(repo.path(), &["HEAD", "HEAD~1", "HEAD~2"], "after a commit");
     // A conflict in the index.
     repo.git(&["commit", "-q", "-m", "later"]);
-    repo.git(&["checkout", "-q", "-b", "topic"]);
-    repo.write("a/one.txt", "topic\n");
-    repo.commit_all("topic");
-    repo.git(&["checkout", "-q", "main"]);
-    repo.write("a/one.txt", "main\n");
-    repo.commit_all("main");
-    assert_ne!(
-        repo.git_run(&["merge", "topic"]).code,
-        0,
-        "expected a conflict"
-    );
+    conflict_in_the_index(&repo);
     assert_same_snapshots(repo.path(), &["HEAD", "topic", "HEAD~3"], "conflict");
 }
 
@@ -320,35 +330,11 @@ fn a_commit_s_files_are_the_same_with_the_index_standing_in_for_its_trees() {
 #[test]
 fn random_index_states_stand_in_for_commit_trees_exactly() {
     let repo = tree_repo();
-    let mut state: u64 = 0x0dd_5eed_1234_5678;
-    let mut next = |bound: u64| {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (state >> 33) % bound
-    };
-    let dirs = ["a", "a/deep", "a/deep/er", "b", "c", "c.d", "e/f"];
+    let mut next = sequence(0x0dd_5eed_1234_5678);
     let mut commits = vec!["HEAD".to_owned()];
     for step in 0..30 {
-        let dir = dirs[next(dirs.len() as u64) as usize];
-        let file = format!("{dir}/f{}.txt", next(4));
-        match next(5) {
-            0 | 1 => {
-                repo.write(&file, format!("step {step}\n"));
-                repo.git(&["add", &file]);
-            }
-            2 => {
-                repo.git(&["rm", "-q", "-r", "-f", "--cached", "--ignore-unmatch", dir]);
-            }
-            3 => {
-                repo.git(&["reset", "-q", "HEAD", "--", dir]);
-            }
-            _ => {
-                if !git_says(&repo).is_empty() {
-                    repo.git(&["commit", "-q", "-m", &format!("step {step}")]);
-                    commits.push(repo.git(&["rev-parse", "HEAD"]).trim().to_owned());
-                }
-            }
+        if random_change(&repo, step, &mut next) {
+            commits.push(repo.git(&["rev-parse", "HEAD"]).trim().to_owned());
         }
         let revisions: Vec<&str> = commits.iter().map(String::as_str).collect();
         assert_same_snapshots(repo.path(), &revisions, &format!("step {step}"));

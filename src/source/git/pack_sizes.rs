@@ -225,14 +225,24 @@ mod tests {
         }
     }
 
+    /// [`history`], repacked from scratch with offset deltas or reference deltas; with the
+    /// setting that chose them.
+    fn repacked_history(offset_deltas: &str) -> (tempfile::TempDir, String) {
+        let folder = tempfile::tempdir().expect("temporary folder");
+        history(folder.path());
+        let setting = format!("repack.useDeltaBaseOffset={offset_deltas}");
+        git(
+            folder.path(),
+            &["-c", &setting, "repack", "-q", "-a", "-d", "-f"],
+        );
+        (folder, setting)
+    }
+
     #[test]
     fn sizes_read_from_packs_are_git_s_for_whole_objects_and_both_kinds_of_delta() {
         for offset_deltas in ["true", "false"] {
-            let folder = tempfile::tempdir().expect("temporary folder");
+            let (folder, setting) = repacked_history(offset_deltas);
             let dir = folder.path();
-            history(dir);
-            let setting = format!("repack.useDeltaBaseOffset={offset_deltas}");
-            git(dir, &["-c", &setting, "repack", "-q", "-a", "-d", "-f"]);
             let verified = git(
                 dir,
                 &[
@@ -270,11 +280,8 @@ mod tests {
     fn a_delta_of_a_file_s_blob_is_rebuilt_from_the_file() {
         use super::super::delta_stream::DeltaReader;
         for offset_deltas in ["true", "false"] {
-            let folder = tempfile::tempdir().expect("temporary folder");
+            let (folder, setting) = repacked_history(offset_deltas);
             let dir = folder.path();
-            history(dir);
-            let setting = format!("repack.useDeltaBaseOffset={offset_deltas}");
-            git(dir, &["-c", &setting, "repack", "-q", "-a", "-d", "-f"]);
             let packs = PackSizes::open(&dir.join(".git/objects"), gix::hash::Kind::Sha1);
             let versions: Vec<gix::ObjectId> = (0..12)
                 .map(|back| {
