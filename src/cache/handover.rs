@@ -496,8 +496,10 @@ mod tests {
         let known = judged_side
             .known_lock()
             .expect("the base's lock, read first");
-        let read = read_lock(&judged, Some(&judged_side)).unwrap().unwrap();
-        let alone = read_lock(&judged, None).unwrap().unwrap();
+        let read = read_lock(&judged, Some(&judged_side))
+            .expect("read")
+            .expect("a lock");
+        let alone = read_lock(&judged, None).expect("read").expect("a lock");
         assert_eq!(read.lock, alone.lock);
         assert_eq!(read.case_digests, alone.case_digests);
         assert!(read.lock.cases["a"].shares(&known.lock.cases["a"]));
@@ -516,7 +518,9 @@ mod tests {
         handover.read_base_lock_first(&judged, &base);
         let judged_side = handover.judged_side(None);
         assert!(judged_side.known_lock().is_none());
-        let read = read_lock(&judged, Some(&judged_side)).unwrap().unwrap();
+        let read = read_lock(&judged, Some(&judged_side))
+            .expect("read")
+            .expect("a lock");
         let taken = handover.base_side(None).get_lock(&object("base"));
         assert!(taken.is_some_and(|taken| Arc::ptr_eq(&taken.lock, &read.lock)));
     }

@@ -204,7 +204,7 @@ fn case_entries_cloned_are_shared_until_one_of_them_changes() {
     let apart: CaseEntries = [("a".to_string(), entry(1))].into_iter().collect();
     assert!(apart == original && !apart.shares(&original));
     let mut pushed = original.clone();
-    pushed.last_mut().unwrap().version = 3;
+    pushed.last_mut().expect("an entry").version = 3;
     assert_eq!(original.get("a").map(|entry| entry.version), Some(1));
     assert_ne!(pushed, original);
 }

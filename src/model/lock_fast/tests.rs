@@ -98,14 +98,14 @@ fn a_suite_whose_entries_are_known_shares_them_and_only_that_suite() {
     let known = tricky_lock();
     let mut changed = tricky_lock();
     // One entry of one suite is another version; one suite has an entry more; one is gone.
-    let entries = changed.cases.get_mut("support").unwrap();
-    let mut entry = entries.get("dot.ted").unwrap().clone();
+    let entries = changed.cases.get_mut("support").expect("suite");
+    let mut entry = entries.get("dot.ted").expect("entry").clone();
     entry.version += 1;
     entries.insert("dot.ted".into(), entry.clone());
     changed
         .cases
         .get_mut("a.b")
-        .unwrap()
+        .expect("suite")
         .insert("added".into(), entry);
     changed.cases.remove("ünï");
     let text = changed.render();

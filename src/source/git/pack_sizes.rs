@@ -260,7 +260,7 @@ mod tests {
             }
             // An object no pack holds is left to the object database.
             let loose =
-                gix::ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+                gix::ObjectId::from_hex(b"1111111111111111111111111111111111111111").expect("id");
             assert_eq!(packs.size_of(&loose), None);
         }
     }
