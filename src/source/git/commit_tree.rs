@@ -9,8 +9,8 @@
 //! there, and that tree's objects need not be read. The base of a pull request differs
 //! from its head in a few directories: nearly all of its walk is then the index's.
 
-use super::staged::{child_named, snapshot_path};
-use crate::error::{Error, Result};
+use super::staged::{child_named, read_tree, snapshot_path};
+use crate::error::Result;
 use crate::hash::EntryKind;
 use crate::source::{Unpinnable, UnpinnableReason};
 use gix::bstr::{BStr, ByteSlice};
@@ -66,22 +66,15 @@ impl Walk<'_> {
                 return Ok(());
             }
         }
-        let tree = self
-            .repo
-            .find_tree(id)
-            .map_err(|error| Error::git(format!("cannot read tree {id}: {error}")))?;
-        let decoded = tree
-            .decode()
-            .map_err(|error| Error::git(format!("cannot decode tree {id}: {error}")))?;
-        for entry in &decoded.entries {
+        for entry in read_tree(self.repo, id, "")?.entries {
             let mut path = directory.to_vec();
-            path.extend_from_slice(entry.filename);
+            path.extend_from_slice(&entry.filename);
             if entry.mode.is_tree() {
                 path.push(b'/');
-                let child = cache.and_then(|cache| child_named(cache, entry.filename));
-                self.tree(&path, entry.oid.to_owned(), child)?;
+                let child = cache.and_then(|cache| child_named(cache, &entry.filename));
+                self.tree(&path, entry.oid, child)?;
             } else {
-                self.file(path.as_bstr(), entry.mode.kind(), entry.oid.to_owned());
+                self.file(path.as_bstr(), entry.mode.kind(), entry.oid);
             }
         }
         Ok(())

@@ -58,7 +58,7 @@ impl PackSizes {
     /// The size of object `id` when one of the packs holds it and its entry reads as git
     /// writes it; `None` otherwise (the object database then answers).
     pub(super) fn size_of(&self, id: &gix::oid) -> Option<u64> {
-        let (data, entry) = self.entry(id)?;
+        let (_, data, entry) = self.entry(id)?;
         match entry.header {
             Header::OfsDelta { .. } | Header::RefDelta { .. } => {
                 delta_result_size(data, entry.data_offset)
@@ -71,11 +71,7 @@ impl PackSizes {
     /// the object `base` itself (not of another delta of it, nor of another object), and
     /// the delta is at most [`MAX_DELTA`] bytes.
     pub(super) fn delta_onto(&self, id: &gix::oid, base: &gix::oid) -> Option<Vec<u8>> {
-        let (index, data) = self
-            .packs
-            .iter()
-            .find(|(index, _)| index.lookup(id).is_some())?;
-        let (_, entry) = self.entry(id)?;
+        let (index, data, entry) = self.entry(id)?;
         let onto_base = match entry.header {
             Header::OfsDelta { base_distance } => {
                 let at = index
@@ -99,8 +95,8 @@ impl PackSizes {
         (written == size && status == gix::zlib::Status::StreamEnd).then_some(delta)
     }
 
-    /// The pack file holding `id`, and its entry's header there.
-    fn entry(&self, id: &gix::oid) -> Option<(&File, pack::data::Entry)> {
+    /// The index and pack file holding `id`, and its entry's header there.
+    fn entry(&self, id: &gix::oid) -> Option<(&pack::index::File, &File, pack::data::Entry)> {
         let (index, data) = self
             .packs
             .iter()
@@ -110,7 +106,7 @@ impl PackSizes {
         let read = read_at(data, &mut head, offset)?;
         let entry =
             pack::data::Entry::from_bytes(&head[..read], offset, index.object_hash()).ok()?;
-        Some((data, entry))
+        Some((index, data, entry))
     }
 }
 

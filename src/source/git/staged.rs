@@ -434,19 +434,27 @@ impl TreeDiff<'_> {
     }
 
     fn tree_entries(&self, id: ObjectId) -> Result<HashMap<Vec<u8>, HeadEntry>> {
-        let tree = self
-            .repo
-            .find_tree(id)
-            .map_err(|error| Error::git(format!("cannot read tree {id} of HEAD: {error}")))?;
-        let decoded = tree
-            .decode()
-            .map_err(|error| Error::git(format!("cannot decode tree {id} of HEAD: {error}")))?;
-        Ok(decoded
+        Ok(read_tree(self.repo, id, " of HEAD")?
             .entries
-            .iter()
-            .map(|entry| (entry.filename.to_vec(), (entry.mode, entry.oid.to_owned())))
+            .into_iter()
+            .map(|entry| (entry.filename.into(), (entry.mode, entry.oid)))
             .collect())
     }
+}
+
+/// The tree object `id`, decoded; `whose` ends the error messages (` of HEAD`).
+pub(super) fn read_tree(
+    repo: &gix::Repository,
+    id: ObjectId,
+    whose: &str,
+) -> Result<gix::objs::Tree> {
+    let tree = repo
+        .find_tree(id)
+        .map_err(|error| Error::git(format!("cannot read tree {id}{whose}: {error}")))?;
+    let decoded = tree
+        .decode()
+        .map_err(|error| Error::git(format!("cannot decode tree {id}{whose}: {error}")))?;
+    Ok(decoded.into())
 }
 
 pub(super) fn child_named<'a>(cache: &'a CacheTree, name: &[u8]) -> Option<&'a CacheTree> {
