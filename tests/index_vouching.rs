@@ -412,3 +412,70 @@ fn check_base_rebuilds_a_base_lock_stored_as_a_delta_of_the_working_tree_s() {
     let run = repo.evalock(&["check", "--base", "main", "--format", "json", "--no-cache"]);
     assert!(findings(&run).contains(&"EL102 a/c".to_owned()));
 }
+
+/// Wherever git stores a lock (loose; whole in a pack; a delta, or a chain of deltas, of
+/// another version than the working tree's), it streams from the repository as git's
+/// bytes, proved by its id. The pull request's verdict is the one given with the base's
+/// lock read from git (`--rev HEAD` reads it so).
+#[test]
+fn check_base_streams_a_base_lock_wherever_git_stores_it() {
+    use std::io::Read as _;
+    let repo = two_suites();
+    let merge_base = repo.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    // The main line moves on with two more versions of the lock.
+    for (number, input) in [(1, "a case main added"), (2, "another one")] {
+        let b_cases = repo.read("evals/b.jsonl");
+        let added = format!("{{\"id\": \"main-{number}\", \"input\": \"{input}\"}}\n");
+        repo.write("evals/b.jsonl", format!("{b_cases}{added}"));
+        repo.evalock(&["lock"]).assert_code(0);
+        repo.commit_all("main moves on");
+    }
+    repo.git(&["checkout", "-q", "-b", "feature", &merge_base]);
+    repo.replace("evals/a/2.jsonl", "\"three\"", "\"tres\"");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("edit in place");
+    let versions: Vec<String> = ["HEAD", "main", "main~1", "main~2"]
+        .iter()
+        .map(|commit| repo.git(&["rev-parse", &format!("{commit}:evalock.lock")]))
+        .map(|id| id.trim().to_owned())
+        .collect();
+    for layout in ["loose", "packed"] {
+        if layout == "packed" {
+            repo.git(&["repack", "-q", "-a", "-d", "-f", "--depth=50"]);
+        }
+        check_out_again(&repo, "evalock.lock");
+        let identity = WorktreeSource::new(repo.path())
+            .identity("evalock.lock")
+            .expect("stat")
+            .expect("a regular file");
+        let git_repo = GitRepo::discover(repo.path()).expect("repository");
+        let index = git_repo.staged_index().expect("index");
+        for id in &versions {
+            let object = gix::ObjectId::from_hex(id.as_bytes()).expect("an id");
+            let bytes = Command::new("git")
+                .args(["cat-file", "blob", id])
+                .current_dir(repo.path())
+                .output()
+                .expect("git cat-file")
+                .stdout;
+            for worktree in [None, Some(("evalock.lock", &identity))] {
+                let mut stream = index
+                    .object_stream(object, worktree)
+                    .unwrap_or_else(|| panic!("{id} streams ({layout})"));
+                let mut read = Vec::new();
+                stream.read_to_end(&mut read).expect("read");
+                assert_eq!(read, bytes, "{id} ({layout})");
+                assert!(stream.is_object(&object), "{id} ({layout})");
+            }
+        }
+        let streamed = check_json(&repo, &merge_base, &[]);
+        let from_git = check_json(&repo, &merge_base, &["--rev", "HEAD"]);
+        assert_eq!(findings(streamed.assert_code(2)), ["EL102 a/c"], "{layout}");
+        let report = |run: &common::Run| {
+            let mut report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+            report["source"].take();
+            report
+        };
+        assert_eq!(report(&streamed), report(&from_git), "{layout}");
+    }
+}

@@ -81,8 +81,9 @@ impl Handover {
 
     /// Reads the base's lock now, before the judged content, unless the judged lock is
     /// known to be the same bytes (the base then shares the judged content's, as for case
-    /// files). Memory: the base's lock is read whole from git, and freed before the judged
-    /// content is loaded, instead of alongside all of it. Errors are left for the base's
+    /// files). Memory: the base's lock is read as a stream where it can be (see
+    /// `streamed_lock`), else whole from git, and freed before the judged content is
+    /// loaded, instead of alongside all of it. Errors are left for the base's
     /// own load to report, in their place.
     pub fn read_base_lock_first(&self, judged: &dyn ContentSource, base: &dyn ContentSource) {
         let Ok(Some(ContentIdentity::Object(base_id))) = base.identity(LOCK_FILE) else {
@@ -95,7 +96,7 @@ impl Handover {
         if judged_id.as_ref() == Some(&base_id) {
             return;
         }
-        let streamed = judged_identity.and_then(|identity| self.streamed_lock(&base_id, &identity));
+        let streamed = self.streamed_lock(&base_id, judged_identity.as_ref());
         let read = match streamed {
             Some(lock) => Ok(Some(LockRead::new(lock, None))),
             None => read_lock(base, None),
@@ -105,16 +106,15 @@ impl Handover {
         }
     }
 
-    /// The base's lock `base_id` rebuilt from the working tree's lock (stat data
-    /// `identity`) when a pack stores it as a delta of the blob that file holds: the
-    /// delta is a few kilobytes where the object database would hold both texts. Taken
-    /// only when it parses as `evalock lock` writes it and its bytes are the object's.
-    fn streamed_lock(&self, base_id: &str, identity: &ContentIdentity) -> Option<Lock> {
+    /// The base's lock `base_id` read as a stream from the repository's packs or loose
+    /// objects, from the working tree's lock (stat data `judged`) where its delta chain
+    /// passes through the blob that file holds: the object database would hold the whole
+    /// text, and both texts for a delta. Taken only when it parses as `evalock lock`
+    /// writes it and its bytes are the object's.
+    fn streamed_lock(&self, base_id: &str, judged: Option<&ContentIdentity>) -> Option<Lock> {
         let id = gix::ObjectId::from_hex(base_id.as_bytes()).ok()?;
-        let mut reader = self
-            .index
-            .as_ref()?
-            .delta_from_worktree(id, LOCK_FILE, identity)?;
+        let worktree = judged.map(|identity| (LOCK_FILE, identity));
+        let mut reader = self.index.as_ref()?.object_stream(id, worktree)?;
         let lock = Lock::read_rendered(&mut reader, LOCK_FILE, None)?;
         // Whatever the parser left unread still counts.
         std::io::copy(&mut reader, &mut std::io::sink()).ok()?;

@@ -9,13 +9,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod commit_tree;
-mod delta_stream;
+mod delta_ops;
 mod ignored;
-mod pack_sizes;
+mod object_stream;
+mod packs;
 mod staged;
 
-pub use delta_stream::DeltaReader;
 pub use ignored::git_ignored;
+pub use object_stream::ObjectStream;
 pub use staged::{StagedChanges, StagedIndex};
 
 /// A discovered repository and where the project sits inside its work tree.

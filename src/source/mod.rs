@@ -6,7 +6,7 @@ mod git;
 mod worktree;
 
 pub use git::{
-    git_ignored, trailer_values, DeltaReader, GitRepo, GitSnapshot, IndexSource, RevisionSource,
+    git_ignored, trailer_values, GitRepo, GitSnapshot, IndexSource, ObjectStream, RevisionSource,
     StagedChanges, StagedIndex,
 };
 pub use worktree::WorktreeSource;

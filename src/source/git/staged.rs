@@ -8,8 +8,9 @@
 //! (no HEAD commit yet, a sparse directory entry that differs, a path that is not UTF-8)
 //! makes the answer [`StagedChanges::Unknown`], so callers judge everything instead.
 
-use super::delta_stream::DeltaReader;
-use super::pack_sizes::PackSizes;
+use super::delta_ops::Delta;
+use super::object_stream::{Inflating, ObjectStream, Root};
+use super::packs::Packs;
 use super::{GitRepo, GitSnapshot};
 use crate::error::{Error, Result};
 use crate::hash::EntryKind;
@@ -31,8 +32,9 @@ pub struct StagedIndex {
     /// each of a check's many object headers (every case and skill file a base may share)
     /// cost more than the lookups.
     handles: Mutex<Vec<gix::Repository>>,
-    /// The packs, read for object sizes without being mapped (see [`PackSizes`]).
-    pack_sizes: OnceLock<PackSizes>,
+    /// The packs, read for object sizes and delta chains without being mapped (see
+    /// [`Packs`]).
+    packs: OnceLock<Packs>,
 }
 
 /// What the next commit changes compared with HEAD.
@@ -68,7 +70,7 @@ impl StagedIndex {
             index,
             prefix: git.prefix.clone(),
             handles: Mutex::new(Vec::new()),
-            pack_sizes: OnceLock::new(),
+            packs: OnceLock::new(),
         })
     }
 
@@ -77,28 +79,51 @@ impl StagedIndex {
         &self.index
     }
 
-    fn packs(&self) -> &PackSizes {
-        self.pack_sizes.get_or_init(|| {
+    fn packs(&self) -> &Packs {
+        self.packs.get_or_init(|| {
             let repo = self.repo.to_thread_local();
-            PackSizes::open(repo.objects.store_ref().path(), repo.object_hash())
+            Packs::open(repo.objects.store_ref().path(), repo.object_hash())
         })
     }
 
-    /// The blob `id` as a stream rebuilt from the working-tree file `path` (with stat
-    /// data `identity`), when a pack stores `id` as a delta of the very blob the index
-    /// vouches that file holds (see [`DeltaReader`]: its bytes are proved to be `id`'s
-    /// only at their end).
-    pub fn delta_from_worktree(
+    /// The blob `id` as a stream, without holding it whole (see [`ObjectStream`]: its
+    /// bytes are proved to be `id`'s only at their end). Where its delta chain passes
+    /// through the blob the index vouches the working-tree file `path` holds (stat data
+    /// `identity`), that file is read instead of the rest of the chain; otherwise the chain's
+    /// root is inflated from its pack, or the loose object from its file. `None` where the
+    /// repository stores `id` otherwise (see [`Packs::chain`]).
+    pub fn object_stream(
         &self,
         id: ObjectId,
-        path: &str,
-        identity: &ContentIdentity,
-    ) -> Option<DeltaReader> {
-        let base = self.vouched_blob(path, identity)?;
-        let delta = self.packs().delta_onto(&id, &base)?;
+        worktree: Option<(&str, &ContentIdentity)>,
+    ) -> Option<ObjectStream> {
         let repo = self.repo.to_thread_local();
-        let file = std::fs::File::open(repo.workdir()?.join(self.repo_path(path))).ok()?;
-        DeltaReader::new(file, delta, repo.object_hash())
+        let hash = repo.object_hash();
+        let vouched = worktree.and_then(|(path, identity)| self.vouched_blob(path, identity));
+        let Some(chain) = self.packs().chain(&id, vouched.as_deref()) else {
+            let hex = id.to_hex().to_string();
+            let loose = repo
+                .objects
+                .store_ref()
+                .path()
+                .join(&hex[..2])
+                .join(&hex[2..]);
+            let (inflating, size) = Inflating::loose_blob(std::fs::File::open(loose).ok()?)?;
+            return ObjectStream::new(
+                Root::Inflating(Box::new(inflating)),
+                size,
+                Delta::whole(size),
+                hash,
+            );
+        };
+        let root = match worktree {
+            Some((path, _)) if chain.root.is_known => {
+                let file = repo.workdir()?.join(self.repo_path(path));
+                Root::File(std::fs::File::open(file).ok()?)
+            }
+            _ => Root::Inflating(Box::new(self.packs().inflate_root(&chain.root)?)),
+        };
+        ObjectStream::new(root, chain.root.size, chain.delta, hash)
     }
 
     /// The size of the object `id`: read from the pack that holds it, else from its

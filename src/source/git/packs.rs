@@ -1,23 +1,27 @@
-//! The size of an object in a pack, read with a few small reads of the pack file instead
-//! of through the mapping the object database reads packs with.
+//! Objects in the repository's packs, read with a few small reads of the pack files
+//! instead of through the mapping the object database reads packs with.
 //!
-//! The index vouches for a working-tree file only when its size is its blob's (see
-//! [`super::StagedIndex::vouched_blob`]), which a check asks for every case file. Read
-//! through a mapping, each such look brings in the pages around the object as well (the
-//! kernel maps a whole neighbourhood on each fault), and counts them in the process's
-//! memory: about 22 MB for the 400 case files of a freshly cloned 200,000-case project.
-//! A read of the object's first bytes costs nothing of the kind.
+//! - **Sizes.** The index vouches for a working-tree file only when its size is its blob's
+//!   (see [`super::StagedIndex::vouched_blob`]), which a check asks for every case file.
+//!   Read through a mapping, each such look brings in the pages around the object as well
+//!   (the kernel maps a whole neighbourhood on each fault), and counts them in the
+//!   process's memory: about 22 MB for the 400 case files of a freshly cloned
+//!   200,000-case project. A read of the object's first bytes costs nothing of the kind.
+//! - **Delta chains.** An object stored as a chain of deltas is read as the chain's deltas,
+//!   folded into one, and where its root lies (see [`super::object_stream`]).
 //!
 //! Only the packs of the repository's own object directory are looked in; an object
-//! elsewhere (loose, or in an alternate's pack) is left to the object database.
+//! elsewhere (loose, or in an alternate's pack) is left to the caller.
 
+use super::delta_ops::{delta_size, Delta};
+use super::object_stream::Inflating;
 use gix::odb::pack;
 use pack::data::entry::Header;
 use std::fs::File;
 use std::path::Path;
 
 /// The indexes of the repository's packs, each with its pack file open for reading.
-pub(super) struct PackSizes {
+pub(super) struct Packs {
     packs: Vec<(pack::index::File, File)>,
 }
 
@@ -29,15 +33,38 @@ const ENTRY_HEAD: usize = 64;
 /// header: a dynamic Huffman header takes at most a few hundred bytes.
 const DELTA_HEAD: usize = 4096;
 
-/// The largest delta [`PackSizes::delta_onto`] inflates: a delta that large is no longer a
-/// small edit of its base, and saves little memory over the object itself.
+/// The largest delta a chain may hold: a delta that large is no longer a small edit of its
+/// base, and saves little memory over the object itself.
 const MAX_DELTA: usize = 1 << 22;
 
-impl PackSizes {
+/// The longest chain followed (git's `pack.depth` is 50 unless set otherwise), and the
+/// most bytes its deltas may come to.
+const MAX_DEPTH: usize = 64;
+const MAX_CHAIN_BYTES: usize = 1 << 24;
+
+/// An object as one delta of the root of its chain.
+pub(super) struct Chain {
+    pub root: Root,
+    pub delta: Delta,
+}
+
+/// Where a chain ends: a whole object, or the object the caller has elsewhere.
+pub(super) struct Root {
+    /// The pack holding it.
+    pack: usize,
+    /// Where its zlib stream starts.
+    data_offset: u64,
+    /// The size of the object.
+    pub size: u64,
+    /// Whether the chain ends at the object the caller named, not at a whole object.
+    pub is_known: bool,
+}
+
+impl Packs {
     /// The packs of `objects` (the object directory); none when it cannot be listed.
-    pub(super) fn open(objects: &Path, hash: gix::hash::Kind) -> PackSizes {
+    pub(super) fn open(objects: &Path, hash: gix::hash::Kind) -> Packs {
         let Ok(listing) = std::fs::read_dir(objects.join("pack")) else {
-            return PackSizes { packs: Vec::new() };
+            return Packs { packs: Vec::new() };
         };
         let mut indexes: Vec<_> = listing
             .filter_map(|entry| entry.ok().map(|entry| entry.path()))
@@ -52,38 +79,106 @@ impl PackSizes {
                 Some((index, data))
             })
             .collect();
-        PackSizes { packs }
+        Packs { packs }
     }
 
     /// The size of object `id` when one of the packs holds it and its entry reads as git
     /// writes it; `None` otherwise (the object database then answers).
     pub(super) fn size_of(&self, id: &gix::oid) -> Option<u64> {
-        let (_, data, entry) = self.entry(id)?;
+        let (pack, offset) = self.locate(id)?;
+        self.size_at(pack, &self.entry_at(pack, offset)?)
+    }
+
+    /// Blob `id` as one delta of the root of its chain: the chain ends at a whole blob, or
+    /// earlier at the object `known` when the chain passes through it. `None` when no pack
+    /// holds `id`, or the chain is not a blob's, longer than [`MAX_DEPTH`], holds a delta
+    /// larger than [`MAX_DELTA`] or does not read as git writes it.
+    pub(super) fn chain(&self, id: &gix::oid, known: Option<&gix::oid>) -> Option<Chain> {
+        let known = known.and_then(|known| self.locate(known));
+        let (mut pack, mut offset) = self.locate(id)?;
+        // Outermost first.
+        let mut deltas = Vec::new();
+        let mut inflated = 0;
+        let (entry, is_known) = loop {
+            let entry = self.entry_at(pack, offset)?;
+            if known == Some((pack, offset)) {
+                break (entry, true);
+            }
+            let base = match entry.header {
+                Header::Blob => break (entry, false),
+                Header::OfsDelta { base_distance } => (pack, offset.checked_sub(base_distance)?),
+                Header::RefDelta { base_id } => self.locate(&base_id)?,
+                _ => return None,
+            };
+            let delta = self.inflate_delta(pack, &entry)?;
+            inflated += delta.len();
+            deltas.push(delta);
+            if deltas.len() > MAX_DEPTH || inflated > MAX_CHAIN_BYTES {
+                return None;
+            }
+            (pack, offset) = base;
+        };
+        let size = self.size_at(pack, &entry)?;
+        let mut folded = Delta::whole(size);
+        for delta in deltas.iter().rev() {
+            folded = folded.then(delta).ok()?;
+        }
+        let root = Root {
+            pack,
+            data_offset: entry.data_offset,
+            size,
+            is_known,
+        };
+        Some(Chain {
+            root,
+            delta: folded,
+        })
+    }
+
+    /// The whole object a chain ends at, inflated as it is read.
+    pub(super) fn inflate_root(&self, root: &Root) -> Option<Inflating> {
+        if root.is_known {
+            return None;
+        }
+        let (_, data) = self.packs.get(root.pack)?;
+        Some(Inflating::at(data.try_clone().ok()?, root.data_offset))
+    }
+
+    /// The pack holding `id`, and its entry's offset there.
+    fn locate(&self, id: &gix::oid) -> Option<(usize, u64)> {
+        self.packs
+            .iter()
+            .enumerate()
+            .find_map(|(pack, (index, _))| {
+                let found = index.lookup(id)?;
+                Some((pack, index.pack_offset_at_index(found)))
+            })
+    }
+
+    /// The entry at `offset` of pack `pack`.
+    fn entry_at(&self, pack: usize, offset: u64) -> Option<pack::data::Entry> {
+        let (index, data) = self.packs.get(pack)?;
+        let mut head = [0; ENTRY_HEAD];
+        let read = read_at(data, &mut head, offset)?;
+        pack::data::Entry::from_bytes(&head[..read], offset, index.object_hash()).ok()
+    }
+
+    /// The size of the object `entry` stores: its own for a whole object, the result's
+    /// for a delta.
+    fn size_at(&self, pack: usize, entry: &pack::data::Entry) -> Option<u64> {
         match entry.header {
             Header::OfsDelta { .. } | Header::RefDelta { .. } => {
-                delta_result_size(data, entry.data_offset)
+                delta_result_size(&self.packs.get(pack)?.1, entry.data_offset)
             }
             _ => Some(entry.decompressed_size),
         }
     }
 
-    /// The delta object `id` is stored as, inflated, when a pack stores it as a delta of
-    /// the object `base` itself (not of another delta of it, nor of another object), and
-    /// the delta is at most [`MAX_DELTA`] bytes.
-    pub(super) fn delta_onto(&self, id: &gix::oid, base: &gix::oid) -> Option<Vec<u8>> {
-        let (index, data, entry) = self.entry(id)?;
-        let onto_base = match entry.header {
-            Header::OfsDelta { base_distance } => {
-                let at = index
-                    .lookup(base)
-                    .map(|found| index.pack_offset_at_index(found));
-                at.is_some() && at == entry.pack_offset().checked_sub(base_distance)
-            }
-            Header::RefDelta { base_id } => base_id == base,
-            _ => false,
-        };
+    /// The delta `entry` stores, inflated; `None` past [`MAX_DELTA`] bytes.
+    fn inflate_delta(&self, pack: usize, entry: &pack::data::Entry) -> Option<Vec<u8>> {
+        let (_, data) = self.packs.get(pack)?;
         let size = usize::try_from(entry.decompressed_size).ok()?;
-        if !onto_base || size > MAX_DELTA {
+        if size > MAX_DELTA {
             return None;
         }
         // zlib adds at most a few bytes for each 16 KiB block it stores, and a header.
@@ -93,20 +188,6 @@ impl PackSizes {
         let mut inflate = gix::zlib::Inflate::default();
         let (status, _, written) = inflate.once(&compressed[..read], &mut delta).ok()?;
         (written == size && status == gix::zlib::Status::StreamEnd).then_some(delta)
-    }
-
-    /// The index and pack file holding `id`, and its entry's header there.
-    fn entry(&self, id: &gix::oid) -> Option<(&pack::index::File, &File, pack::data::Entry)> {
-        let (index, data) = self
-            .packs
-            .iter()
-            .find(|(index, _)| index.lookup(id).is_some())?;
-        let offset = index.pack_offset_at_index(index.lookup(id)?);
-        let mut head = [0; ENTRY_HEAD];
-        let read = read_at(data, &mut head, offset)?;
-        let entry =
-            pack::data::Entry::from_bytes(&head[..read], offset, index.object_hash()).ok()?;
-        Some((index, data, entry))
     }
 }
 
@@ -122,19 +203,6 @@ fn delta_result_size(data: &File, offset: u64) -> Option<u64> {
     let (_, base_bytes) = delta_size(start)?;
     let (result, _) = delta_size(&start[base_bytes..])?;
     Some(result)
-}
-
-/// A size at the start of a delta: seven bits a byte, least significant first, the high
-/// bit set on every byte but the last. With the number of bytes it took.
-pub(super) fn delta_size(bytes: &[u8]) -> Option<(u64, usize)> {
-    let mut size = 0u64;
-    for (position, byte) in bytes.iter().enumerate().take(10) {
-        size |= u64::from(byte & 0x7f) << (7 * position);
-        if byte & 0x80 == 0 {
-            return Some((size, position + 1));
-        }
-    }
-    None
 }
 
 /// Reads up to `buffer.len()` bytes at `offset`, fewer only at the end of the file.
@@ -229,7 +297,16 @@ mod tests {
         let setting = format!("repack.useDeltaBaseOffset={offset_deltas}");
         git(
             folder.path(),
-            &["-c", &setting, "repack", "-q", "-a", "-d", "-f"],
+            &[
+                "-c",
+                &setting,
+                "repack",
+                "-q",
+                "-a",
+                "-d",
+                "-f",
+                "--depth=50",
+            ],
         );
         (folder, setting)
     }
@@ -248,7 +325,7 @@ mod tests {
                 ],
             );
             assert!(verified.contains("chain length"), "the pack holds deltas");
-            let packs = PackSizes::open(&dir.join(".git/objects"), gix::hash::Kind::Sha1);
+            let packs = Packs::open(&dir.join(".git/objects"), gix::hash::Kind::Sha1);
             let expected = sizes_git_gives(dir);
             assert!(expected.len() > 30);
             for (id, size) in expected {
@@ -269,16 +346,20 @@ mod tests {
             .expect("one pack")
     }
 
-    /// Each version of `cases.jsonl` that a pack stores as a delta of another, rebuilt
-    /// from a file holding that other version: the object's bytes, proved by its id; from
-    /// a file of the same length holding other bytes: refused.
+    /// Every version of `cases.jsonl` read as a stream: inflated from the pack, through
+    /// chains of deltas (chains of two deltas among them); and from a file holding
+    /// another version wherever its chain passes through that version, proved by its id;
+    /// from a file of the same length holding other bytes, refused.
     #[test]
-    fn a_delta_of_a_file_s_blob_is_rebuilt_from_the_file() {
-        use super::super::delta_stream::DeltaReader;
+    fn every_version_of_a_file_streams_from_its_pack_or_from_a_version_its_chain_passes() {
+        use super::super::object_stream::{ObjectStream, Root as StreamRoot};
         for offset_deltas in ["true", "false"] {
             let (folder, setting) = repacked_history(offset_deltas);
             let dir = folder.path();
-            let packs = PackSizes::open(&dir.join(".git/objects"), gix::hash::Kind::Sha1);
+            let index = format!("{}", pack_index(dir).display());
+            let verified = git(dir, &["verify-pack", "-v", &index]);
+            assert!(verified.contains("chain length = 2"), "chains: {verified}");
+            let packs = Packs::open(&dir.join(".git/objects"), gix::hash::Kind::Sha1);
             let versions: Vec<gix::ObjectId> = (0..12)
                 .map(|back| {
                     let id = git(dir, &["rev-parse", &format!("HEAD~{back}:cases.jsonl")]);
@@ -293,39 +374,58 @@ mod tests {
                     .expect("git cat-file");
                 output.stdout
             };
-            let mut rebuilt = 0;
+            let read = |mut stream: ObjectStream, id: &gix::ObjectId| {
+                let mut bytes = Vec::new();
+                let whole = stream.read_to_end(&mut bytes).is_ok();
+                (bytes, whole && stream.is_object(id))
+            };
+            let mut from_files = 0;
             for object in &versions {
-                assert_eq!(
-                    packs.delta_onto(object, object),
-                    None,
-                    "not a delta of itself"
-                );
+                let chain = packs.chain(object, None).expect("a chain");
+                assert!(!chain.root.is_known);
+                let root =
+                    StreamRoot::Inflating(Box::new(packs.inflate_root(&chain.root).expect("root")));
+                let size = chain.root.size;
+                let stream = ObjectStream::new(root, size, chain.delta, gix::hash::Kind::Sha1)
+                    .expect("sizes");
+                assert_eq!(read(stream, object), (bytes_of(object), true), "{object}");
                 for base in versions.iter().filter(|base| *base != object) {
-                    let Some(delta) = packs.delta_onto(object, base) else {
+                    let chain = packs.chain(object, Some(base)).expect("a chain");
+                    if !chain.root.is_known {
                         continue;
-                    };
+                    }
+                    assert!(packs.inflate_root(&chain.root).is_none(), "held elsewhere");
                     let mut base_bytes = bytes_of(base);
                     let holder = dir.join("holder");
-                    std::fs::write(&holder, &base_bytes).expect("write");
-                    let open = || std::fs::File::open(&holder).expect("open");
-                    let mut reader = DeltaReader::new(open(), delta.clone(), gix::hash::Kind::Sha1)
-                        .expect("sizes");
-                    let mut bytes = Vec::new();
-                    reader.read_to_end(&mut bytes).expect("rebuilt");
-                    assert_eq!(bytes, bytes_of(object), "{object} onto {base} ({setting})");
-                    assert!(reader.is_object(object));
+                    let stream_from = |bytes: &[u8], delta| {
+                        std::fs::write(&holder, bytes).expect("write");
+                        let file = std::fs::File::open(&holder).expect("open");
+                        let size = bytes.len() as u64;
+                        ObjectStream::new(
+                            StreamRoot::File(file),
+                            size,
+                            delta,
+                            gix::hash::Kind::Sha1,
+                        )
+                        .expect("sizes")
+                    };
+                    let stream = stream_from(&base_bytes, chain.delta);
+                    let expected = (bytes_of(object), true);
+                    assert_eq!(
+                        read(stream, object),
+                        expected,
+                        "{object} from {base} ({setting})"
+                    );
                     base_bytes[0] ^= 1;
-                    std::fs::write(&holder, &base_bytes).expect("write");
-                    let mut reader = DeltaReader::new(open(), delta, gix::hash::Kind::Sha1)
-                        .expect("same length");
-                    let _ = std::io::copy(&mut reader, &mut std::io::sink());
-                    assert!(!reader.is_object(object), "other bytes are not the object");
-                    rebuilt += 1;
+                    let chain = packs.chain(object, Some(base)).expect("a chain");
+                    let stream = stream_from(&base_bytes, chain.delta);
+                    assert!(!read(stream, object).1, "other bytes are not the object");
+                    from_files += 1;
                 }
             }
             assert!(
-                rebuilt > 3,
-                "git stored versions as deltas of others ({setting})"
+                from_files > 10,
+                "chains pass through other versions ({setting})"
             );
         }
     }
@@ -333,17 +433,7 @@ mod tests {
     #[test]
     fn a_missing_object_folder_holds_no_packs() {
         let folder = tempfile::tempdir().expect("temporary folder");
-        let packs = PackSizes::open(&folder.path().join("absent"), gix::hash::Kind::Sha1);
+        let packs = Packs::open(&folder.path().join("absent"), gix::hash::Kind::Sha1);
         assert!(packs.packs.is_empty());
-    }
-
-    #[test]
-    fn delta_sizes_read_as_git_writes_them() {
-        assert_eq!(delta_size(&[0x05]), Some((5, 1)));
-        // 300 = 0b10_0101100: low seven bits first, with the high bit set.
-        assert_eq!(delta_size(&[0xac, 0x02, 0x7f]), Some((300, 2)));
-        assert_eq!(delta_size(&[0x80, 0x80]), None, "truncated");
-        assert_eq!(delta_size(&[0xff; 11]), None, "longer than a u64");
-        assert_eq!(delta_size(&[]), None);
     }
 }
