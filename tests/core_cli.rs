@@ -1123,6 +1123,8 @@ fn a_reader_that_stops_early_does_not_crash_the_command() {
     for (args, expected) in [
         (&["check"][..], 2),
         (&["check", "--format", "sarif"][..], 2),
+        // Written as it is serialized, through a buffer of its own.
+        (&["check", "--format", "json"][..], 2),
         (&["rules"][..], 0),
     ] {
         let mut child = Command::new(common::EVALOCK)

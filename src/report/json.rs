@@ -36,7 +36,9 @@ struct JsonFinding<'a> {
     finding: &'a Finding,
 }
 
-pub fn render(report: &Report) -> String {
+/// The report, written as it is serialized: a report lists every case it judged (200,000
+/// subjects are 14 MB of JSON), which is never held as one string.
+pub fn write(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let document = JsonReport {
         schema: FINDINGS_SCHEMA,
         command: &report.command,
@@ -57,10 +59,17 @@ pub fn render(report: &Report) -> String {
             .collect(),
         subjects: &report.subjects,
     };
-    let mut text = serde_json::to_string_pretty(&document)
-        .unwrap_or_else(|error| format!("{{\"error\":\"{error}\"}}"));
-    text.push('\n');
-    text
+    serde_json::to_writer_pretty(&mut *out, &document)?;
+    out.write_all(b"\n")
+}
+
+pub fn render(report: &Report) -> String {
+    let mut bytes = Vec::new();
+    if let Err(error) = write(report, &mut bytes) {
+        return format!("{{\"error\":\"{error}\"}}\n");
+    }
+    String::from_utf8(bytes)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 /// What a saved findings report holds; derived fields (verdict, counts, names) are

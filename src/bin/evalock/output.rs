@@ -29,9 +29,23 @@ macro_rules! errln {
 }
 
 fn emit(stream: &mut dyn Write, text: std::fmt::Arguments<'_>) {
+    let written = stream.write_fmt(text).and_then(|()| stream.flush());
+    note_write_error(written);
+}
+
+/// Standard output written piece by piece through a buffer, for output too large to be
+/// worth holding whole.
+fn emit_streamed(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = write(&mut buffered).and_then(|()| buffered.flush());
+    note_write_error(written);
+}
+
+/// A closed pipe ends the output quietly; any other failure is said once.
+fn note_write_error(written: std::io::Result<()>) {
     use std::sync::atomic::{AtomicBool, Ordering};
     static REPORTED: AtomicBool = AtomicBool::new(false);
-    match stream.write_fmt(text).and_then(|()| stream.flush()) {
+    match written {
         Ok(()) => {}
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {}
         Err(error) => {
@@ -127,13 +141,23 @@ impl Printer {
     ) -> evalock::Result<()> {
         let colour = output.is_none() && self.colour_stdout;
         let text = match format {
+            // Written as it is serialized (see `report::json::write`).
+            Format::Json => {
+                let write = |out: &mut dyn Write| report::json::write(report, out);
+                return match output {
+                    Some(path) => evalock::fs_util::write_atomic_from(path, write),
+                    None => {
+                        emit_streamed(write);
+                        Ok(())
+                    }
+                };
+            }
             Format::Human if output.is_none() && !report.findings.is_empty() => format!(
                 "{}{}",
                 self.project_folder_note(colour),
                 report::human::render(report, colour)
             ),
             Format::Human => report::human::render(report, colour),
-            Format::Json => report::json::render(report),
             Format::Sarif => report::sarif::render(report),
             Format::Junit => report::junit::render(report),
             Format::Markdown => report::markdown::render(report),
