@@ -356,6 +356,77 @@ mod tests {
         assert_eq!(apply(&folded, &root), third_object);
     }
 
+    /// A small deterministic generator, so a failure names its seed.
+    struct Random(u64);
+
+    impl Random {
+        fn below(&mut self, bound: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % bound.max(1)
+        }
+    }
+
+    /// A random delta of `base` (copies of random ranges, random insertions), encoded.
+    fn random_delta(random: &mut Random, base: &[u8]) -> Vec<u8> {
+        let mut pieces: Vec<(u32, u32, Vec<u8>)> = Vec::new();
+        let mut size = 0u64;
+        for _ in 0..random.below(12) {
+            if random.below(2) == 0 && !base.is_empty() {
+                let offset = random.below(base.len() as u64);
+                let len = 1 + random.below(base.len() as u64 - offset);
+                pieces.push((offset as u32, len as u32, Vec::new()));
+                size += len;
+            } else {
+                let len = 1 + random.below(20);
+                let bytes = (0..len).map(|_| b'a' + random.below(26) as u8).collect();
+                pieces.push((0, 0, bytes));
+                size += len;
+            }
+        }
+        let ops: Vec<Write> = pieces
+            .iter()
+            .map(|(offset, len, bytes)| match bytes.is_empty() {
+                true => Write::Copy(*offset, *len),
+                false => Write::Insert(bytes),
+            })
+            .collect();
+        encode(base.len() as u64, size, &ops)
+    }
+
+    /// Random chains of up to six deltas fold into what applying them in turn rebuilds;
+    /// any bytes at all parse or are refused, never a panic.
+    #[test]
+    fn random_chains_fold_and_random_bytes_never_panic() {
+        for seed in 1..300u64 {
+            let mut random = Random(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+            let root: Vec<u8> = (0..1 + random.below(200)).map(|byte| byte as u8).collect();
+            let mut objects = vec![root.clone()];
+            let mut folded = Delta::whole(root.len() as u64);
+            for _ in 0..1 + random.below(6) {
+                let last = objects.last().expect("the root at least");
+                let bytes = random_delta(&mut random, last);
+                let delta = Delta::parse(&bytes).expect("a valid delta");
+                objects.push(apply(&delta, last));
+                folded = folded.then(&bytes).expect("folds");
+            }
+            assert_eq!(
+                apply(&folded, &root),
+                *objects.last().expect("rebuilt"),
+                "seed {seed}"
+            );
+
+            let noise: Vec<u8> = (0..random.below(64))
+                .map(|_| random.below(256) as u8)
+                .collect();
+            if let Ok(delta) = Delta::parse(&noise) {
+                assert_eq!(delta.ops.iter().map(|op| op.len()).sum::<u64>(), delta.size);
+                let _ = Delta::whole(delta.base_size).then(&noise);
+            }
+        }
+    }
+
     #[test]
     fn a_delta_of_another_size_does_not_fold() {
         let first = encode(10, 5, &[Write::Copy(0, 5)]);
