@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 mod commit_tree;
 mod delta_ops;
 mod ignored;
+mod inflating;
 mod object_stream;
 mod packs;
 mod staged;

@@ -14,7 +14,7 @@
 //! elsewhere (loose, or in an alternate's pack) is left to the caller.
 
 use super::delta_ops::{delta_size, Delta};
-use super::object_stream::Inflating;
+use super::inflating::Inflating;
 use gix::odb::pack;
 use pack::data::entry::Header;
 use std::fs::File;

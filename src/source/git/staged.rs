@@ -9,7 +9,8 @@
 //! makes the answer [`StagedChanges::Unknown`], so callers judge everything instead.
 
 use super::delta_ops::Delta;
-use super::object_stream::{Inflating, ObjectStream, Root};
+use super::inflating::Inflating;
+use super::object_stream::{ObjectStream, Root};
 use super::packs::Packs;
 use super::{GitRepo, GitSnapshot};
 use crate::error::{Error, Result};
