@@ -116,17 +116,45 @@ impl Inflating {
             }
             let filled = self.window.len();
             self.window.resize(filled + CHUNK, 0);
-            let read = gix::zlib::stream::inflate::read(
-                &mut self.input,
-                &mut self.state,
-                &mut self.window[filled..],
-            )?;
-            self.window.truncate(filled + read);
-            if read == 0 {
+            let written = self.inflate_into(filled);
+            let count = match &written {
+                Ok(Some(count)) => *count,
+                _ => 0,
+            };
+            self.window.truncate(filled + count);
+            if written?.is_none() {
                 return Ok(false);
             }
         }
         Ok(true)
+    }
+
+    /// One step of the inflater into the window from `filled` on: the bytes it wrote, or
+    /// `None` when it can go no further (the stream's end, or input that makes no
+    /// progress, which a corrupt stream may; gix's own reader treats that as a bug).
+    fn inflate_into(&mut self, filled: usize) -> io::Result<Option<usize>> {
+        use io::BufRead;
+        loop {
+            let input = self.input.fill_buf()?;
+            let flush = match input.is_empty() {
+                true => gix::zlib::FlushDecompress::Finish,
+                false => gix::zlib::FlushDecompress::None,
+            };
+            let (before_in, before_out) = (self.state.total_in(), self.state.total_out());
+            let status = self
+                .state
+                .decompress(input, &mut self.window[filled..], flush)
+                .map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error.to_string()))?;
+            let consumed = (self.state.total_in() - before_in) as usize;
+            let written = (self.state.total_out() - before_out) as usize;
+            self.input.consume(consumed);
+            if written > 0 {
+                return Ok(Some(written));
+            }
+            if consumed == 0 || status == gix::zlib::Status::StreamEnd {
+                return Ok(None);
+            }
+        }
     }
 }
 

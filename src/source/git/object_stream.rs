@@ -407,6 +407,37 @@ mod tests {
         assert_eq!(read, expected);
     }
 
+    /// A loose object cut short or with bytes changed in its compressed stream reads as an
+    /// error or as other bytes than the object, never as the object, and never panics.
+    #[test]
+    fn a_damaged_stream_is_never_taken_for_its_object() {
+        let (folder, _, id, mut file) = loose_blob(200_000);
+        let mut compressed = Vec::new();
+        file.read_to_end(&mut compressed).expect("read");
+        let damaged_path = folder.path().join("damaged");
+        let mut damages = vec![compressed[..compressed.len() / 2].to_vec()];
+        for at in [2, 40, compressed.len() / 3, compressed.len() - 3] {
+            let mut flipped = compressed.clone();
+            flipped[at] ^= 0x5a;
+            damages.push(flipped);
+        }
+        for (number, damaged) in damages.into_iter().enumerate() {
+            std::fs::write(&damaged_path, damaged).expect("write");
+            let file = File::open(&damaged_path).expect("open");
+            let Some((inflating, size)) = Inflating::loose_blob(file) else {
+                continue;
+            };
+            let root = Root::Inflating(Box::new(inflating));
+            let Some(mut reader) =
+                ObjectStream::new(root, size, Delta::whole(size), gix::hash::Kind::Sha1)
+            else {
+                continue;
+            };
+            let read = reader.read_to_end(&mut Vec::new());
+            assert!(read.is_err() || !reader.is_object(&id), "damage {number}");
+        }
+    }
+
     #[test]
     fn a_copy_past_the_end_of_its_root_is_an_error() {
         let (_folder, _, _, file) = loose_blob(1000);
