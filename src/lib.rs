@@ -26,6 +26,7 @@ pub mod run;
 pub mod skills;
 pub mod source;
 pub mod text;
+pub mod trace;
 
 pub use error::{Error, Result};
 pub use finding::{Finding, Location, Subject, Verdict};

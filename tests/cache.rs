@@ -237,3 +237,83 @@ fn a_revision_check_names_the_commit_it_judged_not_the_remembered_one() {
         .assert_contains(&format!("HEAD ({second})"))
         .assert_not_contains(&first);
 }
+
+/// What `--verbose` says, without the time taken.
+fn verbose_steps(run: &Run) -> Vec<String> {
+    run.stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("evalock: "))
+        .filter(|step| !step.starts_with("checked in "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `--verbose` says which shortcut a check took and what it read: a cold check reads
+/// every file; a warm one reuses the remembered report; after one case file changes, that
+/// file is read again and the other suite's comes from the cache; `--no-cache` reads
+/// everything. Without `--verbose`, none of it is said.
+#[test]
+fn verbose_says_what_was_read_and_what_the_cache_answered() {
+    let repo = demo();
+    let quiet = repo.evalock(&["check"]);
+    quiet.assert_code(0);
+    assert_eq!(verbose_steps(&quiet), Vec::<String>::new());
+    std::fs::remove_dir_all(repo.join(".evalock")).expect("drop the cache");
+
+    let cold = repo.evalock(&["check", "--verbose"]);
+    cold.assert_code(0);
+    let cold_steps = verbose_steps(&cold);
+    assert!(
+        matches!(&cold_steps[..], [read] if read.starts_with("read ") && read.ends_with(" from the working tree")),
+        "{cold_steps:?}"
+    );
+    assert!(
+        cold.stderr.contains("evalock: checked in "),
+        "{}",
+        cold.stderr
+    );
+
+    let warm = repo.evalock(&["check", "--verbose"]);
+    warm.assert_code(0);
+    assert_eq!(
+        verbose_steps(&warm),
+        ["every file the last check read is unchanged: its report is reused from .evalock/cache"]
+    );
+
+    let cases = repo.read("evals/support.jsonl");
+    repo.write("evals/support.jsonl", format!("{cases}\n"));
+    let edited = repo.evalock(&["check", "--verbose"]);
+    edited.assert_code(0);
+    let edited_steps = verbose_steps(&edited);
+    assert!(
+        edited_steps
+            .iter()
+            .any(|step| step.starts_with("reused from .evalock/cache: 1 case file")),
+        "{edited_steps:?}"
+    );
+    let files_read = |steps: &[String]| -> u64 {
+        let read = steps.iter().find_map(|step| step.strip_prefix("read "));
+        let count = read.and_then(|read| read.split(' ').next());
+        count
+            .and_then(|count| count.parse().ok())
+            .expect("a count of files read")
+    };
+    assert_eq!(
+        files_read(&edited_steps) + 1,
+        files_read(&cold_steps),
+        "{edited_steps:?}"
+    );
+
+    let uncached = repo.evalock(&["check", "--verbose", "--no-cache"]);
+    uncached.assert_code(0);
+    let uncached_steps = verbose_steps(&uncached);
+    assert_eq!(
+        uncached_steps[0],
+        "the cache in .evalock/cache is not used (--no-cache)"
+    );
+    assert_eq!(files_read(&uncached_steps), files_read(&cold_steps));
+    assert!(
+        !uncached_steps.iter().any(|step| step.contains("reused")),
+        "{uncached_steps:?}"
+    );
+}

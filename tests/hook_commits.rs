@@ -176,6 +176,11 @@ fn a_commit_of_unrelated_files_passes_without_loading_the_lock() {
     sandbox.repo.write("src/app.py", "print('hello')\n");
     sandbox.git_ok(&["add", "src/app.py"]);
     sandbox
+        .repo
+        .evalock(&["check", "--staged", "--verbose"])
+        .assert_code(0)
+        .assert_contains("evalock: nothing staged is a file evalock reads");
+    sandbox
         .git(&["commit", "-m", "app"])
         .assert_code(0)
         .assert_contains("no staged change touches what evalock tracks");

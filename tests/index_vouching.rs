@@ -468,9 +468,41 @@ fn check_base_streams_a_base_lock_wherever_git_stores_it() {
                 assert!(stream.is_object(&object), "{id} ({layout})");
             }
         }
-        let streamed = check_json(&repo, &merge_base, &[]);
-        let from_git = check_json(&repo, &merge_base, &["--rev", "HEAD"]);
+        let streamed = check_json(&repo, &merge_base, &["--verbose"]);
+        let from_git = check_json(&repo, &merge_base, &["--rev", "HEAD", "--verbose"]);
         assert_eq!(findings(streamed.assert_code(2)), ["EL102 a/c"], "{layout}");
+        // The check itself took the stream (`--verbose` says how the base's lock was
+        // read); a commit's content has no index to vouch for it, so git reads it whole.
+        let how = |run: &common::Run| -> Vec<String> {
+            let lines = run.stderr.lines();
+            let read = lines.filter(|line| line.starts_with("evalock: base lock: "));
+            read.map(str::to_owned).collect()
+        };
+        let expected = match layout {
+            "loose" => "from git's objects, inflated in order",
+            _ => "",
+        };
+        let streamed_how = how(&streamed);
+        assert!(
+            matches!(&streamed_how[..], [line] if line.starts_with(&format!("evalock: base lock: streamed {expected}"))),
+            "{layout}: {streamed_how:?}"
+        );
+        assert_eq!(
+            how(&from_git),
+            ["evalock: base lock: read whole from git"],
+            "{layout}"
+        );
+        // Suite `b` and `a/1.jsonl`, unchanged since the merge base, are the judged
+        // content's, shared; so is the base's lock, read first.
+        let shared =
+            "evalock: base: reused from the judged content or .evalock/cache: 2 case files, the lock";
+        for run in [&streamed, &from_git] {
+            assert!(
+                run.stderr.lines().any(|line| line == shared),
+                "{layout}: {}",
+                run.stderr
+            );
+        }
         let report = |run: &common::Run| {
             let mut report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
             report["source"].take();

@@ -25,6 +25,7 @@ use crate::hash::Digest;
 use crate::model::{read_lock, LoadCache, Lock, LockRead, ParsedCaseFile, SuiteCases, LOCK_FILE};
 use crate::skills::ReadFile;
 use crate::source::{ContentIdentity, ContentSource, StagedIndex};
+use crate::trace::Trace;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -85,7 +86,12 @@ impl Handover {
     /// `streamed_lock`), else whole from git, and freed before the judged content is
     /// loaded, instead of alongside all of it. Errors are left for the base's
     /// own load to report, in their place.
-    pub fn read_base_lock_first(&self, judged: &dyn ContentSource, base: &dyn ContentSource) {
+    pub fn read_base_lock_first(
+        &self,
+        judged: &dyn ContentSource,
+        base: &dyn ContentSource,
+        trace: &Trace,
+    ) {
         let Ok(Some(ContentIdentity::Object(base_id))) = base.identity(LOCK_FILE) else {
             return;
         };
@@ -94,12 +100,19 @@ impl Handover {
             .as_ref()
             .and_then(|identity| self.object_id(LOCK_FILE, identity));
         if judged_id.as_ref() == Some(&base_id) {
+            trace.step("base lock: the same bytes as the judged lock, read once for both");
             return;
         }
         let streamed = self.streamed_lock(&base_id, judged_identity.as_ref());
         let read = match streamed {
-            Some(lock) => Ok(Some(LockRead::new(lock, None))),
-            None => read_lock(base, None),
+            Some((lock, origin)) => {
+                trace.step(format!("base lock: streamed {origin}"));
+                Ok(Some(LockRead::new(lock, None)))
+            }
+            None => {
+                trace.step("base lock: read whole from git");
+                read_lock(base, None)
+            }
         };
         if let (Ok(Some(read)), Some(mut kept)) = (read, self.kept()) {
             kept.base_lock = Some((base_id, read));
@@ -111,14 +124,20 @@ impl Handover {
     /// passes through the blob that file holds: the object database would hold the whole
     /// text, and both texts for a delta. Taken only when it parses as `evalock lock`
     /// writes it and its bytes are the object's.
-    fn streamed_lock(&self, base_id: &str, judged: Option<&ContentIdentity>) -> Option<Lock> {
+    /// With the lock, where its bytes came from.
+    fn streamed_lock(
+        &self,
+        base_id: &str,
+        judged: Option<&ContentIdentity>,
+    ) -> Option<(Lock, &'static str)> {
         let id = gix::ObjectId::from_hex(base_id.as_bytes()).ok()?;
         let worktree = judged.map(|identity| (LOCK_FILE, identity));
         let mut reader = self.index.as_ref()?.object_stream(id, worktree)?;
+        let origin = reader.origin();
         let lock = Lock::read_rendered(&mut reader, LOCK_FILE, None)?;
         // Whatever the parser left unread still counts.
         std::io::copy(&mut reader, &mut std::io::sink()).ok()?;
-        reader.is_object(&id).then_some(lock)
+        reader.is_object(&id).then_some((lock, origin))
     }
 
     fn object_id(&self, path: &str, identity: &ContentIdentity) -> Option<String> {
@@ -491,7 +510,10 @@ mod tests {
     fn a_changed_lock_is_read_from_the_base_first_and_its_unchanged_suites_shared() {
         let (judged, base) = sources(2, "judged");
         let handover = Handover::new(None);
-        handover.read_base_lock_first(&judged, &base);
+        let trace = Trace::new();
+        handover.read_base_lock_first(&judged, &base, &trace);
+        // No index to stream from: git's whole text.
+        assert_eq!(trace.steps(), ["base lock: read whole from git"]);
         let judged_side = handover.judged_side(None);
         let known = judged_side
             .known_lock()
@@ -515,7 +537,12 @@ mod tests {
     fn a_lock_that_is_the_base_s_is_read_once_from_the_judged_content() {
         let (judged, base) = sources(1, "base");
         let handover = Handover::new(None);
-        handover.read_base_lock_first(&judged, &base);
+        let trace = Trace::new();
+        handover.read_base_lock_first(&judged, &base, &trace);
+        assert_eq!(
+            trace.steps(),
+            ["base lock: the same bytes as the judged lock, read once for both"]
+        );
         let judged_side = handover.judged_side(None);
         assert!(judged_side.known_lock().is_none());
         let read = read_lock(&judged, Some(&judged_side))
@@ -530,7 +557,7 @@ mod tests {
         let (judged, base) = sources(2, "judged");
         base.put(LOCK_FILE, "lock_version = [", "base");
         let handover = Handover::new(None);
-        handover.read_base_lock_first(&judged, &base);
+        handover.read_base_lock_first(&judged, &base, &Trace::new());
         assert!(handover.judged_side(None).known_lock().is_none());
         assert!(read_lock(&base, Some(&handover.base_side(None))).is_err());
     }

@@ -13,10 +13,12 @@ mod case_files;
 mod codec;
 mod handover;
 mod memo;
+mod tally;
 
 pub use case_files::CaseFileStore;
 pub use handover::Handover;
 pub use memo::{CheckMemo, MemoKey, RecordingSource};
+pub use tally::{Counted, Tally};
 
 use crate::hash::sha256_hex;
 use crate::source::ContentIdentity;

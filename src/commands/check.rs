@@ -1,15 +1,18 @@
 //! `evalock check`: judge one snapshot against its lock and, optionally, a base revision.
 
 use super::staged::{self, StagedTriage};
-use crate::cache::{CacheContext, CaseFileStore, CheckMemo, Handover, MemoKey, RecordingSource};
+use crate::cache::{
+    CacheContext, CaseFileStore, CheckMemo, Counted, Handover, MemoKey, RecordingSource, Tally,
+};
 use crate::checks::check_project;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Subject};
 use crate::grade::GraderProgram;
 use crate::model::{CaseDetail, LoadCache, LoadOptions, Project};
-use crate::report::Report;
+use crate::report::{plural, Report};
 use crate::rules::RuleId;
-use crate::source::{self, trailer_values, ContentSource, GitRepo, SourceSpec};
+use crate::source::{self, trailer_values, ContentSource, CountingSource, GitRepo, SourceSpec};
+use crate::trace::Trace;
 use gix::ObjectId;
 use std::path::PathBuf;
 
@@ -45,16 +48,24 @@ struct Judged {
 }
 
 pub fn check(options: &CheckOptions) -> Result<Report> {
+    check_traced(options, &Trace::new())
+}
+
+/// [`check`], noting in `trace` which shortcuts it took and what it read.
+pub fn check_traced(options: &CheckOptions, trace: &Trace) -> Result<Report> {
     let content: Box<dyn ContentSource> = match (&options.source, &options.base) {
         // The pre-commit path: a commit that touches nothing evalock tracks is answered
         // without loading the lock.
         (SourceSpec::Index, None) => match staged::triage(&options.project_root)? {
-            StagedTriage::Untouched(report) => return Ok(report),
+            StagedTriage::Untouched(report) => {
+                trace.step("nothing staged is a file evalock reads: passed on the index's list of paths, without reading the lock");
+                return Ok(report);
+            }
             StagedTriage::Judge(index) => index,
         },
         _ => source::open(&options.project_root, &options.source)?,
     };
-    let mut report = check_content(options, content.as_ref())?;
+    let mut report = check_content(options, content.as_ref(), trace)?;
     if options.source == SourceSpec::Index {
         staged::name_unstaged_files(
             &mut report.findings,
@@ -65,7 +76,11 @@ pub fn check(options: &CheckOptions) -> Result<Report> {
     Ok(report)
 }
 
-fn check_content(options: &CheckOptions, content: &dyn ContentSource) -> Result<Report> {
+fn check_content(
+    options: &CheckOptions,
+    content: &dyn ContentSource,
+    trace: &Trace,
+) -> Result<Report> {
     let base = match &options.base {
         Some(base) => Some(resolve_base(options, base)?),
         None => None,
@@ -75,7 +90,11 @@ fn check_content(options: &CheckOptions, content: &dyn ContentSource) -> Result<
         .then(|| CacheContext::open(&options.project_root))
         .flatten();
     let Some(cache) = cache else {
-        return Ok(judge(options, content, base.as_ref(), None, None)?.report);
+        trace.step(match options.cache {
+            true => "the cache in .evalock/cache could not be opened: it is not used",
+            false => "the cache in .evalock/cache is not used (--no-cache)",
+        });
+        return Ok(judge(options, content, base.as_ref(), None, None, trace)?.report);
     };
     let kind = match options.source {
         SourceSpec::Worktree => "worktree",
@@ -84,6 +103,9 @@ fn check_content(options: &CheckOptions, content: &dyn ContentSource) -> Result<
     let key = memo_key(options, content, base.as_ref());
     let memo = CheckMemo::open(&cache, kind);
     if let Some(report) = memo.recall(&key, content, options.subjects) {
+        trace.step(
+            "every file the last check read is unchanged: its report is reused from .evalock/cache",
+        );
         return Ok(report);
     }
     let recording = RecordingSource::new(content);
@@ -96,6 +118,7 @@ fn check_content(options: &CheckOptions, content: &dyn ContentSource) -> Result<
         base.as_ref(),
         Some(&store),
         Some(base_cache),
+        trace,
     )?;
     // The case-file cache and the memo are separate files: written at once.
     rayon::join(
@@ -139,7 +162,9 @@ fn judge(
     base: Option<&Base>,
     cache: Option<&dyn LoadCache>,
     base_cache: Option<&dyn LoadCache>,
+    trace: &Trace,
 ) -> Result<Judged> {
+    let content = &CountingSource::new(content);
     // What the base holds unchanged is loaded once, for the judged content: its suites and
     // its lock are then shared, and the base reads only what changed.
     let handover = base.map(|base| {
@@ -155,6 +180,8 @@ fn judge(
         Some(side) => Some(side as &dyn LoadCache),
         None => cache,
     };
+    let judged_tally = cache.map(Tally::new);
+    let cache = judged_tally.as_ref().map(|tally| tally as &dyn LoadCache);
     // The base's files: from the index wherever it holds the base's trees unchanged.
     let snapshot = match base {
         Some(base) => Some(base.repo.commit_source_with(
@@ -164,16 +191,25 @@ fn judge(
         )?),
         None => None,
     };
+    let snapshot = snapshot
+        .as_ref()
+        .map(|snapshot| CountingSource::new(snapshot));
     if let (Some(snapshot), Some(handover)) = (&snapshot, &handover) {
-        handover.read_base_lock_first(content, snapshot);
+        handover.read_base_lock_first(content, snapshot, trace);
     }
     let mut project =
         Project::load_summary(content, cache)?.with_workdir(options.project_root.clone());
+    trace_load(trace, "", content, judged_tally.as_ref(), ".evalock/cache");
     let mut unreadable_base = None;
     let base_project = match (base, &snapshot, &handover) {
         (Some(base), Some(snapshot), Some(handover)) => {
             project.rebaseline_reasons = base.rebaseline_reasons.clone();
-            match load_base(snapshot, &handover.base_side(base_cache)) {
+            let base_side = handover.base_side(base_cache);
+            let base_tally = Tally::new(&base_side);
+            let loaded = load_base(snapshot, &base_tally);
+            let reused_from = "the judged content or .evalock/cache";
+            trace_load(trace, "base: ", snapshot, Some(&base_tally), reused_from);
+            match loaded {
                 Ok(base_project) => base_project,
                 Err(error) => {
                     unreadable_base = Some(base_unreadable(base, error)?);
@@ -309,4 +345,62 @@ fn load_base(snapshot: &dyn ContentSource, cache: &dyn LoadCache) -> Result<Opti
         ..LoadOptions::default()
     };
     Project::load_with_options(snapshot, &options)
+}
+
+/// What a load read from `source` and what `tally` found in its cache (or, for the base,
+/// shared with the judged content).
+fn trace_load(
+    trace: &Trace,
+    side: &str,
+    source: &CountingSource<'_>,
+    tally: Option<&Tally<'_>>,
+    reused_from: &str,
+) {
+    let (files, bytes) = source.read_so_far();
+    let described = source.describe();
+    let from = match described.as_str() {
+        "working tree" | "index" => format!("the {described}"),
+        _ => described,
+    };
+    trace.step(format!(
+        "{side}read {} ({}) from {from}",
+        plural(files as usize, "file", "files"),
+        byte_size(bytes),
+    ));
+    let Some(tally) = tally else {
+        return;
+    };
+    let mut reused = Vec::new();
+    for (what, singular, plural_form) in [
+        (Counted::CaseFiles, "case file", "case files"),
+        (Counted::SkillFiles, "skill file", "skill files"),
+    ] {
+        if tally.count(what) > 0 {
+            reused.push(plural(tally.count(what), singular, plural_form));
+        }
+    }
+    if tally.count(Counted::Locks) > 0 {
+        reused.push("the lock".to_owned());
+    }
+    if !reused.is_empty() {
+        trace.step(format!(
+            "{side}reused from {reused_from}: {}",
+            reused.join(", ")
+        ));
+    }
+}
+
+/// `512 B`, `1.3 KiB`, `150.2 MiB`.
+fn byte_size(bytes: u64) -> String {
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut size = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while size >= 1024.0 && unit + 1 < UNITS.len() {
+        size /= 1024.0;
+        unit += 1;
+    }
+    format!("{size:.1} {}", UNITS[unit])
 }

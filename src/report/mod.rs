@@ -11,6 +11,7 @@ pub mod sarif;
 mod text;
 
 pub use read::read_report;
+pub use text::plural;
 
 use crate::finding::{exit_code_for, sort_findings, Finding, Subject, Verdict};
 use crate::rules::Severity;

@@ -2,9 +2,11 @@
 //! commit (`--rev`). Every later stage reads through [`ContentSource`], so a pre-commit
 //! hook never judges unstaged bytes.
 
+mod counting;
 mod git;
 mod worktree;
 
+pub use counting::CountingSource;
 pub use git::{
     git_ignored, trailer_values, GitRepo, GitSnapshot, IndexSource, ObjectStream, RevisionSource,
     StagedChanges, StagedIndex,

@@ -157,6 +157,13 @@ pub struct CheckArgs {
     /// same either way: the cache only skips re-reading content that has not changed.
     #[arg(long)]
     pub no_cache: bool,
+
+    /// Also say, on standard error, how the verdict was reached: which shortcuts were taken
+    /// (a remembered report, a commit that touches nothing evalock reads, content shared
+    /// with the base), how many files were read or reused from the cache, how the base's
+    /// lock was read, and the time taken. The report itself is unchanged.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -12,6 +12,7 @@ use evalock::commands;
 use evalock::finding::exit_code;
 use evalock::model::config::CONFIG_FILE;
 use evalock::source::SourceSpec;
+use evalock::trace::Trace;
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -247,9 +248,15 @@ fn check(
         cache: !check_args.no_cache,
         subjects: check_args.format.lists_subjects(),
     };
-    let report = commands::check(&options).inspect_err(|_| {
+    let started = std::time::Instant::now();
+    let trace = Trace::new();
+    let report = commands::check_traced(&options, &trace).inspect_err(|_| {
         discard_stale_output(check_args.output.as_deref());
     })?;
+    trace.step(format!(
+        "checked in {:.2} s",
+        started.elapsed().as_secs_f64()
+    ));
     let report = match check_args.format {
         args::Format::Github | args::Format::Sarif => {
             report.with_path_prefix(&repository_prefix(&options.project_root))
@@ -257,6 +264,9 @@ fn check(
         _ => report,
     };
     printer.report(&report, check_args.format, check_args.output.as_deref())?;
+    if check_args.verbose {
+        printer.trace(&trace);
+    }
     // The pre-commit hook (`--staged`) stays as quiet as ever; a person running
     // `check` learns that its PASS looked at nothing.
     if options.source == SourceSpec::Worktree {

@@ -76,6 +76,15 @@ impl ObjectStream {
         })
     }
 
+    /// Where the bytes come from, for `check --verbose`.
+    pub fn origin(&self) -> &'static str {
+        match self.root {
+            Root::File(_) => "from the working tree's file, through the delta chain from it",
+            Root::Inflating(_) => "from git's objects, inflated in order with 1 MiB kept behind",
+            Root::Memory(_) => "through its delta chain, from a root inflated whole",
+        }
+    }
+
     /// Whether everything read was exactly the object `id`: all of it, and hashing to it.
     pub fn is_object(self, id: &gix::oid) -> bool {
         self.produced == self.delta.size
