@@ -15,6 +15,7 @@ use crate::source::{self, trailer_values, ContentSource, CountingSource, GitRepo
 use crate::trace::Trace;
 use gix::ObjectId;
 use std::path::PathBuf;
+use std::time::Instant;
 
 #[derive(Debug, Clone)]
 pub struct CheckOptions {
@@ -197,18 +198,22 @@ fn judge(
     if let (Some(snapshot), Some(handover)) = (&snapshot, &handover) {
         handover.read_base_lock_first(content, snapshot, trace);
     }
+    let started = Instant::now();
     let mut project =
         Project::load_summary(content, cache)?.with_workdir(options.project_root.clone());
     trace_load(trace, "", content, judged_tally.as_ref(), ".evalock/cache");
+    trace.step(format!("judged content loaded in {}", seconds(started)));
     let mut unreadable_base = None;
     let base_project = match (base, &snapshot, &handover) {
         (Some(base), Some(snapshot), Some(handover)) => {
             project.rebaseline_reasons = base.rebaseline_reasons.clone();
             let base_side = handover.base_side(base_cache);
             let base_tally = Tally::new(&base_side);
+            let started = Instant::now();
             let loaded = load_base(snapshot, &base_tally);
             let reused_from = "the judged content or .evalock/cache";
             trace_load(trace, "base: ", snapshot, Some(&base_tally), reused_from);
+            trace.step(format!("base loaded in {}", seconds(started)));
             match loaded {
                 Ok(base_project) => base_project,
                 Err(error) => {
@@ -220,7 +225,22 @@ fn judge(
         _ => None,
     };
     drop(handover);
+    let ran_commands = project.suites.iter().any(|suite| {
+        matches!(
+            project.grader_for(&suite.name).program,
+            GraderProgram::Command(_)
+        )
+    });
+    let started = Instant::now();
     let mut findings = check_project(&project, base_project.as_ref());
+    trace.step(format!(
+        "rules applied{} in {}",
+        match ran_commands {
+            true => ", with command graders run on empty and refusal completions,",
+            false => "",
+        },
+        seconds(started)
+    ));
     findings.extend(unreadable_base);
     if let (Some(base), Some(base_project)) = (base, base_project.as_ref()) {
         findings.extend(unreadable_base_baselines(base, base_project));
@@ -237,12 +257,6 @@ fn judge(
         base.map(|base| base.description.clone()),
         findings,
     );
-    let ran_commands = project.suites.iter().any(|suite| {
-        matches!(
-            project.grader_for(&suite.name).program,
-            GraderProgram::Command(_)
-        )
-    });
     // Gathering 200,000 subjects costs a cold check a tenth of its time: only for a
     // report that lists them.
     let report = match options.subjects {
@@ -388,6 +402,11 @@ fn trace_load(
             reused.join(", ")
         ));
     }
+}
+
+/// The time since `started`: `0.21 s`.
+pub fn seconds(started: Instant) -> String {
+    format!("{:.2} s", started.elapsed().as_secs_f64())
 }
 
 /// `512 B`, `1.3 KiB`, `150.2 MiB`.

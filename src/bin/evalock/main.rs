@@ -253,10 +253,7 @@ fn check(
     let report = commands::check_traced(&options, &trace).inspect_err(|_| {
         discard_stale_output(check_args.output.as_deref());
     })?;
-    trace.step(format!(
-        "checked in {:.2} s",
-        started.elapsed().as_secs_f64()
-    ));
+    trace.step(format!("checked in {}", commands::check::seconds(started)));
     let report = match check_args.format {
         args::Format::Github | args::Format::Sarif => {
             report.with_path_prefix(&repository_prefix(&options.project_root))
