@@ -211,6 +211,15 @@ impl LoadCache for JudgedSide<'_> {
         kept.base_lock.as_ref().map(|(_, read)| read.clone())
     }
 
+    fn get_skill_file(
+        &self,
+        path: &str,
+        identity: &ContentIdentity,
+        patterns: &Digest,
+    ) -> Option<ReadFile> {
+        self.inner?.get_skill_file(path, identity, patterns)
+    }
+
     fn put_skill_file(
         &self,
         path: &str,
@@ -218,6 +227,9 @@ impl LoadCache for JudgedSide<'_> {
         patterns: &Digest,
         read: &ReadFile,
     ) {
+        if let Some(inner) = self.inner {
+            inner.put_skill_file(path, identity.clone(), patterns, read);
+        }
         let Some(id) = self.handover.object_id(path, &identity) else {
             return;
         };
@@ -280,12 +292,27 @@ impl LoadCache for BaseSide<'_> {
         identity: &ContentIdentity,
         patterns: &Digest,
     ) -> Option<ReadFile> {
-        let ContentIdentity::Object(base_id) = identity else {
-            return None;
+        let shared = || {
+            let ContentIdentity::Object(base_id) = identity else {
+                return None;
+            };
+            let kept = self.handover.kept()?;
+            let (id, scanned_with, read) = kept.skill_files.get(path)?;
+            (id == base_id && scanned_with == patterns).then(|| read.clone())
         };
-        let kept = self.handover.kept()?;
-        let (id, scanned_with, read) = kept.skill_files.get(path)?;
-        (id == base_id && scanned_with == patterns).then(|| read.clone())
+        shared().or_else(|| self.inner?.get_skill_file(path, identity, patterns))
+    }
+
+    fn put_skill_file(
+        &self,
+        path: &str,
+        identity: ContentIdentity,
+        patterns: &Digest,
+        read: &ReadFile,
+    ) {
+        if let Some(inner) = self.inner {
+            inner.put_skill_file(path, identity, patterns, read);
+        }
     }
 }
 

@@ -9,13 +9,14 @@
 //! matched. A cold CI clone has no cache and computes everything; the answer is the same
 //! either way.
 
-mod case_files;
 mod codec;
+mod file_store;
 mod handover;
 mod memo;
+mod skill_files;
 mod tally;
 
-pub use case_files::CaseFileStore;
+pub use file_store::FileStore;
 pub use handover::Handover;
 pub use memo::{CheckMemo, MemoKey, RecordingSource};
 pub use tally::{Counted, Tally};
@@ -30,7 +31,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// Where the cache lives, relative to the project root.
 pub const CACHE_DIR: &str = ".evalock/cache";
 const MAGIC: &[u8; 8] = b"EVLCACHE";
-const FORMAT: u32 = 5;
+const FORMAT: u32 = 6;
 /// The checksum a cache file ends with; it also names the file to another that must be
 /// read with it.
 type Seal = [u8; 16];

@@ -278,12 +278,12 @@ fn case_files_come_back_exactly_and_only_for_the_same_identity() {
     assert!(probed[3].passed.len() == 2 && probed[4].malformed_controls.is_some());
     let identity = ContentIdentity::Object("blob-1".into());
 
-    let store = CaseFileStore::open(&cache, "git");
+    let store = FileStore::open(&cache, "git");
     assert!(store.get("evals/a.jsonl", &identity).is_none());
     store.put("evals/a.jsonl", identity.clone(), &parsed);
     store.save();
 
-    let store = CaseFileStore::open(&cache, "git");
+    let store = FileStore::open(&cache, "git");
     assert_eq!(store.get("evals/a.jsonl", &identity), Some(parsed.clone()));
     assert_eq!(
         parsed
@@ -297,7 +297,7 @@ fn case_files_come_back_exactly_and_only_for_the_same_identity() {
         .get("evals/a.jsonl", &ContentIdentity::Object("blob-2".into()))
         .is_none());
     assert!(store.get("evals/other.jsonl", &identity).is_none());
-    assert!(CaseFileStore::open(&cache, "worktree")
+    assert!(FileStore::open(&cache, "worktree")
         .get("evals/a.jsonl", &identity)
         .is_none());
 }
@@ -308,7 +308,7 @@ fn a_store_dropped_before_it_saves_leaves_the_previous_file_alone() {
     let cache = context(directory.path(), "bin");
     let parsed = parse_case_file_with("evals/a.jsonl", b"{\"id\":\"a\"}\n", CaseDetail::Summary);
     let first = ContentIdentity::Object("blob-1".into());
-    let store = CaseFileStore::open(&cache, "git");
+    let store = FileStore::open(&cache, "git");
     store.put("evals/a.jsonl", first.clone(), &parsed);
     store.save();
     let cache_dir = directory.path().to_path_buf();
@@ -324,7 +324,7 @@ fn a_store_dropped_before_it_saves_leaves_the_previous_file_alone() {
 
     // Entries added are already streaming into a temporary file; dropping the store
     // removes it and keeps the saved file.
-    let store = CaseFileStore::open(&cache, "git");
+    let store = FileStore::open(&cache, "git");
     store.put(
         "evals/b.jsonl",
         ContentIdentity::Object("blob-2".into()),
@@ -332,7 +332,7 @@ fn a_store_dropped_before_it_saves_leaves_the_previous_file_alone() {
     );
     drop(store);
     assert_eq!(listing(), saved);
-    let store = CaseFileStore::open(&cache, "git");
+    let store = FileStore::open(&cache, "git");
     assert_eq!(store.get("evals/a.jsonl", &first), Some(parsed.clone()));
     assert!(store
         .get("evals/b.jsonl", &ContentIdentity::Object("blob-2".into()))
@@ -346,9 +346,56 @@ fn a_store_dropped_before_it_saves_leaves_the_previous_file_alone() {
     );
     store.save();
     assert_eq!(listing(), saved);
-    let store = CaseFileStore::open(&cache, "git");
+    let store = FileStore::open(&cache, "git");
     assert!(store.get("evals/a.jsonl", &first).is_some());
     assert!(store
         .get("evals/b.jsonl", &ContentIdentity::Object("blob-2".into()))
         .is_some());
+}
+
+#[test]
+fn skill_files_are_stored_beside_case_files_by_path_identity_and_patterns() {
+    use crate::hash::Digest;
+    use crate::skills::{ReadFile, SkillFile};
+    let directory = tempfile::tempdir().unwrap();
+    let cache = context(directory.path(), "bin");
+    // One path that is both a case file and a skill file.
+    let path = "skills/a/cases.jsonl";
+    let parsed = parse_case_file_with(path, b"{\"id\":\"a\"}\n", CaseDetail::Summary);
+    let read = ReadFile {
+        file: SkillFile {
+            path: "cases.jsonl".into(),
+            kind: EntryKind::File,
+            digest: Digest::of_bytes(b"{\"id\":\"a\"}\n"),
+            binary: false,
+            executable: Vec::new(),
+            risky: Vec::new(),
+            link_target: None,
+        },
+        bytes: None,
+    };
+    let identity = ContentIdentity::Object("blob-1".into());
+    let patterns = Digest::of_bytes(b"the built-in patterns");
+    let store = FileStore::open(&cache, "git");
+    assert!(store.get_skill_file(path, &identity, &patterns).is_none());
+    store.put(path, identity.clone(), &parsed);
+    store.put_skill_file(path, identity.clone(), &patterns, &read);
+    store.save();
+
+    let store = FileStore::open(&cache, "git");
+    let found = store
+        .get_skill_file(path, &identity, &patterns)
+        .expect("kept");
+    assert_eq!(found.file, read.file);
+    assert_eq!(store.get(path, &identity), Some(parsed));
+    let other_blob = ContentIdentity::Object("blob-2".into());
+    assert!(store.get_skill_file(path, &other_blob, &patterns).is_none());
+    let other_patterns = Digest::of_bytes(b"the project's own patterns");
+    assert!(store
+        .get_skill_file(path, &identity, &other_patterns)
+        .is_none());
+    // Saved again, the entries this run used are kept.
+    store.save();
+    let store = FileStore::open(&cache, "git");
+    assert!(store.get_skill_file(path, &identity, &patterns).is_some());
 }

@@ -2,7 +2,7 @@
 
 use super::staged::{self, StagedTriage};
 use crate::cache::{
-    CacheContext, CaseFileStore, CheckMemo, Counted, Handover, MemoKey, RecordingSource, Tally,
+    CacheContext, CheckMemo, Counted, FileStore, Handover, MemoKey, RecordingSource, Tally,
 };
 use crate::checks::check_project;
 use crate::error::{Error, Result};
@@ -110,8 +110,8 @@ fn check_content(
         return Ok(report);
     }
     let recording = RecordingSource::new(content);
-    let store = CaseFileStore::open(&cache, kind);
-    let base_store = (base.is_some() && kind != "git").then(|| CaseFileStore::open(&cache, "git"));
+    let store = FileStore::open(&cache, kind);
+    let base_store = (base.is_some() && kind != "git").then(|| FileStore::open(&cache, "git"));
     let base_cache: &dyn LoadCache = base_store.as_ref().unwrap_or(&store);
     let judged = judge(
         options,

@@ -1,12 +1,16 @@
-//! Parsed case files (summaries: ids, versions, digests, spans, problems) by path and
-//! content identity, so an unchanged file is never read or hashed again.
+//! Parsed case files (summaries: ids, versions, digests, spans, problems) and read skill
+//! files (digest, executable signals, risky lines) by path and content identity, so an
+//! unchanged file is never read or hashed again.
 
 use super::codec::{Decoder, Encoder};
+use super::skill_files::{decode_read_file, encode_read_file, skill_key};
 use super::{key_tag, CacheContext, CacheWriter};
 use crate::grade::probe::{MustFail, ProbeOutcome};
+use crate::hash::Digest;
 use crate::model::{
     Case, CaseProblem, CaseValue, LoadCache, ParsedCaseFile, ProblemKind, SharedText,
 };
+use crate::skills::ReadFile;
 use crate::source::ContentIdentity;
 use compact_str::CompactString;
 use std::collections::HashMap;
@@ -23,8 +27,11 @@ struct IndexedEntry {
     parsed: Range<usize>,
 }
 
-/// One cache file of parsed case files, decoded lazily: only the entries a run asks for.
-pub struct CaseFileStore {
+/// One cache file of parsed case files and read skill files, decoded lazily: only the
+/// entries a run asks for. A skill file's entry is keyed by its path behind the
+/// fingerprint of the risky patterns it was scanned with (see [`skill_key`]), so a path
+/// that is both a case file and a skill file has two entries.
+pub struct FileStore {
     context: CacheContext,
     name: String,
     body: Vec<u8>,
@@ -43,13 +50,13 @@ struct Additions {
     failed: bool,
 }
 
-impl CaseFileStore {
+impl FileStore {
     /// The store for one kind of source (`worktree` or `git`: their identities differ).
-    pub fn open(context: &CacheContext, kind: &str) -> CaseFileStore {
-        let name = format!("cases-{}.bin", key_tag(kind));
+    pub fn open(context: &CacheContext, kind: &str) -> FileStore {
+        let name = format!("files-{}.bin", key_tag(kind));
         let body = context.read(&name).unwrap_or_default();
         let entries = index_entries(&body).unwrap_or_default();
-        CaseFileStore {
+        FileStore {
             context: context.clone(),
             name,
             body,
@@ -106,28 +113,43 @@ fn index_entries(body: &[u8]) -> Option<HashMap<String, IndexedEntry>> {
     Some(entries)
 }
 
-impl LoadCache for CaseFileStore {
-    fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile> {
-        let entry = self.entries.get(path)?;
+impl FileStore {
+    /// The entry `key` decoded by `decode` when it was stored for `identity`; kept for the
+    /// next cache file once decoded.
+    fn entry<T>(
+        &self,
+        key: &str,
+        identity: &ContentIdentity,
+        decode: impl FnOnce(&[u8]) -> Option<T>,
+    ) -> Option<T> {
+        let entry = self.entries.get(key)?;
         if entry.identity != *identity {
             return None;
         }
-        let parsed = decode_parsed(path, self.body.get(entry.parsed.clone())?)?;
+        let decoded = decode(self.body.get(entry.parsed.clone())?)?;
         if let Ok(mut used) = self.used.lock() {
-            used.push(path.to_owned());
+            used.push(key.to_owned());
         }
-        Some(parsed)
+        Some(decoded)
     }
 
-    fn put(&self, path: &str, identity: ContentIdentity, parsed: &ParsedCaseFile) {
-        if !self.context.is_settled(&identity) {
+    /// Streams a new entry `key` into the next cache file, its body written by `encode`
+    /// (`capacity` bytes are expected in all). Content that may still change within a
+    /// timestamp tick is not kept.
+    fn add(
+        &self,
+        key: &str,
+        identity: &ContentIdentity,
+        capacity: usize,
+        encode: impl FnOnce(&mut Encoder),
+    ) {
+        if !self.context.is_settled(identity) {
             return;
         }
-        // Sized for the usual summary (about 64 bytes a case) so it seldom grows.
-        let mut encoder = Encoder::with_capacity(256 + path.len() + 80 * parsed.cases.len());
-        encoder.str(path);
-        encoder.identity(&identity);
-        encoder.length_prefixed(|body| encode_parsed(body, parsed));
+        let mut encoder = Encoder::with_capacity(capacity + key.len());
+        encoder.str(key);
+        encoder.identity(identity);
+        encoder.length_prefixed(encode);
         let Ok(mut added) = self.added.lock() else {
             return;
         };
@@ -149,6 +171,43 @@ impl LoadCache for CaseFileStore {
                 added.writer = None;
             }
         }
+    }
+}
+
+impl LoadCache for FileStore {
+    fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile> {
+        self.entry(path, identity, |bytes| decode_parsed(path, bytes))
+    }
+
+    fn put(&self, path: &str, identity: ContentIdentity, parsed: &ParsedCaseFile) {
+        // Sized for the usual summary (about 64 bytes a case) so it seldom grows.
+        let capacity = 256 + 80 * parsed.cases.len();
+        self.add(path, &identity, capacity, |body| {
+            encode_parsed(body, parsed)
+        });
+    }
+
+    fn get_skill_file(
+        &self,
+        path: &str,
+        identity: &ContentIdentity,
+        patterns: &Digest,
+    ) -> Option<ReadFile> {
+        self.entry(&skill_key(path, patterns), identity, decode_read_file)
+    }
+
+    fn put_skill_file(
+        &self,
+        path: &str,
+        identity: ContentIdentity,
+        patterns: &Digest,
+        read: &ReadFile,
+    ) {
+        let capacity = 256 + read.bytes.as_ref().map_or(0, Vec::len);
+        let key = skill_key(path, patterns);
+        self.add(&key, &identity, capacity, |body| {
+            encode_read_file(body, read)
+        });
     }
 }
 
