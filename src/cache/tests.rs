@@ -357,7 +357,7 @@ fn a_store_dropped_before_it_saves_leaves_the_previous_file_alone() {
 fn skill_files_are_stored_beside_case_files_by_path_identity_and_patterns() {
     use crate::hash::Digest;
     use crate::skills::{ReadFile, SkillFile};
-    let directory = tempfile::tempdir().unwrap();
+    let directory = tempfile::tempdir().expect("temp dir");
     let cache = context(directory.path(), "bin");
     // One path that is both a case file and a skill file.
     let path = "skills/a/cases.jsonl";
