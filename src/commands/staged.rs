@@ -13,6 +13,7 @@ use crate::source::{
 };
 use crate::text::shell_word;
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use std::cell::OnceCell;
 use std::path::Path;
 
 /// How the staged content is to be judged.
@@ -74,7 +75,7 @@ pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
     let mut strings = vec![CONFIG_FILE.to_owned(), LOCK_FILE.to_owned()];
     collect_strings(&value, &mut Vec::new(), &mut strings);
     let mut literals = Vec::new();
-    let mut globs = GlobSetBuilder::new();
+    let mut patterns = Vec::new();
     for text in &strings {
         let path = text.trim_start_matches("./").trim_end_matches('/');
         if path.is_empty() {
@@ -82,24 +83,43 @@ pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
         }
         // Also taken literally: `evals/[draft].jsonl` may name exactly that file.
         literals.push(path.to_owned());
-        if path.contains(['*', '?', '[', '{', '\\']) {
+        if let Some(wildcard) = path.find(GLOB_SYNTAX) {
             if let (Ok(glob), Ok(below)) = (Glob::new(path), Glob::new(&format!("{path}/**"))) {
-                globs.add(glob).add(below);
+                patterns.push(Pattern {
+                    prefix: path[..wildcard].to_owned(),
+                    globs: [glob, below],
+                });
             }
         }
     }
     Some(TrackedPaths {
         literals,
-        globs: globs.build().ok()?,
+        patterns,
+        compiled: OnceCell::new(),
     })
 }
+
+/// What makes a config string a wildcard pattern; the text before the first of them is
+/// literal in every path the pattern matches.
+const GLOB_SYNTAX: [char; 5] = ['*', '?', '[', '{', '\\'];
 
 /// The paths a config makes evalock read.
 pub struct TrackedPaths {
     /// Each names a file, or a folder and everything below it.
     literals: Vec<String>,
     /// Wildcard patterns, matched as evalock matches case globs, plus everything below a match.
-    globs: GlobSet,
+    patterns: Vec<Pattern>,
+    /// `patterns` as one set, compiled for the first path that starts with the literal
+    /// prefix of one of them: compiling costs more than the rest of a commit that touches
+    /// nothing evalock tracks. `None` inside when they do not compile together.
+    compiled: OnceCell<Option<GlobSet>>,
+}
+
+/// A wildcard pattern of the config: the glob, the same with everything below a match,
+/// and the literal text a path must start with to match either.
+struct Pattern {
+    prefix: String,
+    globs: [Glob; 2],
 }
 
 impl TrackedPaths {
@@ -108,7 +128,25 @@ impl TrackedPaths {
             path.strip_prefix(literal.as_str())
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
         };
-        self.literals.iter().any(below_literal) || self.globs.is_match(path)
+        self.literals.iter().any(below_literal)
+            || (self
+                .patterns
+                .iter()
+                .any(|pattern| path.starts_with(&pattern.prefix))
+                && self.matches_pattern(path))
+    }
+
+    /// Whether a wildcard pattern matches `path`; a set that does not compile is taken to
+    /// match, so the change is judged in full.
+    fn matches_pattern(&self, path: &str) -> bool {
+        let compiled = self.compiled.get_or_init(|| {
+            let mut set = GlobSetBuilder::new();
+            for glob in self.patterns.iter().flat_map(|pattern| &pattern.globs) {
+                set.add(glob.clone());
+            }
+            set.build().ok()
+        });
+        compiled.as_ref().is_none_or(|set| set.is_match(path))
     }
 }
 
@@ -394,6 +432,41 @@ reason = "read line by line: *nothing* leaves the machine"
         ] {
             assert!(tracked.contains(path), "{path} should be tracked");
         }
+    }
+
+    #[test]
+    fn wildcards_compile_only_for_a_path_under_their_literal_prefix() {
+        let tracked = tracked_paths(&config(
+            "[[suite]]\nname = \"support\"\ncases = [\"evals/su*/{a,b}.jsonl\"]\n",
+        ))
+        .expect("decidable");
+        for path in ["src/app.rs", "README.md", "eval/support/a.jsonl"] {
+            assert!(!tracked.contains(path), "{path} should not be tracked");
+        }
+        assert!(
+            tracked.compiled.get().is_none(),
+            "compiled for an unrelated path"
+        );
+        assert!(!tracked.contains("evals/notes.md"));
+        assert!(
+            tracked.compiled.get().is_none(),
+            "compiled outside `evals/su`"
+        );
+        assert!(!tracked.contains("evals/summary.md"));
+        assert!(tracked.compiled.get().is_some_and(Option::is_some));
+        for path in ["evals/support/a.jsonl", "evals/sub/b.jsonl/deeper"] {
+            assert!(tracked.contains(path), "{path} should be tracked");
+        }
+    }
+
+    #[test]
+    fn a_wildcard_at_the_start_is_tried_on_every_path() {
+        let tracked = tracked_paths(&config(
+            "[[suite]]\nname = \"support\"\ncases = [\"**/*.jsonl\"]\n",
+        ))
+        .expect("decidable");
+        assert!(tracked.contains("deep/down/cases.jsonl"));
+        assert!(!tracked.contains("deep/down/cases.json"));
     }
 
     #[test]
