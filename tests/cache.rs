@@ -81,8 +81,8 @@ fn warm_check_writes_the_cache_and_agrees_with_a_cold_one() {
     let files = cache_files(&repo);
     assert_eq!(
         files.len(),
-        2,
-        "a case-file store and a check memo; a human report lists no subjects, so none are gathered: {files:?}"
+        3,
+        "a store of read files, the lock and a check memo; a human report lists no subjects, so none are gathered: {files:?}"
     );
     assert!(
         repo.join(".evalock/cache/.gitignore").exists(),
@@ -91,7 +91,7 @@ fn warm_check_writes_the_cache_and_agrees_with_a_cold_one() {
     assert_same_as_uncached(&repo, &["check"]).assert_code(0);
     assert_same_as_uncached(&repo, &["check", "--format", "json"]).assert_code(0);
     let files = cache_files(&repo);
-    assert_eq!(files.len(), 3, "a JSON report's subjects too: {files:?}");
+    assert_eq!(files.len(), 4, "a JSON report's subjects too: {files:?}");
     assert_same_as_uncached(&repo, &["check", "--format", "json"]).assert_code(0);
     assert_same_as_uncached(&repo, &["check"]).assert_code(0);
     assert!(
@@ -106,7 +106,11 @@ fn a_command_grader_keeps_the_check_from_being_remembered() {
     std::thread::sleep(SETTLE);
     repo.evalock(&["check"]).assert_code(0);
     let files = cache_files(&repo);
-    assert_eq!(files.len(), 1, "only the case-file store: {files:?}");
+    assert_eq!(
+        files.len(),
+        2,
+        "only the stores of read files and of the lock: {files:?}"
+    );
     assert_same_as_uncached(&repo, &["check"]).assert_code(0);
 }
 
@@ -124,6 +128,54 @@ fn an_edit_with_the_old_mtime_restored_is_still_seen() {
     assert_same_as_uncached(&repo, &["check"])
         .assert_code(2)
         .assert_contains("EL101");
+}
+
+/// The lock comes from the cache only while its file is the one read: an edit that keeps
+/// its size and restores its modification time is still seen (by the inode change time),
+/// and the lock is read again.
+#[test]
+fn an_edited_lock_is_read_again_not_taken_from_the_cache() {
+    let repo = demo();
+    repo.evalock(&["check"]).assert_code(0);
+    let cases = repo.read("evals/support.jsonl");
+    repo.write("evals/support.jsonl", format!("{cases}\n"));
+    let reused = repo.evalock(&["check", "--verbose"]);
+    reused.assert_code(0);
+    assert!(
+        verbose_steps(&reused)
+            .iter()
+            .any(|step| step.ends_with(", the lock")),
+        "{:?}",
+        verbose_steps(&reused)
+    );
+
+    // One hex digit of a case's digest, in place.
+    let stamp = mtime_of(&repo, "evalock.lock");
+    let lock = repo.read("evalock.lock");
+    let at = lock.find("[case.").expect("a case entry");
+    let digit = at + lock[at..].find("digest = \"sha256:").expect("its digest") + 17;
+    let flipped = match &lock[digit..=digit] {
+        "0" => "1",
+        _ => "0",
+    };
+    repo.write(
+        "evalock.lock",
+        format!("{}{flipped}{}", &lock[..digit], &lock[digit + 1..]),
+    );
+    set_mtime(&repo, "evalock.lock", &stamp);
+    assert_eq!(repo.read("evalock.lock").len(), lock.len());
+    assert_same_as_uncached(&repo, &["check"])
+        .assert_code(2)
+        .assert_contains("EL101");
+    let read_again = repo.evalock(&["check", "--verbose"]);
+    read_again.assert_code(2);
+    assert!(
+        !verbose_steps(&read_again)
+            .iter()
+            .any(|step| step.contains("the lock")),
+        "{:?}",
+        verbose_steps(&read_again)
+    );
 }
 
 #[test]
@@ -296,12 +348,12 @@ fn verbose_says_what_was_read_and_what_the_cache_answered() {
     assert!(
         edited_steps
             .iter()
-            .any(|step| step.starts_with("reused from .evalock/cache: 1 case file")),
+            .any(|step| step == "reused from .evalock/cache: 1 case file, the lock"),
         "{edited_steps:?}"
     );
     let files_read = |steps: &[String]| count_after(steps, "read ").expect("files read");
     assert_eq!(
-        files_read(&edited_steps) + 1,
+        files_read(&edited_steps) + 2,
         files_read(&cold_steps),
         "{edited_steps:?}"
     );
@@ -355,11 +407,11 @@ fn unchanged_skill_files_are_not_read_again_and_an_edited_one_is() {
     assert!(
         steps
             .iter()
-            .any(|step| step.ends_with(" skill files") && step.starts_with("reused")),
+            .any(|step| step.ends_with(" skill files, the lock") && step.starts_with("reused")),
         "{steps:?}"
     );
-    // Every file is read or reused; only a handful (the configuration, the lock, the
-    // edited file) are read.
-    assert_eq!(read + reused, cold_read, "{steps:?}");
+    // Every file is read or reused (the skill files and the lock); only a handful (the
+    // configuration, the edited file) are read.
+    assert_eq!(read + reused + 1, cold_read, "{steps:?}");
     assert!(read * 4 < cold_read, "{steps:?}");
 }

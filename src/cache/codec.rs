@@ -75,8 +75,13 @@ impl Encoder {
     }
 
     pub fn str(&mut self, text: &str) {
-        self.len(text.len());
-        self.raw(text.as_bytes());
+        self.blob(text.as_bytes());
+    }
+
+    /// Bytes prefixed with their length.
+    pub fn blob(&mut self, bytes: &[u8]) {
+        self.len(bytes.len());
+        self.raw(bytes);
     }
 
     pub fn optional_str(&mut self, text: Option<&str>) {
@@ -215,8 +220,13 @@ impl<'a> Decoder<'a> {
     }
 
     pub fn str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.blob()?).ok()
+    }
+
+    /// Bytes written by [`Encoder::blob`].
+    pub fn blob(&mut self) -> Option<&'a [u8]> {
         let length = self.len()?;
-        std::str::from_utf8(self.raw(length)?).ok()
+        self.raw(length)
     }
 
     pub fn string(&mut self) -> Option<String> {

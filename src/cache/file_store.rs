@@ -1,14 +1,16 @@
 //! Parsed case files (summaries: ids, versions, digests, spans, problems) and read skill
 //! files (digest, executable signals, risky lines) by path and content identity, so an
-//! unchanged file is never read or hashed again.
+//! unchanged file is never read or hashed again; the lock too, in a [`LockStore`] of its
+//! own.
 
 use super::codec::{Decoder, Encoder};
+use super::lock_store::LockStore;
 use super::skill_files::{decode_read_file, encode_read_file, skill_key};
 use super::{key_tag, CacheContext, CacheWriter};
 use crate::grade::probe::{MustFail, ProbeOutcome};
 use crate::hash::Digest;
 use crate::model::{
-    Case, CaseProblem, CaseValue, LoadCache, ParsedCaseFile, ProblemKind, SharedText,
+    Case, CaseProblem, CaseValue, LoadCache, LockRead, ParsedCaseFile, ProblemKind, SharedText,
 };
 use crate::skills::ReadFile;
 use crate::source::ContentIdentity;
@@ -38,6 +40,7 @@ pub struct FileStore {
     entries: HashMap<String, IndexedEntry>,
     used: Mutex<Vec<String>>,
     added: Mutex<Additions>,
+    locks: LockStore,
 }
 
 /// The entries a run added, streamed into the next cache file as they come instead of
@@ -63,6 +66,7 @@ impl FileStore {
             entries,
             used: Mutex::new(Vec::new()),
             added: Mutex::new(Additions::default()),
+            locks: LockStore::open(context, kind),
         }
     }
 
@@ -175,6 +179,14 @@ impl FileStore {
 }
 
 impl LoadCache for FileStore {
+    fn get_lock(&self, identity: &ContentIdentity) -> Option<LockRead> {
+        self.locks.get(identity)
+    }
+
+    fn put_lock(&self, identity: &ContentIdentity, lock: &LockRead) {
+        self.locks.put(identity, lock);
+    }
+
     fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile> {
         self.entry(path, identity, |bytes| decode_parsed(path, bytes))
     }

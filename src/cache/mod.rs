@@ -12,6 +12,7 @@
 mod codec;
 mod file_store;
 mod handover;
+mod lock_store;
 mod memo;
 mod skill_files;
 mod tally;
@@ -112,7 +113,7 @@ impl CacheContext {
 
     /// The body of a cache file and the checksum it ends with.
     fn read_with_seal(&self, name: &str) -> Option<(Vec<u8>, Seal)> {
-        let bytes = std::fs::read(self.file(name)).ok()?;
+        let mut bytes = std::fs::read(self.file(name)).ok()?;
         let (content, checksum) =
             bytes.split_at_checked(bytes.len().checked_sub(size_of::<Seal>())?)?;
         let seal: Seal = checksum.try_into().ok()?;
@@ -126,7 +127,11 @@ impl CacheContext {
         {
             return None;
         }
-        Some((decoder.rest().to_vec(), seal))
+        // The body stays where it was read (tens of MiB for a large suite, not copied).
+        let (header, content) = (decoder.position(), content.len());
+        bytes.truncate(content);
+        bytes.drain(..header);
+        Some((bytes, seal))
     }
 
     /// Writes a cache file and returns its checksum (its seal); `None` when it could not

@@ -68,7 +68,7 @@ impl ContentSource for FakeSource {
     }
 }
 
-fn context(directory: &std::path::Path, binary: &str) -> CacheContext {
+pub(super) fn context(directory: &std::path::Path, binary: &str) -> CacheContext {
     CacheContext {
         directory: directory.to_path_buf(),
         binary: binary.into(),

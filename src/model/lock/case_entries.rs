@@ -38,7 +38,7 @@ impl Eq for CaseEntries {}
 
 impl CaseEntries {
     /// Room for `entries` entries whose ids take `id_bytes` bytes in all.
-    pub(in crate::model) fn with_capacity(entries: usize, id_bytes: usize) -> CaseEntries {
+    pub(crate) fn with_capacity(entries: usize, id_bytes: usize) -> CaseEntries {
         CaseEntries(Arc::new(Body {
             ids: String::with_capacity(id_bytes),
             entries: Vec::with_capacity(entries),
@@ -57,7 +57,7 @@ impl CaseEntries {
 
     /// Adds an entry after the others; `None` (and nothing added) unless its id comes
     /// after theirs.
-    pub(in crate::model) fn push_sorted(&mut self, id: &str, entry: CaseLock) -> Option<()> {
+    pub(crate) fn push_sorted(&mut self, id: &str, entry: CaseLock) -> Option<()> {
         if self.last_id().is_some_and(|last| last >= id) {
             return None;
         }
