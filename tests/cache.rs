@@ -81,8 +81,8 @@ fn warm_check_writes_the_cache_and_agrees_with_a_cold_one() {
     let files = cache_files(&repo);
     assert_eq!(
         files.len(),
-        3,
-        "a store of read files, the lock and a check memo; a human report lists no subjects, so none are gathered: {files:?}"
+        2,
+        "a store of read files and a check memo (the lock is kept from a cache's second check on); a human report lists no subjects, so none are gathered: {files:?}"
     );
     assert!(
         repo.join(".evalock/cache/.gitignore").exists(),
@@ -91,7 +91,11 @@ fn warm_check_writes_the_cache_and_agrees_with_a_cold_one() {
     assert_same_as_uncached(&repo, &["check"]).assert_code(0);
     assert_same_as_uncached(&repo, &["check", "--format", "json"]).assert_code(0);
     let files = cache_files(&repo);
-    assert_eq!(files.len(), 4, "a JSON report's subjects too: {files:?}");
+    assert_eq!(
+        files.len(),
+        4,
+        "the lock, read again, and a JSON report's subjects too: {files:?}"
+    );
     assert_same_as_uncached(&repo, &["check", "--format", "json"]).assert_code(0);
     assert_same_as_uncached(&repo, &["check"]).assert_code(0);
     assert!(
@@ -108,8 +112,8 @@ fn a_command_grader_keeps_the_check_from_being_remembered() {
     let files = cache_files(&repo);
     assert_eq!(
         files.len(),
-        2,
-        "only the stores of read files and of the lock: {files:?}"
+        1,
+        "only the store of read files (the lock is kept from a cache's second check on): {files:?}"
     );
     assert_same_as_uncached(&repo, &["check"]).assert_code(0);
 }
@@ -136,9 +140,12 @@ fn an_edit_with_the_old_mtime_restored_is_still_seen() {
 #[test]
 fn an_edited_lock_is_read_again_not_taken_from_the_cache() {
     let repo = demo();
-    repo.evalock(&["check"]).assert_code(0);
     let cases = repo.read("evals/support.jsonl");
+    // The first check of a cache keeps no copy of the lock; the next one does.
+    repo.evalock(&["check"]).assert_code(0);
     repo.write("evals/support.jsonl", format!("{cases}\n"));
+    repo.evalock(&["check"]).assert_code(0);
+    repo.write("evals/support.jsonl", &cases);
     let reused = repo.evalock(&["check", "--verbose"]);
     reused.assert_code(0);
     assert!(
@@ -348,14 +355,30 @@ fn verbose_says_what_was_read_and_what_the_cache_answered() {
     assert!(
         edited_steps
             .iter()
-            .any(|step| step == "reused from .evalock/cache: 1 case file, the lock"),
+            .any(|step| step == "reused from .evalock/cache: 1 case file"),
         "{edited_steps:?}"
     );
     let files_read = |steps: &[String]| count_after(steps, "read ").expect("files read");
     assert_eq!(
-        files_read(&edited_steps) + 2,
+        files_read(&edited_steps) + 1,
         files_read(&cold_steps),
         "{edited_steps:?}"
+    );
+    // That check, the cache's second, kept the lock as read: the next edit reads neither.
+    repo.write("evals/support.jsonl", &cases);
+    let again = repo.evalock(&["check", "--verbose"]);
+    again.assert_code(0);
+    let again_steps = verbose_steps(&again);
+    assert!(
+        again_steps
+            .iter()
+            .any(|step| step == "reused from .evalock/cache: 1 case file, the lock"),
+        "{again_steps:?}"
+    );
+    assert_eq!(
+        files_read(&again_steps) + 2,
+        files_read(&cold_steps),
+        "{again_steps:?}"
     );
 
     let uncached = repo.evalock(&["check", "--verbose", "--no-cache"]);

@@ -183,8 +183,12 @@ impl LoadCache for FileStore {
         self.locks.get(identity)
     }
 
+    /// Not on the first check of a cache (a fresh clone, a CI job): its copy of the lock
+    /// would cost every such check a little and spare none.
     fn put_lock(&self, identity: &ContentIdentity, lock: &LockRead) {
-        self.locks.put(identity, lock);
+        if !self.entries.is_empty() {
+            self.locks.put(identity, lock);
+        }
     }
 
     fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile> {

@@ -347,6 +347,12 @@ mod tests {
         Config::parse(CONFIG_FILE, text.as_bytes()).expect("valid config")
     }
 
+    fn assert_tracked(tracked: &TrackedPaths, paths: &[&str], expected: bool) {
+        for path in paths {
+            assert_eq!(tracked.contains(path), expected, "{path}: tracked?");
+        }
+    }
+
     #[test]
     fn tracked_paths_cover_config_lock_cases_prompts_baselines_graders_and_skills() {
         let tracked = tracked_paths(&config(
@@ -369,30 +375,34 @@ roots = ["skills/*"]
 "#,
         ))
         .expect("decidable");
-        for path in [
-            "evalock.toml",
-            "evalock.lock",
-            "evals/support.jsonl",
-            "evals/deeper/more.jsonl",
-            "prompts/support.txt",
-            "prompts/shared.txt",
-            "evals/support.baseline.json",
-            "graders/strict/main.py",
-            "graders/strict/lib/util.py",
-            "skills/refunds/SKILL.md",
-            "skills/refunds/scripts/run.sh",
-        ] {
-            assert!(tracked.contains(path), "{path} should be tracked");
-        }
-        for path in [
-            "README.md",
-            "src/main.rs",
-            "evals/notes.md",
-            "prompts/other.txt",
-            "skillsets/x",
-        ] {
-            assert!(!tracked.contains(path), "{path} should not be tracked");
-        }
+        assert_tracked(
+            &tracked,
+            &[
+                "evalock.toml",
+                "evalock.lock",
+                "evals/support.jsonl",
+                "evals/deeper/more.jsonl",
+                "prompts/support.txt",
+                "prompts/shared.txt",
+                "evals/support.baseline.json",
+                "graders/strict/main.py",
+                "graders/strict/lib/util.py",
+                "skills/refunds/SKILL.md",
+                "skills/refunds/scripts/run.sh",
+            ],
+            true,
+        );
+        assert_tracked(
+            &tracked,
+            &[
+                "README.md",
+                "src/main.rs",
+                "evals/notes.md",
+                "prompts/other.txt",
+                "skillsets/x",
+            ],
+            false,
+        );
     }
 
     #[test]
@@ -422,16 +432,20 @@ reason = "read line by line: *nothing* leaves the machine"
 "#
         )))
         .expect("decidable");
-        for path in ["src/app.rs", ".github/workflows/ci.yml", "support", "*"] {
-            assert!(!tracked.contains(path), "{path} should not be tracked");
-        }
-        for path in [
-            "vendor/skills/pdf/SKILL.md",
-            "tools/reviewed.sh",
-            "evals/support.jsonl",
-        ] {
-            assert!(tracked.contains(path), "{path} should be tracked");
-        }
+        assert_tracked(
+            &tracked,
+            &["src/app.rs", ".github/workflows/ci.yml", "support", "*"],
+            false,
+        );
+        assert_tracked(
+            &tracked,
+            &[
+                "vendor/skills/pdf/SKILL.md",
+                "tools/reviewed.sh",
+                "evals/support.jsonl",
+            ],
+            true,
+        );
     }
 
     #[test]
@@ -440,9 +454,11 @@ reason = "read line by line: *nothing* leaves the machine"
             "[[suite]]\nname = \"support\"\ncases = [\"evals/su*/{a,b}.jsonl\"]\n",
         ))
         .expect("decidable");
-        for path in ["src/app.rs", "README.md", "eval/support/a.jsonl"] {
-            assert!(!tracked.contains(path), "{path} should not be tracked");
-        }
+        assert_tracked(
+            &tracked,
+            &["src/app.rs", "README.md", "eval/support/a.jsonl"],
+            false,
+        );
         assert!(
             tracked.compiled.get().is_none(),
             "compiled for an unrelated path"
@@ -454,9 +470,11 @@ reason = "read line by line: *nothing* leaves the machine"
         );
         assert!(!tracked.contains("evals/summary.md"));
         assert!(tracked.compiled.get().is_some_and(Option::is_some));
-        for path in ["evals/support/a.jsonl", "evals/sub/b.jsonl/deeper"] {
-            assert!(tracked.contains(path), "{path} should be tracked");
-        }
+        assert_tracked(
+            &tracked,
+            &["evals/support/a.jsonl", "evals/sub/b.jsonl/deeper"],
+            true,
+        );
     }
 
     #[test]
