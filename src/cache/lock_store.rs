@@ -237,6 +237,26 @@ mod tests {
         assert_eq!(*store.get(&stat(12)).expect("kept").lock, other);
     }
 
+    /// The shipped fixtures' locks: graders with commands and sources, skills with their
+    /// files, sources and acknowledgements, cases over several files.
+    #[test]
+    fn the_fixtures_locks_come_back_equal() {
+        let directory = tempfile::tempdir().expect("temporary folder");
+        let store = LockStore::open(&context(directory.path()), "git");
+        for text in [
+            include_str!("../../fixtures/demo/evalock.lock"),
+            include_str!("../../fixtures/skills/evalock.lock"),
+        ] {
+            let lock = Lock::parse("evalock.lock", text.as_bytes()).expect("a valid lock");
+            let read = LockRead::new(lock, None);
+            let identity = ContentIdentity::Object(format!("{:x}", text.len()));
+            store.put(&identity, &read);
+            let back = store.get(&identity).expect("kept");
+            assert_eq!(*back.lock, *read.lock);
+            assert_eq!(back.case_digests, read.case_digests);
+        }
+    }
+
     #[test]
     fn a_damaged_or_unsorted_copy_is_no_lock() {
         let directory = tempfile::tempdir().expect("temporary folder");
