@@ -3,7 +3,7 @@
 tools on the same bytes, in the same run, reporting ratios (the machines are shared and
 noisy; absolute times only explain the ratios).
 
-    cargo build --release
+    cargo build --release && cargo build --release --example recipe_floor
     python3 bench/bench.py                 # full size: ~200k cases, ~150 MB
     python3 bench/bench.py --scale 0.1     # quick run
 
@@ -55,6 +55,13 @@ def parse_args():
     parser.add_argument("--scale", type=float, default=1.0, help="corpus size relative to 200k cases (default 1.0)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the minimum counts")
     parser.add_argument("--binary", type=Path, default=REPO / "target" / "release" / "evalock")
+    parser.add_argument(
+        "--floor",
+        type=Path,
+        default=REPO / "target" / "release" / "examples" / "recipe_floor",
+        help="bench/recipe_floor.rs built (`cargo build --release --example recipe_floor`): "
+        "the case-v1 recipe alone, timed beside the cold check; left out when missing",
+    )
     parser.add_argument("--workdir", type=Path, help="where to generate (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the generated project")
     parser.add_argument("--run-cases", type=int, default=2000, help="cases for the run vs xargs comparison")
@@ -195,12 +202,20 @@ def measure(args, root, case_files):
     # Read everything once so every contender starts from the same warm page cache.
     read_by_check = [str(path.relative_to(root)) for path in files_a_check_reads(root)]
     wall(["cat", *read_by_check], root, 1)
-    results.update(walls({
+    contenders = {
         "sha256sum": (["sha256sum", *relative], None),
         "sha256sum_all_read": (["sha256sum", *read_by_check], None),
         "openssl": (["openssl", "dgst", "-sha256", *relative], None),
         "check_cold": ([binary, "check"], drop_cache),
-    }, root, repeat))
+    }
+    # What the case-v1 recipe alone demands (canonicalize and SHA-256 every case, both
+    # cores): the floor under the cold check, timed in the same rounds.
+    if args.floor.exists():
+        contenders["recipe_floor"] = ([str(args.floor.resolve()), *relative], None)
+    else:
+        print(f"{args.floor} not found: the recipe's floor is left out "
+              "(`cargo build --release --example recipe_floor`)", file=sys.stderr)
+    results.update(walls(contenders, root, repeat))
     # The cache leaves out files changed in the last 2 seconds (their timestamps may not
     # show a change yet); a small corpus is generated and timed within that.
     wait_until_settled(read_by_check, root)
@@ -238,10 +253,29 @@ def measure(args, root, case_files):
     results["case_bytes_mib"] = sum(path.stat().st_size for path in case_files) / 1024 / 1024
     results["read_bytes_mib"] = sum((root / path).stat().st_size for path in read_by_check) / 1024 / 1024
     results["cases"] = int(subprocess.run([sys.executable, "-c", "import sys; print(sum(1 for p in sys.argv[1:] for l in open(p) if l.strip()))", *relative], cwd=root, capture_output=True, text=True).stdout)
+    if "recipe_floor" in results:
+        # The floor must have hashed every case, or its time means nothing.
+        floor = subprocess.run(contenders["recipe_floor"][0], cwd=root, capture_output=True, text=True, check=True)
+        floor_cases, floor_xor = int(floor.stdout.split()[0]), floor.stdout.split()[-1]
+        if floor_cases != results["cases"] or floor_xor != locked_case_digests_xor(root / "evalock.lock"):
+            sys.exit(f"recipe_floor did not compute the locked digests: {floor.stdout.strip()}")
 
     if supports_run(binary):
         results.update(measure_run(args, root, binary))
     return results
+
+
+def locked_case_digests_xor(lock):
+    """The XOR of every case digest in `lock`, as `recipe_floor` prints it for the cases it
+    hashed: the same value shows it computed exactly what `evalock lock` recorded."""
+    total = 0
+    in_case = False
+    for line in lock.read_text(encoding="utf-8").splitlines():
+        if line.startswith("["):
+            in_case = line.startswith("[case.")
+        elif in_case and line.startswith('digest = "sha256:'):
+            total ^= int(line[len('digest = "sha256:'):-1], 16)
+    return f"{total:064x}"
 
 
 def measure_run(args, root, binary):
@@ -372,6 +406,11 @@ def table(results, info):
         ("full cold `check` / `sha256sum` over the case files", results["check_cold"] / results["sha256sum"], "<= 0.5"),
         ("full cold `check` / `sha256sum` over every file the check reads", results["check_cold"] / results["sha256sum_all_read"], "<= 0.5"),
         ("full cold `check` / `openssl dgst -sha256`", results["check_cold"] / results["openssl"], "(reference)"),
+    ]
+    if "recipe_floor" in results:
+        rows.append(("the case-v1 recipe alone (canonicalize + SHA-256 every case, both cores) / `sha256sum` over the case files", results["recipe_floor"] / results["sha256sum"], "(floor)"))
+        rows.append(("full cold `check` / the case-v1 recipe alone", results["check_cold"] / results["recipe_floor"], "(reference)"))
+    rows += [
         ("warm re-check / cold check", results["check_warm"] / results["check_cold"], "<= 0.1"),
         ("re-check after one case file edited / cold check", results["check_one_edit"] / results["check_cold"], "(reference)"),
         ("`check --staged`, nothing relevant staged / `git diff --cached --name-only`", results["check_staged"] / results["git_diff_cached"], "<= 1.5"),
