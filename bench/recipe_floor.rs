@@ -27,11 +27,7 @@ fn main() -> ExitCode {
         .try_reduce(Totals::default, |left, right| Ok(left.join(right)));
     match totals {
         Ok(totals) => {
-            let hex: String = totals
-                .xor
-                .iter()
-                .map(|byte| format!("{byte:02x}"))
-                .collect();
+            let hex = Digest::from_sha256_bytes(&totals.xor).hex();
             println!("{} cases ({} slow), xor {hex}", totals.cases, totals.slow);
             ExitCode::SUCCESS
         }
