@@ -1,18 +1,15 @@
 //! The properties each fuzz target checks, as plain functions: the fuzz targets call
 //! them, and tests/fuzz_regressions.rs replays saved inputs through the very same code.
 
+use evalock::digest::canonical_json;
 use evalock::grade::probe::probe_builtin;
-use evalock::hash::{canonical_json, EntryKind};
 use evalock::jcs::Canonicalizer;
 use evalock::model::lock::conflict_marker_line;
 use evalock::model::{
-    parse_case_file, parse_case_file_with, parse_json_lines_in_blocks, Case, CaseDetail, CaseValue,
-    Config, Lock, StrictValue,
+    parse_case_file, parse_case_file_with, Case, CaseDetail, CaseValue, Config, Lock, StrictValue,
 };
-use evalock::source::{ContentSource, SourceFile};
 use evalock::text::require_clean_text;
 use serde_json::Value;
-use std::io::Read;
 
 /// The first byte picks the format, so one corpus exercises the JSONL, JSON and YAML
 /// parsers. Never panics; every problem and case has a 1-based position; ids are clean.
@@ -70,14 +67,6 @@ pub fn case_file(data: &[u8]) {
             "the first conflict marker is at line {line}"
         );
         assert!(parsed.problems[0].message.contains("merge conflict"));
-    }
-    if selector % 3 == 0 {
-        let block_bytes = 1 + usize::from(selector / 3);
-        for (detail, whole) in [(CaseDetail::Full, &parsed), (CaseDetail::Summary, &summary)] {
-            let blocks = parse_json_lines_in_blocks(path, bytes, detail, block_bytes)
-                .expect("reading a byte slice cannot fail");
-            assert_eq!(&blocks, whole, "blocks of {block_bytes} bytes, {detail:?}");
-        }
     }
 }
 
@@ -141,12 +130,9 @@ pub fn config(data: &[u8]) {
 }
 
 /// evalock.lock: never panics; errors carry `evalock.lock:line`; whatever parses renders
-/// to a lock that parses back to the same value and renders the same again.
-///
-/// The reader of the shape `evalock lock` writes is held to the reference: a lock it
-/// accepts is what the TOML parser reads, and streamed in pieces of a few bytes (the way
-/// a check reads the working tree's lock) it gives what the whole bytes give, error
-/// included.
+/// to a lock that parses back to the same value and renders the same again. The lock is
+/// read table by table: whatever it reads is what one TOML parse of the whole document
+/// reads.
 pub fn lock(data: &[u8]) {
     let parsed = Lock::parse("evalock.lock", data);
     match &parsed {
@@ -168,60 +154,6 @@ pub fn lock(data: &[u8]) {
             assert_eq!(error.exit_code(), 65, "{error}");
             assert!(error.to_string().starts_with("evalock.lock:"), "{error}");
         }
-    }
-    let piece = 1 + data.len() % 7;
-    let streamed = Lock::read(&StreamedFile { bytes: data, piece }, "evalock.lock");
-    match (&parsed, streamed) {
-        (Ok(whole), Ok(Some(streamed))) => assert_eq!(&streamed, whole),
-        (Err(whole), Err(streamed)) => assert_eq!(streamed.to_string(), whole.to_string()),
-        (whole, streamed) => panic!("whole: {whole:?}\nstreamed: {streamed:?}"),
-    }
-}
-
-/// A source of one file, `evalock.lock`, whose stream yields `piece` bytes per read.
-struct StreamedFile<'a> {
-    bytes: &'a [u8],
-    piece: usize,
-}
-
-impl ContentSource for StreamedFile<'_> {
-    fn describe(&self) -> String {
-        "fuzz input".into()
-    }
-    fn read(&self, path: &str) -> evalock::Result<Option<Vec<u8>>> {
-        Ok((path == "evalock.lock").then(|| self.bytes.to_vec()))
-    }
-    fn kind_of(&self, path: &str) -> evalock::Result<Option<EntryKind>> {
-        Ok((path == "evalock.lock").then_some(EntryKind::File))
-    }
-    fn list(&self, _dir: &str) -> evalock::Result<Vec<SourceFile>> {
-        Ok(vec![SourceFile {
-            path: "evalock.lock".into(),
-            kind: EntryKind::File,
-        }])
-    }
-    fn reader(&self, path: &str) -> evalock::Result<Option<Box<dyn Read + '_>>> {
-        Ok((path == "evalock.lock").then(|| {
-            Box::new(Pieces {
-                rest: self.bytes,
-                piece: self.piece,
-            }) as Box<dyn Read>
-        }))
-    }
-}
-
-/// Yields at most `piece` bytes per read.
-struct Pieces<'a> {
-    rest: &'a [u8],
-    piece: usize,
-}
-
-impl Read for Pieces<'_> {
-    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        let count = self.piece.min(buffer.len()).min(self.rest.len());
-        buffer[..count].copy_from_slice(&self.rest[..count]);
-        self.rest = &self.rest[count..];
-        Ok(count)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Findings: what every check returns and every reporter renders.
 
-use crate::hash::sha256_hex;
+use crate::digest::sha256_hex;
 use crate::rules::{RuleId, Severity};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

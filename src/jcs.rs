@@ -2,7 +2,7 @@
 //! path of `case-v1` for large suites.
 //!
 //! It only answers when it can prove that its output equals what `serde_json` (with the
-//! strict duplicate-key and finite-number rules) followed by [`crate::hash::canonical_json`]
+//! strict duplicate-key and finite-number rules) followed by [`crate::digest::canonical_json`]
 //! produces. Anything else (invalid JSON, duplicate keys, numbers out of range, lone
 //! surrogates, deep nesting, a top level that is not an object) yields `None`, and the
 //! caller takes the slow path, which also produces the exact error message.

@@ -9,15 +9,14 @@
 #![forbid(unsafe_code)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod cache;
 pub mod checks;
 pub mod commands;
+pub mod digest;
 pub mod error;
 pub mod finding;
 pub mod fs_util;
 pub mod github;
 pub mod grade;
-pub mod hash;
 pub mod jcs;
 pub mod model;
 pub mod report;
@@ -26,7 +25,6 @@ pub mod run;
 pub mod skills;
 pub mod source;
 pub mod text;
-pub mod trace;
 
 pub use error::{Error, Result};
 pub use finding::{Finding, Location, Subject, Verdict};

@@ -248,10 +248,10 @@ fn a_completer_that_names_no_file_digests_its_settings_alone() {
         "model": null,
         "samples": 1,
     });
-    let text = evalock::hash::canonical_json(&settings).expect("canonical");
+    let text = evalock::digest::canonical_json(&settings).expect("canonical");
     assert_eq!(
         results(&repo)["completions"]["exact"],
-        evalock::hash::bytes_digest(text.as_bytes()).to_string()
+        evalock::digest::bytes_digest(text.as_bytes()).to_string()
     );
     repo.write("bin/complete.sh", "echo unrelated\n");
     repo.evalock(&["accept", "--reason", "first recording"])

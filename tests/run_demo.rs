@@ -502,7 +502,7 @@ fn entry_completion(text: &str, id: &str) -> String {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    evalock::hash::sha256_hex(bytes)
+    evalock::digest::sha256_hex(bytes)
 }
 
 /// `review` after the baseline file was broken (a merge left conflict markers): it says the

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Run, TestRepo};
-use evalock::hash::sha256_hex;
+use evalock::digest::sha256_hex;
 use std::collections::BTreeMap;
 
 const SKILL_MD: &str = r#"---

@@ -175,7 +175,7 @@ fn el205_executables_undeclared_declared_and_acknowledged() {
     repo.evalock(&["lock"]).assert_code(0);
     let run = repo.evalock(&["check"]);
     run.assert_code(0).assert_contains("skills/notes/scripts/tidy.py:1: EL205 skill-executable (warn): declared executable content: needs sandbox review");
-    let digest = evalock::hash::bytes_digest(b"print('tidy')\n");
+    let digest = evalock::digest::bytes_digest(b"print('tidy')\n");
     run.assert_contains(&format!("digest = \"{digest}\""));
 
     // An acknowledgement holds for its rule and its file only.
@@ -296,7 +296,7 @@ fn el206_risky_lines_are_anchored_and_patterns_extend() {
     assert!(!found[0].3.contains("acknowledged"), "{found:?}");
     // Acknowledged, the line is a note that says so.
     let style = repo.read("skills/notes/references/style.md");
-    let digest = evalock::hash::bytes_digest(style.as_bytes());
+    let digest = evalock::digest::bytes_digest(style.as_bytes());
     repo.write(
         "evalock.toml",
         format!("{CONFIG}\n[[skills.acknowledge]]\nrule = \"EL206\"\nfile = \"skills/notes/references/style.md\"\ndigest = \"{digest}\"\nreason = \"the docs team ran it\"\n"),

@@ -62,9 +62,9 @@ fn el201_nested_git_repository_is_one_clear_finding() {
 fn el201_manifest_traversal_is_refused_without_reading_outside() {
     let repo = project();
     repo.write("secret.txt", "do not read\n");
-    let outside = evalock::hash::sha256_hex(b"do not read\n");
-    let inside = evalock::hash::sha256_hex(&repo.read_bytes("skills/notes/SKILL.md"));
-    let style = evalock::hash::sha256_hex(&repo.read_bytes("skills/notes/references/style.md"));
+    let outside = evalock::digest::sha256_hex(b"do not read\n");
+    let inside = evalock::digest::sha256_hex(&repo.read_bytes("skills/notes/SKILL.md"));
+    let style = evalock::digest::sha256_hex(&repo.read_bytes("skills/notes/references/style.md"));
     repo.write(
         "skills/notes/skill.json",
         format!(
@@ -109,7 +109,8 @@ fn el201_traversal_in_the_lock_is_malformed_input() {
 #[test]
 fn el201_acknowledgements_are_pinned_in_the_lock() {
     let repo = project();
-    let digest = evalock::hash::bytes_digest(&repo.read_bytes("skills/notes/references/style.md"));
+    let digest =
+        evalock::digest::bytes_digest(&repo.read_bytes("skills/notes/references/style.md"));
     let config = format!(
         "{CONFIG}\n[[skills.acknowledge]]\nrule = \"EL206\"\nfile = \"skills/notes/references/style.md\"\ndigest = \"{digest}\"\nreason = \"reviewed by the docs team\"\n"
     );
@@ -349,7 +350,7 @@ fn el201_skills_the_lock_does_not_pin() {
     repo.evalock(&["skills", "audit", "extra/tool"])
         .assert_contains("nothing pins the files of extra/tool")
         .assert_not_contains("is new and not pinned");
-    let hex = |path: &str| evalock::hash::sha256_hex(&repo.read_bytes(path));
+    let hex = |path: &str| evalock::digest::sha256_hex(&repo.read_bytes(path));
     repo.write(
         "extra/tool/skill.json",
         format!(

@@ -96,7 +96,7 @@ pub fn current_context(project: &Project, suite: &SuiteModel, case: &Case) -> Ba
 
 /// Which parts of a recorded context moved, in words: `prompt (sha256:1 -> sha256:2)`.
 pub fn context_changes(recorded: &BaselineContext, current: &BaselineContext) -> Vec<String> {
-    let short = |digest: &Option<crate::hash::Digest>| {
+    let short = |digest: &Option<crate::digest::Digest>| {
         digest
             .as_ref()
             .map(|d| d.short().to_owned())

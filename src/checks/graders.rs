@@ -2,10 +2,10 @@
 //! cases pinned to the current version (EL302), graders that cannot fail (EL303) and
 //! negative controls that pass (EL304).
 
+use crate::digest::Digest;
 use crate::finding::{Finding, Location, Subject};
 use crate::grade::probe::{probe_case, MustFail};
 use crate::grade::{Grader, GraderProgram, REFUSAL_PROBE};
-use crate::hash::Digest;
 use crate::model::lock::toml_string_array;
 use crate::model::{
     Case, GraderLock, GraderModel, Lock, Project, SuiteModel, CONFIG_FILE, LOCK_FILE,

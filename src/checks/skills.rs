@@ -30,7 +30,7 @@ pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
         skills: &project.skills.skills,
         discovery_problems: &project.skills.problems,
         config: &config,
-        lock: project.lock.as_deref(),
+        lock: project.lock.as_ref(),
         whole_project: true,
     };
     let mut findings = check_scope(&scope);
@@ -163,7 +163,7 @@ fn front_matter_location(skill: &Skill) -> Location {
 }
 
 /// A TOML snippet a reviewer pastes into evalock.toml to acknowledge a warning.
-fn acknowledge_snippet(rule: RuleId, file: &str, digest: &crate::hash::Digest) -> String {
+fn acknowledge_snippet(rule: RuleId, file: &str, digest: &crate::digest::Digest) -> String {
     format!(
         "[[skills.acknowledge]]\nrule = \"{}\"\nfile = \"{file}\"\ndigest = \"{digest}\"\nreason = \"read in full and run once in a sandbox by <reviewer>\"",
         rule.id()

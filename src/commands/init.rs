@@ -136,7 +136,7 @@ fn unwritable_reason(path: &str) -> Option<String> {
     if path.contains('\\') {
         return Some("a backslash is not allowed in a path evalock pins (paths use `/`)".into());
     }
-    if let Err(error) = crate::hash::validate_relative_path(path) {
+    if let Err(error) = crate::digest::validate_relative_path(path) {
         return Some(match error {
             Error::InvalidPath { reason, .. } => reason,
             other => other.to_string(),
@@ -405,7 +405,7 @@ fn declared_skill_permissions(
     if config.roots.is_empty() && config.marketplaces.is_empty() {
         return Ok(Vec::new());
     }
-    let skills = crate::skills::load_skills(source, config, None)?;
+    let skills = crate::skills::load_skills(source, config)?;
     let declared: std::collections::BTreeSet<String> = skills
         .skills
         .iter()

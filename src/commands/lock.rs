@@ -3,7 +3,7 @@
 use crate::checks::{cases, check_project};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Location, Subject};
-use crate::fs_util::write_atomic_from;
+use crate::fs_util::write_atomic;
 use crate::model::{CaseDetail, LoadOptions, Lock, Project, CONFIG_FILE, LOCK_FILE};
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
@@ -39,9 +39,11 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
             "is a symlink, and evalock never follows symlinks: replace it with the file itself",
         ));
     }
-    // The lock on disk is known by its digest: a lock of 200,000 cases is 30 MB, and
-    // neither it nor the new one is ever held whole.
-    let existing = file_digest(&lock_path).map_err(|error| Error::io(LOCK_FILE, error))?;
+    let existing = match std::fs::read(&lock_path) {
+        Ok(bytes) => Some(bytes),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => return Err(Error::io(LOCK_FILE, error)),
+    };
     let project = load_project(&source, check_only)?;
     let mut blocking = blocking_findings(&project);
     // The lock pins the graders: a source changed without a version bump is not re-pinned.
@@ -51,7 +53,8 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         ));
     }
     let new_lock = project.to_lock();
-    let changed = existing != Some(rendered_digest(&new_lock));
+    let rendered = new_lock.render();
+    let changed = existing.as_deref() != Some(rendered.as_bytes());
     if !blocking.is_empty() {
         let report = Report::new("lock", project.source.clone(), None, blocking);
         return Ok(not_written(report, changed));
@@ -60,7 +63,7 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         return Ok(not_written(lock_check_report(&project, changed), changed));
     }
     if changed {
-        write_lock(&lock_path, &new_lock)?;
+        write_atomic(&lock_path, rendered.as_bytes())?;
     }
     Ok(pinned_outcome(project, new_lock, changed))
 }
@@ -69,12 +72,11 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
 /// it; a lock about to be rewritten is not read.
 fn load_project(source: &WorktreeSource, check_only: bool) -> Result<Project> {
     if check_only {
-        return Project::load_summary(source, None);
+        return Project::load_summary(source);
     }
     let options = LoadOptions {
         read_lock: false,
         detail: CaseDetail::Summary,
-        case_cache: None,
     };
     Project::load_with_options(source, &options)?.ok_or_else(|| {
         Error::Usage(format!(
@@ -100,20 +102,6 @@ fn lock_check_report(project: &Project, changed: bool) -> Report {
     }
     Report::new("lock --check", project.source.clone(), None, findings)
         .with_subjects(project.subjects())
-}
-
-/// The lock rendered straight into the file, which is replaced atomically.
-fn write_lock(lock_path: &Path, new_lock: &Lock) -> Result<()> {
-    debug_assert!(Lock::parse(LOCK_FILE, new_lock.render().as_bytes()).is_ok());
-    write_atomic_from(lock_path, |out| {
-        let mut text = TextOut { out, error: None };
-        match new_lock.render_into(&mut text) {
-            Ok(()) => Ok(()),
-            Err(_) => Err(text
-                .error
-                .unwrap_or_else(|| std::io::Error::other("the lock could not be rendered"))),
-        }
-    })
 }
 
 /// After the lock on disk is what the sources produce: what `check` still refuses.
@@ -173,50 +161,6 @@ fn grader_pins(source: &WorktreeSource, project_root: &Path) -> Option<Lock> {
     let repo = GitRepo::discover(project_root).ok()?;
     let committed = repo.revision_source("HEAD").ok()?;
     Lock::read(&committed, LOCK_FILE).ok().flatten()
-}
-
-/// The SHA-256 of a file's bytes, read a piece at a time; `None` when it does not exist.
-fn file_digest(path: &Path) -> std::io::Result<Option<[u8; 32]>> {
-    use sha2::Digest as _;
-    let mut file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(error),
-    };
-    let mut hasher = sha2::Sha256::new();
-    std::io::copy(&mut file, &mut hasher)?;
-    Ok(Some(hasher.finalize().into()))
-}
-
-/// The SHA-256 of the lock's rendering, worked out as it is rendered.
-fn rendered_digest(lock: &Lock) -> [u8; 32] {
-    use sha2::Digest as _;
-    struct Hashing(sha2::Sha256);
-    impl std::fmt::Write for Hashing {
-        fn write_str(&mut self, text: &str) -> std::fmt::Result {
-            self.0.update(text.as_bytes());
-            Ok(())
-        }
-    }
-    let mut hashing = Hashing(sha2::Sha256::new());
-    // Rendering into a hash cannot fail.
-    let _ = lock.render_into(&mut hashing);
-    hashing.0.finalize().into()
-}
-
-/// Rendered text into a file, keeping the I/O error a `fmt::Write` cannot carry.
-struct TextOut<'a> {
-    out: &'a mut dyn std::io::Write,
-    error: Option<std::io::Error>,
-}
-
-impl std::fmt::Write for TextOut<'_> {
-    fn write_str(&mut self, text: &str) -> std::fmt::Result {
-        self.out.write_all(text.as_bytes()).map_err(|error| {
-            self.error = Some(error);
-            std::fmt::Error
-        })
-    }
 }
 
 /// Cases that cannot be frozen: a lock written over them would pin garbage. (A warning,

@@ -23,7 +23,7 @@ fn no_suite_to(action: &str) -> crate::error::Error {
 }
 
 pub use accept::{accept, AcceptOptions, AcceptOutcome, AcceptedSuite};
-pub use check::{check, check_traced, CheckOptions};
+pub use check::{check, check_explained, CheckOptions, Checked, Shortcut};
 pub use destination::refuse_project_file;
 pub use init::{init, InitOutcome};
 pub use lock::{lock, LockOutcome};

@@ -131,7 +131,7 @@ impl ProjectSkills {
             .unwrap_or_default();
         let settings = LoadSettings::new(&skills_config)?;
         let configured = match config.as_ref().and_then(|config| config.skills.as_ref()) {
-            Some(skills) => load_skills(source, skills, None)?,
+            Some(skills) => load_skills(source, skills)?,
             None => SkillSet::default(),
         };
         Ok(ProjectSkills {

@@ -2,9 +2,9 @@
 //! tracks cannot introduce drift, so it is answered from the index and HEAD alone,
 //! without loading the lock or any case. Everything else gets the full check.
 
+use crate::digest::EntryKind;
 use crate::error::Result;
 use crate::finding::Finding;
-use crate::hash::EntryKind;
 use crate::model::{Config, CONFIG_FILE, LOCK_FILE};
 use crate::report::Report;
 use crate::rules::RuleId;

@@ -2,7 +2,7 @@
 //! it was hashed with, so a normalizer's output must never change: new behaviour gets a
 //! new name. Every normalizer is idempotent: `n(n(x)) == n(x)`.
 
-use crate::hash::{bytes_digest, canonical_json, Digest};
+use crate::digest::{bytes_digest, canonical_json, Digest};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

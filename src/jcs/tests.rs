@@ -5,7 +5,7 @@ use super::key_order::KNOWN_ORDERS;
 use super::numbers::{canonical_number, is_shortest_decimal, write_formatted_number};
 use super::strings::{append, append_within, next_special};
 use super::*;
-use crate::hash::canonical_json;
+use crate::digest::canonical_json;
 use crate::model::StrictValue;
 
 /// What the slow path makes of `text`: the canonical form, or `None` when it rejects it.

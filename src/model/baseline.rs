@@ -2,8 +2,8 @@
 //! (human-accepted) normalized completion, its digest, and the context it was recorded
 //! against. Written only by `evalock accept`.
 
+use crate::digest::{validate_relative_path, Digest, EntryKind};
 use crate::error::{Error, Result};
-use crate::hash::{validate_relative_path, Digest, EntryKind};
 use crate::model::lock::conflict_marker_line;
 use crate::model::strict_json::{duplicate_key_position, StrictValue};
 use crate::source::ContentSource;
@@ -251,7 +251,7 @@ fn entry_lines(bytes: &[u8], file: &BaselineFile) -> BTreeMap<String, u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::bytes_digest;
+    use crate::digest::bytes_digest;
 
     fn sample() -> BaselineFile {
         let mut file = BaselineFile::new("support");

@@ -9,9 +9,9 @@ use super::cases::{
 };
 use super::lock::is_conflict_marker;
 use super::strict_json::{duplicate_key_position, StrictValue};
+use crate::digest::bytes_digest;
 use crate::grade::expect::Expect;
 use crate::grade::probe::probe_builtin_with;
-use crate::hash::bytes_digest;
 use crate::jcs::Canonicalizer;
 use crate::text::code_point_column;
 use crate::text::split_lines;

@@ -2,9 +2,9 @@
 //! and the `tree-v1` digest of its `sources`, read from one content source.
 
 use super::config::{Config, GraderKind};
+use crate::digest::{bytes_digest, tree_digest, validate_relative_path, Digest, TreeEntry};
 use crate::error::{Error, Result};
 use crate::grade::{Grader, GraderProgram};
-use crate::hash::{bytes_digest, tree_digest, validate_relative_path, Digest, TreeEntry};
 use crate::source::{glob_files, ContentSource};
 
 /// One configured grader and the sources pinned with its version.

@@ -1,7 +1,6 @@
 //! The model: what evalock reads from a snapshot of a project.
 
 pub mod baseline;
-mod case_blocks;
 mod case_documents;
 pub(crate) use case_documents::yaml_message_for_people;
 mod case_lines;
@@ -10,17 +9,11 @@ pub mod cases;
 pub mod config;
 pub mod graders;
 pub mod lock;
-mod lock_fast;
 pub mod project;
 pub mod skill_lock;
 mod strict_json;
 mod suite;
-#[cfg(test)]
-mod trickle;
-
 pub use baseline::{BaselineContext, BaselineEntry, BaselineFile, BaselineState, SuiteBaseline};
-#[doc(hidden)]
-pub use case_blocks::parse_in_blocks as parse_json_lines_in_blocks;
 pub use cases::{
     parse_case_file, parse_case_file_with, Case, CaseDetail, CaseProblem, CaseValue,
     ParsedCaseFile, ProblemKind, SharedText, CASE_WITHOUT_ID,
@@ -28,7 +21,7 @@ pub use cases::{
 pub use config::{Config, SuiteConfig, CONFIG_FILE};
 pub use graders::GraderModel;
 pub use lock::{CaseEntries, CaseLock, GraderLock, Lock, SuiteLock, LOCK_FILE};
-pub use project::{read_lock, LoadCache, LoadOptions, LockRead, Project};
+pub use project::{LoadOptions, Project};
 pub use skill_lock::{FileLock, SkillLock, SourceKind, SourceLock};
 pub(crate) use strict_json::duplicate_key_position;
 pub use strict_json::StrictValue;

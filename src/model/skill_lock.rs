@@ -3,8 +3,8 @@
 //! touch different skills merge cleanly.
 
 use super::lock::{toml_key, toml_string};
+use crate::digest::{validate_relative_path, Digest, EntryKind};
 use crate::error::{Error, Result};
-use crate::hash::{validate_relative_path, Digest, EntryKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -2,7 +2,7 @@
 
 use super::cases::{Case, CaseProblem, ParsedCaseFile};
 use super::lock::{CaseEntries, CaseLock};
-use crate::hash::{tree_digest, Digest, EntryKind, TreeEntry};
+use crate::digest::{tree_digest, Digest, EntryKind, TreeEntry};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -319,8 +319,7 @@ impl SuiteModel {
             self.first_positions_by_id()
                 .map(|position| &self.content.cases[position])
         };
-        let id_bytes = firsts().map(|case| case.id.len()).sum();
-        let mut entries = CaseEntries::with_capacity(self.content.cases.len(), id_bytes);
+        let mut entries = CaseEntries::new();
         for case in firsts() {
             let entry = CaseLock {
                 version: case.version,
@@ -328,8 +327,7 @@ impl SuiteModel {
                 file: Arc::clone(&case.file),
                 retired: case.retired,
             };
-            // In id order, each id once.
-            let _ = entries.push_sorted(&case.id, entry);
+            entries.insert(case.id.to_string(), entry);
         }
         entries
     }
@@ -368,6 +366,7 @@ fn prompt_digest(prompts: &[PromptFile]) -> Option<Digest> {
 /// `suite-v1`: sha256 over `<id as JSON> <version> <digest>\n` for every entry, sorted by id.
 pub fn suite_digest(entries: &CaseEntries) -> Digest {
     use sha2::{Digest as _, Sha256};
+    use std::fmt::Write as _;
     // Into the hash a block of lines at a time: a check verifies every suite's digest, and
     // a suite of 200,000 cases would otherwise be a 20 MB listing.
     const BLOCK: usize = 64 * 1024;
@@ -375,11 +374,7 @@ pub fn suite_digest(entries: &CaseEntries) -> Digest {
     let mut lines = String::with_capacity(BLOCK + 256);
     for (id, entry) in entries {
         write_json_string(id, &mut lines);
-        lines.push(' ');
-        super::lock::push_decimal(&mut lines, entry.version);
-        lines.push(' ');
-        let _ = entry.digest.write_text(&mut lines);
-        lines.push('\n');
+        let _ = writeln!(lines, " {} {}", entry.version, entry.digest);
         if lines.len() >= BLOCK {
             hasher.update(lines.as_bytes());
             lines.clear();
@@ -425,7 +420,7 @@ mod tests {
 
     fn case(id: String, line: u32) -> Case {
         Case {
-            digest: crate::hash::bytes_digest(id.as_bytes()),
+            digest: crate::digest::bytes_digest(id.as_bytes()),
             id: id.into(),
             version: 1,
             contract: None,

@@ -5,8 +5,8 @@
 
 use super::text::{finding_headline, plural, severity_tally};
 use super::Report;
+use crate::digest::sha256_hex;
 use crate::finding::Finding;
-use crate::hash::sha256_hex;
 use crate::rules::Severity;
 use std::fmt::Write as _;
 

@@ -4,9 +4,9 @@
 use super::diff::completion_diff;
 use super::results::{BaselineUse, CaseResult, SampleResult, Status};
 use crate::checks::baselines::{context_changes, current_context, entry_is_intact};
+use crate::digest::Digest;
 use crate::finding::{Finding, Location, Subject};
 use crate::grade::{completion_digest, Grade};
-use crate::hash::Digest;
 use crate::model::{BaselineContext, BaselineEntry, Case, Project, SuiteModel};
 use crate::rules::RuleId;
 use std::collections::HashMap;

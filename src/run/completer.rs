@@ -3,8 +3,8 @@
 
 use super::completer_files::CompleterFile;
 use super::process::{run_process, ProcessPolicy};
+use crate::digest::{bytes_digest, canonical_json};
 use crate::error::{Error, Result};
-use crate::hash::{bytes_digest, canonical_json};
 use crate::model::config::SuiteConfig;
 use crate::model::{duplicate_key_position, Case, StrictValue};
 use crate::text::code_point_column;

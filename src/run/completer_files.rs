@@ -3,7 +3,7 @@
 //! makes the results stale. Only argv words are looked at; a file the script imports is
 //! not, since finding those would mean understanding every language a completer is in.
 
-use crate::hash::Digest;
+use crate::digest::Digest;
 use sha2::{Digest as _, Sha256};
 use std::path::{Component, Path, PathBuf};
 
@@ -61,7 +61,7 @@ fn file_inside(root: &Path, word: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::bytes_digest;
+    use crate::digest::bytes_digest;
 
     fn words(words: &[&str]) -> Vec<String> {
         words.iter().map(|word| (*word).to_owned()).collect()

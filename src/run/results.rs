@@ -4,9 +4,9 @@
 //! Cases are sorted by suite then case id, so shard results merge by concatenation
 //! (`evalock merge`, [`crate::commands::merge`]).
 
+use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Subject};
-use crate::hash::Digest;
 use crate::model::BaselineContext;
 use crate::report::Report;
 use crate::run::shard::ShardRecord;

@@ -7,9 +7,9 @@
 //! shard 1. Every finding is therefore reported by exactly one shard, and the shards'
 //! findings together are the unsharded run's.
 
+use crate::digest::{bytes_digest, Digest};
 use crate::error::{Error, Result};
 use crate::finding::Finding;
-use crate::hash::{bytes_digest, Digest};
 use crate::model::{Project, CONFIG_FILE, LOCK_FILE};
 use crate::source::ContentSource;
 use serde::{Deserialize, Serialize};

@@ -3,8 +3,8 @@
 
 mod marketplace;
 
+use crate::digest::EntryKind;
 use crate::error::{Error, Result};
-use crate::hash::EntryKind;
 use crate::model::config::SkillsConfig;
 use crate::source::{literal_prefix, ContentSource, Listing};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -96,7 +96,7 @@ pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Dis
     }
     let mut skill_paths = Vec::new();
     for path in drop_nested(found) {
-        match crate::hash::validate_relative_path(&path) {
+        match crate::digest::validate_relative_path(&path) {
             Ok(()) => skill_paths.push(path),
             Err(error) => problems.push(DiscoveryProblem {
                 file: crate::model::CONFIG_FILE.into(),

@@ -4,9 +4,8 @@
 //! and does a symlink point out of the skill (it is never followed).
 
 use super::scan::{RiskyLine, RiskyPatterns};
+use crate::digest::{bytes_digest, Digest, EntryKind};
 use crate::error::Result;
-use crate::hash::{bytes_digest, Digest, EntryKind};
-use crate::model::LoadCache;
 use crate::source::{ContentSource, Listing, SourceFile, UnpinnableReason};
 
 /// Extensions of code an agent can run (the seed article's list plus common kin): shells,
@@ -120,53 +119,32 @@ pub struct ReadFile {
     pub bytes: Option<Vec<u8>>,
 }
 
-/// One file of a skill (`relative` within it), from `cache` when it holds the file's
-/// bytes read for the same path, kind and patterns; `None` when it is gone.
+/// One file of a skill (`relative` within it); `None` when it is gone.
 fn read_file(
     source: &dyn ContentSource,
     listed: &SourceFile,
     relative: &str,
     patterns: &RiskyPatterns,
-    cache: Option<&dyn LoadCache>,
 ) -> Result<Option<ReadFile>> {
-    // A symlink is judged by its target's text, never shared.
-    let identity = match (cache, listed.kind) {
-        (None, _) | (_, EntryKind::Symlink) => None,
-        (Some(_), _) => source.identity(&listed.path)?,
-    };
-    let cache = cache.zip(identity);
-    if let Some((cache, identity)) = &cache {
-        let found = cache.get_skill_file(&listed.path, identity, patterns.fingerprint());
-        if let Some(read) =
-            found.filter(|read| read.file.path == relative && read.file.kind == listed.kind)
-        {
-            return Ok(Some(read));
-        }
-    }
     let Some(bytes) = source.read(&listed.path)? else {
         return Ok(None);
     };
     let file = describe_file(relative, listed.kind, &bytes, patterns);
     let kept = listed.kind != EntryKind::Symlink
         && matches!(relative, "SKILL.md" | super::manifest::MANIFEST_FILE);
-    let read = ReadFile {
+    Ok(Some(ReadFile {
         file,
         bytes: kept.then_some(bytes),
-    };
-    if let Some((cache, identity)) = cache {
-        cache.put_skill_file(&listed.path, identity, patterns.fingerprint(), &read);
-    }
-    Ok(Some(read))
+    }))
 }
 
-/// Reads every file `listing` lists below `skill_path` from `source` (or `cache`): each
-/// is read once, hashed, sniffed and (when text) scanned.
+/// Reads every file `listing` lists below `skill_path` from `source`: each is read once,
+/// hashed, sniffed and (when text) scanned.
 pub fn read_tree(
     source: &dyn ContentSource,
     skill_path: &str,
     listing: Listing,
     patterns: &RiskyPatterns,
-    cache: Option<&dyn LoadCache>,
 ) -> Result<SkillTree> {
     let prefix = format!("{skill_path}/");
     let mut tree = SkillTree::default();
@@ -186,7 +164,7 @@ pub fn read_tree(
         let Some(relative) = listed.path.strip_prefix(&prefix) else {
             continue;
         };
-        if let Err(error) = crate::hash::validate_relative_path(relative) {
+        if let Err(error) = crate::digest::validate_relative_path(relative) {
             tree.unpinnable.push(UnpinnableFile {
                 path: relative.to_owned(),
                 reason: error.to_string(),
@@ -200,7 +178,7 @@ pub fn read_tree(
             }
             continue;
         }
-        let Some(read) = read_file(source, &listed, relative, patterns, cache)? else {
+        let Some(read) = read_file(source, &listed, relative, patterns)? else {
             continue;
         };
         match relative {
@@ -344,70 +322,6 @@ pub fn symlink_escapes(link_path: &str, target: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ParsedCaseFile;
-    use crate::source::ContentIdentity;
-    use crate::source::WorktreeSource;
-    use std::sync::Mutex;
-
-    /// A cache that answers every skill file with `answer` and remembers what is put.
-    struct Answering {
-        answer: ReadFile,
-        put: Mutex<Vec<String>>,
-    }
-
-    impl LoadCache for Answering {
-        fn get(&self, _: &str, _: &ContentIdentity) -> Option<ParsedCaseFile> {
-            None
-        }
-        fn put(&self, _: &str, _: ContentIdentity, _: &ParsedCaseFile) {}
-        fn get_skill_file(&self, _: &str, _: &ContentIdentity, _: &Digest) -> Option<ReadFile> {
-            Some(self.answer.clone())
-        }
-        fn put_skill_file(&self, path: &str, _: ContentIdentity, _: &Digest, _: &ReadFile) {
-            self.put.lock().expect("not poisoned").push(path.to_owned());
-        }
-    }
-
-    /// A cached skill file is taken only as the file it was read as: the same place in
-    /// the skill and the same kind. Anything else is read again, and kept.
-    #[test]
-    fn a_cached_skill_file_is_taken_only_for_the_same_place_and_kind() {
-        let folder = tempfile::tempdir().expect("temporary folder");
-        let root = folder.path();
-        std::fs::create_dir_all(root.join("skills/a")).expect("folder");
-        std::fs::write(root.join("skills/a/SKILL.md"), "real bytes\n").expect("write");
-        let source = WorktreeSource::new(root);
-        let patterns = RiskyPatterns::builtin();
-        let listed = SourceFile {
-            path: "skills/a/SKILL.md".into(),
-            kind: EntryKind::File,
-        };
-        let cached = |path: &str, kind: EntryKind| ReadFile {
-            file: describe_file(path, kind, b"cached bytes\n", &patterns),
-            bytes: Some(b"cached bytes\n".to_vec()),
-        };
-        let read = |answer: ReadFile| {
-            let cache = Answering {
-                answer,
-                put: Mutex::new(Vec::new()),
-            };
-            let read = read_file(&source, &listed, "SKILL.md", &patterns, Some(&cache))
-                .expect("read")
-                .expect("present");
-            let put = cache.put.into_inner().expect("not poisoned");
-            (read.bytes.unwrap_or_default(), put)
-        };
-        let (bytes, put) = read(cached("SKILL.md", EntryKind::File));
-        assert_eq!((bytes.as_slice(), put.len()), (&b"cached bytes\n"[..], 0));
-        for other in [
-            cached("other/SKILL.md", EntryKind::File),
-            cached("SKILL.md", EntryKind::Executable),
-        ] {
-            let (bytes, put) = read(other);
-            assert_eq!(bytes, b"real bytes\n");
-            assert_eq!(put, ["skills/a/SKILL.md"]);
-        }
-    }
 
     #[test]
     fn executable_signals_are_all_reported() {

@@ -5,7 +5,7 @@
 
 use super::front_matter::Located;
 use super::Problem;
-use crate::hash::validate_relative_path;
+use crate::digest::validate_relative_path;
 use crate::model::{duplicate_key_position, StrictValue};
 use crate::text::{json_error_position, LineIndex};
 use serde_json::{Map, Value};

@@ -14,10 +14,10 @@ pub use files::{ExecutableSignal, ReadFile, SkillFile, SkillTree};
 pub use front_matter::{FrontMatter, Located};
 pub use manifest::{Manifest, RemoteSource, SourceDecl, MANIFEST_FILE};
 
+use crate::digest::{tree_digest, Digest, TreeEntry};
 use crate::error::{Error, Result};
-use crate::hash::{tree_digest, Digest, TreeEntry};
 use crate::model::config::SkillsConfig;
-use crate::model::{FileLock, LoadCache, SkillLock, SourceKind, SourceLock};
+use crate::model::{FileLock, SkillLock, SourceKind, SourceLock};
 use crate::rules::RuleId;
 use crate::source::{ContentSource, Listing};
 use globset::GlobSet;
@@ -306,12 +306,8 @@ impl LoadSettings {
     }
 }
 
-/// Loads every configured skill of a snapshot, each file through `cache` when given.
-pub fn load_skills(
-    source: &dyn ContentSource,
-    config: &SkillsConfig,
-    cache: Option<&dyn LoadCache>,
-) -> Result<SkillSet> {
+/// Loads every configured skill of a snapshot.
+pub fn load_skills(source: &dyn ContentSource, config: &SkillsConfig) -> Result<SkillSet> {
     let settings = LoadSettings::new(config)?;
     let discovered = discovery::discover(source, config)?;
     // Each skill's files come from the listing discovery made of its root (one walk of
@@ -324,7 +320,7 @@ pub fn load_skills(
                 Some(listing) => listing,
                 None => source.listing(path)?,
             };
-            load_skill(source, path, listing, true, &settings, cache)
+            load_skill(source, path, listing, true, &settings)
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(SkillSet {
@@ -344,7 +340,7 @@ pub fn load_paths(
         .par_iter()
         .map(|path| {
             let listing = source.listing(path)?;
-            load_skill(source, path, listing, configured, settings, None)
+            load_skill(source, path, listing, configured, settings)
         })
         .collect()
 }
@@ -356,9 +352,8 @@ fn load_skill(
     listing: Listing,
     configured: bool,
     settings: &LoadSettings,
-    cache: Option<&dyn LoadCache>,
 ) -> Result<Skill> {
-    let tree = files::read_tree(source, path, listing, &settings.patterns, cache)?;
+    let tree = files::read_tree(source, path, listing, &settings.patterns)?;
     let (front_matter, front_matter_problem) = match (&tree.skill_md, tree.file(SKILL_FILE)) {
         (Some(bytes), _) => match front_matter::parse_front_matter(bytes) {
             Ok(front) => (Some(front), None),
@@ -404,7 +399,7 @@ fn load_skill(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::EntryKind;
+    use crate::digest::EntryKind;
     use crate::source::{SourceFile, WorktreeSource};
     use std::sync::Mutex;
 
@@ -456,7 +451,7 @@ mod tests {
             roots: vec!["skills/*".into()],
             ..SkillsConfig::default()
         };
-        let set = load_skills(&source, &config, None).expect("load");
+        let set = load_skills(&source, &config).expect("load");
         assert_eq!(set.skills.len(), 1);
         assert_eq!(
             set.skills[0].manifest_problems.len(),

@@ -3,7 +3,7 @@
 //! Markdown included, because instructions can tell an agent with a shell to run them.
 //! It is a tripwire for the obvious cases, not a malware detector.
 
-use crate::hash::{bytes_digest, Digest};
+use crate::digest::{bytes_digest, Digest};
 use crate::text::code_point_column;
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use std::collections::BTreeMap;

@@ -2,22 +2,17 @@
 //! resolution and merge bases. Nothing else in evalock talks to git objects.
 
 use super::{ContentIdentity, ContentSource, Listing, SourceFile, Unpinnable, UnpinnableReason};
+use crate::digest::EntryKind;
 use crate::error::{Error, Result};
-use crate::hash::EntryKind;
 use gix::ObjectId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod commit_tree;
-mod delta_ops;
 mod ignored;
-mod inflating;
-mod object_stream;
-mod packs;
 mod staged;
 
 pub use ignored::git_ignored;
-pub use object_stream::ObjectStream;
 pub use staged::{StagedChanges, StagedIndex};
 
 /// A discovered repository and where the project sits inside its work tree.
@@ -175,30 +170,13 @@ impl GitRepo {
     }
 
     pub fn commit_source(&self, commit_id: ObjectId, description: String) -> Result<GitSnapshot> {
-        self.commit_source_with(commit_id, description, None)
-    }
-
-    /// [`GitRepo::commit_source`], taking the files of each directory that `index` holds
-    /// unchanged from it rather than from the commit's tree objects (see
-    /// [`commit_tree`]): the same snapshot, for less of the pack read.
-    pub fn commit_source_with(
-        &self,
-        commit_id: ObjectId,
-        description: String,
-        index: Option<&StagedIndex>,
-    ) -> Result<GitSnapshot> {
         let repo = self.local();
         let tree = repo
             .find_commit(commit_id)
             .map_err(Error::git)?
             .tree_id()
             .map_err(Error::git)?;
-        let files = commit_tree::tree_files(
-            &repo,
-            tree.detach(),
-            &self.prefix,
-            index.map(StagedIndex::file),
-        )?;
+        let files = commit_tree::tree_files(&repo, tree.detach(), &self.prefix)?;
         Ok(GitSnapshot {
             repo: self.repo.clone(),
             entries: files.entries,

@@ -2,19 +2,19 @@
 //! commit (`--rev`). Every later stage reads through [`ContentSource`], so a pre-commit
 //! hook never judges unstaged bytes.
 
-mod counting;
 mod git;
+mod recording;
 mod worktree;
 
-pub use counting::CountingSource;
 pub use git::{
-    git_ignored, trailer_values, GitRepo, GitSnapshot, IndexSource, ObjectStream, RevisionSource,
-    StagedChanges, StagedIndex,
+    git_ignored, trailer_values, GitRepo, GitSnapshot, IndexSource, RevisionSource, StagedChanges,
+    StagedIndex,
 };
+pub use recording::{Dependency, RecordingSource};
 pub use worktree::WorktreeSource;
 
+use crate::digest::EntryKind;
 use crate::error::{Error, Result};
-use crate::hash::EntryKind;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::Path;
 
@@ -134,12 +134,6 @@ pub trait ContentSource: Send + Sync {
         })
     }
 
-    /// The content of the regular file at `path` as a stream, for large files read once;
-    /// `None` when this source reads only whole files (then use [`ContentSource::read`]).
-    fn reader(&self, _path: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
-        Ok(None)
-    }
-
     /// What identifies the content at `path` without reading it, for caches; `None` when
     /// absent or when this source cannot vouch for its content that way.
     fn identity(&self, _path: &str) -> Result<Option<ContentIdentity>> {
@@ -150,7 +144,9 @@ pub trait ContentSource: Send + Sync {
 /// What identifies a file's content without reading it. Equal identities mean equal
 /// content: git's object id, or the working tree's stat data, which changes whenever the
 /// content may have (the inode change time cannot be set back by hand).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum ContentIdentity {
     /// A git object id (hex), from the index or a commit.
     Object(String),

@@ -1,8 +1,8 @@
 //! The working tree as a content source: the bytes on disk right now.
 
 use super::{ContentIdentity, ContentSource, Listing, SourceFile, Unpinnable, UnpinnableReason};
+use crate::digest::EntryKind;
 use crate::error::{Error, Result};
-use crate::hash::EntryKind;
 use std::collections::HashSet;
 use std::fs;
 use std::io::ErrorKind;
@@ -143,17 +143,6 @@ impl ContentSource for WorktreeSource {
             Some(_) => fs::read(&absolute)
                 .map(Some)
                 .map_err(|error| Error::io(path, error)),
-        }
-    }
-
-    fn reader(&self, path: &str) -> Result<Option<Box<dyn std::io::Read + '_>>> {
-        match self.kind_of(path)? {
-            Some(EntryKind::File | EntryKind::Executable) => {
-                let file =
-                    fs::File::open(self.absolute(path)?).map_err(|error| Error::io(path, error))?;
-                Ok(Some(Box::new(file)))
-            }
-            _ => Ok(None),
         }
     }
 

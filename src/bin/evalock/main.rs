@@ -12,7 +12,6 @@ use evalock::commands;
 use evalock::finding::exit_code;
 use evalock::model::config::CONFIG_FILE;
 use evalock::source::SourceSpec;
-use evalock::trace::Trace;
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -249,11 +248,11 @@ fn check(
         subjects: check_args.format.lists_subjects(),
     };
     let started = std::time::Instant::now();
-    let trace = Trace::new();
-    let report = commands::check_traced(&options, &trace).inspect_err(|_| {
+    let checked = commands::check_explained(&options).inspect_err(|_| {
         discard_stale_output(check_args.output.as_deref());
     })?;
-    trace.step(format!("checked in {}", commands::check::seconds(started)));
+    let elapsed = started.elapsed();
+    let report = checked.report;
     let report = match check_args.format {
         args::Format::Github | args::Format::Sarif => {
             report.with_path_prefix(&repository_prefix(&options.project_root))
@@ -262,7 +261,8 @@ fn check(
     };
     printer.report(&report, check_args.format, check_args.output.as_deref())?;
     if check_args.verbose {
-        printer.trace(&trace);
+        printer.verbose(checked.shortcut.describe());
+        printer.verbose(&format!("checked in {:.2} s", elapsed.as_secs_f64()));
     }
     // The pre-commit hook (`--staged`) stays as quiet as ever; a person running
     // `check` learns that its PASS looked at nothing.

@@ -64,7 +64,6 @@ use evalock::commands::{
 use evalock::model::config::{Config, CONFIG_FILE};
 use evalock::report::{self, Report};
 use evalock::rules::{RuleId, RULES};
-use evalock::trace::Trace;
 use std::cell::{Cell, OnceCell};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -247,11 +246,9 @@ impl Printer {
         outln!("next: review evalock.toml, then run `evalock lock` and commit both files");
     }
 
-    /// Each step of `trace` on a line of its own, on standard error.
-    pub fn trace(&self, trace: &Trace) {
-        for step in trace.steps() {
-            errln!("evalock: {step}");
-        }
+    /// One line of `--verbose`, on standard error.
+    pub fn verbose(&self, text: &str) {
+        errln!("evalock: {text}");
     }
 
     /// One line on standard error when the project's evalock.toml names nothing to pin,

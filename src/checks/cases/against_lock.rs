@@ -3,14 +3,13 @@
 
 use super::{case_at, case_location, files_with_problems};
 use crate::finding::{Finding, Location, Subject};
-use crate::hash::Digest;
 use crate::model::lock::{CaseEntries, CaseLock, Lock, Recipes};
 use crate::model::{
     locked_prompt_digest, suite_digest, Case, Project, SuiteModel, CONFIG_FILE, LOCK_FILE,
 };
 use crate::rules::RuleId;
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// A suite's cases (the first of each id, in file order) with their lock entries, and the
 /// entries no case has (in id order): one merge of the cases in id order with the lock.
@@ -78,7 +77,7 @@ pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
     // suites spread over the threads (in order: the report is the same either way).
     let empty = CaseEntries::default();
     let (mut findings, per_suite) = rayon::join(
-        || summaries_disagree(lock, &project.lock_case_digests),
+        || summaries_disagree(lock),
         || {
             project
                 .suites
@@ -227,7 +226,7 @@ fn recipe_differences(recipes: &Recipes) -> String {
 /// lock edited by hand (or a merge conflict resolved by keeping one side's summary) is
 /// caught here, as `lock --check` catches it, not only when the suite is re-locked.
 /// `digests`: the summaries of the lock's case entries already worked out, by suite.
-fn summaries_disagree(lock: &Lock, digests: &BTreeMap<String, Digest>) -> Vec<Finding> {
+fn summaries_disagree(lock: &Lock) -> Vec<Finding> {
     let empty = CaseEntries::default();
     let mut findings: Vec<Finding> = lock
         .suites
@@ -235,11 +234,7 @@ fn summaries_disagree(lock: &Lock, digests: &BTreeMap<String, Digest>) -> Vec<Fi
         .flat_map_iter(|(name, suite_lock)| {
             let entries = lock.cases.get(name).unwrap_or(&empty);
             let mut wrong = Vec::new();
-            let digest = digests
-                .get(name)
-                .copied()
-                .unwrap_or_else(|| suite_digest(entries));
-            if digest != suite_lock.digest {
+            if suite_digest(entries) != suite_lock.digest {
                 wrong.push("`digest` does not match its case entries");
             }
             if locked_prompt_digest(&suite_lock.prompts) != suite_lock.prompt {

@@ -1,6 +1,6 @@
 use super::against_lock::{pair_with_lock, LockedCases, Paired, Unpaired};
 use super::*;
-use crate::hash::bytes_digest;
+use crate::digest::bytes_digest;
 use crate::model::cases::CaseValue;
 use crate::model::lock::CaseLock;
 use std::sync::Arc;
@@ -44,12 +44,9 @@ fn pair_by_lookup<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPai
         .cases()
         .iter()
         .filter(|case| seen.insert(case.id.as_str()))
-        .map(|case| (case, locked.get(&case.id)))
+        .map(|case| (case, locked.get(case.id.as_str())))
         .collect();
-    let missing = locked
-        .iter()
-        .filter(|(id, _)| !seen.contains(*id))
-        .collect();
+    let missing = locked.iter().filter(|(id, _)| !seen.contains(id)).collect();
     (paired, missing)
 }
 
@@ -173,8 +170,7 @@ fn project_of(cases: &[(&str, u64, &str)], locked_ids: Option<&[&str]>) -> Proje
     });
     Project {
         config: crate::model::Config::parse("evalock.toml", b"").expect("an empty config"),
-        lock: lock.map(std::sync::Arc::new),
-        lock_case_digests: BTreeMap::new(),
+        lock,
         suites: vec![SuiteModel::new("s".into(), cases)],
         skills: Default::default(),
         source: "test".into(),
@@ -204,7 +200,7 @@ fn against_base_by_lookup(project: &Project, base: &Project) -> Vec<(RuleId, Str
     let mut base_ids = BTreeSet::new();
     base_ids.extend(base_suite.cases().iter().map(|case| case.id.as_str()));
     if let Some(lock) = base.lock.as_ref().and_then(|lock| lock.cases.get("s")) {
-        base_ids.extend(lock.iter().map(|(id, _)| id));
+        base_ids.extend(lock.keys());
     }
     for id in base_ids {
         if suite.case(id).is_none() {

@@ -2,8 +2,8 @@
 //! and EL210 skill-unpinned (registry skills need an exact version and a content digest).
 
 use super::{skill_finding, SkillScope};
+use crate::digest::{Digest, EntryKind, SHORT_HEX_DIGITS};
 use crate::finding::{Finding, Location, Subject};
-use crate::hash::{Digest, EntryKind, SHORT_HEX_DIGITS};
 use crate::model::{SkillLock, LOCK_FILE};
 use crate::rules::RuleId;
 use crate::skills::{Skill, SourceDecl, MANIFEST_FILE, SKILL_FILE};

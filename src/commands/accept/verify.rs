@@ -5,9 +5,9 @@
 //! samples, and, for the built-in grader, the samples' verdicts against a re-grading of
 //! the completion. Completers and command graders are never started by `accept`.
 
+use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::grade::{completion_digest, Normalizer};
-use crate::hash::Digest;
 use crate::model::config::SuiteConfig;
 use crate::model::{Case, Project};
 use crate::run::completer::{completion_source, COMPLETIONS_FROM_FILE};

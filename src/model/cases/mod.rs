@@ -1,8 +1,8 @@
 //! Golden cases: loading JSONL, JSON (array, object of objects, or one case) and YAML,
 //! keeping each case's 1-based line span, and hashing it with `case-v1`.
 
+use crate::digest::Digest;
 use crate::grade::probe::ProbeOutcome;
-use crate::hash::Digest;
 use compact_str::CompactString;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -16,7 +16,7 @@ mod tests;
 pub(super) use fields::case_fields;
 pub use fields::MAX_CASE_VERSION;
 pub(super) use json_errors::{column_u32, json_error_message_at, line_u32};
-pub(super) use parse::{case_from_element, is_json_lines, CONFLICT_MESSAGE};
+pub(super) use parse::case_from_element;
 pub use parse::{parse_case_file, parse_case_file_with, parse_owned_case_file};
 
 /// Reads a case's top-level members by name: a whole case ([`Value`], [`Map`]) or only the

@@ -4,8 +4,8 @@
 use super::{
     case_fields, line_u32, Case, CaseDetail, CaseProblem, CaseValue, ParsedCaseFile, ProblemKind,
 };
+use crate::digest::case_digest;
 use crate::grade::probe::probe_builtin;
-use crate::hash::case_digest;
 use crate::model::case_documents::{json_elements, yaml_elements, Element};
 use crate::model::case_lines::{parse_json_lines, ConflictMarker};
 use crate::model::case_numbers;
@@ -19,11 +19,6 @@ enum CaseFormat {
     JsonLines,
     Json,
     Yaml,
-}
-
-/// Whether `path` names a JSONL case file, which can be read in blocks.
-pub(in crate::model) fn is_json_lines(path: &str) -> bool {
-    format_of(path) == Some(CaseFormat::JsonLines)
 }
 
 fn format_of(path: &str) -> Option<CaseFormat> {

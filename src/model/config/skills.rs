@@ -106,7 +106,7 @@ pub struct Acknowledgement {
     pub file: String,
     /// `sha256:` digest of the reviewed bytes, as evalock prints it in the warning.
     #[schemars(with = "String", regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
-    pub digest: crate::hash::Digest,
+    pub digest: crate::digest::Digest,
     /// Why it is acceptable: who reviewed it, and how.
     pub reason: String,
 }

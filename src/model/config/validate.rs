@@ -237,7 +237,7 @@ impl SkillsConfig {
                 .map_err(|error| Error::malformed(at_table(), error.to_string()))?;
         }
         for marketplace in &self.marketplaces {
-            crate::hash::validate_relative_path(marketplace).map_err(|error| {
+            crate::digest::validate_relative_path(marketplace).map_err(|error| {
                 Error::malformed(at_table(), format!("skills.marketplaces: {error}"))
             })?;
         }
@@ -266,7 +266,7 @@ impl SkillsConfig {
                     ),
                 ));
             }
-            crate::hash::validate_relative_path(&acknowledgement.file)
+            crate::digest::validate_relative_path(&acknowledgement.file)
                 .map_err(|error| Error::malformed(at(), format!("skills.acknowledge: {error}")))?;
             if acknowledgement.reason.trim().is_empty() {
                 return Err(Error::malformed(
@@ -294,7 +294,7 @@ pub fn is_valid_name(name: &str) -> bool {
 /// A project-relative path: no `..`, not absolute; evalock never reads or writes outside
 /// the project.
 fn validate_path(path: &str, text: &str, what: &str, value: &str) -> Result<()> {
-    crate::hash::validate_relative_path(value).map_err(|error| {
+    crate::digest::validate_relative_path(value).map_err(|error| {
         Error::malformed(
             value_location(path, text, value),
             format!("{what} `{value}`: {error}; use a path inside the project"),

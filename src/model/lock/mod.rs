@@ -3,27 +3,28 @@
 
 use super::config::GraderKind;
 use super::skill_lock::{validate_skill_paths, SkillLock};
+use crate::digest::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
 use crate::error::{Error, Result};
 use crate::grade::GraderProgram;
-use crate::hash::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
 use crate::source::ContentSource;
 use crate::text::{line_of_first, require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-mod case_entries;
 mod conflict_markers;
+mod read;
 mod render;
 #[cfg(test)]
 mod tests;
 mod toml_values;
 mod validate;
 
-pub use case_entries::{CaseEntries, CaseEntriesIter};
 pub use conflict_markers::{conflict_marker_line, is_conflict_marker};
-pub(super) use toml_values::{is_bare_key, push_decimal};
-pub use toml_values::{toml_key, toml_string, toml_string_array, TomlKey, TomlString};
+pub use toml_values::{toml_key, toml_string, toml_string_array};
+
+mod case_entries;
+pub use case_entries::CaseEntries;
 
 pub const LOCK_FILE: &str = "evalock.lock";
 pub const LOCK_VERSION: u32 = 1;
@@ -136,6 +137,18 @@ pub struct CaseLock {
     pub retired: bool,
 }
 
+impl CaseLock {
+    /// An entry that stands for none, where a reader needs a value before it gives up.
+    pub(super) fn placeholder() -> CaseLock {
+        CaseLock {
+            version: 0,
+            digest: Digest::from_sha256_bytes(&[0; 32]),
+            file: Arc::from(""),
+            retired: false,
+        }
+    }
+}
+
 impl Lock {
     pub fn new() -> Lock {
         Lock {
@@ -148,52 +161,16 @@ impl Lock {
         }
     }
 
-    /// Reads the lock at `path`: streamed through the line reader when the source can
-    /// stream it and it has the shape `evalock lock` writes (so the text is never held
-    /// whole), else parsed from its bytes by [`Lock::parse`], which also locates errors.
+    /// Reads and parses the lock at `path`; `None` when there is none.
     pub fn read(source: &dyn ContentSource, path: &str) -> Result<Option<Lock>> {
-        Lock::read_sharing(source, path, None)
-    }
-
-    /// [`Lock::read`], sharing the case entries of each suite that are the same as in
-    /// `known` (the other lock of a check with a base) instead of holding them twice.
-    pub fn read_sharing(
-        source: &dyn ContentSource,
-        path: &str,
-        known: Option<&Lock>,
-    ) -> Result<Option<Lock>> {
-        if let Some(reader) = source.reader(path)? {
-            let streamed = Lock::read_rendered(reader, path, known);
-            if streamed.is_some() {
-                return Ok(streamed);
-            }
-        }
         match source.read(path)? {
-            Some(bytes) => Lock::parse_sharing(path, &bytes, known).map(Some),
+            Some(bytes) => Lock::parse(path, &bytes).map(Some),
             None => Ok(None),
         }
     }
 
-    /// The lock `reader` yields, when it is exactly what `evalock lock` writes and valid;
-    /// `None` otherwise: errors are located from the text, which [`Lock::parse`] reports.
-    pub fn read_rendered(
-        reader: impl std::io::Read,
-        path: &str,
-        known: Option<&Lock>,
-    ) -> Option<Lock> {
-        super::lock_fast::parse_rendered_from(reader, known).filter(|lock| {
-            lock.lock_version == LOCK_VERSION
-                && lock.validate(path, "").is_ok()
-                && validate_skill_paths(path, "", &lock.skills).is_ok()
-        })
-    }
-
     /// Parses a lock; `path` is used in messages.
     pub fn parse(path: &str, bytes: &[u8]) -> Result<Lock> {
-        Lock::parse_sharing(path, bytes, None)
-    }
-
-    fn parse_sharing(path: &str, bytes: &[u8], known: Option<&Lock>) -> Result<Lock> {
         let text = require_clean_text(bytes).map_err(|(line, column, message)| {
             Error::malformed(format!("{path}:{line}:{column}"), message)
         })?;
@@ -203,11 +180,7 @@ impl Lock {
                 "unresolved merge conflict: run `evalock lock` to regenerate the lock from the merged cases",
             ));
         }
-        let parsed = match super::lock_fast::parse_rendered_from(text.as_bytes(), known) {
-            Some(lock) => Ok(lock),
-            None => toml::from_str::<Lock>(text),
-        };
-        let lock: Lock = parsed.map_err(|error| {
+        let lock: Lock = read::from_toml(text).map_err(|error| {
             let location = match error.span() {
                 Some(span) => {
                     let (line, column) =

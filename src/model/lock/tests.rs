@@ -1,14 +1,5 @@
 use super::*;
-use crate::hash::bytes_digest;
-
-#[test]
-fn decimals_are_written_as_formatting_writes_them() {
-    for value in [0, 1, 9, 10, 99, 100, 1001, 4_294_967_296, u64::MAX] {
-        let mut written = String::from("x");
-        push_decimal(&mut written, value);
-        assert_eq!(written, format!("x{value}"));
-    }
-}
+use crate::digest::bytes_digest;
 
 fn sample() -> Lock {
     let mut lock = Lock::new();
@@ -127,86 +118,6 @@ fn traversal_in_lock_paths_is_refused() {
         .render()
         .replace("evals/support.jsonl", "../../etc/passwd");
     assert!(Lock::parse("evalock.lock", text.as_bytes()).is_err());
-}
-
-#[test]
-fn case_entries_behave_as_a_map_sorted_by_id() {
-    let entry = |version: u64| CaseLock {
-        version,
-        digest: bytes_digest(&version.to_le_bytes()),
-        file: Arc::from("evals/a.jsonl"),
-        retired: false,
-    };
-    let mut entries = CaseEntries::default();
-    let mut map = BTreeMap::new();
-    // Inserts, replacements and removals in a scrambled order, "b" < "b-1" < "b1" < "é".
-    let ids = ["b1", "a", "\u{e9}", "b", "b-1", "a", "", "b1", "z"];
-    for (step, id) in ids.iter().enumerate() {
-        let version = step as u64;
-        assert_eq!(
-            entries.insert(id.to_string(), entry(version)),
-            map.insert(id.to_string(), entry(version))
-        );
-        if step % 4 == 3 {
-            assert_eq!(entries.remove("a"), map.remove("a"));
-        }
-        assert!(
-            entries
-                .iter()
-                .eq(map.iter().map(|(id, entry)| (id.as_str(), entry))),
-            "after {id:?}"
-        );
-        assert_eq!(entries.len(), map.len());
-    }
-    for id in ids.iter().chain(&["missing", "b0", "\u{ff}"]) {
-        assert_eq!(entries.get(id), map.get(*id), "{id:?}");
-    }
-    // Collected like a map: sorted, the last entry of an id kept; and back again.
-    let collected: CaseEntries = [("y", 1), ("x", 2), ("y", 3)]
-        .map(|(id, version)| (id.to_string(), entry(version)))
-        .into_iter()
-        .collect();
-    let versions: Vec<_> = collected.iter().map(|(id, e)| (id, e.version)).collect();
-    assert_eq!(versions, [("x", 2), ("y", 3)]);
-    assert_eq!(
-        BTreeMap::from(collected.clone()),
-        BTreeMap::from_iter(collected.iter().map(|(id, e)| (id.to_owned(), e.clone())))
-    );
-    assert!(CaseEntries::default().is_empty());
-    // Entries read in order are pushed; one out of order or repeated is refused.
-    let mut pushed = CaseEntries::with_capacity(2, 4);
-    assert_eq!(pushed.push_sorted("b", entry(1)), Some(()));
-    assert_eq!(pushed.push_sorted("b", entry(2)), None);
-    assert_eq!(pushed.push_sorted("a", entry(3)), None);
-    assert_eq!(pushed.push_sorted("bb", entry(4)), Some(()));
-    pushed.last_mut().unwrap().version = 5;
-    let versions: Vec<_> = pushed.iter().map(|(id, e)| (id, e.version)).collect();
-    assert_eq!(versions, [("b", 1), ("bb", 5)]);
-    assert_eq!(pushed.iter().len(), 2);
-}
-
-#[test]
-fn case_entries_cloned_are_shared_until_one_of_them_changes() {
-    let entry = |version: u64| CaseLock {
-        version,
-        digest: bytes_digest(&version.to_le_bytes()),
-        file: Arc::from("evals/a.jsonl"),
-        retired: false,
-    };
-    let original: CaseEntries = [("a".to_string(), entry(1))].into_iter().collect();
-    let mut copy = original.clone();
-    assert!(copy.shares(&original) && copy == original);
-    copy.insert("b".into(), entry(2));
-    assert!(!copy.shares(&original));
-    assert_eq!(original.len(), 1, "the original is left as it was");
-    assert_eq!(copy.len(), 2);
-    // Equal entries held apart are equal, not shared.
-    let apart: CaseEntries = [("a".to_string(), entry(1))].into_iter().collect();
-    assert!(apart == original && !apart.shares(&original));
-    let mut pushed = original.clone();
-    pushed.last_mut().expect("an entry").version = 3;
-    assert_eq!(original.get("a").map(|entry| entry.version), Some(1));
-    assert_ne!(pushed, original);
 }
 
 #[test]

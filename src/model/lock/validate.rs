@@ -45,7 +45,7 @@ impl Lock {
                 if checked_file.is_some_and(|file| Arc::ptr_eq(file, &case.file)) {
                     continue;
                 }
-                if let Err(error) = crate::hash::validate_relative_path(&case.file) {
+                if let Err(error) = crate::digest::validate_relative_path(&case.file) {
                     let line = line_of_first(
                         text,
                         &[&format!("file = {}", toml_string(&case.file)), &header()],
@@ -60,7 +60,7 @@ impl Lock {
         }
         for grader in self.graders.values() {
             for file in grader.files.keys() {
-                if let Err(error) = crate::hash::validate_relative_path(file) {
+                if let Err(error) = crate::digest::validate_relative_path(file) {
                     let line = line_of_first(text, &[&toml_key(file), file]);
                     return Err(Error::malformed(
                         format!("{path}:{line}"),
@@ -71,7 +71,7 @@ impl Lock {
         }
         for suite in self.suites.values() {
             for prompt in suite.prompts.keys() {
-                if let Err(error) = crate::hash::validate_relative_path(prompt) {
+                if let Err(error) = crate::digest::validate_relative_path(prompt) {
                     let line = line_of_first(text, &[&toml_key(prompt), prompt]);
                     return Err(Error::malformed(
                         format!("{path}:{line}"),

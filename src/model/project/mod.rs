@@ -2,164 +2,37 @@
 //! content source. Checks are pure functions over this model.
 
 use super::baseline::{load_baseline, SuiteBaseline};
-use super::cases::{CaseDetail, ParsedCaseFile};
+use super::cases::CaseDetail;
 use super::config::{Config, CONFIG_FILE};
 use super::graders::{load_graders, GraderModel};
 use super::lock::{GraderLock, Lock, SuiteLock, LOCK_FILE};
-use super::suite::{suite_digest, SuiteCases, SuiteModel};
+use super::suite::{suite_digest, SuiteModel};
+use crate::digest::EntryKind;
 use crate::error::{Error, Result};
 use crate::finding::Subject;
-use crate::hash::{Digest, EntryKind};
-use crate::skills::ReadFile;
-use crate::source::{ContentIdentity, ContentSource};
+use crate::source::ContentSource;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 mod load_suite;
-#[cfg(test)]
-mod tests;
 
 use load_suite::{load_suite, options_for_suite};
 
 /// What a load reads and keeps.
 #[derive(Clone, Copy)]
-pub struct LoadOptions<'a> {
+pub struct LoadOptions {
     /// Read and parse `evalock.lock` (`evalock lock` regenerates a corrupt one without).
     pub read_lock: bool,
     /// How much of each case to keep: checks need only [`CaseDetail::Summary`].
     pub detail: CaseDetail,
-    /// Parsed case files from earlier runs, by content identity.
-    pub case_cache: Option<&'a dyn LoadCache>,
 }
 
-impl Default for LoadOptions<'_> {
+impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             read_lock: true,
             detail: CaseDetail::Full,
-            case_cache: None,
-        }
-    }
-}
-
-/// Parsed content remembered across runs (case files, on disk) or across the two loads of
-/// one check with a base (case files, whole suites and the lock, in memory). An
-/// optimisation only: entries are found by the [`ContentIdentity`] of what they were
-/// parsed from, which changes whenever its content may have.
-pub trait LoadCache: Sync {
-    fn get(&self, path: &str, identity: &ContentIdentity) -> Option<ParsedCaseFile>;
-    fn put(&self, path: &str, identity: ContentIdentity, parsed: &ParsedCaseFile);
-
-    /// A suite's content as loaded from exactly `files` (sorted), with these identities
-    /// in the same order. Like case files, only summaries are kept.
-    fn get_suite(
-        &self,
-        _files: &[String],
-        _identities: &[ContentIdentity],
-    ) -> Option<Arc<SuiteCases>> {
-        None
-    }
-
-    /// Keeps a suite's content, loaded from files with these identities (in the order of
-    /// its files).
-    fn put_suite(&self, _identities: &[ContentIdentity], _content: &Arc<SuiteCases>) {}
-
-    /// The lock read from content with this identity.
-    fn get_lock(&self, _identity: &ContentIdentity) -> Option<LockRead> {
-        None
-    }
-
-    /// Keeps the lock read from content with this identity.
-    fn put_lock(&self, _identity: &ContentIdentity, _lock: &LockRead) {}
-
-    /// A lock read before this one (the base's, in a check with a base): each suite whose
-    /// case entries are the same shares them, with their summary.
-    fn known_lock(&self) -> Option<LockRead> {
-        None
-    }
-
-    /// A skill's file as read from content with this identity and scanned with the risky
-    /// patterns of this fingerprint.
-    fn get_skill_file(
-        &self,
-        _path: &str,
-        _identity: &ContentIdentity,
-        _patterns: &Digest,
-    ) -> Option<ReadFile> {
-        None
-    }
-
-    /// Keeps a skill's file as read from content with this identity and scanned with the
-    /// risky patterns of this fingerprint.
-    fn put_skill_file(
-        &self,
-        _path: &str,
-        _identity: ContentIdentity,
-        _patterns: &Digest,
-        _read: &ReadFile,
-    ) {
-    }
-}
-
-/// Reads `evalock.lock` with its summaries, through `cache` when given (see
-/// [`LoadCache::get_lock`] and [`LoadCache::known_lock`]); `None` when there is none.
-pub fn read_lock(
-    source: &dyn ContentSource,
-    cache: Option<&dyn LoadCache>,
-) -> Result<Option<LockRead>> {
-    refuse_non_file(source, LOCK_FILE)?;
-    let identity = match cache {
-        Some(_) => source.identity(LOCK_FILE)?,
-        None => None,
-    };
-    let cache = cache.zip(identity.as_ref());
-    if let Some(read) = cache.and_then(|(cache, identity)| cache.get_lock(identity)) {
-        return Ok(Some(read));
-    }
-    let known = cache.and_then(|(cache, _)| cache.known_lock());
-    let known = known.as_ref();
-    let sharing = known.map(|known| &*known.lock);
-    let Some(lock) = Lock::read_sharing(source, LOCK_FILE, sharing)? else {
-        return Ok(None);
-    };
-    let read = LockRead::new(lock, known);
-    if let Some((cache, identity)) = cache {
-        cache.put_lock(identity, &read);
-    }
-    Ok(Some(read))
-}
-
-/// A lock as read, with the `suite-v1` digest of each suite's case entries in it (see
-/// [`Project::lock_case_digests`]).
-#[derive(Debug, Clone)]
-pub struct LockRead {
-    pub lock: Arc<Lock>,
-    pub case_digests: BTreeMap<String, Digest>,
-}
-
-impl LockRead {
-    /// `lock` with its summaries; those of entries it shares with `known` are taken from
-    /// there, not worked out again.
-    pub fn new(lock: Lock, known: Option<&LockRead>) -> LockRead {
-        let case_digests = lock
-            .cases
-            .iter()
-            .map(|(suite, entries)| {
-                let shared = known.and_then(|known| {
-                    let entries_known = known.lock.cases.get(suite)?;
-                    entries_known
-                        .shares(entries)
-                        .then(|| known.case_digests.get(suite))?
-                });
-                let digest = shared.copied().unwrap_or_else(|| suite_digest(entries));
-                (suite.clone(), digest)
-            })
-            .collect();
-        LockRead {
-            lock: Arc::new(lock),
-            case_digests,
         }
     }
 }
@@ -170,11 +43,7 @@ pub struct Project {
     pub config: Config,
     /// `None` when there is no `evalock.lock` yet. Shared with the other snapshot of a
     /// check with a base when both hold the same lock.
-    pub lock: Option<Arc<Lock>>,
-    /// The `suite-v1` digest of each suite's case entries in `lock` as loaded, worked out
-    /// while the case files are hashed (a check compares it with the suite's `digest`
-    /// line). [`Project::replace_lock`] clears it.
-    pub(crate) lock_case_digests: BTreeMap<String, Digest>,
+    pub lock: Option<Lock>,
     pub suites: Vec<SuiteModel>,
     /// The skills of `[skills]` (empty without that table).
     pub skills: crate::skills::SkillSet,
@@ -197,23 +66,19 @@ impl Project {
         Project::load_required(source, &LoadOptions::default())
     }
 
-    /// Loads what checks need, case summaries without their values, reusing `case_cache`
-    /// when given; a missing `evalock.toml` is a usage error.
-    pub fn load_summary(
-        source: &dyn ContentSource,
-        case_cache: Option<&dyn LoadCache>,
-    ) -> Result<Project> {
+    /// Loads what checks need, case summaries without their values; a missing
+    /// `evalock.toml` is a usage error.
+    pub fn load_summary(source: &dyn ContentSource) -> Result<Project> {
         Project::load_required(
             source,
             &LoadOptions {
                 detail: CaseDetail::Summary,
-                case_cache,
                 ..LoadOptions::default()
             },
         )
     }
 
-    fn load_required(source: &dyn ContentSource, options: &LoadOptions<'_>) -> Result<Project> {
+    fn load_required(source: &dyn ContentSource, options: &LoadOptions) -> Result<Project> {
         Project::load_with_options(source, options)?.ok_or_else(|| {
             Error::Usage(format!(
                 "no {CONFIG_FILE} in the {}: run `evalock init` to create one (or pass -C DIR)",
@@ -253,7 +118,7 @@ impl Project {
     /// parsed while the case files are hashed.
     pub fn load_with_options(
         source: &dyn ContentSource,
-        options: &LoadOptions<'_>,
+        options: &LoadOptions,
     ) -> Result<Option<Project>> {
         let Some(config_bytes) = read_regular_file(source, CONFIG_FILE)? else {
             return Ok(None);
@@ -261,9 +126,12 @@ impl Project {
         let config = Config::parse(CONFIG_FILE, &config_bytes)?;
         // The lock is read long before the case files are all hashed: its suites'
         // summaries are worked out then, instead of one suite per thread at the end.
-        let read_lock = || -> Result<Option<LockRead>> {
+        let read_lock = || -> Result<Option<Lock>> {
             match options.read_lock {
-                true => read_lock(source, options.case_cache),
+                true => {
+                    refuse_non_file(source, LOCK_FILE)?;
+                    Lock::read(source, LOCK_FILE)
+                }
                 false => Ok(None),
             }
         };
@@ -282,9 +150,7 @@ impl Project {
             loaded.into_iter().collect::<Result<Vec<_>>>()
         };
         let load_skills = || match &config.skills {
-            Some(skills_config) => {
-                crate::skills::load_skills(source, skills_config, options.case_cache)
-            }
+            Some(skills_config) => crate::skills::load_skills(source, skills_config),
             None => Ok(crate::skills::SkillSet::default()),
         };
         // The lock parses while the case files and skills are hashed.
@@ -300,14 +166,9 @@ impl Project {
                 );
             }
         }
-        let (lock, lock_case_digests) = match lock? {
-            Some(read) => (Some(read.lock), read.case_digests),
-            None => (None, BTreeMap::new()),
-        };
         Ok(Some(Project {
             config,
-            lock,
-            lock_case_digests,
+            lock: lock?,
             suites: suites?,
             skills: skills?,
             source: source.describe(),
@@ -332,51 +193,7 @@ impl Project {
 
     /// Judges `lock` from now on (the summaries worked out for the lock loaded are dropped).
     pub fn replace_lock(&mut self, lock: Option<Lock>) {
-        self.lock = lock.map(Arc::new);
-        self.lock_case_digests.clear();
-    }
-
-    /// [`Project::subjects`] from a project no longer needed: the lock is freed meanwhile
-    /// and case ids move into the subjects, so a large suite is not held twice. Suites
-    /// come in name order and their cases as loaded: for sorted case files the subjects
-    /// are already in report order.
-    pub fn into_subjects(mut self) -> Vec<Subject> {
-        let lock = self.lock.take();
-        let mut suites = std::mem::take(&mut self.suites);
-        suites.sort_by(|left, right| left.name.cmp(&right.name));
-        let case_count: usize = suites.iter().map(|suite| suite.cases().len()).sum();
-        let mut subjects = Vec::with_capacity(case_count + self.skills.skills.len());
-        subjects.extend(self.skill_subjects());
-        // Freeing a 200,000-entry lock takes as long as the subjects: both at once.
-        rayon::join(
-            move || drop(lock),
-            || {
-                for suite in suites {
-                    let name: Arc<str> = Arc::from(suite.name.as_str());
-                    let subject = |id: String| Subject {
-                        suite: Some(Arc::clone(&name)),
-                        case: Some(id),
-                        ..Subject::default()
-                    };
-                    // Content the base still shares is copied from.
-                    match suite.into_content() {
-                        Ok(content) => subjects.extend(
-                            content
-                                .into_cases()
-                                .into_iter()
-                                .map(|case| subject(case.id.into_string())),
-                        ),
-                        Err(shared) => subjects.extend(
-                            shared
-                                .cases()
-                                .iter()
-                                .map(|case| subject(case.id.to_string())),
-                        ),
-                    }
-                }
-            },
-        );
-        subjects
+        self.lock = lock;
     }
 
     fn skill_subjects(&self) -> impl Iterator<Item = Subject> + '_ {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::hash::bytes_digest;
+use crate::digest::bytes_digest;
 use crate::model::parse_case_file;
 
 fn case() -> Case {

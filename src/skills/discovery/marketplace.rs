@@ -2,8 +2,8 @@
 //! plugin's `source` and `skills` name, and what in them evalock cannot pin or find.
 
 use super::{join, skills_under_glob, symlink_on_path, DiscoveryProblem, SKILL_FILE};
+use crate::digest::EntryKind;
 use crate::error::Result;
-use crate::hash::EntryKind;
 use crate::model::StrictValue;
 use crate::source::ContentSource;
 use serde_json::Value;

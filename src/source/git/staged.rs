@@ -8,34 +8,22 @@
 //! (no HEAD commit yet, a sparse directory entry that differs, a path that is not UTF-8)
 //! makes the answer [`StagedChanges::Unknown`], so callers judge everything instead.
 
-use super::delta_ops::Delta;
-use super::inflating::Inflating;
-use super::object_stream::{ObjectStream, Root};
-use super::packs::Packs;
 use super::{GitRepo, GitSnapshot};
+use crate::digest::EntryKind;
 use crate::error::{Error, Result};
-use crate::hash::EntryKind;
-use crate::source::{ContentIdentity, Unpinnable, UnpinnableReason};
+use crate::source::{Unpinnable, UnpinnableReason};
 use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage};
 use gix::index::extension::Tree as CacheTree;
 use gix::ObjectId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
-use std::sync::{Mutex, OnceLock};
 
 /// The staged content, read once from the index file (honouring `GIT_INDEX_FILE`).
 pub struct StagedIndex {
     repo: gix::ThreadSafeRepository,
     index: gix::index::File,
     prefix: String,
-    /// Thread-local handles on the repository, kept for the next lookup: opening one for
-    /// each of a check's many object headers (every case and skill file a base may share)
-    /// cost more than the lookups.
-    handles: Mutex<Vec<gix::Repository>>,
-    /// The packs, read for object sizes and delta chains without being mapped (see
-    /// [`Packs`]).
-    packs: OnceLock<Packs>,
 }
 
 /// What the next commit changes compared with HEAD.
@@ -70,80 +58,7 @@ impl StagedIndex {
             repo: git.repo.clone(),
             index,
             prefix: git.prefix.clone(),
-            handles: Mutex::new(Vec::new()),
-            packs: OnceLock::new(),
         })
-    }
-
-    /// The index as read.
-    pub(super) fn file(&self) -> &gix::index::File {
-        &self.index
-    }
-
-    fn packs(&self) -> &Packs {
-        self.packs.get_or_init(|| {
-            let repo = self.repo.to_thread_local();
-            Packs::open(repo.objects.store_ref().path(), repo.object_hash())
-        })
-    }
-
-    /// The blob `id` as a stream, without holding it whole (see [`ObjectStream`]: its
-    /// bytes are proved to be `id`'s only at their end). Where its delta chain passes
-    /// through the blob the index vouches the working-tree file `path` holds (stat data
-    /// `identity`), that file is read instead of the rest of the chain; otherwise the chain's
-    /// root is inflated from its pack, or the loose object from its file. `None` where the
-    /// repository stores `id` otherwise (see [`Packs::chain`]).
-    pub fn object_stream(
-        &self,
-        id: ObjectId,
-        worktree: Option<(&str, &ContentIdentity)>,
-    ) -> Option<ObjectStream> {
-        let repo = self.repo.to_thread_local();
-        let hash = repo.object_hash();
-        let vouched = worktree.and_then(|(path, identity)| self.vouched_blob(path, identity));
-        let Some(chain) = self.packs().chain(&id, vouched.as_deref()) else {
-            let hex = id.to_hex().to_string();
-            let loose = repo
-                .objects
-                .store_ref()
-                .path()
-                .join(&hex[..2])
-                .join(&hex[2..]);
-            let (inflating, size) = Inflating::loose_blob(std::fs::File::open(loose).ok()?)?;
-            return ObjectStream::new(
-                Root::Inflating(Box::new(inflating)),
-                size,
-                Delta::whole(size),
-                hash,
-            );
-        };
-        let root = match worktree {
-            Some((path, _)) if chain.root.is_known => {
-                let file = repo.workdir()?.join(self.repo_path(path));
-                Root::File(std::fs::File::open(file).ok()?)
-            }
-            _ => Root::Inflating(Box::new(self.packs().inflate_root(&chain.root)?)),
-        };
-        ObjectStream::new(root, chain.root.size, chain.delta, hash)
-    }
-
-    /// The size of the object `id`: read from the pack that holds it, else from its
-    /// header through a kept handle.
-    fn object_size(&self, id: ObjectId) -> Option<u64> {
-        if let Some(size) = self.packs().size_of(&id) {
-            return Some(size);
-        }
-        let kept = self
-            .handles
-            .lock()
-            .ok()
-            .and_then(|mut handles| handles.pop());
-        let repo = kept.unwrap_or_else(|| self.repo.to_thread_local());
-        let size = repo.find_header(id).ok().map(|header| header.size());
-        if let Ok(mut handles) = self.handles.lock() {
-            handles.push(repo);
-        }
-        size
     }
 
     fn repo_path(&self, project_path: &str) -> String {
@@ -174,52 +89,6 @@ impl StagedIndex {
             .find_object(entry.id)
             .map_err(|error| Error::git(format!("cannot read {path} from the index: {error}")))?;
         Ok(Some(object.detach().data))
-    }
-
-    /// The staged blob id of a project-relative file, when the working-tree file with
-    /// stat data `identity` holds exactly that blob's bytes as far as git can tell without
-    /// reading it: its stat data are the ones the index recorded (as `git status` judges
-    /// a file unchanged); it was last changed before the index was written, so no change
-    /// can hide within one timestamp (a "racily clean" entry is not vouched for); and its
-    /// size is the blob's, so no filter (line endings, `ident`, LFS) sits in between.
-    pub fn vouched_blob(&self, path: &str, identity: &ContentIdentity) -> Option<ObjectId> {
-        let ContentIdentity::Stat {
-            size,
-            modified_ns,
-            changed_ns,
-            inode,
-            device,
-        } = *identity
-        else {
-            return None;
-        };
-        let repo_path = self.repo_path(path);
-        let entry = self
-            .index
-            .entry_by_path_and_stage(repo_path.as_bytes().as_bstr(), Stage::Unconflicted)?;
-        let unusual = Flags::INTENT_TO_ADD | Flags::ASSUME_VALID | Flags::SKIP_WORKTREE;
-        if entry.flags.intersects(unusual)
-            || !matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE)
-        {
-            return None;
-        }
-        let nanoseconds = |time: gix::index::entry::stat::Time| {
-            i128::from(time.secs) * 1_000_000_000 + i128::from(time.nsecs)
-        };
-        let stat = &entry.stat;
-        // The index keeps the low 32 bits of size, inode and device.
-        let recorded = u64::from(stat.size) == size
-            && u64::from(stat.ino) == inode & u64::from(u32::MAX)
-            && u64::from(stat.dev) == device & u64::from(u32::MAX)
-            && nanoseconds(stat.mtime) == modified_ns
-            && nanoseconds(stat.ctime) == changed_ns;
-        let written = self.index.timestamp();
-        let written_ns =
-            i128::from(written.unix_seconds()) * 1_000_000_000 + i128::from(written.nanoseconds());
-        if !recorded || modified_ns.max(changed_ns) >= written_ns {
-            return None;
-        }
-        (self.object_size(entry.id)? == size).then_some(entry.id)
     }
 
     /// Every path the next commit changes compared with HEAD.

@@ -1,0 +1,163 @@
+//! A source that records what is read through it (content identities, kinds, directory
+//! listings), so that a later run can tell, without reading anything, whether all of it is
+//! still the same: the key of `check`'s memo.
+
+use super::{ContentIdentity, ContentSource, Listing, SourceFile, UnpinnableReason};
+use crate::digest::EntryKind;
+use crate::error::Result;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// One thing a run looked at, and what it found.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Dependency {
+    /// A file's content by identity (`None`: absent).
+    Content(String, Option<ContentIdentity>),
+    Kind(String, Option<EntryKind>),
+    /// A directory's listing, by the SHA-256 (hex) of its paths and kinds.
+    Listing(String, String),
+}
+
+impl Dependency {
+    /// Whether the dependency still holds in `source`; an error counts as changed.
+    pub fn holds(&self, source: &dyn ContentSource) -> bool {
+        let holds = || -> Result<bool> {
+            Ok(match self {
+                Dependency::Content(path, Some(identity)) => {
+                    source.identity(path)?.as_ref() == Some(identity)
+                }
+                Dependency::Content(path, None) => {
+                    source.kind_of(path)?.is_none() && !source.is_directory(path)?
+                }
+                Dependency::Kind(path, kind) => source.kind_of(path)? == *kind,
+                Dependency::Listing(dir, digest) => {
+                    listing_digest(&source.listing(dir)?) == *digest
+                }
+            })
+        };
+        holds().unwrap_or(false)
+    }
+}
+
+/// A content source that remembers every read.
+pub struct RecordingSource<'a> {
+    inner: &'a dyn ContentSource,
+    dependencies: Mutex<Vec<Dependency>>,
+    /// False once something was read whose content the source cannot identify.
+    verifiable: AtomicBool,
+}
+
+impl<'a> RecordingSource<'a> {
+    pub fn new(inner: &'a dyn ContentSource) -> Self {
+        RecordingSource {
+            inner,
+            dependencies: Mutex::new(Vec::new()),
+            verifiable: AtomicBool::new(true),
+        }
+    }
+
+    fn record(&self, dependency: Dependency) {
+        match self.dependencies.lock() {
+            Ok(mut dependencies) => dependencies.push(dependency),
+            Err(_) => self.unverifiable(),
+        }
+    }
+
+    fn unverifiable(&self) {
+        self.verifiable.store(false, Ordering::Relaxed);
+    }
+
+    /// What was read, sorted and deduplicated; `None` when it cannot be verified later
+    /// (content without identity, or one path seen two ways during the run).
+    pub fn dependencies(&self) -> Option<Vec<Dependency>> {
+        if !self.verifiable.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut dependencies = self.dependencies.lock().ok()?.clone();
+        dependencies.sort();
+        dependencies.dedup();
+        let keys = |dependency: &Dependency| match dependency {
+            Dependency::Content(path, _) => (0, path.clone()),
+            Dependency::Kind(path, _) => (1, path.clone()),
+            Dependency::Listing(path, _) => (2, path.clone()),
+        };
+        let mut seen: Vec<(u8, String)> = dependencies.iter().map(keys).collect();
+        seen.dedup();
+        (seen.len() == dependencies.len()).then_some(dependencies)
+    }
+}
+
+fn listing_digest(listing: &Listing) -> String {
+    let mut hasher = Sha256::new();
+    for file in &listing.files {
+        hasher.update(file.path.as_bytes());
+        hasher.update([b' ', file.kind.letter() as u8, b'\n']);
+    }
+    for entry in &listing.unpinnable {
+        let reason = match entry.reason {
+            UnpinnableReason::Submodule => b's',
+            UnpinnableReason::NameNotUtf8 => b'n',
+        };
+        hasher.update(entry.path.as_bytes());
+        hasher.update([b' ', b'?', reason, b'\n']);
+    }
+    crate::digest::Digest::from_sha256_bytes(&hasher.finalize().into()).hex()
+}
+
+impl ContentSource for RecordingSource<'_> {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        // The identity is taken first: a change during the read then shows later.
+        let identity = self.inner.identity(path)?;
+        let bytes = self.inner.read(path)?;
+        match (&identity, &bytes) {
+            (Some(_), Some(_)) | (None, None) => {
+                self.record(Dependency::Content(path.to_owned(), identity))
+            }
+            (None, Some(_)) | (Some(_), None) => self.unverifiable(),
+        }
+        Ok(bytes)
+    }
+
+    fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
+        let kind = self.inner.kind_of(path)?;
+        self.record(Dependency::Kind(path.to_owned(), kind));
+        Ok(kind)
+    }
+
+    fn is_directory(&self, path: &str) -> Result<bool> {
+        // "Nothing there" is recorded by the absent read that comes first; a directory in
+        // the way is rare enough not to be worth remembering.
+        let is_directory = self.inner.is_directory(path)?;
+        if is_directory {
+            self.unverifiable();
+        }
+        Ok(is_directory)
+    }
+
+    fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
+        Ok(self.listing(dir)?.files)
+    }
+
+    fn listing(&self, dir: &str) -> Result<Listing> {
+        let listing = self.inner.listing(dir)?;
+        self.record(Dependency::Listing(
+            dir.to_owned(),
+            listing_digest(&listing),
+        ));
+        Ok(listing)
+    }
+
+    fn identity(&self, path: &str) -> Result<Option<ContentIdentity>> {
+        let identity = self.inner.identity(path)?;
+        if identity.is_some() {
+            self.record(Dependency::Content(path.to_owned(), identity.clone()));
+        }
+        Ok(identity)
+    }
+}
