@@ -8,8 +8,8 @@
 //! It prints the number of cases and an XOR of their digests, so that no work can be left
 //! out; lines the fast canonicalizer declines are canonicalized through `serde_json`.
 
+use evalock::cases::canonical::Canonicalizer;
 use evalock::digest::{case_digest, Digest};
-use evalock::jcs::Canonicalizer;
 use rayon::prelude::*;
 use std::process::ExitCode;
 

@@ -1,13 +1,14 @@
 //! The properties each fuzz target checks, as plain functions: the fuzz targets call
 //! them, and tests/fuzz_regressions.rs replays saved inputs through the very same code.
 
+use evalock::cases::canonical::Canonicalizer;
+use evalock::cases::strict_json::StrictValue;
+use evalock::cases::{parse_case_file, parse_case_file_with, Case, CaseDetail, CaseValue};
 use evalock::digest::canonical_json;
-use evalock::grade::probe::probe_builtin;
-use evalock::jcs::Canonicalizer;
-use evalock::model::lock::conflict_marker_line;
-use evalock::model::{
-    parse_case_file, parse_case_file_with, Case, CaseDetail, CaseValue, Config, Lock, StrictValue,
-};
+use evalock::graders::probe::probe_builtin;
+use evalock::project::config::Config;
+use evalock::project::lock::conflict_marker_line;
+use evalock::project::lock::Lock;
 use evalock::text::require_clean_text;
 use serde_json::Value;
 
@@ -117,7 +118,7 @@ pub fn jcs(data: &[u8]) {
         .all(|key| reported(key) == members.contains_key(*key)));
     // Numbers finer than a double: what the canonicalizer flags while writing is what the
     // scan of the text finds.
-    let scanned = evalock::jcs::imprecise_numbers(text.as_bytes());
+    let scanned = evalock::cases::canonical::imprecise_numbers(text.as_bytes());
     assert_eq!(object.imprecise_numbers, scanned.as_slice());
 }
 
@@ -198,7 +199,7 @@ pub fn skill_manifest(data: &[u8]) {
 /// position and a message; whatever parses renders to the same file `accept` would write,
 /// which parses back to the same value.
 pub fn baseline(data: &[u8]) {
-    use evalock::model::BaselineFile;
+    use evalock::baselines::BaselineFile;
     match BaselineFile::parse("support", data) {
         Ok(file) => {
             let rendered = file.render();

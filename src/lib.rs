@@ -9,22 +9,26 @@
 #![forbid(unsafe_code)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod checks;
-pub mod commands;
 pub mod digest;
 pub mod error;
 pub mod finding;
-pub mod fs_util;
-pub mod github;
-pub mod grade;
-pub mod jcs;
-pub mod model;
-pub mod report;
 pub mod rules;
+pub mod text;
+
+pub mod source;
+
+pub mod project;
+
+pub mod baselines;
+pub mod cases;
+pub mod graders;
 pub mod run;
 pub mod skills;
-pub mod source;
-pub mod text;
+
+pub mod github;
+pub mod report;
+
+pub mod commands;
 
 pub use error::{Error, Result};
 pub use finding::{Finding, Location, Subject, Verdict};

@@ -11,8 +11,8 @@
 mod common;
 
 use common::TestRepo;
-use evalock::checks::baselines::entry_is_intact;
-use evalock::model::BaselineFile;
+use evalock::baselines::rules::entry_is_intact;
+use evalock::baselines::BaselineFile;
 use std::process::Child;
 
 /// Enough cases that the baseline is ~100 KB: a torn write would be caught half-way.

@@ -118,7 +118,7 @@ fn a_completion_edited_after_the_run_is_refused() {
     // Digests recomputed to match: the samples never produced it.
     let repo = graded_project();
     let text = "Your order ships tomorrow.";
-    let digest = evalock::grade::completion_digest(text).to_string();
+    let digest = evalock::graders::completion_digest(text).to_string();
     edit_case(&repo, "exact", "ok", |case| {
         case["completion"] = text.into();
         case["digest"] = digest.clone().into();
@@ -139,7 +139,7 @@ fn a_completion_the_normalizer_would_not_write_is_refused() {
         "Your order ships."
     );
     let text = "Your  order ships.";
-    let digest = evalock::grade::completion_digest(text).to_string();
+    let digest = evalock::graders::completion_digest(text).to_string();
     edit_case(&repo, "spaced", "ok", |case| {
         case["completion"] = text.into();
         case["digest"] = digest.clone().into();

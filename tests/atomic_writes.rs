@@ -112,7 +112,7 @@ fn two_concurrent_locks_leave_one_whole_lock_and_readers_never_see_half_of_one()
             written == lock_a || written == lock_b,
             "round {round}: the lock is neither writer's output"
         );
-        evalock::model::Lock::parse("evalock.lock", &written).expect("the lock parses");
+        evalock::project::lock::Lock::parse("evalock.lock", &written).expect("the lock parses");
         outcomes.insert(written == lock_a);
     }
     let leftovers: Vec<_> = std::fs::read_dir(repo.path())
@@ -136,13 +136,13 @@ fn many_concurrent_atomic_writes_of_different_sizes_never_mix() {
     let contents: Vec<Vec<u8>> = (0..6)
         .map(|writer| vec![b'a' + writer as u8; 50_000 + writer * 37_000])
         .collect();
-    evalock::fs_util::write_atomic(&path, &contents[0]).expect("first write");
+    evalock::source::atomic::write_atomic(&path, &contents[0]).expect("first write");
     std::thread::scope(|scope| {
         for content in &contents {
             let path = &path;
             scope.spawn(move || {
                 for _ in 0..30 {
-                    evalock::fs_util::write_atomic(path, content).expect("atomic write");
+                    evalock::source::atomic::write_atomic(path, content).expect("atomic write");
                 }
             });
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 #[test]
 fn shipped_schema_matches_the_config_types() {
-    let generated = evalock::model::config::config_schema();
+    let generated = evalock::project::config::config_schema();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.schema.json");
     if std::env::var_os("EVALOCK_BLESS").is_some() {
         std::fs::write(&path, &generated).unwrap();
@@ -21,7 +21,7 @@ fn shipped_schema_matches_the_config_types() {
 #[test]
 fn schema_knows_every_top_level_table() {
     let schema: serde_json::Value =
-        serde_json::from_str(&evalock::model::config::config_schema()).unwrap();
+        serde_json::from_str(&evalock::project::config::config_schema()).unwrap();
     let properties = schema["properties"].as_object().unwrap();
     for key in ["version", "policy", "suite", "skills", "grader"] {
         assert!(properties.contains_key(key), "schema lacks `{key}`");

@@ -303,7 +303,7 @@ fn run_entry(entry: &Entry) -> Vec<String> {
     }
     if is_lock_write && run.code == 0 {
         let written = std::fs::read(repo.join("evalock.lock")).unwrap_or_default();
-        if let Err(error) = evalock::model::Lock::parse("evalock.lock", &written) {
+        if let Err(error) = evalock::project::lock::Lock::parse("evalock.lock", &written) {
             problems.push(format!("`lock` wrote a lock that does not parse: {error}"));
         }
     }

@@ -1,15 +1,17 @@
 //! `evalock accept --reason TEXT`: record the passing cases of the last run as last-good
 //! baselines, atomically. Refused when CI is set: baselines are frozen by people.
 
-use crate::checks::baselines::{context_changes, current_context};
-use crate::checks::graders::{active_cases, graders_unversioned};
+use crate::baselines::rules::{context_changes, current_context};
+use crate::baselines::{BaselineEntry, BaselineFile, BaselineState};
+use crate::commands::project::Project;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Location, Subject};
-use crate::fs_util::write_all_atomic;
-use crate::model::{BaselineEntry, BaselineFile, BaselineState, Project, CONFIG_FILE};
+use crate::graders::rules::{active_cases, graders_unversioned};
+use crate::project::config::CONFIG_FILE;
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
 use crate::run::results::{CaseResult, Results, Status};
+use crate::source::atomic::write_all_atomic;
 use crate::source::WorktreeSource;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -72,7 +74,7 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
     // several suites the files could come from different writers. So the whole
     // read-merge-write holds an exclusive lock; the second accept waits, then merges into
     // what the first wrote.
-    let _lock = crate::fs_util::lock_exclusive(&options.project_root.join(ACCEPT_LOCK))?;
+    let _lock = crate::source::atomic::lock_exclusive(&options.project_root.join(ACCEPT_LOCK))?;
     let project = Project::load(&source)?;
     if project.suites.is_empty() {
         return Err(super::no_suite_to("accept"));

@@ -5,8 +5,8 @@
 //! judges, with no lock step anyone reviewed.
 
 use crate::error::{Error, Result};
-use crate::model::config::{Config, CONFIG_FILE};
-use crate::model::lock::LOCK_FILE;
+use crate::project::config::{Config, CONFIG_FILE};
+use crate::project::lock::LOCK_FILE;
 use crate::source::compile_globs;
 use std::path::{Component, Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! was there, and put that hook back on uninstall.
 
 use crate::error::{Error, Result};
-use crate::fs_util::write_atomic_executable;
+use crate::source::atomic::write_atomic_executable;
 use crate::source::GitRepo;
 use std::path::{Path, PathBuf};
 
@@ -165,11 +165,13 @@ fn shell_quote(value: &str) -> String {
 /// Installs evalock's hook as every name in [`HOOK_NAMES`]. Nothing is changed unless
 /// every hook can be installed.
 pub fn install(options: &InstallOptions) -> Result<HookOutcome> {
-    let config = options.project_root.join(crate::model::CONFIG_FILE);
+    let config = options
+        .project_root
+        .join(crate::project::config::CONFIG_FILE);
     if !config.is_file() {
         return Err(Error::Usage(format!(
             "no {} in {}: the hook checks the project there on every commit; run `evalock init` first, or pass -C with the project's folder",
-            crate::model::CONFIG_FILE,
+            crate::project::config::CONFIG_FILE,
             display_folder(&options.project_root),
         )));
     }

@@ -1,11 +1,10 @@
 //! `evalock init`: write a commented starter `evalock.toml` from what the project holds.
 
+use crate::cases::{parse_case_file, Case, CaseProblem, CaseValue, CASE_WITHOUT_ID};
 use crate::error::{Error, Result};
-use crate::fs_util::write_atomic;
-use crate::model::config::{is_valid_name, MAX_NAME_CHARS};
-use crate::model::{
-    parse_case_file, Case, CaseProblem, CaseValue, Config, CASE_WITHOUT_ID, CONFIG_FILE,
-};
+use crate::project::config::{is_valid_name, MAX_NAME_CHARS};
+use crate::project::config::{Config, CONFIG_FILE};
+use crate::source::atomic::write_atomic;
 use crate::source::{git_ignored, ContentSource, WorktreeSource};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -76,7 +75,7 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         .filter(|path| writable(path, "prompt", &mut skipped))
         .cloned()
         .collect();
-    let skills = crate::model::config::SkillsConfig {
+    let skills = crate::project::config::SkillsConfig {
         roots: detect_skill_roots(&all_files, &mut skipped),
         marketplaces: detect_marketplaces(&all_files, &mut skipped),
         ..Default::default()
@@ -400,7 +399,7 @@ fn detect_marketplaces(files: &[String], skipped: &mut Vec<SkippedPath>) -> Vec<
 /// `permissions`): the starting allowlist a reviewer trims.
 fn declared_skill_permissions(
     source: &dyn ContentSource,
-    config: &crate::model::config::SkillsConfig,
+    config: &crate::project::config::SkillsConfig,
 ) -> Result<Vec<String>> {
     if config.roots.is_empty() && config.marketplaces.is_empty() {
         return Ok(Vec::new());
@@ -424,7 +423,7 @@ fn literal_glob(path: &str) -> String {
 fn toml_list(items: &[String]) -> String {
     let quoted: Vec<String> = items
         .iter()
-        .map(|item| crate::model::lock::toml_string(item))
+        .map(|item| crate::project::lock::toml_string(item))
         .collect();
     format!("[{}]", quoted.join(", "))
 }
@@ -450,7 +449,7 @@ fn baseline_path(first_case_file: &str, suite: &str, taken: &mut BTreeSet<String
 fn render(
     suites: &BTreeMap<String, Vec<String>>,
     prompts: &[String],
-    skills: &crate::model::config::SkillsConfig,
+    skills: &crate::project::config::SkillsConfig,
     skill_permissions: &[String],
 ) -> String {
     let mut out = String::new();
@@ -479,7 +478,7 @@ fn render(
     }
     for (name, files) in suites {
         let case_globs: Vec<String> = files.iter().map(|file| literal_glob(file)).collect();
-        let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON or YAML); globs work (`[*]` is a literal `*`).\ncases = {}\n", crate::model::lock::toml_string(name), toml_list(&case_globs));
+        let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON or YAML); globs work (`[*]` is a literal `*`).\ncases = {}\n", crate::project::lock::toml_string(name), toml_list(&case_globs));
         // Matched by stem, not by name: a derived name is sanitized, cut or numbered.
         let stem = file_stem(&files[0]);
         let matching: Vec<String> = prompts
@@ -498,7 +497,7 @@ fn render(
                 );
             }
             [only] => {
-                let _ = writeln!(out, "prompt = {}", crate::model::lock::toml_string(only));
+                let _ = writeln!(out, "prompt = {}", crate::project::lock::toml_string(only));
             }
             several => {
                 let _ = writeln!(out, "prompt = {}", toml_list(several));
@@ -508,7 +507,7 @@ fn render(
         let _ = writeln!(
             out,
             "# Last-good completions, written only by `evalock accept`.\nbaseline = {}\n# The command that produces a completion: one JSON object on stdin per case.\n# completer = [\"python3\", \"tools/complete.py\"]\n# exact | ws-v1 | json-v1\nnormalizer = \"ws-v1\"",
-            crate::model::lock::toml_string(&baseline)
+            crate::project::lock::toml_string(&baseline)
         );
     }
     if !skills.roots.is_empty() || !skills.marketplaces.is_empty() {

@@ -1,12 +1,16 @@
 //! `evalock lock [--check]`: (re)write `evalock.lock` from the working tree, atomically.
 
-use crate::checks::{cases, check_project};
+use crate::cases::rules as cases;
+use crate::cases::CaseDetail;
+use crate::commands::check::families::check_project;
+use crate::commands::project::{LoadOptions, Project};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Location, Subject};
-use crate::fs_util::write_atomic;
-use crate::model::{CaseDetail, LoadOptions, Lock, Project, CONFIG_FILE, LOCK_FILE};
+use crate::project::config::CONFIG_FILE;
+use crate::project::lock::{Lock, LOCK_FILE};
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
+use crate::source::atomic::write_atomic;
 use crate::source::{ContentSource, GitRepo, WorktreeSource};
 use std::path::Path;
 
@@ -48,7 +52,7 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
     let mut blocking = blocking_findings(&project);
     // The lock pins the graders: a source changed without a version bump is not re-pinned.
     if let Some(pinned) = grader_pins(&source, project_root) {
-        blocking.extend(crate::checks::graders::changed_without_version_bump(
+        blocking.extend(crate::graders::rules::changed_without_version_bump(
             &project, &pinned,
         ));
     }

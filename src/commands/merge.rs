@@ -6,9 +6,9 @@
 use crate::commands::run::RunOutcome;
 use crate::error::{Error, Result};
 use crate::finding::sort_findings;
-use crate::fs_util::write_atomic;
 use crate::run::results::Results;
 use crate::run::shard::{shard_of, Shard, ShardRecord};
+use crate::source::atomic::write_atomic;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

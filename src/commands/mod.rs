@@ -8,9 +8,9 @@ pub mod hook;
 pub mod init;
 pub mod lock;
 pub mod merge;
+pub mod project;
 pub mod review;
 pub mod run;
-pub mod skills_audit;
 pub mod staged;
 
 /// `run` or `accept` in a project without suites: a usage error (nothing ran, so no gate
@@ -18,10 +18,11 @@ pub mod staged;
 fn no_suite_to(action: &str) -> crate::error::Error {
     crate::error::Error::Usage(format!(
         "{} defines no [[suite]], so there is nothing to {action}: add one, such as `[[suite]]` with `name = \"support\"`, `cases = [\"evals/support.jsonl\"]` and `completer = [\"python3\", \"tools/complete.py\"]`, then run `evalock lock`",
-        crate::model::CONFIG_FILE
+        crate::project::config::CONFIG_FILE
     ))
 }
 
+pub use crate::skills::audit::{audit as skills_audit, AuditOutcome, AuditStatus};
 pub use accept::{accept, AcceptOptions, AcceptOutcome, AcceptedSuite};
 pub use check::{check, check_explained, CheckOptions, Checked, Shortcut};
 pub use destination::refuse_project_file;
@@ -30,4 +31,3 @@ pub use lock::{lock, LockOutcome};
 pub use merge::{merge, MergeOptions};
 pub use review::{review, ReviewItem};
 pub use run::{run, Progress, RunOptions, RunOutcome};
-pub use skills_audit::{audit as skills_audit, AuditOutcome, AuditStatus};

@@ -1,8 +1,9 @@
 //! `evalock review`: the completion diffs of the last run's moved and regressed cases
 //! against their baselines, for a person to read before `accept`.
 
+use crate::baselines::{BaselineState, SuiteBaseline};
+use crate::commands::project::Project;
 use crate::error::Result;
-use crate::model::{BaselineState, Project, SuiteBaseline};
 use crate::run::diff::completion_diff;
 use crate::run::results::{Results, Status};
 use crate::source::WorktreeSource;

@@ -1,13 +1,14 @@
 //! `evalock run`: every selected case (and sample) through the suite's completer, graded,
 //! compared with its baseline; a results file and a report of findings.
 
-use crate::checks::baselines;
-use crate::checks::graders::{self, active_cases};
+use crate::baselines::rules as baselines;
+use crate::cases::suite::SuiteModel;
+use crate::cases::Case;
+use crate::commands::project::Project;
 use crate::error::{Error, Result};
 use crate::finding::{sort_findings, Finding};
-use crate::fs_util::write_atomic;
-use crate::grade::{Grader, Normalizer};
-use crate::model::{Case, Project, SuiteModel};
+use crate::graders::rules::{self as graders, active_cases};
+use crate::graders::{Grader, Normalizer};
 use crate::report::Report;
 use crate::run::assess::{assess, baseline_ref, unjudged_result, CaseRun, SampleOutcome};
 use crate::run::completer::{self, CompletionsFile, SuiteContext};
@@ -16,6 +17,7 @@ use crate::run::process::ProcessPolicy;
 use crate::run::process_policy;
 use crate::run::results::{CaseResult, Results, RESULTS_SCHEMA};
 use crate::run::shard::{run_identity, Shard, ShardRecord};
+use crate::source::atomic::write_atomic;
 use crate::source::{ContentSource, GitRepo, WorktreeSource};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -86,7 +88,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     let selected = select_suites(&project, &options.suites)?;
     // Before any completer runs: a results path that cannot be written would otherwise
     // throw the whole run away at its end.
-    crate::fs_util::require_file_destination(&options.project_root.join(&options.out))?;
+    crate::source::atomic::require_file_destination(&options.project_root.join(&options.out))?;
     let full = options.suites.is_empty();
     let completions_bytes = match &options.completions {
         Some(path) => {
@@ -464,7 +466,7 @@ fn assemble(
 fn not_run(
     suite: &PlannedSuite<'_>,
     case: &Case,
-    context: crate::model::BaselineContext,
+    context: crate::baselines::BaselineContext,
 ) -> CaseResult {
     CaseResult {
         reasons: vec![format!(
@@ -479,7 +481,7 @@ fn not_run(
 /// What holds without running: the selected suites' cases and prompts against the lock,
 /// their graders, and their baselines.
 fn static_findings(project: &Project, selected: &BTreeSet<String>, full: bool) -> Vec<Finding> {
-    let mut findings: Vec<Finding> = crate::checks::cases::check(project, None)
+    let mut findings: Vec<Finding> = crate::cases::rules::check(project, None)
         .into_iter()
         .filter(|finding| {
             finding

@@ -5,7 +5,8 @@
 use crate::digest::EntryKind;
 use crate::error::Result;
 use crate::finding::Finding;
-use crate::model::{Config, CONFIG_FILE, LOCK_FILE};
+use crate::project::config::{Config, CONFIG_FILE};
+use crate::project::lock::LOCK_FILE;
 use crate::report::Report;
 use crate::rules::RuleId;
 use crate::source::{

@@ -3,8 +3,8 @@
 
 use super::anchor::RemovedCaseLines;
 use super::event::PullRequest;
+use crate::cases::{parse_case_file_with, CaseDetail};
 use crate::finding::Finding;
-use crate::model::{parse_case_file_with, CaseDetail};
 use crate::rules::RuleId;
 use crate::source::{ContentSource, GitRepo, GitSnapshot};
 use std::collections::{BTreeMap, BTreeSet};

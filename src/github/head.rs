@@ -1,7 +1,7 @@
 //! The project as the pull request's head commit has it: which suite reads which prompt
 //! files, and which paths exist, so findings are placed on the right files.
 
-use crate::model::{Config, CONFIG_FILE};
+use crate::project::config::{Config, CONFIG_FILE};
 use crate::report::Report;
 use crate::source::{ContentSource, GitRepo, WorktreeSource};
 use std::collections::BTreeMap;

@@ -3,11 +3,14 @@
 
 use super::diff::completion_diff;
 use super::results::{BaselineUse, CaseResult, SampleResult, Status};
-use crate::checks::baselines::{context_changes, current_context, entry_is_intact};
+use crate::baselines::rules::{context_changes, current_context, entry_is_intact};
+use crate::baselines::{BaselineContext, BaselineEntry};
+use crate::cases::suite::SuiteModel;
+use crate::cases::Case;
+use crate::commands::project::Project;
 use crate::digest::Digest;
 use crate::finding::{Finding, Location, Subject};
-use crate::grade::{completion_digest, Grade};
-use crate::model::{BaselineContext, BaselineEntry, Case, Project, SuiteModel};
+use crate::graders::{completion_digest, Grade};
 use crate::rules::RuleId;
 use std::collections::HashMap;
 use std::time::Duration;

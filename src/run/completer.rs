@@ -3,10 +3,11 @@
 
 use super::completer_files::CompleterFile;
 use super::process::{run_process, ProcessPolicy};
+use crate::cases::strict_json::{duplicate_key_position, StrictValue};
+use crate::cases::Case;
 use crate::digest::{bytes_digest, canonical_json};
 use crate::error::{Error, Result};
-use crate::model::config::SuiteConfig;
-use crate::model::{duplicate_key_position, Case, StrictValue};
+use crate::project::config::SuiteConfig;
 use crate::text::code_point_column;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

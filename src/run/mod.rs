@@ -1,5 +1,5 @@
 //! Running suites: the completer seam, grading, and comparison with baselines. I/O lives
-//! here, at the edge; the logic it applies is in [`crate::grade`] and [`crate::checks`].
+//! here, at the edge; the logic it applies is in [`crate::graders`] and [`crate::commands::check::families`].
 
 pub mod assess;
 pub mod completer;
@@ -10,7 +10,7 @@ pub mod process;
 pub mod results;
 pub mod shard;
 
-use crate::model::Project;
+use crate::commands::project::Project;
 use process::ProcessPolicy;
 use std::path::Path;
 use std::time::Duration;

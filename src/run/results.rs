@@ -4,10 +4,10 @@
 //! Cases are sorted by suite then case id, so shard results merge by concatenation
 //! (`evalock merge`, [`crate::commands::merge`]).
 
+use crate::baselines::BaselineContext;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Subject};
-use crate::model::BaselineContext;
 use crate::report::Report;
 use crate::run::shard::ShardRecord;
 use serde::{Deserialize, Serialize};

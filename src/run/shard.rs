@@ -7,10 +7,12 @@
 //! shard 1. Every finding is therefore reported by exactly one shard, and the shards'
 //! findings together are the unsharded run's.
 
+use crate::commands::project::Project;
 use crate::digest::{bytes_digest, Digest};
 use crate::error::{Error, Result};
 use crate::finding::Finding;
-use crate::model::{Project, CONFIG_FILE, LOCK_FILE};
+use crate::project::config::CONFIG_FILE;
+use crate::project::lock::LOCK_FILE;
 use crate::source::ContentSource;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};

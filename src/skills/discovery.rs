@@ -5,7 +5,7 @@ mod marketplace;
 
 use crate::digest::EntryKind;
 use crate::error::{Error, Result};
-use crate::model::config::SkillsConfig;
+use crate::project::config::SkillsConfig;
 use crate::source::{literal_prefix, ContentSource, Listing};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use marketplace::read_marketplace;
@@ -83,7 +83,7 @@ pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Dis
         listings.extend(listed);
         for link in links {
             problems.push(DiscoveryProblem {
-                file: crate::model::CONFIG_FILE.into(),
+                file: crate::project::config::CONFIG_FILE.into(),
                 line,
                 message: format!("{link} is a symlink where skills root `{root}` looks for skills; evalock never follows symlinks, so nothing behind it is pinned or audited"),
                 remote: false,
@@ -99,7 +99,7 @@ pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Dis
         match crate::digest::validate_relative_path(&path) {
             Ok(()) => skill_paths.push(path),
             Err(error) => problems.push(DiscoveryProblem {
-                file: crate::model::CONFIG_FILE.into(),
+                file: crate::project::config::CONFIG_FILE.into(),
                 line: 1,
                 message: format!("a skill folder cannot be pinned: {error}; rename it"),
                 remote: false,
@@ -119,7 +119,7 @@ pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Dis
 /// `check` passes. Reported as a case glob that matches no file is (EL105).
 fn root_matches_nothing(root: &str, line: u32) -> DiscoveryProblem {
     DiscoveryProblem {
-        file: crate::model::CONFIG_FILE.into(),
+        file: crate::project::config::CONFIG_FILE.into(),
         line,
         message: format!("skills root `{root}` matches no folder holding a {SKILL_FILE}: nothing there is pinned or audited"),
         remote: false,

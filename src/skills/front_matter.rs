@@ -203,7 +203,7 @@ fn parse_yaml(yaml: &str) -> Result<RawFrontMatter, Problem> {
         let first = message.lines().next().unwrap_or("invalid YAML");
         // The parser's own "at line L column C" counts from the YAML's first line: the
         // position is reported once, in the file's numbering, so drop it from the text.
-        let first = crate::model::yaml_message_for_people(first);
+        let first = crate::cases::documents::yaml_message_for_people(first);
         // The YAML starts on the file's second line, after the opening `---`.
         Problem::at(
             line.max(1).saturating_add(1),

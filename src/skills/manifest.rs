@@ -5,8 +5,8 @@
 
 use super::front_matter::Located;
 use super::Problem;
+use crate::cases::strict_json::{duplicate_key_position, StrictValue};
 use crate::digest::validate_relative_path;
-use crate::model::{duplicate_key_position, StrictValue};
 use crate::text::{json_error_position, LineIndex};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

@@ -2,10 +2,12 @@
 //! assets, and optionally a `skill.json` manifest. Each skill is read from a content
 //! source file by file, pinned with `tree-v1`, and described for the EL2xx checks.
 
+pub mod audit;
 pub mod discovery;
 pub mod files;
 pub mod front_matter;
 pub mod manifest;
+pub mod rules;
 pub mod scan;
 pub mod spec;
 
@@ -16,8 +18,8 @@ pub use manifest::{Manifest, RemoteSource, SourceDecl, MANIFEST_FILE};
 
 use crate::digest::{tree_digest, Digest, TreeEntry};
 use crate::error::{Error, Result};
-use crate::model::config::SkillsConfig;
-use crate::model::{FileLock, SkillLock, SourceKind, SourceLock};
+use crate::project::config::SkillsConfig;
+use crate::project::lock::skills::{FileLock, SkillLock, SourceKind, SourceLock};
 use crate::rules::RuleId;
 use crate::source::{ContentSource, Listing};
 use globset::GlobSet;

@@ -2,6 +2,7 @@
 //! commit (`--rev`). Every later stage reads through [`ContentSource`], so a pre-commit
 //! hook never judges unstaged bytes.
 
+pub mod atomic;
 mod git;
 mod recording;
 mod worktree;

@@ -10,7 +10,7 @@ use args::{Cli, Command};
 use clap::Parser;
 use evalock::commands;
 use evalock::finding::exit_code;
-use evalock::model::config::CONFIG_FILE;
+use evalock::project::config::CONFIG_FILE;
 use evalock::source::SourceSpec;
 use std::path::{Path, PathBuf};
 

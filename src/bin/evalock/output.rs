@@ -61,7 +61,7 @@ use evalock::commands::hook::{HookChange, HookOutcome};
 use evalock::commands::{
     AcceptOutcome, AuditOutcome, AuditStatus, InitOutcome, LockOutcome, ReviewItem, RunOutcome,
 };
-use evalock::model::config::{Config, CONFIG_FILE};
+use evalock::project::config::{Config, CONFIG_FILE};
 use evalock::report::{self, Report};
 use evalock::rules::{RuleId, RULES};
 use std::cell::{Cell, OnceCell};
@@ -145,7 +145,7 @@ impl Printer {
             Format::Json => {
                 let write = |out: &mut dyn Write| report::json::write(report, out);
                 return match output {
-                    Some(path) => evalock::fs_util::write_atomic_from(path, write),
+                    Some(path) => evalock::source::atomic::write_atomic_from(path, write),
                     None => {
                         emit_streamed(write);
                         Ok(())
@@ -164,7 +164,7 @@ impl Printer {
             Format::Github => report::github::render(report),
         };
         match output {
-            Some(path) => evalock::fs_util::write_atomic(path, text.as_bytes()),
+            Some(path) => evalock::source::atomic::write_atomic(path, text.as_bytes()),
             None => {
                 out!("{text}");
                 Ok(())

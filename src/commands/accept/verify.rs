@@ -5,11 +5,12 @@
 //! samples, and, for the built-in grader, the samples' verdicts against a re-grading of
 //! the completion. Completers and command graders are never started by `accept`.
 
+use crate::cases::Case;
+use crate::commands::project::Project;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::grade::{completion_digest, Normalizer};
-use crate::model::config::SuiteConfig;
-use crate::model::{Case, Project};
+use crate::graders::{completion_digest, Normalizer};
+use crate::project::config::SuiteConfig;
 use crate::run::completer::{completion_source, COMPLETIONS_FROM_FILE};
 use crate::run::completer_files::completer_files;
 use crate::run::results::{CaseResult, Results, Status};

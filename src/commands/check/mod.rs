@@ -1,17 +1,19 @@
 //! `evalock check`: judge one snapshot against its lock and, optionally, a base revision.
 
 use super::staged::{self, StagedTriage};
-use crate::checks::check_project;
+use crate::cases::CaseDetail;
+use crate::commands::check::families::check_project;
+use crate::commands::project::{LoadOptions, Project};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Subject};
-use crate::grade::GraderProgram;
-use crate::model::{CaseDetail, LoadOptions, Project};
+use crate::graders::GraderProgram;
 use crate::report::Report;
 use crate::rules::RuleId;
 use crate::source::{self, trailer_values, ContentSource, GitRepo, RecordingSource, SourceSpec};
 use gix::ObjectId;
 use std::path::PathBuf;
 
+pub mod families;
 mod memo;
 
 pub use memo::CACHE_DIR;

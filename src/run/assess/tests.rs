@@ -1,6 +1,6 @@
 use super::*;
+use crate::cases::parse_case_file;
 use crate::digest::bytes_digest;
-use crate::model::parse_case_file;
 
 fn case() -> Case {
     parse_case_file(
@@ -33,7 +33,7 @@ fn entry(completion: &str, passed: bool) -> BaselineEntry {
 }
 
 fn sample(index: u32, completion: &str) -> SampleOutcome {
-    let grade = crate::grade::builtin::grade(case().value().get("expect"), completion);
+    let grade = crate::graders::builtin::grade(case().value().get("expect"), completion);
     SampleOutcome {
         sample: index,
         outcome: Ok((grade, completion.to_owned())),

@@ -2,9 +2,9 @@
 //! plugin's `source` and `skills` name, and what in them evalock cannot pin or find.
 
 use super::{join, skills_under_glob, symlink_on_path, DiscoveryProblem, SKILL_FILE};
+use crate::cases::strict_json::StrictValue;
 use crate::digest::EntryKind;
 use crate::error::Result;
-use crate::model::StrictValue;
 use crate::source::ContentSource;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -64,7 +64,7 @@ fn load_marketplace(
     }
     let Some(bytes) = source.read(marketplace)? else {
         problems.push(DiscoveryProblem {
-            file: crate::model::CONFIG_FILE.into(),
+            file: crate::project::config::CONFIG_FILE.into(),
             line: config_line,
             message: format!("skills.marketplaces names {marketplace}, which does not exist"),
             remote: false,

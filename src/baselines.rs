@@ -1,0 +1,339 @@
+//! Baselines: one deterministic JSON file per suite holding each case's last-good
+//! (human-accepted) normalized completion, its digest, and the context it was recorded
+//! against. Written only by `evalock accept`.
+
+pub mod rules;
+
+use crate::cases::strict_json::{duplicate_key_position, StrictValue};
+use crate::digest::{validate_relative_path, Digest, EntryKind};
+use crate::error::{Error, Result};
+use crate::project::lock::conflict_marker_line;
+use crate::source::ContentSource;
+use crate::text::{json_error_position, require_clean_text, LineIndex};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const BASELINE_SCHEMA: &str = "evalock.baseline/v1";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineFile {
+    pub schema: String,
+    pub suite: String,
+    /// By case id, sorted.
+    pub entries: BTreeMap<String, BaselineEntry>,
+}
+
+/// One case's last-good completion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineEntry {
+    /// sha256 of `completion` (which is already normalized).
+    pub digest: Digest,
+    /// Whether the case passed when it was accepted (false only with `--include-failing`).
+    pub passed: bool,
+    pub context: BaselineContext,
+    /// The commit the run was made at, for people reading the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Why it was (re-)recorded: `evalock accept --reason`.
+    #[serde(default)]
+    pub reason: String,
+    /// The full normalized completion.
+    pub completion: String,
+}
+
+/// What a baseline entry was recorded against. Any part that moved makes it drifted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineContext {
+    /// `case-v1` digest of the case.
+    pub case: Digest,
+    /// Digest of the suite's prompt (absent for suites without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<Digest>,
+    /// `grader-id@version`.
+    pub grader: String,
+    pub normalizer: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl BaselineFile {
+    pub fn new(suite: &str) -> BaselineFile {
+        BaselineFile {
+            schema: BASELINE_SCHEMA.into(),
+            suite: suite.into(),
+            entries: BTreeMap::new(),
+        }
+    }
+
+    /// The exact text `evalock accept` writes: sorted, two-space indented, one key per line.
+    pub fn render(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Parses a baseline file; problems come back as (line, column, message).
+    pub fn parse(
+        suite: &str,
+        bytes: &[u8],
+    ) -> std::result::Result<BaselineFile, (u32, u32, String)> {
+        let text = require_clean_text(bytes)?;
+        if let Some(line) = conflict_marker_line(text) {
+            let line = u32::try_from(line).unwrap_or(u32::MAX);
+            return Err((
+                line,
+                1,
+                "unresolved merge conflict: run the suite and re-record it with `evalock accept`"
+                    .into(),
+            ));
+        }
+        // serde keeps the last of two equal map keys, so a second entry for one case would
+        // silently replace the first: the strict reading refuses duplicate keys first.
+        serde_json::from_str::<StrictValue>(text).map_err(|error| strict_problem(text, &error))?;
+        let file: BaselineFile = serde_json::from_str(text).map_err(|error| {
+            let (line, column) = json_error_position(bytes, &error);
+            (line, column, message_without_position(&error))
+        })?;
+        if file.schema != BASELINE_SCHEMA {
+            return Err((
+                1,
+                1,
+                format!("schema `{}` is not `{BASELINE_SCHEMA}`", file.schema),
+            ));
+        }
+        if file.suite != suite {
+            return Err((
+                1,
+                1,
+                format!(
+                    "this baseline belongs to suite `{}`, not `{suite}`",
+                    file.suite
+                ),
+            ));
+        }
+        Ok(file)
+    }
+}
+
+/// serde_json appends " at line L column C"; the position is reported separately.
+fn message_without_position(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    match message.rfind(" at line ") {
+        Some(index) => message[..index].to_owned(),
+        None => message,
+    }
+}
+
+/// A problem of the strict reading; a duplicate key is reported where its second
+/// occurrence starts.
+fn strict_problem(text: &str, error: &serde_json::Error) -> (u32, u32, String) {
+    let message = message_without_position(error);
+    let duplicate = message
+        .strip_prefix("duplicate key `")
+        .and_then(|rest| rest.strip_suffix('`'));
+    if let Some(key) = duplicate {
+        let (line, column) = duplicate_key_position(text, error)
+            .unwrap_or_else(|| json_error_position(text.as_bytes(), error));
+        let message =
+            format!("duplicate key `{key}`: a baseline holds one entry per case and each key once");
+        return (line, column, message);
+    }
+    let (line, column) = json_error_position(text.as_bytes(), error);
+    (line, column, message)
+}
+
+/// A suite's baseline file as found in one snapshot.
+#[derive(Debug, Clone)]
+pub struct SuiteBaseline {
+    pub path: String,
+    pub state: BaselineState,
+}
+
+#[derive(Debug, Clone)]
+pub enum BaselineState {
+    /// Nothing accepted yet.
+    Absent,
+    Parsed {
+        file: BaselineFile,
+        /// 1-based line of each entry, for findings that point at it.
+        lines: BTreeMap<String, u32>,
+    },
+    Malformed {
+        line: u32,
+        column: u32,
+        message: String,
+    },
+    /// A directory stands where the file belongs: nothing can be read or written there.
+    Directory,
+    /// A symlink stands where the file belongs. It is never followed, and its target
+    /// string is not a baseline, even when it happens to parse as one.
+    Symlink,
+}
+
+impl SuiteBaseline {
+    pub fn entries(&self) -> Option<&BTreeMap<String, BaselineEntry>> {
+        match &self.state {
+            BaselineState::Parsed { file, .. } => Some(&file.entries),
+            _ => None,
+        }
+    }
+
+    /// Whether the file is there but cannot be read as a baseline.
+    pub fn is_unreadable(&self) -> bool {
+        matches!(
+            self.state,
+            BaselineState::Malformed { .. } | BaselineState::Directory | BaselineState::Symlink
+        )
+    }
+
+    pub fn entry(&self, case_id: &str) -> Option<&BaselineEntry> {
+        self.entries().and_then(|entries| entries.get(case_id))
+    }
+
+    pub fn line_of(&self, case_id: &str) -> Option<u32> {
+        match &self.state {
+            BaselineState::Parsed { lines, .. } => lines.get(case_id).copied(),
+            _ => None,
+        }
+    }
+}
+
+/// Loads the baseline of a suite from `path` (a project-relative path from evalock.toml).
+pub fn load_baseline(source: &dyn ContentSource, suite: &str, path: &str) -> Result<SuiteBaseline> {
+    validate_relative_path(path).map_err(|error| {
+        Error::malformed("evalock.toml", format!("suite `{suite}`: baseline {error}"))
+    })?;
+    if source.kind_of(path)? == Some(EntryKind::Symlink) {
+        return Ok(SuiteBaseline {
+            path: path.to_owned(),
+            state: BaselineState::Symlink,
+        });
+    }
+    let state = match source.read(path)? {
+        None if source.is_directory(path)? => BaselineState::Directory,
+        None => BaselineState::Absent,
+        Some(bytes) => match BaselineFile::parse(suite, &bytes) {
+            Ok(file) => {
+                let lines = entry_lines(&bytes, &file);
+                BaselineState::Parsed { file, lines }
+            }
+            Err((line, column, message)) => BaselineState::Malformed {
+                line,
+                column,
+                message,
+            },
+        },
+    };
+    Ok(SuiteBaseline {
+        path: path.to_owned(),
+        state,
+    })
+}
+
+/// Finds each entry's key line (`    "<id>": {`) as `render` writes it.
+fn entry_lines(bytes: &[u8], file: &BaselineFile) -> BTreeMap<String, u32> {
+    let index = LineIndex::new(bytes);
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines = BTreeMap::new();
+    for id in file.entries.keys() {
+        let key = format!(
+            "\n    {}: {{",
+            serde_json::to_string(id).unwrap_or_default()
+        );
+        if let Some(offset) = text.find(&key) {
+            lines.insert(id.clone(), index.line_of(offset + 1));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::digest::bytes_digest;
+
+    fn sample() -> BaselineFile {
+        let mut file = BaselineFile::new("support");
+        file.entries.insert(
+            "b-case".into(),
+            BaselineEntry {
+                digest: bytes_digest(b"hello"),
+                passed: true,
+                context: BaselineContext {
+                    case: bytes_digest(b"case"),
+                    prompt: Some(bytes_digest(b"prompt")),
+                    grader: "builtin@1".into(),
+                    normalizer: "ws-v1".into(),
+                    model: None,
+                },
+                commit: None,
+                reason: "first".into(),
+                completion: "hello".into(),
+            },
+        );
+        file
+    }
+
+    #[test]
+    fn render_parse_round_trip_and_lines() {
+        let text = sample().render();
+        let parsed = BaselineFile::parse("support", text.as_bytes()).unwrap();
+        assert_eq!(parsed, sample());
+        assert_eq!(parsed.render(), text);
+        let lines = entry_lines(text.as_bytes(), &parsed);
+        assert_eq!(lines["b-case"], 5, "{text}");
+    }
+
+    #[test]
+    fn malformed_files_report_a_position() {
+        let (line, _, message) =
+            BaselineFile::parse("support", b"{\n  \"schema\": 1\n}").unwrap_err();
+        assert_eq!(line, 2, "{message}");
+        let (line, _, _) = BaselineFile::parse("other", sample().render().as_bytes()).unwrap_err();
+        assert_eq!(line, 1);
+        let conflicted = format!("<<<<<<< HEAD\n{}", sample().render());
+        assert!(BaselineFile::parse("support", conflicted.as_bytes())
+            .unwrap_err()
+            .2
+            .contains("merge conflict"));
+    }
+
+    /// The sample rendered with its one entry listed twice, the second with another
+    /// completion: serde alone would keep the second.
+    fn with_duplicate_entry() -> String {
+        let text = sample().render();
+        let start = text.find("    \"b-case\"").unwrap();
+        let end = text.rfind("\n  }\n}").unwrap();
+        let entry = &text[start..end];
+        let second = entry.replace("\"completion\": \"hello\"", "\"completion\": \"bye\"");
+        format!("{},\n{second}{}", &text[..end], &text[end..])
+    }
+
+    #[test]
+    fn a_duplicate_entry_is_refused_on_its_second_line() {
+        let text = with_duplicate_entry();
+        let (line, column, message) = BaselineFile::parse("support", text.as_bytes()).unwrap_err();
+        assert!(message.contains("duplicate key `b-case`"), "{message}");
+        let second = text.match_indices("\"b-case\"").nth(1).unwrap().0;
+        assert_eq!(
+            (line, column),
+            LineIndex::new(text.as_bytes()).position_of(text.as_bytes(), second),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_duplicate_key_inside_an_entry_is_refused() {
+        let text = sample().render().replacen(
+            "\"passed\": true,",
+            "\"passed\": true,\n      \"passed\": true,",
+            1,
+        );
+        let (line, _, message) = BaselineFile::parse("support", text.as_bytes()).unwrap_err();
+        assert!(message.contains("`passed`"), "{message}");
+        assert_eq!(line, 8, "{text}");
+    }
+}

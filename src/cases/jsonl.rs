@@ -1,0 +1,589 @@
+//! JSONL case files, the format large suites use. For checks ([`CaseDetail::Summary`]) each
+//! line is canonicalized straight from its text (see [`crate::cases::canonical`]) instead of through a
+//! `serde_json::Value`; big files are cut into chunks of whole lines hashed in parallel.
+
+use super::documents::Element;
+use super::strict_json::{duplicate_key_position, StrictValue};
+use crate::cases::canonical::Canonicalizer;
+use crate::cases::{
+    case_fields, case_from_element, json_error_message_at, Case, CaseDetail, CaseProblem,
+    CaseValue, ParsedCaseFile, ProblemKind, SharedText,
+};
+use crate::digest::bytes_digest;
+use crate::graders::expect::Expect;
+use crate::graders::probe::probe_builtin_with;
+use crate::project::lock::is_conflict_marker;
+use crate::text::code_point_column;
+use crate::text::split_lines;
+use compact_str::CompactString;
+use rayon::prelude::*;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// A text up to this size (most case files) is parsed as one chunk: the files of a suite
+/// already keep the cores busy side by side.
+const WHOLE_TEXT_BYTES: usize = 1 << 20;
+/// A larger text (a large file, or a block of one) is cut into chunks of about this size,
+/// hashed in parallel: small enough that the cores run out of work together at the end of
+/// each block (1 MiB chunks left one idle for part of a chunk at each of them).
+const CHUNK_BYTES: usize = 1 << 18;
+/// The top-level members [`case_fields`] interprets, then the ones checks read.
+const INTERPRETED_MEMBERS: &[&str] = &[
+    "id",
+    "version",
+    "retired",
+    "grader_version",
+    "n",
+    "expect",
+    "expects_refusal",
+    "mutate",
+];
+
+/// One case per non-blank line of `text`, whose first line is line `first_line` of its
+/// file; a bad line is a problem at its line and the rest still load. The cases come per
+/// chunk, in file order, to be joined ([`ParsedCaseFile::joined`]) once a caller that owns
+/// the text has freed it.
+///
+/// A merge-conflict marker stands for the whole text instead: `Err` with the file line of
+/// the first one. The parse looks for markers itself, at the start of each line it visits
+/// anyway, so `text` needs no pass of its own for them.
+pub(super) fn parse_json_lines(
+    path: &str,
+    text: &str,
+    first_line: u32,
+    detail: CaseDetail,
+) -> Result<JsonLines, ConflictMarker> {
+    let chunk_bytes = match text.len() <= WHOLE_TEXT_BYTES {
+        true => WHOLE_TEXT_BYTES,
+        false => CHUNK_BYTES,
+    };
+    parse_json_lines_in_chunks(path, text, first_line, detail, chunk_bytes)
+}
+
+/// The cases of a JSONL text, per chunk, and how many lines the text has (as
+/// `text.split('\n')` counts them): a file read in blocks numbers its next block from it
+/// instead of counting the block's lines in a pass of its own.
+#[derive(Debug)]
+pub(super) struct JsonLines {
+    pub parts: Vec<ParsedCaseFile>,
+    pub lines: u32,
+}
+
+/// The file line of the first merge-conflict marker of a JSONL text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ConflictMarker(pub u32);
+
+fn parse_json_lines_in_chunks(
+    path: &str,
+    text: &str,
+    first_line: u32,
+    detail: CaseDetail,
+    chunk_bytes: usize,
+) -> Result<JsonLines, ConflictMarker> {
+    let chunks = line_chunks(text, chunk_bytes, first_line);
+    if chunks.len() == 1 {
+        let (parsed, lines) = parse_chunk(path, first_line, text, detail, None)?;
+        return Ok(JsonLines {
+            parts: vec![parsed],
+            lines,
+        });
+    }
+    // Each chunk but the last is sized from where the next one starts (line_chunks counted
+    // its lines); the last counts its own.
+    let sizes = chunks
+        .windows(2)
+        .map(|pair| Some(pair[1].0.saturating_sub(pair[0].0) as usize))
+        .chain([None]);
+    let sized: Vec<_> = chunks.iter().zip(sizes).collect();
+    let parts: Vec<Result<(ParsedCaseFile, u32), ConflictMarker>> = sized
+        .par_iter()
+        .map(|((first_line, chunk), lines)| {
+            let lines = lines.unwrap_or_else(|| line_count(chunk));
+            parse_chunk(path, *first_line, chunk, detail, Some(lines))
+        })
+        .collect();
+    // The chunks are in file order: the first marker found is the file's first.
+    let mut joined = JsonLines {
+        parts: Vec::with_capacity(parts.len()),
+        lines: 0,
+    };
+    for part in parts {
+        let (parsed, lines) = part?;
+        joined.parts.push(parsed);
+        joined.lines = joined.lines.saturating_add(lines);
+    }
+    // The chunks were cut at newlines, each left out of both chunks: every line is in
+    // exactly one chunk.
+    Ok(joined)
+}
+
+/// The lines of `text` as `text.split('\n')` counts them.
+fn line_count(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1
+}
+
+/// Cuts `text`, whose first line is `first_line`, at newlines into pieces of about
+/// `target` bytes, each with the number of its first line. Joining the pieces with `\n`
+/// gives back `text`.
+fn line_chunks(text: &str, target: usize, mut first_line: u32) -> Vec<(u32, &str)> {
+    let mut chunks = Vec::new();
+    let mut rest = text;
+    while rest.len() > target {
+        let Some(newline) = memchr::memchr(b'\n', &rest.as_bytes()[target..]) else {
+            break;
+        };
+        let (chunk, tail) = rest.split_at(target + newline);
+        chunks.push((first_line, chunk));
+        let lines_in_chunk = u32::try_from(line_count(chunk)).unwrap_or(u32::MAX);
+        first_line = first_line.saturating_add(lines_in_chunk);
+        rest = &tail[1..];
+    }
+    chunks.push((first_line, rest));
+    chunks
+}
+
+/// The cases of one chunk, with its number of lines. `lines`, when known: the chunk's
+/// lines, for which the vector of cases is sized. A large file is most of a check's
+/// memory: cases in vectors grown by doubling would take up to twice their size.
+fn parse_chunk(
+    path: &str,
+    first_line: u32,
+    chunk: &str,
+    detail: CaseDetail,
+    lines: Option<usize>,
+) -> Result<(ParsedCaseFile, u32), ConflictMarker> {
+    let mut parsed = ParsedCaseFile::default();
+    if let Some(lines) = lines {
+        parsed.cases.reserve_exact(lines);
+    }
+    let mut seen = 0u32;
+    let mut canonicalizer = Canonicalizer::new();
+    let file: Arc<str> = Arc::from(path);
+    let mut grader_versions = SharedText::default();
+    // The interpreted members of the current line; reused from line to line.
+    let mut interpreted = Vec::new();
+    for (index, line_text) in split_lines(chunk).enumerate() {
+        let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
+        seen = seen.saturating_add(1);
+        // A line that opens an object (nearly all) is neither blank nor a marker.
+        if !line_text.starts_with('{') {
+            if is_conflict_marker(line_text) {
+                return Err(ConflictMarker(line));
+            }
+            if line_text.trim().is_empty() {
+                continue;
+            }
+        }
+        let fast = match detail {
+            CaseDetail::Summary => case_from_text(
+                &mut canonicalizer,
+                &mut interpreted,
+                &mut grader_versions,
+                &file,
+                line,
+                line_text,
+                &mut parsed.problems,
+            ),
+            CaseDetail::Full => None,
+        };
+        let result = fast.unwrap_or_else(|| {
+            case_through_value(&file, line, line_text, detail, &mut parsed.problems)
+        });
+        match result {
+            Ok(case) => parsed.cases.push(case),
+            Err(problem) => parsed.problems.push(problem),
+        }
+    }
+    Ok((parsed, seen))
+}
+
+/// The reference path: parse into a value, then canonicalize it. Gives the exact error.
+/// A loaded case's numbers finer than a double are warnings in `problems`.
+fn case_through_value(
+    file: &Arc<str>,
+    line: u32,
+    line_text: &str,
+    detail: CaseDetail,
+    problems: &mut Vec<CaseProblem>,
+) -> Result<Case, CaseProblem> {
+    match serde_json::from_str::<StrictValue>(line_text) {
+        Ok(StrictValue(value)) => {
+            let element = Element {
+                value,
+                line,
+                end_line: line,
+                key: None,
+            };
+            let case = case_from_element(file, element, detail)?;
+            let imprecise = crate::cases::canonical::imprecise_numbers(line_text.as_bytes());
+            problems.extend(imprecise_number_problems(file, line, line_text, &imprecise));
+            Ok(case)
+        }
+        Err(error) => Err(CaseProblem {
+            kind: ProblemKind::Malformed,
+            file: file.to_string(),
+            line,
+            column: duplicate_key_position(line_text, &error).map_or_else(
+                || code_point_column(line_text.as_bytes(), error.column()),
+                |(_, column)| column,
+            ),
+            message: json_error_message_at(&error, line_text),
+        }),
+    }
+}
+
+/// The fast path: `None` when the line needs the reference path (invalid JSON, duplicate
+/// keys, …). Only the members evalock interprets are parsed into values. A loaded case's
+/// numbers finer than a double are warnings in `problems`.
+fn case_from_text(
+    canonicalizer: &mut Canonicalizer,
+    interpreted: &mut Vec<(&'static str, Value)>,
+    grader_versions: &mut SharedText,
+    file: &Arc<str>,
+    line: u32,
+    line_text: &str,
+    problems: &mut Vec<CaseProblem>,
+) -> Option<Result<Case, CaseProblem>> {
+    let object = canonicalizer.object_opening(
+        line_text,
+        INTERPRETED_MEMBERS,
+        Some("retired"),
+        Some("expect"),
+    )?;
+    // `expect` is read into the grader's assertions straight from its text, from the
+    // members the canonicalizer found in it: as a value it would cost more than the rest
+    // of the case.
+    let mut expect = Expect::Missing;
+    interpreted.clear();
+    for member in object.members {
+        let range = member.raw_value.clone();
+        match member.key {
+            "expect" => {
+                expect =
+                    Expect::of_opened_members(line_text, range, object.opened, object.opened_keys)?
+            }
+            key => interpreted.push((key, member_value(line_text.get(range)?)?)),
+        }
+    }
+    let fields = match case_fields(interpreted.as_slice()) {
+        Ok(fields) => fields,
+        Err(message) => {
+            return Some(Err(CaseProblem {
+                kind: ProblemKind::Malformed,
+                file: file.to_string(),
+                line,
+                column: 1,
+                message,
+            }))
+        }
+    };
+    let (version, retired) = (fields.version, fields.retired);
+    let grader_version = fields
+        .grader_version
+        .map(|version| grader_versions.share(&version));
+    let body = CaseValue::probed(probe_builtin_with(
+        fields.id,
+        interpreted.as_slice(),
+        &expect,
+    ));
+    // The id was validated as a string; a short one is kept inline in the case.
+    let id = match interpreted.iter().find(|(key, _)| *key == "id") {
+        Some((_, Value::String(id))) => CompactString::from(id.as_str()),
+        _ => return None,
+    };
+    let digest = bytes_digest(object.canonical);
+    let contract = object
+        .without_excluded
+        .map(bytes_digest)
+        .filter(|contract| *contract != digest)
+        .map(Box::new);
+    problems.extend(imprecise_number_problems(
+        file,
+        line,
+        line_text,
+        object.imprecise_numbers,
+    ));
+    Some(Ok(Case {
+        id,
+        version,
+        digest,
+        contract,
+        file: Arc::clone(file),
+        line,
+        end_line: line,
+        retired,
+        grader_version,
+        body,
+    }))
+}
+
+/// The warnings for the number literals at `ranges` of the JSONL line `line`.
+fn imprecise_number_problems<'a>(
+    file: &'a str,
+    line: u32,
+    line_text: &'a str,
+    ranges: &'a [std::ops::Range<usize>],
+) -> impl Iterator<Item = CaseProblem> + 'a {
+    ranges.iter().map(move |range| {
+        let literal = line_text.get(range.clone()).unwrap_or_default();
+        let column = code_point_column(line_text.as_bytes(), range.start + 1);
+        CaseProblem::imprecise_number(file, line, column, literal)
+    })
+}
+
+/// The value of a member the canonicalizer has already validated (so no duplicate keys,
+/// no leading zeros, no out-of-range numbers): literals, plain strings and short integers
+/// directly, the rest through serde_json.
+fn member_value(raw: &str) -> Option<Value> {
+    match raw.as_bytes() {
+        [b'"', body @ .., b'"'] if !body.contains(&b'\\') => {
+            Some(Value::String(raw[1..raw.len() - 1].to_owned()))
+        }
+        // Short unsigned integers (`version`, `n`): what serde_json reads them as.
+        digits @ [b'0'..=b'9', ..]
+            if digits.len() <= 19 && digits.iter().all(u8::is_ascii_digit) =>
+        {
+            raw.parse::<u64>().ok().map(Value::from)
+        }
+        b"true" => Some(Value::Bool(true)),
+        b"false" => Some(Value::Bool(false)),
+        b"null" => Some(Value::Null),
+        _ => serde_json::from_str(raw).ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cases::parse_case_file_with;
+    use crate::graders::probe::probe_builtin;
+    use crate::project::lock::conflict_marker_line;
+
+    #[test]
+    fn member_values_are_what_serde_json_reads() {
+        for raw in [
+            "0",
+            "7",
+            "1001",
+            "1234567890123456789",
+            "18446744073709551615",
+            "98446744073709551615",
+            "1.0",
+            "1e3",
+            "-3",
+            "\"plain\"",
+            "\"caf\\u00e9 \\\"q\\\"\"",
+            "\"\"",
+            "true",
+            "false",
+            "null",
+            "{\"must_include\": [\"a\", 2], \"x\": {\"y\": null}}",
+            "[1, \"two\"]",
+        ] {
+            let expected: Option<Value> = serde_json::from_str(raw).ok();
+            assert!(expected.is_some(), "{raw}");
+            assert_eq!(member_value(raw), expected, "{raw}");
+        }
+    }
+
+    #[test]
+    fn chunks_rejoin_to_the_text_and_know_their_first_line() {
+        let text = "a\nbb\n\nccc\ndddd\ne\n";
+        for target in [1, 2, 3, 5, 100] {
+            let chunks = line_chunks(text, target, 1);
+            let joined: Vec<&str> = chunks.iter().map(|(_, chunk)| *chunk).collect();
+            assert_eq!(joined.join("\n"), text, "target {target}");
+            for (first_line, chunk) in &chunks {
+                let first_line_text = text.split('\n').nth(*first_line as usize - 1);
+                assert_eq!(first_line_text, chunk.split('\n').next(), "target {target}");
+            }
+        }
+        let numbered: Vec<(u32, &str)> = line_chunks("l1\nl2\nl3\nl4", 2, 1);
+        assert_eq!(numbered, vec![(1, "l1"), (2, "l2"), (3, "l3"), (4, "l4")]);
+        let later: Vec<(u32, &str)> = line_chunks("l7\nl8\nl9", 2, 7);
+        assert_eq!(later, vec![(7, "l7"), (8, "l8"), (9, "l9")]);
+    }
+
+    /// A case file of up to a mebibyte is one chunk (a suite's files already run side by
+    /// side); a larger text is cut into quarter-mebibyte chunks, so that the cores run out
+    /// of work together at the end of each block of a large file.
+    #[test]
+    fn only_texts_over_a_mebibyte_are_cut_and_then_finely() {
+        let line = format!("{{\"id\": \"c\", \"input\": \"{}\"}}\n", "x".repeat(1000));
+        let text_of = |bytes: usize| line.repeat(bytes / line.len());
+        let parts = |text: &str| {
+            let parsed = parse_json_lines("a.jsonl", text, 1, CaseDetail::Summary)
+                .expect("no conflict marker");
+            parsed.parts.len()
+        };
+        assert_eq!(parts(&text_of(WHOLE_TEXT_BYTES)), 1);
+        let large = text_of(2 * WHOLE_TEXT_BYTES);
+        assert_eq!(parts(&large), large.len().div_ceil(CHUNK_BYTES));
+    }
+
+    /// The parse counts a text's lines as `split('\n')` does, whatever the chunks: a file
+    /// read in blocks numbers each block from the lines of the ones before.
+    #[test]
+    fn the_parse_counts_the_lines_of_its_text() {
+        let texts = [
+            String::new(),
+            "\n".to_owned(),
+            "\n\n\n".to_owned(),
+            "{\"id\": \"a\"}".to_owned(),
+            "{\"id\": \"a\"}\n".to_owned(),
+            (0..50)
+                .map(|number| match number % 4 {
+                    0 => String::new(),
+                    1 => "not json".to_owned(),
+                    _ => format!("{{\"id\": \"c{number}\"}}"),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ];
+        for text in &texts {
+            for chunk_bytes in [1, 3, 16, 100, 1 << 20] {
+                let parsed = parse_json_lines_in_chunks(
+                    "a.jsonl",
+                    text,
+                    1,
+                    CaseDetail::Summary,
+                    chunk_bytes,
+                )
+                .expect("no conflict marker");
+                let expected = u32::try_from(text.split('\n').count()).expect("few lines");
+                assert_eq!(parsed.lines, expected, "chunks of {chunk_bytes}: {text:?}");
+            }
+        }
+    }
+
+    /// The parse finds merge-conflict markers where a scan of the whole text for them
+    /// (`conflict_marker_line`, the definition) finds the first one, whatever the chunks;
+    /// lines that only look like markers are parsed as lines.
+    #[test]
+    fn the_parse_finds_the_first_conflict_marker_where_a_scan_of_the_text_does() {
+        let lookalikes = [
+            "<<<<<<<",
+            " =======",
+            "========",
+            ">>>>>>>theirs",
+            "{\"id\": \"<<<<<<< HEAD\"}",
+        ];
+        let mut lines: Vec<String> = (0..60)
+            .map(|number| match number % 7 {
+                0 => String::new(),
+                1 => "not json".to_owned(),
+                2 => lookalikes[number % lookalikes.len()].to_owned(),
+                _ => format!("{{\"id\": \"c{number}\", \"input\": {{\"text\": \"{number}\"}}}}"),
+            })
+            .collect();
+        let quiet = lines.join("\n");
+        let mut texts = vec![(quiet.clone(), None)];
+        for (at, marker) in [
+            (0, "<<<<<<< HEAD"),
+            (13, "======="),
+            (41, ">>>>>>> theirs"),
+            (60, "======="),
+        ] {
+            lines.insert(at, marker.to_owned());
+            let text = lines.join("\n");
+            let expected = conflict_marker_line(&text);
+            assert!(expected.is_some(), "{marker} at {at}");
+            texts.push((text, expected));
+        }
+        for (text, expected) in &texts {
+            for chunk_bytes in [1, 7, 64, 333, 1 << 20] {
+                for first_line in [1, 5] {
+                    let found = parse_json_lines_in_chunks(
+                        "a.jsonl",
+                        text,
+                        first_line,
+                        CaseDetail::Summary,
+                        chunk_bytes,
+                    )
+                    .err()
+                    .map(|ConflictMarker(line)| line as usize + 1 - first_line as usize);
+                    assert_eq!(found, *expected, "chunks of {chunk_bytes}: {text}");
+                }
+            }
+        }
+        let parsed = parse_json_lines("a.jsonl", &quiet, 1, CaseDetail::Summary)
+            .expect("look-alikes are not markers");
+        let loaded = parsed
+            .parts
+            .iter()
+            .map(|part| part.cases.len())
+            .sum::<usize>();
+        assert!(loaded > 30, "{loaded} cases");
+    }
+
+    /// Summary and full loads agree on everything but the kept values, line by line,
+    /// including problems, across the chunk boundaries of a large file.
+    #[test]
+    fn summary_equals_full_without_values() {
+        let mut text = String::new();
+        for number in 0..3_000 {
+            let line = match number % 97 {
+                0 => "{\"id\": \"dup\", \"id\": \"dup\"}".to_owned(),
+                1 => format!("{{\"id\": \"r{number}\", \"retired\": true, \"version\": 2}}"),
+                2 => format!("{{\"id\": \"v{number}\", \"version\": 1.0}}"),
+                3 => String::new(),
+                4 => "not json".to_owned(),
+                5 => format!("{{\"id\": \"n{number}\", \"n\": 1001}}"),
+                // Numbers finer than a double: warnings, and the case still loads.
+                8 => format!(
+                    "{{\"id\": \"big{number}\", \"input\": {{\"ticket\": 9007199254740993, \"t\": [0.10000000000000000001, \"1e-400\", 1e-400]}}}}"
+                ),
+                // Every interpreted member, strings with and without escapes.
+                6 => format!(
+                    "{{\"mutate\": [{{\"completion\": \"x\"}}], \"id\": \"caf\\u00e9-{number}\", \"grader_version\": \"v\\\"2\", \"expect\": {{\"must_include\": [\"x\"]}}, \"expects_refusal\": true, \"n\": 3, \"retired\": false, \"version\": 4}}"
+                ),
+                7 => format!(
+                    "{{\"id\": \"p{number}\", \"grader_version\": \"plain\", \"expect\": {{\"must_include\": [\"\\u00e9\"]}}, \"mutate\": {{\"completion\": \"\\u00e9\"}}, \"expects_refusal\": false, \"retired\": true}}"
+                ),
+                _ => format!(
+                    "{{\"version\": {}, \"id\": \"case-{number}\", \"input\": {{\"text\": \"caf\\u00e9 {number}\", \"t\": 0.7}}, \"grader_version\": 3}}",
+                    1 + number % 3
+                ),
+            };
+            text.push_str(&line);
+            text.push('\n');
+        }
+        let full = parse_case_file_with("big.jsonl", text.as_bytes(), CaseDetail::Full);
+        let parts = parse_json_lines_in_chunks("big.jsonl", &text, 1, CaseDetail::Summary, 4096);
+        let summary = ParsedCaseFile::joined(parts.expect("the text has no conflict marker").parts);
+        assert!(
+            line_chunks(&text, 4096, 1).len() > 10,
+            "the file must span several chunks"
+        );
+        let without_values: Vec<Case> = full
+            .cases
+            .iter()
+            .cloned()
+            .map(|case| Case {
+                body: CaseValue::probed(probe_builtin(&case.id, case.value())),
+                ..case
+            })
+            .collect();
+        assert_eq!(summary.cases, without_values);
+        assert_eq!(summary.problems, full.problems);
+        assert!(
+            summary.problems.len() > 100,
+            "{} problems",
+            summary.problems.len()
+        );
+        assert!(summary
+            .cases
+            .iter()
+            .any(|case| case.retired && case.contract.is_some()));
+        let imprecise: Vec<(u32, u32)> = summary
+            .problems
+            .iter()
+            .filter(|problem| !problem.is_malformed())
+            .map(|problem| (problem.line, problem.column))
+            .collect();
+        assert_eq!(imprecise.len(), 3 * 31, "{imprecise:?}");
+        assert_eq!(imprecise[..3], [(9, 36), (9, 60), (9, 94)]);
+        assert!(summary.cases.iter().any(|case| case.id == "big8"));
+        assert_eq!(summary.cases.last().map(|case| case.line), Some(3_000));
+    }
+}

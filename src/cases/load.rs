@@ -1,0 +1,159 @@
+//! A suite from its files: case globs and the folders they go through, case files read
+//! whole or streamed and kept in the cache, and prompts; the bulk of a load, apart from
+//! the project's own files.
+
+use crate::cases::suite::{PromptFile, SuiteCases, SuiteModel, UnmatchedGlob};
+use crate::cases::{parse_owned_case_file, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind};
+use crate::commands::project::LoadOptions;
+use crate::digest::{bytes_digest, EntryKind};
+use crate::error::{Error, Result};
+use crate::project::config::{Config, CONFIG_FILE};
+use crate::source::{glob_files, ContentSource};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// A directory where a prompt goes cannot be read as one, as the lock in its place
+/// cannot: it is bad input (exit 65) named as a directory, not a prompt that went missing
+/// and that `evalock lock` would record as gone.
+fn refuse_directory_prompt(source: &dyn ContentSource, path: &str, suite: &str) -> Result<()> {
+    if source.is_directory(path)? {
+        return Err(Error::malformed(
+            path,
+            format!(
+                "{path} is a directory, where evalock expects a prompt of suite `{suite}`: move the directory away, or point `prompt` of suite `{suite}` in {CONFIG_FILE} at the prompt file"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A symlink's target is not case content, and following it could leave the project.
+fn symlinked_case_file(path: &str) -> ParsedCaseFile {
+    let problem = CaseProblem {
+        kind: ProblemKind::Malformed,
+        file: path.to_owned(),
+        line: 1,
+        column: 1,
+        message: format!("{path} is a symlink, and evalock never follows symlinks: replace it with the case file itself"),
+    };
+    ParsedCaseFile {
+        cases: Vec::new(),
+        problems: vec![problem],
+    }
+}
+
+/// One case file; empty when it is absent.
+fn load_case_file(
+    source: &dyn ContentSource,
+    path: &str,
+    detail: CaseDetail,
+) -> Result<ParsedCaseFile> {
+    if source.kind_of(path)? == Some(EntryKind::Symlink) {
+        return Ok(symlinked_case_file(path));
+    }
+    Ok(source
+        .read(path)?
+        .map(|bytes| parse_owned_case_file(path, bytes, detail))
+        .unwrap_or_default())
+}
+
+/// A command grader receives the whole case, so its suite is loaded in full even for a
+/// check; the built-in grader reads only what a summary keeps.
+pub fn options_for_suite(
+    config: &Config,
+    suite: &crate::project::config::SuiteConfig,
+    options: &LoadOptions,
+) -> LoadOptions {
+    let command_graded = suite
+        .grader
+        .as_deref()
+        .and_then(|id| config.graders.get(id))
+        .is_some_and(|grader| grader.kind == crate::project::config::GraderKind::Command);
+    match command_graded {
+        true => LoadOptions {
+            detail: CaseDetail::Full,
+            ..*options
+        },
+        false => *options,
+    }
+}
+
+/// The first folder of `pattern`'s literal part that is a symlink: its files are not
+/// the project's (a symlink is pinned as its target, never followed).
+fn symlink_on_the_way(source: &dyn ContentSource, pattern: &str) -> Result<Option<String>> {
+    let prefix = crate::source::literal_prefix(pattern);
+    let mut folder = String::new();
+    for component in prefix.split('/').filter(|component| !component.is_empty()) {
+        if !folder.is_empty() {
+            folder.push('/');
+        }
+        folder.push_str(component);
+        if source.kind_of(&folder)? == Some(EntryKind::Symlink) {
+            return Ok(Some(folder));
+        }
+    }
+    Ok(None)
+}
+
+/// The cases of `files` (sorted), parsed side by side, joined and indexed by id.
+fn load_content(
+    source: &dyn ContentSource,
+    files: Vec<String>,
+    options: &LoadOptions,
+) -> Result<Arc<SuiteCases>> {
+    let parsed = files
+        .par_iter()
+        .map(|path| load_case_file(source, path, options.detail))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(SuiteCases::new(
+        files,
+        ParsedCaseFile::joined(parsed),
+    )))
+}
+
+pub fn load_suite(
+    source: &dyn ContentSource,
+    suite: &crate::project::config::SuiteConfig,
+    options: &LoadOptions,
+) -> Result<SuiteModel> {
+    let mut case_files = Vec::new();
+    let mut unmatched_globs = Vec::new();
+    for (pattern, line) in suite.case_globs() {
+        let matched = glob_files(source, std::slice::from_ref(pattern))?;
+        if matched.is_empty() {
+            let literal = !pattern.contains(['*', '?', '[', '{', '\\']);
+            let directory = pattern.trim_end_matches('/');
+            let names_directory =
+                literal && !directory.is_empty() && !source.list(directory)?.is_empty();
+            unmatched_globs.push(UnmatchedGlob {
+                pattern: pattern.clone(),
+                line,
+                names_directory,
+                through_symlink: symlink_on_the_way(source, pattern)?,
+            });
+        }
+        case_files.extend(matched.into_iter().map(|file| file.path));
+    }
+    case_files.sort();
+    case_files.dedup();
+    let content = load_content(source, case_files, options)?;
+    let prompts = suite
+        .prompt_paths()
+        .into_iter()
+        .map(|path| -> Result<PromptFile> {
+            let digest = match source.kind_of(&path)? {
+                Some(EntryKind::Symlink) => None,
+                None => {
+                    refuse_directory_prompt(source, &path, suite.name())?;
+                    None
+                }
+                Some(_) => source.read(&path)?.map(|bytes| bytes_digest(&bytes)),
+            };
+            Ok(PromptFile { path, digest })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut model = SuiteModel::of(suite.name().to_owned(), content);
+    model.unmatched_globs = unmatched_globs;
+    model.prompts = prompts;
+    Ok(model)
+}

@@ -1,0 +1,221 @@
+//! Reading a case file: its format from its extension, then its cases one element at a
+//! time, each checked and hashed with `case-v1`, every problem kept with its position.
+
+use super::{
+    case_fields, line_u32, Case, CaseDetail, CaseProblem, CaseValue, ParsedCaseFile, ProblemKind,
+};
+use crate::cases::documents::{json_elements, yaml_elements, Element};
+use crate::cases::jsonl::{parse_json_lines, ConflictMarker};
+use crate::digest::case_digest;
+use crate::graders::probe::probe_builtin;
+use crate::text::require_clean_text;
+use compact_str::CompactString;
+use serde_json::Value;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CaseFormat {
+    JsonLines,
+    Json,
+    Yaml,
+}
+
+fn format_of(path: &str) -> Option<CaseFormat> {
+    let extension = path
+        .rsplit_once('.')
+        .map(|(_, extension)| extension.to_ascii_lowercase())?;
+    match extension.as_str() {
+        "jsonl" | "ndjson" => Some(CaseFormat::JsonLines),
+        "json" => Some(CaseFormat::Json),
+        "yaml" | "yml" => Some(CaseFormat::Yaml),
+        _ => None,
+    }
+}
+
+pub(crate) const CONFLICT_MESSAGE: &str = "unresolved merge conflict: keep one side (or both cases, with distinct ids), delete the markers, then run `evalock lock`";
+
+/// Parses one case file, keeping every case's value. Never fails: every problem is
+/// reported with its position.
+pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
+    parse_case_file_with(path, bytes, CaseDetail::Full)
+}
+
+/// Parses one case file, keeping as much of each case as `detail` asks for.
+pub fn parse_case_file_with(path: &str, bytes: &[u8], detail: CaseDetail) -> ParsedCaseFile {
+    ParsedCaseFile::joined(parse_case_file_parts(path, bytes, detail))
+}
+
+/// [`parse_case_file_with`] for a caller that owns the bytes: they are freed before the
+/// cases of the file's chunks are put together, so the peak holds the text and the cases
+/// once each (a file far larger than the rest of the suite then costs about its own size).
+pub fn parse_owned_case_file(path: &str, bytes: Vec<u8>, detail: CaseDetail) -> ParsedCaseFile {
+    let parts = parse_case_file_parts(path, &bytes, detail);
+    drop(bytes);
+    ParsedCaseFile::joined(parts)
+}
+
+/// The cases of a file in parts, in file order: one part, or one per chunk of a large
+/// JSONL file.
+fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<ParsedCaseFile> {
+    let mut parsed = ParsedCaseFile::default();
+    let problem = |line, column, message: String| CaseProblem {
+        kind: ProblemKind::Malformed,
+        file: path.to_owned(),
+        line,
+        column,
+        message,
+    };
+    let text = match require_clean_text(bytes) {
+        Ok(text) => text,
+        Err((line, column, message)) => {
+            parsed.problems.push(problem(line, column, message));
+            return vec![parsed];
+        }
+    };
+    let format = format_of(path);
+    let conflict = |line| {
+        vec![ParsedCaseFile {
+            cases: Vec::new(),
+            problems: vec![problem(line, 1, CONFLICT_MESSAGE.into())],
+        }]
+    };
+    // A JSONL parse finds the markers itself, on its way through the lines.
+    if format != Some(CaseFormat::JsonLines) {
+        if let Some(line) = crate::project::lock::conflict_marker_line(text) {
+            return conflict(line_u32(line));
+        }
+    }
+    let Some(format) = format else {
+        parsed.problems.push(problem(
+            1,
+            1,
+            "unknown case file type: use .jsonl, .json, .yaml or .yml".into(),
+        ));
+        return vec![parsed];
+    };
+    let elements = match format {
+        CaseFormat::JsonLines => {
+            return match parse_json_lines(path, text, 1, detail) {
+                Ok(parsed) => parsed.parts,
+                Err(ConflictMarker(line)) => conflict(line),
+            }
+        }
+        CaseFormat::Json => json_elements(text),
+        CaseFormat::Yaml => yaml_elements(text),
+    };
+    match elements {
+        Ok((elements, refused)) => {
+            parsed.problems.extend(
+                refused
+                    .into_iter()
+                    .map(|(line, column, message)| problem(line, column, message)),
+            );
+            let file: Arc<str> = Arc::from(path);
+            for element in elements {
+                match case_from_element(&file, element, detail) {
+                    Ok(case) => parsed.cases.push(case),
+                    Err(case_problem) => parsed.problems.push(case_problem),
+                }
+            }
+            let imprecise = match format {
+                CaseFormat::Yaml => super::numbers::imprecise_yaml_numbers(path, text),
+                _ => super::numbers::imprecise_json_numbers(path, text),
+            };
+            // Only in cases that loaded, as for JSONL: the others are refused already.
+            let in_a_case = |problem: &CaseProblem| {
+                parsed
+                    .cases
+                    .iter()
+                    .any(|case| (case.line..=case.end_line).contains(&problem.line))
+            };
+            let imprecise: Vec<CaseProblem> = imprecise.into_iter().filter(in_a_case).collect();
+            parsed.problems.extend(imprecise);
+        }
+        Err((line, column, message)) => parsed.problems.push(problem(line, column, message)),
+    }
+    vec![parsed]
+}
+
+pub(crate) fn case_from_element(
+    file: &Arc<str>,
+    element: Element,
+    detail: CaseDetail,
+) -> Result<Case, CaseProblem> {
+    let path: &str = file;
+    let problem = |message: String| CaseProblem {
+        kind: ProblemKind::Malformed,
+        file: path.to_owned(),
+        line: element.line,
+        column: 1,
+        message,
+    };
+    let Element {
+        mut value,
+        line,
+        end_line,
+        key,
+    } = element;
+    let Value::Object(map) = &mut value else {
+        return Err(problem(match (&key, &value) {
+            // An object holding a list, as the seed's `{"prompt_id", "cases": [...]}` does:
+            // its members are read as cases keyed by id, so say where the list belongs.
+            (Some(key), Value::Array(_)) => format!(
+                "member `{key}` holds a list, not a case: a case file is an array of cases, an object of cases keyed by id, or one case with an `id`; make the list the top level of the file"
+            ),
+            (Some(key), _) => format!(
+                "member `{key}` is not a case: an object without an `id` lists cases keyed by id, so each member must be a case object"
+            ),
+            (None, _) => "a case must be an object with a string `id`".into(),
+        }));
+    };
+    if let Some(key) = &key {
+        match map.get("id") {
+            None => {
+                map.insert("id".into(), Value::String(key.clone()));
+            }
+            Some(Value::String(id)) if id == key => {}
+            Some(_) => {
+                return Err(problem(format!(
+                    "case listed under `{key}` has a different `id`; make them equal"
+                )))
+            }
+        }
+    }
+    let fields = case_fields(map).map_err(problem)?;
+    let (id, version, retired) = (
+        CompactString::from(fields.id),
+        fields.version,
+        fields.retired,
+    );
+    let grader_version: Option<Arc<str>> = fields.grader_version.as_deref().map(Arc::from);
+    let digest = case_digest(&value).map_err(|error| problem(error.to_string()))?;
+    let contract = match &value {
+        Value::Object(map) if map.contains_key("retired") => {
+            let mut contract = map.clone();
+            contract.remove("retired");
+            Some(
+                case_digest(&Value::Object(contract))
+                    .map_err(|error| problem(error.to_string()))?,
+            )
+        }
+        _ => None,
+    }
+    .filter(|contract| *contract != digest)
+    .map(Box::new);
+    let body = match detail {
+        CaseDetail::Full => CaseValue::Full(Box::new(value)),
+        CaseDetail::Summary => CaseValue::probed(probe_builtin(&id, &value)),
+    };
+    Ok(Case {
+        id,
+        version,
+        digest,
+        contract,
+        file: Arc::clone(file),
+        line,
+        end_line,
+        retired,
+        grader_version,
+        body,
+    })
+}

@@ -1,0 +1,168 @@
+//! EL102 and EL103: cases against those of the base revision (what a change may not do to
+//! a case that already shipped); apart because only a check with a base runs them.
+
+use super::{case_at, case_location, files_with_problems};
+use crate::commands::project::Project;
+use crate::finding::{Finding, Location, Subject};
+use crate::rules::RuleId;
+
+/// EL102: compared with the base, a case kept its id and version but its contract moved.
+pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for suite in &project.suites {
+        let Some(base_suite) = base.suite(&suite.name) else {
+            continue;
+        };
+        // Both in id order, paired in one pass: each case meets the base's first case
+        // with its id, as a lookup would find it.
+        let mut base_cases = base_suite.first_cases_by_id().peekable();
+        for case in suite.cases_by_id() {
+            while base_cases
+                .next_if(|base_case| base_case.id < case.id)
+                .is_some()
+            {}
+            let Some(base_case) = base_cases
+                .peek()
+                .filter(|base_case| base_case.id == case.id)
+            else {
+                continue;
+            };
+            let subject = || Subject::case(&suite.name, &case.id);
+            if case.version == base_case.version
+                && case.contract_digest() != base_case.contract_digest()
+            {
+                findings.push(
+                    Finding::new(
+                        RuleId::CaseEditedInPlace,
+                        subject(),
+                        format!(
+                            "case `{}` ({}) was edited in place: still version {} as in {}",
+                            case.id,
+                            case_at(case),
+                            case.version,
+                            base.source
+                        ),
+                    )
+                    .at(case_location(case))
+                    .help(format!(
+                        "bump `version` to {} and run `evalock lock`",
+                        case.version + 1
+                    )),
+                );
+            } else if case.version < base_case.version {
+                findings.push(
+                    Finding::new(
+                        RuleId::CaseEditedInPlace,
+                        subject(),
+                        format!(
+                            "case `{}` ({}) went back from version {} to {}",
+                            case.id,
+                            case_at(case),
+                            base_case.version,
+                            case.version
+                        ),
+                    )
+                    .at(case_location(case))
+                    .help(format!(
+                        "versions only move forward: set `version` to {}",
+                        base_case.version + 1
+                    )),
+                );
+            }
+        }
+    }
+    findings
+}
+
+/// EL103: a case the base froze (in its lock or its files) is gone instead of retired.
+pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for base_suite in &base.suites {
+        // Retired cases too: a retired case stays in its file, so its id is never reused
+        // for another contract.
+        let cases = base_suite
+            .first_cases_by_id()
+            .map(|case| (case.id.as_str(), (&*case.file, case.version, case.retired)));
+        let locked = base
+            .lock
+            .as_ref()
+            .and_then(|lock| lock.cases.get(&base_suite.name))
+            .into_iter()
+            .flatten()
+            .map(|(id, entry)| (id, (&*entry.file, entry.version, entry.retired)));
+        let current = project.suite(&base_suite.name);
+        let unreadable = current.map(files_with_problems).unwrap_or_default();
+        // Every list here is in id order: the current cases are paired in one pass.
+        let mut current_ids = current
+            .into_iter()
+            .flat_map(|suite| suite.first_cases_by_id())
+            .map(|case| case.id.as_str())
+            .peekable();
+        for (id, (file, version, retired)) in merge_by_id(cases, locked) {
+            while current_ids.next_if(|current| *current < id).is_some() {}
+            if current_ids.peek() == Some(&id) || unreadable.contains(file) {
+                continue;
+            }
+            let message = match current {
+                Some(_) if retired => format!(
+                    "retired case `{id}` (version {version}, {file}) was deleted: a retired case stays in its file, so its id is never reused"
+                ),
+                Some(_) => format!(
+                    "case `{id}` (version {version}, {file}) was removed instead of retired"
+                ),
+                None => format!(
+                    "suite `{}` was removed with its case `{id}` (version {version}, {file})",
+                    base_suite.name
+                ),
+            };
+            findings.push(
+                Finding::new(RuleId::CaseRemoved, Subject::case(&base_suite.name, id), message)
+                    .at(Location::file(file))
+                    .help(format!(
+                        "restore case `{id}` in {file} with `\"retired\": true` (a removed case is retired, never deleted), then run `evalock lock`"
+                    )),
+            );
+        }
+    }
+    findings
+}
+
+/// Two lists sorted by id, as one; where both hold an id, the first list's item.
+fn merge_by_id<'a, T>(
+    first: impl Iterator<Item = (&'a str, T)>,
+    second: impl Iterator<Item = (&'a str, T)>,
+) -> impl Iterator<Item = (&'a str, T)> {
+    let mut first = first.peekable();
+    let mut second = second.peekable();
+    std::iter::from_fn(move || {
+        let take_first = match (first.peek(), second.peek()) {
+            (Some((one, _)), Some((other, _))) => one <= other,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if take_first {
+            let item = first.next()?;
+            second.next_if(|(other, _)| *other == item.0);
+            Some(item)
+        } else {
+            second.next()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_by_id;
+
+    #[test]
+    fn merging_keeps_id_order_and_the_first_lists_item_for_a_shared_id() {
+        let first = [("a", 1), ("c", 1), ("d", 1)];
+        let second = [("b", 2), ("c", 2), ("e", 2)];
+        let merged: Vec<_> = merge_by_id(first.into_iter(), second.into_iter()).collect();
+        assert_eq!(merged, [("a", 1), ("b", 2), ("c", 1), ("d", 1), ("e", 2)]);
+        let only_second: Vec<_> = merge_by_id([].into_iter(), second.into_iter()).collect();
+        assert_eq!(only_second, second);
+        let only_first: Vec<_> = merge_by_id(first.into_iter(), [].into_iter()).collect();
+        assert_eq!(only_first, first);
+    }
+}

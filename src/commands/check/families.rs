@@ -1,0 +1,67 @@
+//! Checks: pure functions from the model (and the base model) to findings. One module
+//! per concern, named after its rule family.
+
+use crate::baselines::rules as baselines;
+use crate::cases::rules as cases;
+use crate::commands::project::Project;
+use crate::finding::{sort_findings, Finding, Subject};
+use crate::graders::rules as graders;
+use crate::rules::RuleId;
+use crate::skills::rules as skills;
+use std::collections::BTreeSet;
+
+/// Every check that needs no run: the project against its lock, and against the base
+/// revision when one is given.
+pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> {
+    let all_suites: BTreeSet<String> = project
+        .suites
+        .iter()
+        .map(|suite| suite.name.clone())
+        .collect();
+    // The rule families read the same model and nothing else: they run side by side.
+    let ((case_findings, skill_findings), (grader_findings, baseline_findings)) = rayon::join(
+        || {
+            rayon::join(
+                || cases::check(project, base),
+                || skills::check(project, base),
+            )
+        },
+        || {
+            rayon::join(
+                || graders::check(project, base, &all_suites),
+                || {
+                    baselines::check(
+                        project,
+                        base,
+                        &all_suites,
+                        baselines::Scope {
+                            full: true,
+                            absent_file_is_missing: false,
+                        },
+                    )
+                },
+            )
+        },
+    );
+    let mut findings = case_findings;
+    findings.extend(skill_findings);
+    findings.extend(grader_findings);
+    findings.extend(baseline_findings);
+    graders::drop_outranked(&mut findings);
+    drop_superseded(&mut findings);
+    sort_findings(&mut findings);
+    findings
+}
+
+/// When a stronger rule explains a subject, weaker restatements of it are noise:
+/// a case removed vs base (EL103) is not also reported as missing from the lock (EL101).
+fn drop_superseded(findings: &mut Vec<Finding>) {
+    let removed: BTreeSet<Subject> = findings
+        .iter()
+        .filter(|finding| finding.rule == RuleId::CaseRemoved)
+        .map(|finding| finding.subject.clone())
+        .collect();
+    findings.retain(|finding| {
+        !(finding.rule == RuleId::CaseUnlocked && removed.contains(&finding.subject))
+    });
+}

@@ -1,0 +1,111 @@
+//! Grading, as pure logic: normalizers, the built-in deterministic grader over a case's
+//! `expect`, and the command-grader protocol. Running a command grader is the only I/O,
+//! and it goes through [`crate::run::process`].
+
+pub mod builtin;
+pub mod command;
+pub mod envelope;
+pub mod expect;
+pub mod normalize;
+pub mod probe;
+pub mod rules;
+pub mod sources;
+
+pub use normalize::{completion_digest, Normalizer};
+
+use crate::run::process::{run_process, ProcessPolicy};
+use serde::Serialize;
+use serde_json::Value;
+
+/// The id and version of the grader suites use when they name none.
+pub const BUILTIN_GRADER_ID: &str = "builtin";
+pub const BUILTIN_GRADER_VERSION: &str = "1";
+
+/// The probes of EL303: a grader that passes either cannot fail.
+pub const EMPTY_PROBE: &str = "";
+pub const REFUSAL_PROBE: &str = "I cannot help with that request.";
+
+/// One grading verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Grade {
+    pub pass: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// Grep-friendly reason codes (`missing_key:status`); empty when it passed cleanly.
+    pub reasons: Vec<String>,
+}
+
+impl Grade {
+    pub fn from_reasons(reasons: Vec<String>) -> Grade {
+        Grade {
+            pass: reasons.is_empty(),
+            score: None,
+            reasons,
+        }
+    }
+}
+
+/// How a grader judges a completion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GraderProgram {
+    Builtin,
+    /// argv of a command grader, run in the project root.
+    Command(Vec<String>),
+}
+
+/// A grader as suites use it: identity (`id@version`, recorded in baselines) and program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grader {
+    pub id: String,
+    pub version: String,
+    pub program: GraderProgram,
+}
+
+impl Grader {
+    /// The grader of suites that name none.
+    pub fn builtin() -> Grader {
+        Grader {
+            id: BUILTIN_GRADER_ID.into(),
+            version: BUILTIN_GRADER_VERSION.into(),
+            program: GraderProgram::Builtin,
+        }
+    }
+
+    /// `id@version`, as baselines record it.
+    pub fn reference(&self) -> String {
+        format!("{}@{}", self.id, self.version)
+    }
+
+    /// The verdict [`Grader::grade`] gives, for a grader that starts no process (the
+    /// built-in one over the case's `expect`); `None` for a command grader. `accept`
+    /// re-grades a results file's completions with it.
+    pub fn grade_in_process(&self, case: &Value, completion: &str) -> Option<Grade> {
+        match &self.program {
+            GraderProgram::Builtin => Some(builtin_verdict(case, completion)),
+            GraderProgram::Command(_) => None,
+        }
+    }
+
+    /// Grades one completion of `case`. `Err` is a grader error (an ERROR, never a score).
+    pub fn grade(
+        &self,
+        case: &Value,
+        completion: &str,
+        policy: &ProcessPolicy,
+    ) -> Result<Grade, String> {
+        match &self.program {
+            GraderProgram::Builtin => Ok(builtin_verdict(case, completion)),
+            GraderProgram::Command(argv) => {
+                let output = run_process(argv, &command::request(case, completion), policy)
+                    .map_err(|failure| format!("grader `{}` {failure}", self.id))?;
+                command::parse_verdict(&output.stdout)
+                    .map_err(|problem| format!("grader `{}`: {problem}", self.id))
+            }
+        }
+    }
+}
+
+/// The built-in grader's verdict on one completion of `case`: its `expect` assertions.
+fn builtin_verdict(case: &Value, completion: &str) -> Grade {
+    builtin::grade(case.get("expect"), completion)
+}

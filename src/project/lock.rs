@@ -1,0 +1,221 @@
+//! `evalock.lock`: TOML, deterministic and sorted, one reviewable line group per case so
+//! that branches adding different cases merge cleanly.
+
+use super::config::GraderKind;
+pub mod skills;
+
+use crate::digest::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
+use crate::error::{Error, Result};
+use crate::graders::GraderProgram;
+use crate::source::ContentSource;
+use crate::text::{line_of_first, require_clean_text, LineIndex};
+use serde::{Deserialize, Serialize};
+use skills::{validate_skill_paths, SkillLock};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+mod conflict_markers;
+mod read;
+mod render;
+#[cfg(test)]
+mod tests;
+mod toml_values;
+mod validate;
+
+pub use conflict_markers::{conflict_marker_line, is_conflict_marker};
+pub use toml_values::{toml_key, toml_string, toml_string_array};
+
+mod case_entries;
+pub use case_entries::CaseEntries;
+
+pub const LOCK_FILE: &str = "evalock.lock";
+pub const LOCK_VERSION: u32 = 1;
+/// Suite digest recipe: sha256 over `<id as JSON> <version> <digest>\n`, sorted by id.
+pub const SUITE_RECIPE: &str = "suite-v1";
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lock {
+    pub lock_version: u32,
+    pub recipes: Recipes,
+    #[serde(default, rename = "suite")]
+    pub suites: BTreeMap<String, SuiteLock>,
+    /// Graders by id: version, what they run and the digest of their sources.
+    #[serde(default, rename = "grader")]
+    pub graders: BTreeMap<String, GraderLock>,
+    /// Cases by suite, then by id.
+    #[serde(default, rename = "case")]
+    pub cases: BTreeMap<String, CaseEntries>,
+    /// Skills by folder path.
+    #[serde(default, rename = "skill")]
+    pub skills: BTreeMap<String, SkillLock>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipes {
+    pub case: String,
+    pub prompt: String,
+    pub tree: String,
+    pub suite: String,
+}
+
+impl Default for Recipes {
+    fn default() -> Self {
+        Recipes {
+            case: CASE_RECIPE.into(),
+            prompt: BYTES_RECIPE.into(),
+            tree: TREE_RECIPE.into(),
+            suite: SUITE_RECIPE.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteLock {
+    /// Digest over all the suite's case entries (`suite-v1`).
+    pub digest: Digest,
+    /// Digest of the prompt: `bytes-v1` of one file, `tree-v1` over several.
+    #[serde(default)]
+    pub prompt: Option<Digest>,
+    /// Per prompt file, so drift names the file.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, Digest>,
+}
+
+/// A grader's version pinned with what it runs and the `tree-v1` digest of its sources.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraderLock {
+    pub version: String,
+    /// `builtin` or `command`; absent from locks written before evalock pinned it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<GraderKind>,
+    /// The argv of a command grader.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    pub digest: Digest,
+    /// Per source file, so drift names the file.
+    #[serde(default)]
+    pub files: BTreeMap<String, Digest>,
+}
+
+impl GraderLock {
+    /// The entry for a grader that runs `program`.
+    pub fn new(version: &str, program: &GraderProgram, digest: Digest) -> GraderLock {
+        let (kind, command) = match program {
+            GraderProgram::Builtin => (GraderKind::Builtin, None),
+            GraderProgram::Command(argv) => (GraderKind::Command, Some(argv.clone())),
+        };
+        GraderLock {
+            version: version.to_owned(),
+            kind: Some(kind),
+            command,
+            digest,
+            files: BTreeMap::new(),
+        }
+    }
+
+    /// What the lock says the grader runs, read as the config is (a `command` beside
+    /// `kind = "builtin"` is never run); `None` when the lock predates pinning it.
+    pub fn program(&self) -> Option<GraderProgram> {
+        match (self.kind?, &self.command) {
+            (GraderKind::Command, command) => {
+                Some(GraderProgram::Command(command.clone().unwrap_or_default()))
+            }
+            (GraderKind::Builtin, _) => Some(GraderProgram::Builtin),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseLock {
+    pub version: u64,
+    pub digest: Digest,
+    pub file: Arc<str>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retired: bool,
+}
+
+impl CaseLock {
+    /// An entry that stands for none, where a reader needs a value before it gives up.
+    pub(super) fn placeholder() -> CaseLock {
+        CaseLock {
+            version: 0,
+            digest: Digest::from_sha256_bytes(&[0; 32]),
+            file: Arc::from(""),
+            retired: false,
+        }
+    }
+}
+
+impl Lock {
+    pub fn new() -> Lock {
+        Lock {
+            lock_version: LOCK_VERSION,
+            recipes: Recipes::default(),
+            suites: BTreeMap::new(),
+            graders: BTreeMap::new(),
+            cases: BTreeMap::new(),
+            skills: BTreeMap::new(),
+        }
+    }
+
+    /// Reads and parses the lock at `path`; `None` when there is none.
+    pub fn read(source: &dyn ContentSource, path: &str) -> Result<Option<Lock>> {
+        match source.read(path)? {
+            Some(bytes) => Lock::parse(path, &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Parses a lock; `path` is used in messages.
+    pub fn parse(path: &str, bytes: &[u8]) -> Result<Lock> {
+        let text = require_clean_text(bytes).map_err(|(line, column, message)| {
+            Error::malformed(format!("{path}:{line}:{column}"), message)
+        })?;
+        if let Some(line) = conflict_marker_line(text) {
+            return Err(Error::malformed(
+                format!("{path}:{line}"),
+                "unresolved merge conflict: run `evalock lock` to regenerate the lock from the merged cases",
+            ));
+        }
+        let lock: Lock = read::from_toml(text).map_err(|error| {
+            let location = match error.span() {
+                Some(span) => {
+                    let (line, column) =
+                        LineIndex::new(text.as_bytes()).position_of(text.as_bytes(), span.start);
+                    format!("{path}:{line}:{column}")
+                }
+                None => format!("{path}:1"),
+            };
+            Error::malformed(
+                location,
+                format!(
+                    "{}; run `evalock lock` to regenerate it",
+                    crate::text::shorten(
+                        error.message().trim(),
+                        crate::text::MAX_PARSER_MESSAGE_CHARS
+                    )
+                ),
+            )
+        })?;
+        if lock.lock_version != LOCK_VERSION {
+            return Err(Error::malformed(
+                format!("{path}:{}", line_of_first(text, &["lock_version"])),
+                format!("lock_version {} is not supported (this evalock writes {LOCK_VERSION}): upgrade evalock, or run `evalock lock` to rewrite it", lock.lock_version),
+            ));
+        }
+        lock.validate(path, text)?;
+        validate_skill_paths(path, text, &lock.skills)?;
+        Ok(lock)
+    }
+}
+
+impl Default for Lock {
+    fn default() -> Self {
+        Lock::new()
+    }
+}

@@ -1,0 +1,172 @@
+//! EL2xx: skills against their pins (evalock.lock, skill.json `files`), the project's
+//! policy (`[skills]` in evalock.toml) and the base revision.
+
+mod content;
+mod integrity;
+mod naming;
+mod policy;
+
+use crate::commands::project::Project;
+use crate::finding::{Finding, Location, Subject};
+use crate::project::config::SkillsConfig;
+use crate::project::lock::Lock;
+use crate::rules::RuleId;
+use crate::skills::{DiscoveryProblem, Located, Skill};
+
+/// What the skill rules judge: the skills of one snapshot, the policy and the pins.
+pub struct SkillScope<'a> {
+    pub skills: &'a [Skill],
+    pub discovery_problems: &'a [DiscoveryProblem],
+    pub config: &'a SkillsConfig,
+    pub lock: Option<&'a Lock>,
+    /// A whole-project check also reports locked skills that are gone; an audit of named
+    /// folders does not.
+    pub whole_project: bool,
+}
+
+/// Every skill rule for a project, and EL209 against the base revision when given.
+pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
+    let config = project.config.skills.clone().unwrap_or_default();
+    let scope = SkillScope {
+        skills: &project.skills.skills,
+        discovery_problems: &project.skills.problems,
+        config: &config,
+        lock: project.lock.as_ref(),
+        whole_project: true,
+    };
+    let mut findings = check_scope(&scope);
+    if let Some(base) = base {
+        findings.extend(policy::permission_escalation(
+            &project.skills.skills,
+            &base.skills.skills,
+            &base.source,
+        ));
+        // Only against a base that had a `[skills]` table: adopting the skill rules sets
+        // the first allowlist, which nothing granted before.
+        if let Some(base_config) = &base.config.skills {
+            findings.extend(allowlist_grown(&config, base_config, &base.source));
+        }
+    }
+    findings
+}
+
+/// EL209 for the project itself: compared with the base, `[skills] allowed_permissions`
+/// grew. A skill renamed (folder and `name`) has no counterpart in the base to be compared
+/// with, so the allowlist it needs is where the escalation shows.
+fn allowlist_grown(
+    config: &SkillsConfig,
+    base_config: &SkillsConfig,
+    base_description: &str,
+) -> Vec<Finding> {
+    let grown: Vec<&String> = config
+        .allowed_permissions
+        .iter()
+        .filter(|permission| !base_config.allowed_permissions.contains(permission))
+        .collect();
+    if grown.is_empty() {
+        return Vec::new();
+    }
+    let line = config.allowed_permissions_line;
+    let listed = grown
+        .iter()
+        .map(|permission| format!("'{permission}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![Finding::new(
+        RuleId::SkillPermissionEscalation,
+        Subject::default(),
+        format!("`[skills] allowed_permissions` now allows [{listed}], which {base_description} did not"),
+    )
+    .at(Location::line(crate::project::config::CONFIG_FILE, line))
+    .discriminator(&listed)
+    .help("review why skills need more; if it is intended, land the allowlist change in a change of its own that a code owner approves")]
+}
+
+/// The rules that need no base revision.
+pub fn check_scope(scope: &SkillScope) -> Vec<Finding> {
+    let mut findings = integrity::tampered(scope);
+    findings.extend(integrity::unpinned(scope));
+    for skill in scope.skills {
+        findings.extend(policy::provenance(skill));
+        findings.extend(policy::version(skill));
+        findings.extend(policy::permissions(
+            skill,
+            &scope.config.allowed_permissions,
+        ));
+        findings.extend(content::executables(skill, scope.config));
+        findings.extend(content::risky_content(skill, scope.config));
+        findings.extend(naming::names_invalid(skill));
+    }
+    findings.extend(naming::name_collisions(scope.skills));
+    findings
+}
+
+pub use integrity::{lock_drift, manifest_drift, Drift};
+pub use policy::permission_escalation;
+
+/// The four criteria of the seed article's audit, plus `manifest` (skill.json cannot be
+/// verified) and `name` (the specification), shown only when they fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Criterion {
+    Manifest,
+    Provenance,
+    Versioning,
+    Permissions,
+    Executables,
+    Name,
+}
+
+impl Criterion {
+    pub fn of(rule: RuleId) -> Option<Criterion> {
+        match rule {
+            RuleId::SkillProvenance => Some(Criterion::Provenance),
+            RuleId::SkillTampered | RuleId::SkillVersion | RuleId::SkillUnpinned => {
+                Some(Criterion::Versioning)
+            }
+            RuleId::SkillPermissions | RuleId::SkillPermissionEscalation => {
+                Some(Criterion::Permissions)
+            }
+            RuleId::SkillExecutable | RuleId::SkillRiskyContent => Some(Criterion::Executables),
+            RuleId::SkillNameCollision | RuleId::SkillNameInvalid => Some(Criterion::Name),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Criterion::Manifest => "manifest",
+            Criterion::Provenance => "provenance",
+            Criterion::Versioning => "versioning",
+            Criterion::Permissions => "permissions",
+            Criterion::Executables => "executables",
+            Criterion::Name => "name",
+        }
+    }
+}
+
+fn subject(skill: &Skill) -> Subject {
+    Subject::skill(&skill.path)
+}
+
+/// A finding about `skill`, fingerprinted by `discriminator`.
+fn skill_finding(rule: RuleId, skill: &Skill, discriminator: &str, message: String) -> Finding {
+    Finding::new(rule, subject(skill), message).discriminator(discriminator)
+}
+
+/// The lines of a located field in a skill's file.
+fn field_location<T>(path: String, field: &Located<T>) -> Location {
+    Location::span(path, field.line, field.end_line)
+}
+
+/// The first line of SKILL.md: where the front matter starts.
+fn front_matter_location(skill: &Skill) -> Location {
+    Location::line(skill.skill_md_path(), 1)
+}
+
+/// A TOML snippet a reviewer pastes into evalock.toml to acknowledge a warning.
+fn acknowledge_snippet(rule: RuleId, file: &str, digest: &crate::digest::Digest) -> String {
+    format!(
+        "[[skills.acknowledge]]\nrule = \"{}\"\nfile = \"{file}\"\ndigest = \"{digest}\"\nreason = \"read in full and run once in a sandbox by <reviewer>\"",
+        rule.id()
+    )
+}
