@@ -3,23 +3,24 @@
 
 use evalock::cases::canonical::Canonicalizer;
 use evalock::cases::strict_json::StrictValue;
-use evalock::cases::{parse_case_file, parse_case_file_with, Case, CaseDetail, CaseValue};
+use evalock::cases::{
+    parse_case_file, parse_case_file_with, Case, CaseBody, CaseDetail, GradedMembers,
+};
 use evalock::digest::canonical_json;
 use evalock::graders::probe::probe_builtin;
 use evalock::project::config::Config;
-use evalock::project::lock::conflict_marker_line;
 use evalock::project::lock::Lock;
+use evalock::text::conflict_marker_line;
 use evalock::text::require_clean_text;
 use serde_json::Value;
 
 /// The first byte picks the format, so one corpus exercises the JSONL, JSON and YAML
 /// parsers. Never panics; every problem and case has a 1-based position; ids are clean.
 ///
-/// Two differentials hold the fast paths to the reference: a summary load (JSONL lines
-/// canonicalized straight from their text, `expect` read from its text) gives the cases,
-/// digests, probe outcomes and problems of a full load (serde_json, then RFC 8785 on the
-/// value); and JSONL read in blocks of a few bytes (the rest of the first byte picks the
-/// size) gives what the whole-file parse gives, in either detail.
+/// A differential holds the fast path to the reference: a summary load (JSONL lines
+/// canonicalized straight from their text, the graded members kept as their text) gives
+/// the cases, digests, graded members, probe outcomes and problems of a full load
+/// (serde_json, then RFC 8785 on the value).
 pub fn case_file(data: &[u8]) {
     let Some((selector, bytes)) = data.split_first() else {
         return;
@@ -45,15 +46,18 @@ pub fn case_file(data: &[u8]) {
     }
     let summary = parse_case_file_with(path, bytes, CaseDetail::Summary);
     assert_eq!(summary.problems, parsed.problems);
-    let probed: Vec<Case> = parsed
+    let graded: Vec<Case> = parsed
         .cases
         .iter()
         .map(|case| Case {
-            body: CaseValue::probed(probe_builtin(&case.id, case.value())),
+            body: CaseBody::Graded(GradedMembers::of_value(case.value())),
             ..case.clone()
         })
         .collect();
-    assert_eq!(summary.cases, probed);
+    assert_eq!(summary.cases, graded);
+    for (summary, full) in summary.cases.iter().zip(&parsed.cases) {
+        assert_eq!(probe_builtin(summary), probe_builtin(full), "{}", full.id);
+    }
     // Conflict markers are found by the parse itself, in any format: where a scan of the
     // clean text finds the first one, that marker is the file's only problem.
     if let Some(line) = require_clean_text(bytes)

@@ -2,8 +2,6 @@
 //! keeping each case's 1-based line span, and hashing it with `case-v1`.
 
 use crate::digest::Digest;
-use crate::graders::probe::ProbeOutcome;
-use compact_str::CompactString;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -27,8 +25,7 @@ pub(super) use json_errors::{column_u32, json_error_message_at, line_u32};
 pub(super) use parse::case_from_element;
 pub use parse::{parse_case_file, parse_case_file_with, parse_owned_case_file};
 
-/// Reads a case's top-level members by name: a whole case ([`Value`], [`Map`]) or only the
-/// members a fast load interpreted (a slice of name/value pairs).
+/// A case's top-level members by name.
 pub trait CaseMembers {
     fn member(&self, name: &str) -> Option<&Value>;
 }
@@ -56,7 +53,7 @@ impl CaseMembers for [(&str, Value)] {
 /// One golden case as loaded from a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
-    pub id: CompactString,
+    pub id: String,
     pub version: u64,
     pub digest: Digest,
     /// The digest of everything but `retired` (retiring a case is not an edit in place),
@@ -70,47 +67,92 @@ pub struct Case {
     pub retired: bool,
     /// Shared by neighbouring cases that pin the same version (see [`SharedText`]).
     pub grader_version: Option<Arc<str>>,
-    /// The whole case, or only the members checks read: see [`CaseValue`].
-    pub body: CaseValue,
+    /// The whole case, or only the members graders read: see [`CaseBody`].
+    pub body: CaseBody,
 }
 
 /// What a load keeps of a case's JSON.
 #[derive(Debug, Clone, PartialEq)]
-pub enum CaseValue {
+pub enum CaseBody {
     /// The whole case, exactly as hashed ([`CaseDetail::Full`]).
     Full(Box<Value>),
-    /// What the built-in grader's probes found ([`CaseDetail::Summary`]): the only thing
-    /// checks read of a case's JSON, worked out while the case was parsed, so the JSON is
-    /// never kept. `None` when every probe failed, as it should.
-    Probed(Option<Box<ProbeOutcome>>),
+    /// The members graders read ([`CaseDetail::Summary`]); `None` when it has none.
+    Graded(Option<GradedMembers>),
 }
 
-impl CaseValue {
-    /// A summary's body: the probe outcome, kept only when a probe passed.
-    pub fn probed(outcome: ProbeOutcome) -> CaseValue {
-        CaseValue::Probed((outcome != ProbeOutcome::default()).then(|| Box::new(outcome)))
+/// The members of a case that graders read (`expect`, `mutate` and `expects_refusal:
+/// true`), as the JSON text of an object holding only them: a check keeps these of every
+/// case, and its rules read them when they probe graders. Two are equal when they hold
+/// the same JSON, however the texts are spaced.
+#[derive(Debug, Clone)]
+pub struct GradedMembers(Box<str>);
+
+/// The members [`GradedMembers`] keeps.
+pub const GRADED_MEMBERS: [&str; 3] = ["expect", "mutate", "expects_refusal"];
+
+impl PartialEq for GradedMembers {
+    fn eq(&self, other: &Self) -> bool {
+        let value = |text: &str| serde_json::from_str::<Value>(text).ok();
+        value(&self.0) == value(&other.0)
+    }
+}
+
+impl GradedMembers {
+    /// The graded members of a case, from the JSON texts of its members by name (each
+    /// valid JSON); `None` when it has none of them.
+    pub fn of_texts<'a>(members: impl IntoIterator<Item = (&'a str, &'a str)>) -> Option<Self> {
+        let mut object = String::from("{");
+        for (name, text) in members {
+            let kept = match name {
+                "expect" | "mutate" => true,
+                "expects_refusal" => text == "true",
+                _ => false,
+            };
+            if kept {
+                if object.len() > 1 {
+                    object.push(',');
+                }
+                object.push('"');
+                object.push_str(name);
+                object.push_str("\":");
+                object.push_str(text);
+            }
+        }
+        object.push('}');
+        (object.len() > 2).then(|| GradedMembers(object.into()))
+    }
+
+    /// The graded members of a whole case.
+    pub fn of_value(case: &Value) -> Option<Self> {
+        let texts: Vec<(&str, String)> = GRADED_MEMBERS
+            .iter()
+            .filter_map(|name| Some((*name, serde_json::to_string(case.get(*name)?).ok()?)))
+            .collect();
+        GradedMembers::of_texts(texts.iter().map(|(name, text)| (*name, text.as_str())))
+    }
+
+    /// The JSON text of the object.
+    pub fn text(&self) -> &str {
+        &self.0
     }
 }
 
 impl Case {
-    /// The case's JSON; `null` for a summary, which keeps none (see [`Case::probe`]).
+    /// The case's JSON; `null` for a summary, which keeps none (see [`Case::graded`]).
     pub fn value(&self) -> &Value {
         static NULL: Value = Value::Null;
         match &self.body {
-            CaseValue::Full(value) => value,
-            CaseValue::Probed(_) => &NULL,
+            CaseBody::Full(value) => value,
+            CaseBody::Graded(_) => &NULL,
         }
     }
 
-    /// The built-in grader's probe outcome, when the load worked it out.
-    pub fn probe(&self) -> Option<&ProbeOutcome> {
-        static CLEAN: ProbeOutcome = ProbeOutcome {
-            passed: Vec::new(),
-            malformed_controls: None,
-        };
+    /// What a summary keeps of the members graders read; `None` for a whole case (read
+    /// [`Case::value`]) or a case without any.
+    pub fn graded(&self) -> Option<&GradedMembers> {
         match &self.body {
-            CaseValue::Full(_) => None,
-            CaseValue::Probed(outcome) => Some(outcome.as_deref().unwrap_or(&CLEAN)),
+            CaseBody::Graded(graded) => graded.as_ref(),
+            CaseBody::Full(_) => None,
         }
     }
 
@@ -127,8 +169,8 @@ pub enum CaseDetail {
     /// Every case's full value: running a suite needs its inputs.
     #[default]
     Full,
-    /// Ids, versions, digests, spans and the built-in grader's probe outcome: all that
-    /// checks need (for suites graded by the built-in grader), in much less memory.
+    /// Ids, versions, digests, spans and the members graders read: all that checks need
+    /// (for suites graded by the built-in grader), in much less memory.
     Summary,
 }
 

@@ -1,6 +1,15 @@
 //! Errors the library returns. Each knows which documented exit code it maps to.
 
-use crate::finding::exit_code;
+/// The documented exit codes.
+pub mod exit_code {
+    pub const CLEAN: i32 = 0;
+    pub const FAILURES: i32 = 1;
+    pub const REFUSED: i32 = 2;
+    pub const MOVED: i32 = 3;
+    pub const USAGE: i32 = 64;
+    pub const MALFORMED: i32 = 65;
+    pub const INTERNAL: i32 = 70;
+}
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

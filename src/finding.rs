@@ -248,15 +248,7 @@ impl Verdict {
 }
 
 /// The documented exit codes.
-pub mod exit_code {
-    pub const CLEAN: i32 = 0;
-    pub const FAILURES: i32 = 1;
-    pub const REFUSED: i32 = 2;
-    pub const MOVED: i32 = 3;
-    pub const USAGE: i32 = 64;
-    pub const MALFORMED: i32 = 65;
-    pub const INTERNAL: i32 = 70;
-}
+pub use crate::error::exit_code;
 
 /// The exit code for a set of findings: refused (2) over failures (1) over moved-only (3).
 pub fn exit_code_for(findings: &[Finding], fail_on_diff: bool) -> i32 {

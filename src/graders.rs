@@ -61,6 +61,29 @@ pub struct Grader {
     pub program: GraderProgram,
 }
 
+impl GraderProgram {
+    /// What a lock entry says the grader runs, read as the config is (a `command` beside
+    /// `kind = "builtin"` is never run); `None` when the lock predates pinning it.
+    pub fn locked(lock: &crate::project::lock::GraderLock) -> Option<GraderProgram> {
+        use crate::project::config::GraderKind;
+        match (lock.kind?, &lock.command) {
+            (GraderKind::Command, command) => {
+                Some(GraderProgram::Command(command.clone().unwrap_or_default()))
+            }
+            (GraderKind::Builtin, _) => Some(GraderProgram::Builtin),
+        }
+    }
+
+    /// The kind and command a lock entry records for this program.
+    pub fn kind_and_command(&self) -> (crate::project::config::GraderKind, Option<Vec<String>>) {
+        use crate::project::config::GraderKind;
+        match self {
+            GraderProgram::Builtin => (GraderKind::Builtin, None),
+            GraderProgram::Command(argv) => (GraderKind::Command, Some(argv.clone())),
+        }
+    }
+}
+
 impl Grader {
     /// The grader of suites that name none.
     pub fn builtin() -> Grader {

@@ -15,12 +15,12 @@ mod numbers;
 mod strings;
 mod wanted_members;
 
-use key_order::{key_prefix, short_ascii_key, Keys, KnownOrders, Member};
+use key_order::{short_ascii_key, Keys, KnownOrders, Member};
 pub use numbers::imprecise_numbers;
 pub(crate) use numbers::{canonical_number, is_precise_number};
 use numbers::{number_end, write_canonical_number};
+pub(crate) use strings::skip_whitespace;
 use strings::{append, decode_string, write_canonical_string, write_string_value};
-pub(crate) use strings::{read_string, skip_value, skip_whitespace};
 
 /// Nesting deeper than this goes to the slow path (serde_json's own limit is 128).
 const MAX_DEPTH: u32 = 100;
@@ -55,32 +55,6 @@ pub struct Canonicalizer {
     wanted: WantedKeys,
     top_level: Vec<TopLevelMember>,
     imprecise: Vec<Range<usize>>,
-    /// Set just before the value of the top-level member named by `opened` is parsed:
-    /// when that value is an object, its members are recorded in `opened_members`.
-    open_next: bool,
-    opened: Option<&'static str>,
-    opened_prefix: u64,
-    opened_object: bool,
-    opened_members: Vec<NestedMember>,
-    opened_keys: String,
-}
-
-/// A member of the object value of the top-level member a caller asked to open (a case's
-/// `expect`), as written in the input: a reader of that object needs neither to find its
-/// members' ends nor to decode their keys again.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NestedMember {
-    pub key: NestedKey,
-    pub raw_value: Range<usize>,
-}
-
-/// Where a [`NestedMember`]'s decoded key is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NestedKey {
-    /// In the input, between its quotes (it has no escapes).
-    InInput(Range<usize>),
-    /// In [`CanonicalObject::opened_keys`] (it had escapes).
-    Decoded(Range<usize>),
 }
 
 /// The result of canonicalizing one top-level object.
@@ -95,11 +69,6 @@ pub struct CanonicalObject<'a> {
     /// The number literals whose exact value the canonical form does not keep (finer than
     /// a double), as ranges of the input.
     pub imprecise_numbers: &'a [Range<usize>],
-    /// The members of the opened member's value, in input order, when that value is an
-    /// object (see [`Canonicalizer::object_opening`]).
-    pub opened: Option<&'a [NestedMember]>,
-    /// The decoded keys of the opened members that had escapes.
-    pub opened_keys: &'a str,
 }
 
 impl Canonicalizer {
@@ -116,27 +85,7 @@ impl Canonicalizer {
         wanted: &'static [&'static str],
         excluded: Option<&'static str>,
     ) -> Option<CanonicalObject<'a>> {
-        self.object_opening(text, wanted, excluded, None)
-    }
-
-    /// [`Self::object`], also recording the members of the top-level member `opened` when
-    /// its value is an object.
-    pub fn object_opening<'a>(
-        &'a mut self,
-        text: &str,
-        wanted: &'static [&'static str],
-        excluded: Option<&'static str>,
-        opened: Option<&'static str>,
-    ) -> Option<CanonicalObject<'a>> {
         self.out.clear();
-        if self.opened != opened {
-            self.opened = opened;
-            self.opened_prefix = opened.map_or(0, |name| key_prefix(name.as_bytes()));
-        }
-        self.open_next = false;
-        self.opened_object = false;
-        self.opened_members.clear();
-        self.opened_keys.clear();
         self.canonical_start = 0;
         self.keys.clear();
         self.members.clear();
@@ -160,8 +109,6 @@ impl Canonicalizer {
             without_excluded: has_excluded.then_some(self.contract.as_slice()),
             members: &self.top_level,
             imprecise_numbers: &self.imprecise,
-            opened: self.opened_object.then_some(self.opened_members.as_slice()),
-            opened_keys: &self.opened_keys,
         })
     }
 
@@ -196,7 +143,6 @@ impl Canonicalizer {
         if depth > MAX_DEPTH {
             return None;
         }
-        self.open_next = false;
         self.out.push(b'[');
         let mut position = skip_whitespace(input, start + 1);
         if input.get(position) == Some(&b']') {
@@ -227,8 +173,6 @@ impl Canonicalizer {
         let object_start = self.out.len();
         let keys_start = self.keys.len();
         let members_start = self.members.len();
-        let opening = std::mem::take(&mut self.open_next);
-        self.opened_object |= opening;
         self.out.push(b'{');
         let mut position = skip_whitespace(input, start + 1);
         if input.get(position) == Some(&b'}') {
@@ -285,9 +229,7 @@ impl Canonicalizer {
                 return None;
             }
             let value_start = skip_whitespace(input, position + 1);
-            self.open_next = depth == 1 && self.opens(&member, input);
             let value_end = self.parse_value(input, value_start, depth)?;
-            self.open_next = false;
             self.members.push(Member {
                 segment: segment_start..self.out.len(),
                 raw_value: value_start..value_end,
@@ -308,9 +250,6 @@ impl Canonicalizer {
             }
         }
         self.finish_object(input, object_start, members_start, depth == 1)?;
-        if opening {
-            self.record_opened(members_start)?;
-        }
         self.members.truncate(members_start);
         self.keys.truncate(keys_start);
         Some(position)

@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 
 /// A top-level element of a case file: its value, its line span and, for
 /// object-of-objects files, the key it was listed under.
-pub(super) struct Element {
+pub(crate) struct Element {
     pub value: Value,
     pub line: u32,
     pub end_line: u32,

@@ -6,16 +6,11 @@ use super::documents::Element;
 use super::strict_json::{duplicate_key_position, StrictValue};
 use crate::cases::canonical::Canonicalizer;
 use crate::cases::{
-    case_fields, case_from_element, json_error_message_at, Case, CaseDetail, CaseProblem,
-    CaseValue, ParsedCaseFile, ProblemKind, SharedText,
+    case_fields, case_from_element, json_error_message_at, Case, CaseBody, CaseDetail, CaseProblem,
+    GradedMembers, ParsedCaseFile, ProblemKind, SharedText, GRADED_MEMBERS,
 };
 use crate::digest::bytes_digest;
-use crate::graders::expect::Expect;
-use crate::graders::probe::probe_builtin_with;
-use crate::project::lock::is_conflict_marker;
-use crate::text::code_point_column;
-use crate::text::split_lines;
-use compact_str::CompactString;
+use crate::text::{code_point_column, is_conflict_marker, split_lines};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;
@@ -27,7 +22,7 @@ const WHOLE_TEXT_BYTES: usize = 1 << 20;
 /// hashed in parallel: small enough that the cores run out of work together at the end of
 /// each block (1 MiB chunks left one idle for part of a chunk at each of them).
 const CHUNK_BYTES: usize = 1 << 18;
-/// The top-level members [`case_fields`] interprets, then the ones checks read.
+/// The top-level members [`case_fields`] interprets, then the ones graders read.
 const INTERPRETED_MEMBERS: &[&str] = &[
     "id",
     "version",
@@ -39,82 +34,41 @@ const INTERPRETED_MEMBERS: &[&str] = &[
     "mutate",
 ];
 
-/// One case per non-blank line of `text`, whose first line is line `first_line` of its
-/// file; a bad line is a problem at its line and the rest still load. The cases come per
-/// chunk, in file order, to be joined ([`ParsedCaseFile::joined`]) once a caller that owns
-/// the text has freed it.
+/// One case per non-blank line of `text`; a bad line is a problem at its line and the rest
+/// still load. The cases come per chunk, in file order, to be joined
+/// ([`ParsedCaseFile::joined`]) once a caller that owns the text has freed it.
 ///
-/// A merge-conflict marker stands for the whole text instead: `Err` with the file line of
-/// the first one. The parse looks for markers itself, at the start of each line it visits
+/// A merge-conflict marker stands for the whole text instead: `Err` with the line of the
+/// first one. The parse looks for markers itself, at the start of each line it visits
 /// anyway, so `text` needs no pass of its own for them.
-pub(super) fn parse_json_lines(
+pub(crate) fn parse_json_lines(
     path: &str,
     text: &str,
-    first_line: u32,
     detail: CaseDetail,
-) -> Result<JsonLines, ConflictMarker> {
+) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
     let chunk_bytes = match text.len() <= WHOLE_TEXT_BYTES {
         true => WHOLE_TEXT_BYTES,
         false => CHUNK_BYTES,
     };
-    parse_json_lines_in_chunks(path, text, first_line, detail, chunk_bytes)
+    parse_json_lines_in_chunks(path, text, detail, chunk_bytes)
 }
 
-/// The cases of a JSONL text, per chunk, and how many lines the text has (as
-/// `text.split('\n')` counts them): a file read in blocks numbers its next block from it
-/// instead of counting the block's lines in a pass of its own.
-#[derive(Debug)]
-pub(super) struct JsonLines {
-    pub parts: Vec<ParsedCaseFile>,
-    pub lines: u32,
-}
-
-/// The file line of the first merge-conflict marker of a JSONL text.
+/// The line of the first merge-conflict marker of a JSONL text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct ConflictMarker(pub u32);
+pub(crate) struct ConflictMarker(pub u32);
 
 fn parse_json_lines_in_chunks(
     path: &str,
     text: &str,
-    first_line: u32,
     detail: CaseDetail,
     chunk_bytes: usize,
-) -> Result<JsonLines, ConflictMarker> {
-    let chunks = line_chunks(text, chunk_bytes, first_line);
-    if chunks.len() == 1 {
-        let (parsed, lines) = parse_chunk(path, first_line, text, detail, None)?;
-        return Ok(JsonLines {
-            parts: vec![parsed],
-            lines,
-        });
-    }
-    // Each chunk but the last is sized from where the next one starts (line_chunks counted
-    // its lines); the last counts its own.
-    let sizes = chunks
-        .windows(2)
-        .map(|pair| Some(pair[1].0.saturating_sub(pair[0].0) as usize))
-        .chain([None]);
-    let sized: Vec<_> = chunks.iter().zip(sizes).collect();
-    let parts: Vec<Result<(ParsedCaseFile, u32), ConflictMarker>> = sized
-        .par_iter()
-        .map(|((first_line, chunk), lines)| {
-            let lines = lines.unwrap_or_else(|| line_count(chunk));
-            parse_chunk(path, *first_line, chunk, detail, Some(lines))
-        })
-        .collect();
+) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
+    let chunks = line_chunks(text, chunk_bytes);
     // The chunks are in file order: the first marker found is the file's first.
-    let mut joined = JsonLines {
-        parts: Vec::with_capacity(parts.len()),
-        lines: 0,
-    };
-    for part in parts {
-        let (parsed, lines) = part?;
-        joined.parts.push(parsed);
-        joined.lines = joined.lines.saturating_add(lines);
-    }
-    // The chunks were cut at newlines, each left out of both chunks: every line is in
-    // exactly one chunk.
-    Ok(joined)
+    chunks
+        .par_iter()
+        .map(|(first_line, chunk)| parse_chunk(path, *first_line, chunk, detail))
+        .collect()
 }
 
 /// The lines of `text` as `text.split('\n')` counts them.
@@ -122,11 +76,11 @@ fn line_count(text: &str) -> usize {
     memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1
 }
 
-/// Cuts `text`, whose first line is `first_line`, at newlines into pieces of about
-/// `target` bytes, each with the number of its first line. Joining the pieces with `\n`
-/// gives back `text`.
-fn line_chunks(text: &str, target: usize, mut first_line: u32) -> Vec<(u32, &str)> {
+/// Cuts `text` at newlines into pieces of about `target` bytes, each with the number of
+/// its first line. Joining the pieces with `\n` gives back `text`.
+fn line_chunks(text: &str, target: usize) -> Vec<(u32, &str)> {
     let mut chunks = Vec::new();
+    let mut first_line = 1u32;
     let mut rest = text;
     while rest.len() > target {
         let Some(newline) = memchr::memchr(b'\n', &rest.as_bytes()[target..]) else {
@@ -142,21 +96,17 @@ fn line_chunks(text: &str, target: usize, mut first_line: u32) -> Vec<(u32, &str
     chunks
 }
 
-/// The cases of one chunk, with its number of lines. `lines`, when known: the chunk's
-/// lines, for which the vector of cases is sized. A large file is most of a check's
-/// memory: cases in vectors grown by doubling would take up to twice their size.
+/// The cases of one chunk, whose first line is `first_line` of its file.
 fn parse_chunk(
     path: &str,
     first_line: u32,
     chunk: &str,
     detail: CaseDetail,
-    lines: Option<usize>,
-) -> Result<(ParsedCaseFile, u32), ConflictMarker> {
+) -> Result<ParsedCaseFile, ConflictMarker> {
     let mut parsed = ParsedCaseFile::default();
-    if let Some(lines) = lines {
-        parsed.cases.reserve_exact(lines);
-    }
-    let mut seen = 0u32;
+    // A case a line: a large file is most of a check's memory, and cases in a vector
+    // grown by doubling would take up to twice their size.
+    parsed.cases.reserve_exact(line_count(chunk));
     let mut canonicalizer = Canonicalizer::new();
     let file: Arc<str> = Arc::from(path);
     let mut grader_versions = SharedText::default();
@@ -164,7 +114,6 @@ fn parse_chunk(
     let mut interpreted = Vec::new();
     for (index, line_text) in split_lines(chunk).enumerate() {
         let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
-        seen = seen.saturating_add(1);
         // A line that opens an object (nearly all) is neither blank nor a marker.
         if !line_text.starts_with('{') {
             if is_conflict_marker(line_text) {
@@ -194,7 +143,7 @@ fn parse_chunk(
             Err(problem) => parsed.problems.push(problem),
         }
     }
-    Ok((parsed, seen))
+    Ok(parsed)
 }
 
 /// The reference path: parse into a value, then canonicalize it. Gives the exact error.
@@ -244,25 +193,17 @@ fn case_from_text(
     line_text: &str,
     problems: &mut Vec<CaseProblem>,
 ) -> Option<Result<Case, CaseProblem>> {
-    let object = canonicalizer.object_opening(
-        line_text,
-        INTERPRETED_MEMBERS,
-        Some("retired"),
-        Some("expect"),
-    )?;
-    // `expect` is read into the grader's assertions straight from its text, from the
-    // members the canonicalizer found in it: as a value it would cost more than the rest
-    // of the case.
-    let mut expect = Expect::Missing;
+    let object = canonicalizer.object(line_text, INTERPRETED_MEMBERS, Some("retired"))?;
+    // What graders read is kept as its text; what evalock interprets, as values.
+    let mut graded: [(&str, &str); 3] = [("", ""); 3];
     interpreted.clear();
     for member in object.members {
-        let range = member.raw_value.clone();
-        match member.key {
-            "expect" => {
-                expect =
-                    Expect::of_opened_members(line_text, range, object.opened, object.opened_keys)?
-            }
-            key => interpreted.push((key, member_value(line_text.get(range)?)?)),
+        let raw = line_text.get(member.raw_value.clone())?;
+        if let Some(slot) = GRADED_MEMBERS.iter().position(|name| *name == member.key) {
+            graded[slot] = (member.key, raw);
+        }
+        if !matches!(member.key, "expect" | "mutate") {
+            interpreted.push((member.key, member_value(raw)?));
         }
     }
     let fields = match case_fields(interpreted.as_slice()) {
@@ -281,16 +222,8 @@ fn case_from_text(
     let grader_version = fields
         .grader_version
         .map(|version| grader_versions.share(&version));
-    let body = CaseValue::probed(probe_builtin_with(
-        fields.id,
-        interpreted.as_slice(),
-        &expect,
-    ));
-    // The id was validated as a string; a short one is kept inline in the case.
-    let id = match interpreted.iter().find(|(key, _)| *key == "id") {
-        Some((_, Value::String(id))) => CompactString::from(id.as_str()),
-        _ => return None,
-    };
+    let body = CaseBody::Graded(GradedMembers::of_texts(graded));
+    let id = fields.id.to_owned();
     let digest = bytes_digest(object.canonical);
     let contract = object
         .without_excluded
@@ -356,8 +289,7 @@ fn member_value(raw: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use crate::cases::parse_case_file_with;
-    use crate::graders::probe::probe_builtin;
-    use crate::project::lock::conflict_marker_line;
+    use crate::text::conflict_marker_line;
 
     #[test]
     fn member_values_are_what_serde_json_reads() {
@@ -390,7 +322,7 @@ mod tests {
     fn chunks_rejoin_to_the_text_and_know_their_first_line() {
         let text = "a\nbb\n\nccc\ndddd\ne\n";
         for target in [1, 2, 3, 5, 100] {
-            let chunks = line_chunks(text, target, 1);
+            let chunks = line_chunks(text, target);
             let joined: Vec<&str> = chunks.iter().map(|(_, chunk)| *chunk).collect();
             assert_eq!(joined.join("\n"), text, "target {target}");
             for (first_line, chunk) in &chunks {
@@ -398,10 +330,8 @@ mod tests {
                 assert_eq!(first_line_text, chunk.split('\n').next(), "target {target}");
             }
         }
-        let numbered: Vec<(u32, &str)> = line_chunks("l1\nl2\nl3\nl4", 2, 1);
+        let numbered: Vec<(u32, &str)> = line_chunks("l1\nl2\nl3\nl4", 2);
         assert_eq!(numbered, vec![(1, "l1"), (2, "l2"), (3, "l3"), (4, "l4")]);
-        let later: Vec<(u32, &str)> = line_chunks("l7\nl8\nl9", 2, 7);
-        assert_eq!(later, vec![(7, "l7"), (8, "l8"), (9, "l9")]);
     }
 
     /// A case file of up to a mebibyte is one chunk (a suite's files already run side by
@@ -412,48 +342,13 @@ mod tests {
         let line = format!("{{\"id\": \"c\", \"input\": \"{}\"}}\n", "x".repeat(1000));
         let text_of = |bytes: usize| line.repeat(bytes / line.len());
         let parts = |text: &str| {
-            let parsed = parse_json_lines("a.jsonl", text, 1, CaseDetail::Summary)
-                .expect("no conflict marker");
-            parsed.parts.len()
+            let parsed =
+                parse_json_lines("a.jsonl", text, CaseDetail::Summary).expect("no conflict marker");
+            parsed.len()
         };
         assert_eq!(parts(&text_of(WHOLE_TEXT_BYTES)), 1);
         let large = text_of(2 * WHOLE_TEXT_BYTES);
         assert_eq!(parts(&large), large.len().div_ceil(CHUNK_BYTES));
-    }
-
-    /// The parse counts a text's lines as `split('\n')` does, whatever the chunks: a file
-    /// read in blocks numbers each block from the lines of the ones before.
-    #[test]
-    fn the_parse_counts_the_lines_of_its_text() {
-        let texts = [
-            String::new(),
-            "\n".to_owned(),
-            "\n\n\n".to_owned(),
-            "{\"id\": \"a\"}".to_owned(),
-            "{\"id\": \"a\"}\n".to_owned(),
-            (0..50)
-                .map(|number| match number % 4 {
-                    0 => String::new(),
-                    1 => "not json".to_owned(),
-                    _ => format!("{{\"id\": \"c{number}\"}}"),
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ];
-        for text in &texts {
-            for chunk_bytes in [1, 3, 16, 100, 1 << 20] {
-                let parsed = parse_json_lines_in_chunks(
-                    "a.jsonl",
-                    text,
-                    1,
-                    CaseDetail::Summary,
-                    chunk_bytes,
-                )
-                .expect("no conflict marker");
-                let expected = u32::try_from(text.split('\n').count()).expect("few lines");
-                assert_eq!(parsed.lines, expected, "chunks of {chunk_bytes}: {text:?}");
-            }
-        }
     }
 
     /// The parse finds merge-conflict markers where a scan of the whole text for them
@@ -492,31 +387,21 @@ mod tests {
         }
         for (text, expected) in &texts {
             for chunk_bytes in [1, 7, 64, 333, 1 << 20] {
-                for first_line in [1, 5] {
-                    let found = parse_json_lines_in_chunks(
-                        "a.jsonl",
-                        text,
-                        first_line,
-                        CaseDetail::Summary,
-                        chunk_bytes,
-                    )
-                    .err()
-                    .map(|ConflictMarker(line)| line as usize + 1 - first_line as usize);
-                    assert_eq!(found, *expected, "chunks of {chunk_bytes}: {text}");
-                }
+                let found =
+                    parse_json_lines_in_chunks("a.jsonl", text, CaseDetail::Summary, chunk_bytes)
+                        .err()
+                        .map(|ConflictMarker(line)| line as usize);
+                assert_eq!(found, *expected, "chunks of {chunk_bytes}: {text}");
             }
         }
-        let parsed = parse_json_lines("a.jsonl", &quiet, 1, CaseDetail::Summary)
+        let parsed = parse_json_lines("a.jsonl", &quiet, CaseDetail::Summary)
             .expect("look-alikes are not markers");
-        let loaded = parsed
-            .parts
-            .iter()
-            .map(|part| part.cases.len())
-            .sum::<usize>();
+        let loaded = parsed.iter().map(|part| part.cases.len()).sum::<usize>();
         assert!(loaded > 30, "{loaded} cases");
     }
 
-    /// Summary and full loads agree on everything but the kept values, line by line,
+    /// Summary and full loads agree on everything but the kept values (a summary keeps the
+    /// graded members of each case as their text), line by line,
     /// including problems, across the chunk boundaries of a large file.
     #[test]
     fn summary_equals_full_without_values() {
@@ -549,10 +434,10 @@ mod tests {
             text.push('\n');
         }
         let full = parse_case_file_with("big.jsonl", text.as_bytes(), CaseDetail::Full);
-        let parts = parse_json_lines_in_chunks("big.jsonl", &text, 1, CaseDetail::Summary, 4096);
-        let summary = ParsedCaseFile::joined(parts.expect("the text has no conflict marker").parts);
+        let parts = parse_json_lines_in_chunks("big.jsonl", &text, CaseDetail::Summary, 4096);
+        let summary = ParsedCaseFile::joined(parts.expect("the text has no conflict marker"));
         assert!(
-            line_chunks(&text, 4096, 1).len() > 10,
+            line_chunks(&text, 4096).len() > 10,
             "the file must span several chunks"
         );
         let without_values: Vec<Case> = full
@@ -560,7 +445,7 @@ mod tests {
             .iter()
             .cloned()
             .map(|case| Case {
-                body: CaseValue::probed(probe_builtin(&case.id, case.value())),
+                body: CaseBody::Graded(GradedMembers::of_value(case.value())),
                 ..case
             })
             .collect();

@@ -2,14 +2,13 @@
 //! time, each checked and hashed with `case-v1`, every problem kept with its position.
 
 use super::{
-    case_fields, line_u32, Case, CaseDetail, CaseProblem, CaseValue, ParsedCaseFile, ProblemKind,
+    case_fields, line_u32, Case, CaseBody, CaseDetail, CaseProblem, GradedMembers, ParsedCaseFile,
+    ProblemKind,
 };
 use crate::cases::documents::{json_elements, yaml_elements, Element};
 use crate::cases::jsonl::{parse_json_lines, ConflictMarker};
 use crate::digest::case_digest;
-use crate::graders::probe::probe_builtin;
 use crate::text::require_clean_text;
-use compact_str::CompactString;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -81,7 +80,7 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
     };
     // A JSONL parse finds the markers itself, on its way through the lines.
     if format != Some(CaseFormat::JsonLines) {
-        if let Some(line) = crate::project::lock::conflict_marker_line(text) {
+        if let Some(line) = crate::text::conflict_marker_line(text) {
             return conflict(line_u32(line));
         }
     }
@@ -95,8 +94,8 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
     };
     let elements = match format {
         CaseFormat::JsonLines => {
-            return match parse_json_lines(path, text, 1, detail) {
-                Ok(parsed) => parsed.parts,
+            return match parse_json_lines(path, text, detail) {
+                Ok(parts) => parts,
                 Err(ConflictMarker(line)) => conflict(line),
             }
         }
@@ -182,11 +181,7 @@ pub(crate) fn case_from_element(
         }
     }
     let fields = case_fields(map).map_err(problem)?;
-    let (id, version, retired) = (
-        CompactString::from(fields.id),
-        fields.version,
-        fields.retired,
-    );
+    let (id, version, retired) = (fields.id.to_owned(), fields.version, fields.retired);
     let grader_version: Option<Arc<str>> = fields.grader_version.as_deref().map(Arc::from);
     let digest = case_digest(&value).map_err(|error| problem(error.to_string()))?;
     let contract = match &value {
@@ -203,8 +198,8 @@ pub(crate) fn case_from_element(
     .filter(|contract| *contract != digest)
     .map(Box::new);
     let body = match detail {
-        CaseDetail::Full => CaseValue::Full(Box::new(value)),
-        CaseDetail::Summary => CaseValue::probed(probe_builtin(&id, &value)),
+        CaseDetail::Full => CaseBody::Full(Box::new(value)),
+        CaseDetail::Summary => CaseBody::Graded(GradedMembers::of_value(&value)),
     };
     Ok(Case {
         id,

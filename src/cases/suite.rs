@@ -416,7 +416,7 @@ pub fn locked_prompt_digest(prompts: &BTreeMap<String, Digest>) -> Option<Digest
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cases::CaseValue;
+    use crate::cases::CaseBody;
 
     fn case(id: String, line: u32) -> Case {
         Case {
@@ -429,7 +429,7 @@ mod tests {
             end_line: line,
             retired: false,
             grader_version: None,
-            body: CaseValue::Probed(None),
+            body: CaseBody::Graded(None),
         }
     }
 

@@ -1,6 +1,6 @@
 //! `evalock init`: write a commented starter `evalock.toml` from what the project holds.
 
-use crate::cases::{parse_case_file, Case, CaseProblem, CaseValue, CASE_WITHOUT_ID};
+use crate::cases::{parse_case_file, Case, CaseBody, CaseProblem, CASE_WITHOUT_ID};
 use crate::error::{Error, Result};
 use crate::project::config::{is_valid_name, MAX_NAME_CHARS};
 use crate::project::config::{Config, CONFIG_FILE};
@@ -192,11 +192,7 @@ fn detect_case_files(
         if !writable(path, "case file", skipped) {
             continue;
         }
-        let ids: BTreeSet<String> = parsed
-            .cases
-            .into_iter()
-            .map(|case| case.id.into_string())
-            .collect();
+        let ids: BTreeSet<String> = parsed.cases.into_iter().map(|case| case.id).collect();
         let groups = by_stem.entry(file_stem(path).to_owned()).or_default();
         match groups.iter_mut().find(|group| group.ids.is_disjoint(&ids)) {
             Some(group) => {
@@ -246,10 +242,10 @@ fn is_keyed_by_name(path: &str, bytes: &[u8]) -> bool {
 /// tables (`web: {image: nginx}`) do not, so init does not make suites of them.
 fn looks_like_a_case(case: &Case) -> bool {
     match &case.body {
-        CaseValue::Full(value) => value
+        CaseBody::Full(value) => value
             .as_object()
             .is_some_and(|members| CASE_MEMBERS.iter().any(|key| members.contains_key(*key))),
-        CaseValue::Probed(_) => true,
+        CaseBody::Graded(_) => true,
     }
 }
 

@@ -261,7 +261,10 @@ impl Project {
                         .iter()
                         .map(|file| (file.path.clone(), file.digest))
                         .collect(),
-                    ..GraderLock::new(&grader.version, &grader.program(), grader.digest)
+                    ..{
+                        let (kind, command) = grader.program().kind_and_command();
+                        GraderLock::new(&grader.version, kind, command, grader.digest)
+                    }
                 },
             );
         }

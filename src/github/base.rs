@@ -46,7 +46,7 @@ pub fn removed_case_lines(base: &dyn ContentSource, findings: &[Finding]) -> Rem
         for case in parse_case_file_with(path, &bytes, CaseDetail::Summary).cases {
             if cases.contains(case.id.as_str()) {
                 lines
-                    .entry((path.to_owned(), case.id.into_string()))
+                    .entry((path.to_owned(), case.id))
                     .or_insert((case.line, case.end_line));
             }
         }

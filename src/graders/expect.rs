@@ -1,8 +1,7 @@
 //! A case's `expect`, read once into the assertions the built-in grader knows, whatever
-//! it is graded against next. Read from a `serde_json::Value` (a loaded case) or straight
-//! from the JSON text of the member (a case file being checked, where building a value
-//! for every case costs more than the rest of its grading); strings are borrowed where
-//! they need no unescaping. Shapes the grader refuses are kept as such, so that it can
+//! it is graded against next. Read from a `serde_json::Value` (a loaded case) or from the
+//! JSON text of the member (a case file being checked); strings are borrowed where they
+//! need no unescaping. Shapes the grader refuses are kept as such, so that it can
 //! name them at the point it consults them.
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -106,7 +105,7 @@ impl Strings<'_> {
     }
 }
 
-impl<'de> Deserialize<'de> for Expect<'de> {
+impl<'de: 'a, 'a> Deserialize<'de> for Expect<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ExpectVisitor;
         impl<'de> Visitor<'de> for ExpectVisitor {
@@ -381,6 +380,5 @@ fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
     Ok(())
 }
 
-mod checked;
 #[cfg(test)]
 mod tests;

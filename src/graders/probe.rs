@@ -6,8 +6,10 @@ use super::builtin::passes;
 use super::envelope::Completion;
 use super::expect::Expect;
 use super::{EMPTY_PROBE, REFUSAL_PROBE};
-use crate::cases::CaseMembers;
+use crate::cases::Case;
+use serde::Deserialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 /// One completion that must fail its case's grader.
@@ -27,11 +29,54 @@ pub struct ProbeOutcome {
     pub malformed_controls: Option<String>,
 }
 
+/// What probing reads of a case.
+struct ProbeInput<'a> {
+    expect: Expect<'a>,
+    mutate: Option<Cow<'a, Value>>,
+    expects_refusal: bool,
+}
+
+/// A summary's graded members, as they are written.
+#[derive(Deserialize, Default)]
+struct GradedRead<'a> {
+    #[serde(borrow)]
+    expect: Option<Expect<'a>>,
+    #[serde(default)]
+    mutate: Option<Value>,
+    #[serde(default)]
+    expects_refusal: bool,
+}
+
+impl<'a> ProbeInput<'a> {
+    /// From a summary's graded members, else from the whole case.
+    fn of(case: &'a Case) -> ProbeInput<'a> {
+        if let Some(graded) = case.graded() {
+            // Graded members are JSON that was read once already.
+            let read: GradedRead = serde_json::from_str(graded.text()).unwrap_or_default();
+            return ProbeInput {
+                expect: read.expect.unwrap_or(Expect::Missing),
+                mutate: read.mutate.map(Cow::Owned),
+                expects_refusal: read.expects_refusal,
+            };
+        }
+        let value = case.value();
+        ProbeInput {
+            expect: Expect::of_value(value.get("expect")),
+            mutate: value.get("mutate").map(Cow::Borrowed),
+            expects_refusal: value.get("expects_refusal") == Some(&Value::Bool(true)),
+        }
+    }
+}
+
 /// Probes one case: `passes(kind, completion)` grades a completion and says whether it
 /// passed.
-pub fn probe_case(
+pub fn probe_case(case: &Case, passes: impl FnMut(MustFail, &str) -> bool) -> ProbeOutcome {
+    probe_input(&case.id, &ProbeInput::of(case), passes)
+}
+
+fn probe_input(
     case_id: &str,
-    case: &(impl CaseMembers + ?Sized),
+    input: &ProbeInput<'_>,
     mut passes: impl FnMut(MustFail, &str) -> bool,
 ) -> ProbeOutcome {
     let mut outcome = ProbeOutcome::default();
@@ -41,10 +86,10 @@ pub fn probe_case(
         }
     };
     probe(EMPTY_PROBE, MustFail::EmptyProbe);
-    if case.member("expects_refusal") != Some(&Value::Bool(true)) {
+    if !input.expects_refusal {
         probe(REFUSAL_PROBE, MustFail::RefusalProbe);
     }
-    match negative_controls(case_id, case) {
+    match negative_controls(case_id, input.mutate.as_deref()) {
         Ok(controls) => {
             for (index, control) in controls.iter().enumerate() {
                 probe(control, MustFail::Control(index));
@@ -55,18 +100,8 @@ pub fn probe_case(
     outcome
 }
 
-/// Probes one case with the built-in grader (pure: done while the case is parsed).
-pub fn probe_builtin(case_id: &str, case: &(impl CaseMembers + ?Sized)) -> ProbeOutcome {
-    probe_builtin_with(case_id, case, &Expect::of_value(case.member("expect")))
-}
-
-/// [`probe_builtin`] with the case's `expect` already read (a case file being checked
-/// reads it from its text).
-pub fn probe_builtin_with(
-    case_id: &str,
-    case: &(impl CaseMembers + ?Sized),
-    expect: &Expect<'_>,
-) -> ProbeOutcome {
+/// Probes one case with the built-in grader over its `expect`.
+pub fn probe_builtin(case: &Case) -> ProbeOutcome {
     /// The probes every case is graded against, read once.
     static PROBES: LazyLock<[Completion<'static>; 2]> = LazyLock::new(|| {
         [
@@ -74,20 +109,18 @@ pub fn probe_builtin_with(
             Completion::read(REFUSAL_PROBE),
         ]
     });
+    let input = ProbeInput::of(case);
     // The fixed probes are known by their kind: no text to compare or parse again.
-    probe_case(case_id, case, |kind, text| match kind {
-        MustFail::EmptyProbe => passes(expect, &PROBES[0]),
-        MustFail::RefusalProbe => passes(expect, &PROBES[1]),
-        MustFail::Control(_) => passes(expect, &Completion::read(text)),
+    probe_input(&case.id, &input, |kind, text| match kind {
+        MustFail::EmptyProbe => passes(&input.expect, &PROBES[0]),
+        MustFail::RefusalProbe => passes(&input.expect, &PROBES[1]),
+        MustFail::Control(_) => passes(&input.expect, &Completion::read(text)),
     })
 }
 
 /// The completions of a case's `mutate`: `{"completion": …}` or a list of them. A JSON
 /// completion is graded as its JSON text.
-pub fn negative_controls(
-    case_id: &str,
-    case: &(impl CaseMembers + ?Sized),
-) -> Result<Vec<String>, String> {
+pub fn negative_controls(case_id: &str, mutate: Option<&Value>) -> Result<Vec<String>, String> {
     let completion_of = |control: &Value| match control.get("completion") {
         Some(Value::String(text)) => Ok(text.clone()),
         Some(Value::Null) | None => Err(format!(
@@ -96,7 +129,7 @@ pub fn negative_controls(
         )),
         Some(value) => Ok(serde_json::to_string(value).unwrap_or_default()),
     };
-    match case.member("mutate") {
+    match mutate {
         None => Ok(Vec::new()),
         Some(Value::Array(controls)) => controls.iter().map(completion_of).collect(),
         Some(control @ Value::Object(_)) => Ok(vec![completion_of(control)?]),
@@ -110,62 +143,86 @@ pub fn negative_controls(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cases::{CaseBody, GradedMembers};
     use serde_json::json;
+
+    /// A case holding `value`, whole and as a summary keeps it.
+    fn cases(value: Value) -> [Case; 2] {
+        let case = |body| Case {
+            id: "c".into(),
+            version: 1,
+            digest: crate::digest::bytes_digest(b"c"),
+            contract: None,
+            file: "evals/c.jsonl".into(),
+            line: 1,
+            end_line: 1,
+            retired: false,
+            grader_version: None,
+            body,
+        };
+        [
+            case(CaseBody::Graded(GradedMembers::of_value(&value))),
+            case(CaseBody::Full(Box::new(value))),
+        ]
+    }
 
     #[test]
     fn a_grader_that_checks_nothing_lets_every_probe_pass() {
-        let case = json!({"mutate": [{"completion": "a"}, {"completion": {"k": 1}}]});
-        let mut graded = Vec::new();
-        let mut kinds = Vec::new();
-        let outcome = probe_case("c", &case, |kind, completion| {
-            kinds.push(kind);
-            graded.push(completion.to_owned());
-            true
-        });
-        assert_eq!(
-            outcome.passed,
-            vec![
-                MustFail::EmptyProbe,
-                MustFail::RefusalProbe,
-                MustFail::Control(0),
-                MustFail::Control(1)
-            ]
-        );
-        assert_eq!(graded, vec!["", REFUSAL_PROBE, "a", "{\"k\":1}"]);
-        assert_eq!(kinds, outcome.passed);
+        for case in cases(json!({"mutate": [{"completion": "a"}, {"completion": {"k": 1}}]})) {
+            let mut graded = Vec::new();
+            let mut kinds = Vec::new();
+            let outcome = probe_case(&case, |kind, completion| {
+                kinds.push(kind);
+                graded.push(completion.to_owned());
+                true
+            });
+            assert_eq!(
+                outcome.passed,
+                vec![
+                    MustFail::EmptyProbe,
+                    MustFail::RefusalProbe,
+                    MustFail::Control(0),
+                    MustFail::Control(1)
+                ]
+            );
+            assert_eq!(graded, vec!["", REFUSAL_PROBE, "a", "{\"k\":1}"]);
+            assert_eq!(kinds, outcome.passed);
+        }
     }
 
     #[test]
     fn a_refusal_is_not_probed_when_the_case_expects_one() {
-        let case = json!({"expects_refusal": true});
-        assert_eq!(
-            probe_case("c", &case, |_, _| true).passed,
-            vec![MustFail::EmptyProbe]
-        );
+        for case in cases(json!({"expects_refusal": true})) {
+            assert_eq!(
+                probe_case(&case, |_, _| true).passed,
+                vec![MustFail::EmptyProbe]
+            );
+        }
     }
 
     #[test]
     fn a_strict_builtin_expectation_fails_every_probe() {
-        let case = json!({"expect": {"must_include": ["refund"]}, "mutate": {"completion": "no"}});
-        assert_eq!(probe_builtin("c", &case), ProbeOutcome::default());
-        let lax = json!({"expect": {"forbidden": ["refund"]}});
-        assert_eq!(
-            probe_builtin("c", &lax).passed,
-            vec![MustFail::RefusalProbe]
-        );
+        let strict =
+            json!({"expect": {"must_include": ["refund"]}, "mutate": {"completion": "no"}});
+        for case in cases(strict) {
+            assert_eq!(probe_builtin(&case), ProbeOutcome::default());
+        }
+        for case in cases(json!({"expect": {"forbidden": ["refund"]}})) {
+            assert_eq!(probe_builtin(&case).passed, vec![MustFail::RefusalProbe]);
+        }
     }
 
     #[test]
     fn unreadable_controls_are_reported_once() {
-        let case = json!({"mutate": 3});
-        let outcome = probe_case("c", &case, |_, _| false);
-        assert!(outcome
-            .malformed_controls
-            .unwrap()
-            .contains("cannot read `mutate`"));
-        let missing = json!({"mutate": [{"text": "x"}]});
-        assert!(probe_case("c", &missing, |_, _| false)
-            .malformed_controls
-            .is_some());
+        for case in cases(json!({"mutate": 3})) {
+            let outcome = probe_case(&case, |_, _| false);
+            assert!(outcome
+                .malformed_controls
+                .unwrap()
+                .contains("cannot read `mutate`"));
+        }
+        for case in cases(json!({"mutate": [{"text": "x"}]})) {
+            assert!(probe_case(&case, |_, _| false).malformed_controls.is_some());
+        }
     }
 }

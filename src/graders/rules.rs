@@ -7,7 +7,7 @@ use crate::cases::Case;
 use crate::commands::project::Project;
 use crate::digest::Digest;
 use crate::finding::{Finding, Location, Subject};
-use crate::graders::probe::{probe_case, MustFail};
+use crate::graders::probe::{probe_builtin, probe_case, MustFail};
 use crate::graders::sources::GraderModel;
 use crate::graders::{Grader, GraderProgram, REFUSAL_PROBE};
 use crate::project::config::CONFIG_FILE;
@@ -93,7 +93,7 @@ pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Fin
             continue;
         }
         findings.extend(stale_file_pins(grader, locked));
-        if locked.program().is_none() {
+        if GraderProgram::locked(locked).is_none() {
             findings.push(needs_lock(
                 grader,
                 format!(
@@ -225,7 +225,7 @@ impl Pinned {
         Pinned {
             digest: locked.digest,
             files: locked.files.clone(),
-            program: locked.program(),
+            program: GraderProgram::locked(locked),
         }
     }
 
@@ -396,17 +396,13 @@ fn must_fail_findings(
     grader: &Grader,
     policy: &ProcessPolicy,
 ) -> Vec<Finding> {
-    let probed;
-    let outcome = match case.probe() {
-        Some(outcome) if grader.program == GraderProgram::Builtin => outcome,
-        _ => {
-            probed = probe_case(&case.id, case.value(), |_, completion| {
-                grader
-                    .grade(case.value(), completion, policy)
-                    .is_ok_and(|grade| grade.pass)
-            });
-            &probed
-        }
+    let outcome = match grader.program {
+        GraderProgram::Builtin => probe_builtin(case),
+        GraderProgram::Command(_) => probe_case(case, |_, completion| {
+            grader
+                .grade(case.value(), completion, policy)
+                .is_ok_and(|grade| grade.pass)
+        }),
     };
     let mut findings: Vec<Finding> = outcome
         .passed

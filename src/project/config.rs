@@ -61,7 +61,7 @@ impl Config {
         let text = require_clean_text(bytes).map_err(|(line, column, message)| {
             Error::malformed(format!("{path}:{line}:{column}"), message)
         })?;
-        if let Some(line) = super::lock::conflict_marker_line(text) {
+        if let Some(line) = crate::text::conflict_marker_line(text) {
             return Err(Error::malformed(
                 format!("{path}:{line}"),
                 "unresolved merge conflict: keep the side you want, delete the markers, then run `evalock check`",

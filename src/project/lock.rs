@@ -6,15 +6,13 @@ pub mod skills;
 
 use crate::digest::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
 use crate::error::{Error, Result};
-use crate::graders::GraderProgram;
 use crate::source::ContentSource;
-use crate::text::{line_of_first, require_clean_text, LineIndex};
+use crate::text::{conflict_marker_line, line_of_first, require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
 use skills::{validate_skill_paths, SkillLock};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-mod conflict_markers;
 mod read;
 mod render;
 #[cfg(test)]
@@ -22,7 +20,6 @@ mod tests;
 mod toml_values;
 mod validate;
 
-pub use conflict_markers::{conflict_marker_line, is_conflict_marker};
 pub use toml_values::{toml_key, toml_string, toml_string_array};
 
 mod case_entries;
@@ -102,29 +99,19 @@ pub struct GraderLock {
 }
 
 impl GraderLock {
-    /// The entry for a grader that runs `program`.
-    pub fn new(version: &str, program: &GraderProgram, digest: Digest) -> GraderLock {
-        let (kind, command) = match program {
-            GraderProgram::Builtin => (GraderKind::Builtin, None),
-            GraderProgram::Command(argv) => (GraderKind::Command, Some(argv.clone())),
-        };
+    /// The entry for a grader of `kind` that runs `command` (a command grader's argv).
+    pub fn new(
+        version: &str,
+        kind: GraderKind,
+        command: Option<Vec<String>>,
+        digest: Digest,
+    ) -> GraderLock {
         GraderLock {
             version: version.to_owned(),
             kind: Some(kind),
             command,
             digest,
             files: BTreeMap::new(),
-        }
-    }
-
-    /// What the lock says the grader runs, read as the config is (a `command` beside
-    /// `kind = "builtin"` is never run); `None` when the lock predates pinning it.
-    pub fn program(&self) -> Option<GraderProgram> {
-        match (self.kind?, &self.command) {
-            (GraderKind::Command, command) => {
-                Some(GraderProgram::Command(command.clone().unwrap_or_default()))
-            }
-            (GraderKind::Builtin, _) => Some(GraderProgram::Builtin),
         }
     }
 }

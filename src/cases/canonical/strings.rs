@@ -1,58 +1,5 @@
 //! JSON strings as the canonicalizer reads and writes them: finding their special bytes
-//! sixteen or eight at a time, decoding escapes, writing RFC 8785 escapes; and reading or
-//! skipping values in text the canonicalizer has already accepted.
-
-use std::borrow::Cow;
-
-/// The string whose opening quote is at `start` in JSON text: its decoded text (borrowed
-/// when it has no escapes) and the position after its closing quote.
-pub(crate) fn read_string(text: &str, start: usize) -> Option<(Cow<'_, str>, usize)> {
-    let mut scratch = Vec::new();
-    let (end, decoded) = decode_string(text.as_bytes(), start, &mut scratch)?;
-    let value = match decoded {
-        true => Cow::Owned(String::from_utf8(scratch).ok()?),
-        false => Cow::Borrowed(text.get(start + 1..end - 1)?),
-    };
-    Some((value, end))
-}
-
-/// The position after the value at `start` in JSON text the canonicalizer accepted (its
-/// grammar is not checked again: only quotes, escapes and brackets are followed).
-pub(crate) fn skip_value(input: &[u8], start: usize) -> Option<usize> {
-    match *input.get(start)? {
-        b'"' => string_end(input, start),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut position = start;
-            loop {
-                match *input.get(position)? {
-                    b'"' => {
-                        position = string_end(input, position)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return Some(position + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                position += 1;
-            }
-        }
-        _ => {
-            let length = input[start..]
-                .iter()
-                .take_while(|byte| {
-                    !matches!(byte, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-                })
-                .count();
-            (length > 0).then_some(start + length)
-        }
-    }
-}
+//! sixteen or eight at a time, decoding escapes, writing RFC 8785 escapes.
 
 /// The position after the closing quote of the string whose opening quote is at `start`.
 pub(super) fn string_end(input: &[u8], start: usize) -> Option<usize> {

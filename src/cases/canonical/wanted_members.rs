@@ -1,46 +1,10 @@
 //! What a caller asked to learn about an object besides its canonical form: the wanted
-//! top-level members, the form without the excluded one, and the members of the opened
-//! one.
+//! top-level members, and the form without the excluded one.
 
 use super::key_order::{key_prefix, Keys, Member};
-use super::{Canonicalizer, NestedKey, NestedMember, TopLevelMember};
+use super::{Canonicalizer, TopLevelMember};
 
 impl Canonicalizer {
-    /// Whether `member` (at the top level) is the one whose object value is opened.
-    #[inline]
-    pub(super) fn opens(&self, member: &Member, input: &[u8]) -> bool {
-        let Some(name) = self.opened else {
-            return false;
-        };
-        let keys = Keys {
-            input,
-            decoded: &self.keys,
-        };
-        member.key.len() == name.len()
-            && member.prefix == self.opened_prefix
-            && (name.len() <= 8 || member.key_bytes(keys)[8..] == name.as_bytes()[8..])
-    }
-
-    /// Records the members of the opened object, in input order, with their keys.
-    pub(super) fn record_opened(&mut self, members_start: usize) -> Option<()> {
-        for member in &self.members[members_start..] {
-            let key = match member.key_in_input {
-                true => NestedKey::InInput(member.key.clone()),
-                false => {
-                    let decoded = std::str::from_utf8(self.keys.get(member.key.clone())?).ok()?;
-                    let start = self.opened_keys.len();
-                    self.opened_keys.push_str(decoded);
-                    NestedKey::Decoded(start..self.opened_keys.len())
-                }
-            };
-            self.opened_members.push(NestedMember {
-                key,
-                raw_value: member.raw_value.clone(),
-            });
-        }
-        Some(())
-    }
-
     /// The wanted top-level members and the object without the excluded one, both in the
     /// order [`Self::finish_object`] left in `order`.
     pub(super) fn record_top_level(&mut self, input: &[u8], members_start: usize) {

@@ -1,6 +1,6 @@
 use super::against_lock::{pair_with_lock, LockedCases, Paired, Unpaired};
 use super::*;
-use crate::cases::CaseValue;
+use crate::cases::CaseBody;
 use crate::digest::bytes_digest;
 use crate::project::lock::CaseLock;
 use std::sync::Arc;
@@ -16,7 +16,7 @@ fn case(id: &str) -> Case {
         end_line: 1,
         retired: false,
         grader_version: None,
-        body: CaseValue::Probed(None),
+        body: CaseBody::Graded(None),
     }
 }
 

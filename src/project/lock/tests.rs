@@ -17,7 +17,8 @@ fn sample() -> Lock {
             files: [("graders/strict.py".to_owned(), bytes_digest(b"py"))].into(),
             ..GraderLock::new(
                 "struct-3",
-                &GraderProgram::Command(vec!["python3".into(), "graders/strict.py".into()]),
+                GraderKind::Command,
+                Some(vec!["python3".into(), "graders/strict.py".into()]),
                 bytes_digest(b"tree"),
             )
         },
