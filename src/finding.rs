@@ -60,6 +60,25 @@ impl Location {
     }
 }
 
+/// Another place a finding is about, besides its [`Location`]: where a review places it
+/// when its own lines did not change.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Related {
+    pub kind: RelatedKind,
+    #[serde(flatten)]
+    pub location: Location,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RelatedKind {
+    /// A prompt file of the case's suite: an edit there explains a moved outcome.
+    Prompt,
+    /// Where the subject stood at the base revision (a case removed since, EL103): the
+    /// old side of the pull request's diff.
+    Base,
+}
+
 /// What a finding is about, independent of where it is printed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Subject {
@@ -134,6 +153,9 @@ pub struct Finding {
     /// Optional long-form detail, such as a completion diff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Other places it is about (see [`Related`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<Related>,
 }
 
 impl Finding {
@@ -149,6 +171,7 @@ impl Finding {
             subject,
             fingerprint: String::new(),
             detail: None,
+            related: Vec::new(),
         };
         finding.fingerprint = finding.compute_fingerprint("");
         finding
@@ -166,6 +189,11 @@ impl Finding {
 
     pub fn severity(mut self, severity: Severity) -> Self {
         self.severity = severity;
+        self
+    }
+
+    pub fn related(mut self, kind: RelatedKind, location: Location) -> Self {
+        self.related.push(Related { kind, location });
         self
     }
 

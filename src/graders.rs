@@ -1,6 +1,7 @@
 //! Grading, as pure logic: normalizers, the built-in deterministic grader over a case's
-//! `expect`, and the command-grader protocol. Running a command grader is the only I/O,
-//! and it goes through [`crate::run::process`].
+//! `expect`, the command-grader protocol, graders' sources and the EL3xx rules. Nothing
+//! here starts a process: a command grader is run by [`crate::run::grade`], which the
+//! caller hands to the rules that need it.
 
 pub mod builtin;
 pub mod command;
@@ -13,7 +14,6 @@ pub mod sources;
 
 pub use normalize::{completion_digest, Normalizer};
 
-use crate::run::process::{run_process, ProcessPolicy};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -106,24 +106,6 @@ impl Grader {
         match &self.program {
             GraderProgram::Builtin => Some(builtin_verdict(case, completion)),
             GraderProgram::Command(_) => None,
-        }
-    }
-
-    /// Grades one completion of `case`. `Err` is a grader error (an ERROR, never a score).
-    pub fn grade(
-        &self,
-        case: &Value,
-        completion: &str,
-        policy: &ProcessPolicy,
-    ) -> Result<Grade, String> {
-        match &self.program {
-            GraderProgram::Builtin => Ok(builtin_verdict(case, completion)),
-            GraderProgram::Command(argv) => {
-                let output = run_process(argv, &command::request(case, completion), policy)
-                    .map_err(|failure| format!("grader `{}` {failure}", self.id))?;
-                command::parse_verdict(&output.stdout)
-                    .map_err(|problem| format!("grader `{}`: {problem}", self.id))
-            }
         }
     }
 }

@@ -170,6 +170,21 @@ rule_table! {
 }
 
 impl RuleId {
+    /// Outcomes of a run (and baselines gone stale) that a prompt edit explains when the
+    /// case's own lines did not change: their findings name the suite's prompt files.
+    pub fn explained_by_prompt(self) -> bool {
+        matches!(
+            self,
+            RuleId::Regressed
+                | RuleId::Failing
+                | RuleId::Moved
+                | RuleId::SamplesDisagree
+                | RuleId::Improved
+                | RuleId::BaselineDrifted
+                | RuleId::CompleterError
+        )
+    }
+
     pub fn id(self) -> &'static str {
         self.rule().id
     }

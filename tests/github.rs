@@ -5,7 +5,7 @@
 mod common;
 mod github_support;
 
-use evalock::finding::{Finding, Location, Subject};
+use evalock::finding::{Finding, Location, RelatedKind, Subject};
 use evalock::rules::{RuleId, Severity};
 use github_support::scenario::{
     comment_with, in_project, run_findings, shows_rule, writes, Scenario, PROJECT, SKILL_SCRIPT,
@@ -641,16 +641,7 @@ fn a_report_with_repository_paths_is_placed_the_same() {
     // `evalock report --path-prefix` writes repository-relative paths; the prefix is
     // then not added a second time.
     let scenario = Scenario::new();
-    let findings: Vec<Finding> = run_findings()
-        .into_iter()
-        .map(|mut finding| {
-            if let Some(location) = finding.location.as_mut() {
-                location.path = format!("ai/{}", location.path);
-            }
-            finding
-        })
-        .collect();
-    let report = scenario.write_report("prefixed.json", findings);
+    let report = scenario.write_prefixed_report("prefixed.json", run_findings(), "ai");
     scenario.github(WRITE_TOKEN, &[&report], &[]).assert_code(0);
     let comments = scenario.github.review_comments();
     assert_eq!(comment_with(&comments, "EL206").path, SKILL_SCRIPT);
@@ -808,8 +799,10 @@ fn a_prefixed_report_on_a_file_the_pull_request_deletes_is_prefixed_once() {
         Subject::case("escalation", "angry-customer-escalates"),
         "case `angry-customer-escalates` (version 1, evals/escalation.yaml) was removed instead of retired",
     )
-    .at(Location::file("ai/evals/escalation.yaml"));
-    let report = scenario.write_report("prefixed.json", vec![removed]);
+    .at(Location::file("evals/escalation.yaml"))
+    // As `evalock check --base` reports it: where the case stood at the base.
+    .related(RelatedKind::Base, Location::span("evals/escalation.yaml", 2, 11));
+    let report = scenario.write_prefixed_report("prefixed.json", vec![removed], "ai");
     let markdown = scenario.repo.evalock(&[
         "report",
         "--from",

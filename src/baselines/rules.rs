@@ -7,12 +7,37 @@
 use crate::baselines::{BaselineContext, BaselineEntry, BaselineState, SuiteBaseline};
 use crate::cases::suite::SuiteModel;
 use crate::cases::Case;
-use crate::commands::project::Project;
 use crate::finding::{Finding, Location, Subject};
 use crate::graders::rules::active_cases;
+use crate::graders::sources::GraderModel;
 use crate::graders::{completion_digest, Normalizer};
+use crate::project::config::Config;
 use crate::rules::RuleId;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the EL4xx rules read of one snapshot of the project.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub config: &'a Config,
+    pub graders: &'a [GraderModel],
+    pub suites: &'a [SuiteModel],
+    /// The baselines of the suites that configure one, by suite name.
+    pub baselines: &'a BTreeMap<String, SuiteBaseline>,
+    /// `Rebaseline-Reason:` trailers of the commits since the base.
+    pub rebaseline_reasons: &'a [String],
+    /// `working tree`, `index`, `main (1a2b3c4)`.
+    pub source: &'a str,
+}
+
+impl Side<'_> {
+    pub fn suite(&self, name: &str) -> Option<&SuiteModel> {
+        self.suites.iter().find(|suite| suite.name == name)
+    }
+
+    fn grader_reference(&self, suite: &str) -> String {
+        crate::graders::sources::grader_for(self.config, self.graders, suite).reference()
+    }
+}
 
 mod against_base;
 pub use against_base::{mixed_change, rebaselined_without_reason};
@@ -30,8 +55,8 @@ pub struct Scope {
 
 /// What the baselines of `suites` say without running anything.
 pub fn check(
-    project: &Project,
-    base: Option<&Project>,
+    project: &Side<'_>,
+    base: Option<&Side<'_>>,
     suites: &BTreeSet<String>,
     scope: Scope,
 ) -> Vec<Finding> {
@@ -82,12 +107,12 @@ fn rerecord_help(suite: &str) -> String {
 }
 
 /// The context a case's completion is recorded against now.
-pub fn current_context(project: &Project, suite: &SuiteModel, case: &Case) -> BaselineContext {
+pub fn current_context(project: &Side<'_>, suite: &SuiteModel, case: &Case) -> BaselineContext {
     let config = project.config.suite(&suite.name);
     BaselineContext {
         case: case.digest,
         prompt: suite.prompt_digest(),
-        grader: project.grader_for(&suite.name).reference(),
+        grader: project.grader_reference(&suite.name),
         normalizer: config
             .map(|config| config.normalizer.clone())
             .unwrap_or_else(|| "exact".into()),
@@ -211,7 +236,7 @@ pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
 }
 
 /// EL401: entries recorded against another case, prompt, grader, normalizer or model.
-pub fn drifted(project: &Project, suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
+pub fn drifted(project: &Side<'_>, suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
     let mut findings = Vec::new();
     for case in active_cases(suite) {
         let Some(entry) = baseline.entry(&case.id) else {

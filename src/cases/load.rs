@@ -4,7 +4,6 @@
 
 use crate::cases::suite::{PromptFile, SuiteCases, SuiteModel, UnmatchedGlob};
 use crate::cases::{parse_owned_case_file, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind};
-use crate::commands::project::LoadOptions;
 use crate::digest::{bytes_digest, EntryKind};
 use crate::error::{Error, Result};
 use crate::project::config::{Config, CONFIG_FILE};
@@ -59,22 +58,19 @@ fn load_case_file(
 
 /// A command grader receives the whole case, so its suite is loaded in full even for a
 /// check; the built-in grader reads only what a summary keeps.
-pub fn options_for_suite(
+pub fn detail_for_suite(
     config: &Config,
     suite: &crate::project::config::SuiteConfig,
-    options: &LoadOptions,
-) -> LoadOptions {
+    detail: CaseDetail,
+) -> CaseDetail {
     let command_graded = suite
         .grader
         .as_deref()
         .and_then(|id| config.graders.get(id))
         .is_some_and(|grader| grader.kind == crate::project::config::GraderKind::Command);
     match command_graded {
-        true => LoadOptions {
-            detail: CaseDetail::Full,
-            ..*options
-        },
-        false => *options,
+        true => CaseDetail::Full,
+        false => detail,
     }
 }
 
@@ -99,11 +95,11 @@ fn symlink_on_the_way(source: &dyn ContentSource, pattern: &str) -> Result<Optio
 fn load_content(
     source: &dyn ContentSource,
     files: Vec<String>,
-    options: &LoadOptions,
+    detail: CaseDetail,
 ) -> Result<Arc<SuiteCases>> {
     let parsed = files
         .par_iter()
-        .map(|path| load_case_file(source, path, options.detail))
+        .map(|path| load_case_file(source, path, detail))
         .collect::<Result<Vec<_>>>()?;
     Ok(Arc::new(SuiteCases::new(
         files,
@@ -114,7 +110,7 @@ fn load_content(
 pub fn load_suite(
     source: &dyn ContentSource,
     suite: &crate::project::config::SuiteConfig,
-    options: &LoadOptions,
+    detail: CaseDetail,
 ) -> Result<SuiteModel> {
     let mut case_files = Vec::new();
     let mut unmatched_globs = Vec::new();
@@ -136,7 +132,7 @@ pub fn load_suite(
     }
     case_files.sort();
     case_files.dedup();
-    let content = load_content(source, case_files, options)?;
+    let content = load_content(source, case_files, detail)?;
     let prompts = suite
         .prompt_paths()
         .into_iter()

@@ -10,15 +10,30 @@ pub use against_lock::{cases_unlocked, prompts_unlocked};
 
 use crate::cases::suite::SuiteModel;
 use crate::cases::{Case, ProblemKind};
-use crate::commands::project::Project;
 use crate::finding::{Finding, Location, Subject};
 use crate::project::config::CONFIG_FILE;
+use crate::project::lock::Lock;
 use crate::rules::{RuleId, Severity};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
+/// What the EL1xx rules read of one snapshot of the project.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub suites: &'a [SuiteModel],
+    pub lock: Option<&'a Lock>,
+    /// `working tree`, `index`, `main (1a2b3c4)`.
+    pub source: &'a str,
+}
+
+impl Side<'_> {
+    pub fn suite(&self, name: &str) -> Option<&SuiteModel> {
+        self.suites.iter().find(|suite| suite.name == name)
+    }
+}
+
+pub fn check(project: &Side<'_>, base: Option<&Side<'_>>) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for suite in &project.suites {
+    for suite in project.suites {
         findings.extend(malformed_cases(suite));
         findings.extend(duplicate_case_ids(suite));
     }

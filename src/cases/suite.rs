@@ -421,7 +421,7 @@ mod tests {
     fn case(id: String, line: u32) -> Case {
         Case {
             digest: crate::digest::bytes_digest(id.as_bytes()),
-            id: id.into(),
+            id,
             version: 1,
             contract: None,
             file: Arc::from("evals/a.jsonl"),

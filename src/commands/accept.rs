@@ -163,7 +163,7 @@ fn refuse_unversioned_graders(project: &Project, suites: &[String]) -> Result<()
         .iter()
         .map(|suite| project.grader_for(suite).id)
         .collect();
-    let refused = graders_unversioned(project, None)
+    let refused = graders_unversioned(&project.graders_side(), None)
         .into_iter()
         .find(|finding| {
             finding.severity == Severity::Refuse
@@ -351,7 +351,10 @@ fn entry_from_result(
     let case = active_cases(suite)
         .find(|case| case.id == result.case_id)
         .ok_or_else(|| stale("the case is gone or retired".into()))?;
-    let changes = context_changes(&result.context, &current_context(project, suite, case));
+    let changes = context_changes(
+        &result.context,
+        &current_context(&project.baselines_side(), suite, case),
+    );
     if !changes.is_empty() {
         return Err(stale(format!("{} moved since the run", changes.join(", "))));
     }

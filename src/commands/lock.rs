@@ -53,7 +53,8 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
     // The lock pins the graders: a source changed without a version bump is not re-pinned.
     if let Some(pinned) = grader_pins(&source, project_root) {
         blocking.extend(crate::graders::rules::changed_without_version_bump(
-            &project, &pinned,
+            &project.graders,
+            &pinned,
         ));
     }
     let new_lock = project.to_lock();

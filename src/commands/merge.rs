@@ -85,7 +85,7 @@ pub fn merge(options: &MergeOptions) -> Result<RunOutcome> {
 
     write_atomic(&options.out, merged.render().as_bytes())?;
     Ok(RunOutcome {
-        report: merged.report(),
+        report: crate::report::Report::of_run(&merged),
         results: merged,
         results_path: options.out.clone(),
     })

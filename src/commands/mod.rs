@@ -4,6 +4,7 @@
 pub mod accept;
 pub mod check;
 pub mod destination;
+pub mod github;
 pub mod hook;
 pub mod init;
 pub mod lock;

@@ -4,18 +4,17 @@
 use crate::baselines::{load_baseline, SuiteBaseline};
 use crate::cases::suite::{suite_digest, SuiteModel};
 use crate::cases::CaseDetail;
-use crate::digest::EntryKind;
 use crate::error::{Error, Result};
-use crate::finding::Subject;
+use crate::finding::{Finding, Subject};
 use crate::graders::sources::{load_graders, GraderModel};
 use crate::project::config::{Config, CONFIG_FILE};
 use crate::project::lock::{GraderLock, Lock, SuiteLock, LOCK_FILE};
-use crate::source::ContentSource;
+use crate::source::{read_regular_file, refuse_non_file, ContentSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::cases::load::{load_suite, options_for_suite};
+use crate::cases::load::{detail_for_suite, load_suite};
 
 /// What a load reads and keeps.
 #[derive(Clone, Copy)]
@@ -34,6 +33,11 @@ impl Default for LoadOptions {
         }
     }
 }
+
+/// A command grader run by a check: suite, grader, case and completion, and whether it
+/// passed.
+pub type CommandGrader<'a> =
+    dyn Fn(&str, &crate::graders::Grader, &serde_json::Value, &str) -> bool + Sync + 'a;
 
 /// Everything evalock knows about one snapshot of the project.
 #[derive(Debug)]
@@ -141,8 +145,8 @@ impl Project {
                 .suites
                 .par_iter()
                 .map(|suite| {
-                    let options = options_for_suite(&config, suite, options);
-                    load_suite(source, suite, &options)
+                    let detail = detail_for_suite(&config, suite, options.detail);
+                    load_suite(source, suite, detail)
                 })
                 .collect();
             loaded.into_iter().collect::<Result<Vec<_>>>()
@@ -201,6 +205,83 @@ impl Project {
             .map(|skill| Subject::skill(&skill.path))
     }
 
+    /// What the EL1xx rules read of this snapshot.
+    pub fn cases_side(&self) -> crate::cases::rules::Side<'_> {
+        crate::cases::rules::Side {
+            suites: &self.suites,
+            lock: self.lock.as_ref(),
+            source: &self.source,
+        }
+    }
+
+    /// What the EL2xx rules read of this snapshot.
+    pub fn skills_side(&self) -> crate::skills::rules::Side<'_> {
+        crate::skills::rules::Side {
+            skills: &self.skills,
+            config: self.config.skills.as_ref(),
+            lock: self.lock.as_ref(),
+            source: &self.source,
+        }
+    }
+
+    /// What the EL3xx rules read of this snapshot.
+    pub fn graders_side(&self) -> crate::graders::rules::Side<'_> {
+        crate::graders::rules::Side {
+            config: &self.config,
+            graders: &self.graders,
+            suites: &self.suites,
+            lock: self.lock.as_ref(),
+            source: &self.source,
+        }
+    }
+
+    /// How a check grades with a command grader: in the project's folder, under the
+    /// suite's policy; `None` when this project has no folder to run in (a revision).
+    pub fn command_grader(&self) -> Option<Box<CommandGrader<'_>>> {
+        let workdir = self.workdir.as_deref()?;
+        Some(Box::new(move |suite, grader, case, completion| {
+            let policy = crate::run::process_policy(&self.config, suite, workdir);
+            crate::run::grade(grader, case, completion, &policy).is_ok_and(|grade| grade.pass)
+        }))
+    }
+
+    /// What the EL4xx rules read of this snapshot.
+    pub fn baselines_side(&self) -> crate::baselines::rules::Side<'_> {
+        crate::baselines::rules::Side {
+            config: &self.config,
+            graders: &self.graders,
+            suites: &self.suites,
+            baselines: &self.baselines,
+            rebaseline_reasons: &self.rebaseline_reasons,
+            source: &self.source,
+        }
+    }
+
+    /// Names the suite's prompt files on each finding a prompt edit explains (see
+    /// [`crate::rules::RuleId::explained_by_prompt`]): a review places it on the prompt's change when
+    /// the case's own lines did not move.
+    pub fn relate_prompts(&self, findings: &mut [Finding]) {
+        for finding in findings
+            .iter_mut()
+            .filter(|finding| finding.rule.explained_by_prompt())
+        {
+            let Some(suite) = finding
+                .subject
+                .suite
+                .as_deref()
+                .and_then(|suite| self.config.suite(suite))
+            else {
+                continue;
+            };
+            for prompt in suite.prompt_paths() {
+                finding.related.push(crate::finding::Related {
+                    kind: crate::finding::RelatedKind::Prompt,
+                    location: crate::finding::Location::file(prompt),
+                });
+            }
+        }
+    }
+
     pub fn suite(&self, name: &str) -> Option<&SuiteModel> {
         self.suites.iter().find(|suite| suite.name == name)
     }
@@ -217,12 +298,7 @@ impl Project {
 
     /// The grader a suite uses: its `grader`, or the built-in one.
     pub fn grader_for(&self, suite: &str) -> crate::graders::Grader {
-        self.config
-            .suite(suite)
-            .and_then(|config| config.grader.as_deref())
-            .and_then(|id| self.grader_model(id))
-            .map(GraderModel::grader)
-            .unwrap_or_else(crate::graders::Grader::builtin)
+        crate::graders::sources::grader_for(&self.config, &self.graders, suite)
     }
 
     /// The lock this project would write. Case entries of suites are rebuilt from the
@@ -270,32 +346,4 @@ impl Project {
         }
         lock
     }
-}
-
-/// The bytes of evalock's own files; a symlink is refused, since its target string is
-/// not the file and following it could leave the project.
-pub(crate) fn read_regular_file(source: &dyn ContentSource, path: &str) -> Result<Option<Vec<u8>>> {
-    refuse_non_file(source, path)?;
-    source.read(path)
-}
-
-/// A symlink or a directory where evalock's own file goes is refused by name, not taken
-/// for "there is no such file yet".
-fn refuse_non_file(source: &dyn ContentSource, path: &str) -> Result<()> {
-    if source.kind_of(path)? == Some(EntryKind::Symlink) {
-        return Err(Error::malformed(
-            format!("{path}:1"),
-            format!("{path} is a symlink, and evalock never follows symlinks: replace it with the file itself"),
-        ));
-    }
-    if source.is_directory(path)? {
-        return Err(Error::malformed(
-            path,
-            format!(
-                "{path} is a directory (a folder or a git submodule) in the {}, where evalock expects its file: move it away",
-                source.describe()
-            ),
-        ));
-    }
-    Ok(())
 }

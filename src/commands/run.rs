@@ -107,7 +107,8 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
             index: shard.index,
             count: shard.count,
             identity: run_identity(
-                &project,
+                &project.to_lock(),
+                &project.baselines,
                 &source,
                 completions_bytes
                     .as_ref()
@@ -154,6 +155,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     if let Some(shard) = options.shard {
         findings.retain(|finding| shard.owns_finding(finding));
     }
+    project.relate_prompts(&mut findings);
     sort_findings(&mut findings);
     let fail_on_diff = options.fail_on_diff || project.config.policy.fail_on_diff;
     let results = Results {
@@ -172,7 +174,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     };
     let results_path = options.project_root.join(&options.out);
     write_atomic(&results_path, results.render().as_bytes())?;
-    let report = results.report();
+    let report = Report::of_run(&results);
     Ok(RunOutcome {
         report,
         results,
@@ -313,7 +315,7 @@ fn plan_suites<'p>(
             context,
             grader: project.grader_for(&model.name),
             normalizer: Normalizer::parse(&config.normalizer).unwrap_or(Normalizer::Exact),
-            policy: process_policy(project, &model.name, workdir),
+            policy: process_policy(&project.config, &model.name, workdir),
             completer: config.completer.clone(),
         });
     }
@@ -406,9 +408,7 @@ fn run_job(job: &Job<'_>, completions: Option<&CompletionsFile>) -> SampleOutcom
         },
     };
     let outcome = completion.and_then(|completion| {
-        let grade = suite
-            .grader
-            .grade(job.case.value(), &completion, &suite.policy)?;
+        let grade = crate::run::grade(&suite.grader, job.case.value(), &completion, &suite.policy)?;
         Ok((grade, suite.normalizer.normalize(&completion)))
     });
     SampleOutcome {
@@ -431,7 +431,7 @@ fn assemble(
     let mut outcomes = outcomes.into_iter().zip(jobs.iter()).peekable();
     for suite in planned {
         for case in active_cases(suite.model).filter(|case| owned(&suite.model.name, case)) {
-            let context = baselines::current_context(project, suite.model, case);
+            let context = baselines::current_context(&project.baselines_side(), suite.model, case);
             if !runnable(&suite.grader, case) {
                 cases.push(not_run(suite, case, context));
                 continue;
@@ -452,7 +452,7 @@ fn assemble(
                 case,
                 context,
                 samples,
-                baseline: baseline_ref(project, suite.model, case),
+                baseline: baseline_ref(&project.baselines_side(), suite.model, case),
                 agreement_min,
             });
             cases.push(result);
@@ -481,7 +481,7 @@ fn not_run(
 /// What holds without running: the selected suites' cases and prompts against the lock,
 /// their graders, and their baselines.
 fn static_findings(project: &Project, selected: &BTreeSet<String>, full: bool) -> Vec<Finding> {
-    let mut findings: Vec<Finding> = crate::cases::rules::check(project, None)
+    let mut findings: Vec<Finding> = crate::cases::rules::check(&project.cases_side(), None)
         .into_iter()
         .filter(|finding| {
             finding
@@ -492,16 +492,17 @@ fn static_findings(project: &Project, selected: &BTreeSet<String>, full: bool) -
         })
         .collect();
     // Probes and negative controls (EL303/EL304) belong to `check`; a run judges completions.
-    findings.extend(graders::graders_unversioned(project, None));
+    let side = project.graders_side();
+    findings.extend(graders::graders_unversioned(&side, None));
     for suite in project
         .suites
         .iter()
         .filter(|suite| selected.contains(&suite.name))
     {
-        findings.extend(graders::grader_version_drift(project, suite));
+        findings.extend(graders::grader_version_drift(&side, suite));
     }
     findings.extend(baselines::check(
-        project,
+        &project.baselines_side(),
         None,
         selected,
         baselines::Scope {

@@ -2,9 +2,8 @@
 //! about, a file-level comment on a changed file, or the summary comment.
 
 use super::diff::{FileDiff, Hunk, PullDiff};
-use crate::finding::Finding;
+use crate::finding::{Finding, RelatedKind};
 use crate::rules::RuleId;
-use std::collections::BTreeMap;
 
 /// Which version of a file a line comment numbers its lines in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -42,19 +41,13 @@ pub enum Anchor {
     Summary,
 }
 
-/// Where removed cases stood on the diff's old side: first and last line by
-/// project-relative file and case id.
-pub type RemovedCaseLines = BTreeMap<(String, String), (u32, u32)>;
-
-/// What anchoring needs besides the finding: the diff, where the project sits in the
-/// repository, each suite's prompt files (project-relative), and where removed cases
-/// stood before the change.
+/// What anchoring needs besides the finding (which carries its related places: its
+/// suite's prompt files, where a removed case stood at the base): the diff, and where the
+/// project sits in the repository.
 pub struct AnchorContext<'a> {
     pub diff: &'a PullDiff,
     /// The project root relative to the repository (`""` at the top).
     pub prefix: &'a str,
-    pub prompt_files: &'a BTreeMap<String, Vec<String>>,
-    pub removed_cases: &'a RemovedCaseLines,
 }
 
 impl AnchorContext<'_> {
@@ -104,10 +97,8 @@ impl AnchorContext<'_> {
         if let Some(anchor) = self.changed_lines_of_finding(finding) {
             return anchor;
         }
-        if caused_by_prompt(finding.rule) {
-            if let Some(anchor) = self.changed_prompt_hunk(finding) {
-                return anchor;
-            }
+        if let Some(anchor) = self.changed_prompt_hunk(finding) {
+            return anchor;
         }
         if let Some(anchor) = self.hunk_context_of_finding(finding) {
             return anchor;
@@ -161,12 +152,13 @@ impl AnchorContext<'_> {
 
     /// The repository path and base-version lines of the case a removal finding is about.
     fn removed_case_lines(&self, finding: &Finding) -> Option<(String, u32, u32)> {
-        let location = finding.location.as_ref()?;
-        let case = finding.subject.case.as_ref()?;
-        let &(first, last) = self
-            .removed_cases
-            .get(&(location.path.clone(), case.clone()))?;
-        Some((self.repo_path(&location.path), first, last))
+        let at_base = finding
+            .related
+            .iter()
+            .find(|related| related.kind == RelatedKind::Base)?;
+        let first = at_base.location.line?;
+        let last = at_base.location.end_line.unwrap_or(first);
+        Some((self.repo_path(&at_base.location.path), first, last))
     }
 
     /// A file-level comment when the pull request shows the finding's file (changed,
@@ -221,11 +213,11 @@ impl AnchorContext<'_> {
     /// The first changed hunk of the suite's prompt files: the change that made a case
     /// regress while its own fixture lines did not move.
     fn changed_prompt_hunk(&self, finding: &Finding) -> Option<Anchor> {
-        let suite = finding.subject.suite.as_deref()?;
-        self.prompt_files
-            .get(suite)?
+        finding
+            .related
             .iter()
-            .find_map(|prompt| self.first_change_of(&self.repo_path(prompt)))
+            .filter(|related| related.kind == RelatedKind::Prompt)
+            .find_map(|prompt| self.first_change_of(&self.repo_path(&prompt.location.path)))
     }
 
     /// The added lines of a file's first hunk that shows any new-side line (its context
@@ -261,21 +253,6 @@ fn added_within(hunk: &Hunk, start: u32, end: u32) -> Vec<u32> {
         .copied()
         .filter(|line| (start..=end).contains(line))
         .collect()
-}
-
-/// Outcomes of a run (and baselines gone stale) that a prompt edit explains when the
-/// case's own lines did not change.
-fn caused_by_prompt(rule: RuleId) -> bool {
-    matches!(
-        rule,
-        RuleId::Regressed
-            | RuleId::Failing
-            | RuleId::Moved
-            | RuleId::SamplesDisagree
-            | RuleId::Improved
-            | RuleId::BaselineDrifted
-            | RuleId::CompleterError
-    )
 }
 
 #[cfg(test)]

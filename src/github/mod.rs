@@ -8,12 +8,10 @@
 
 mod anchor;
 mod api;
-mod base;
 mod body;
 mod client;
 pub mod diff;
 mod event;
-mod head;
 mod plan;
 mod summary;
 
@@ -25,11 +23,8 @@ pub use event::{graphql_url_for, pull_request_from_payload, Environment, PullReq
 pub use plan::{Anchored, Cleanup, Comment, Plan, MAX_INLINE_COMMENTS};
 
 use crate::report::Report;
-use crate::rules::RuleId;
-use crate::source::{ContentSource, GitRepo};
 use api::{Api, DiffAnswer, NewReviewComment};
 use client::{ApiError, Client, ClientConfig};
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// What `evalock github` posts.
@@ -43,8 +38,15 @@ pub enum Mode {
     Annotations,
 }
 
-pub struct PublishOptions {
-    pub project_root: PathBuf,
+/// The pull request's diff as `git diff` prints it, from the merge base of the two commits
+/// (base, head) to the head: for when GitHub's is too large. The caller reads git.
+pub type LocalDiff<'a> = &'a dyn Fn(&str, &str) -> Result<String, String>;
+
+pub struct PublishOptions<'a> {
+    /// The project's folder within the repository (`""` at the top): findings carry
+    /// project-relative paths, GitHub repository-relative ones.
+    pub prefix: String,
+    pub local_diff: Option<LocalDiff<'a>>,
     pub mode: Mode,
     pub environment: Environment,
     /// The variable the token came from, for messages (never the token).
@@ -90,30 +92,12 @@ pub struct Outcome {
 }
 
 /// Posts a report to the pull request this run is about, or falls back.
-pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
+pub fn publish(report: &Report, options: &PublishOptions<'_>) -> Outcome {
     let mut outcome = Outcome::default();
-    let repo = GitRepo::discover(&options.project_root).ok();
-    let prefix = repo
-        .as_ref()
-        .map(|repo| repo.prefix().to_owned())
-        .unwrap_or_default();
+    let prefix = options.prefix.clone();
     let environment = &options.environment;
-    let pull = environment.pull_request().ok();
-    let head_sha = pull.as_ref().map(|pull| pull.head_sha.as_str());
-    let head = head::head_source(repo.as_ref(), head_sha, &options.project_root);
-    // The merge base is read only when something needs it: a prefixed path that may name a
-    // deleted file, or a removed case to find in the diff.
-    let needs_base = !prefix.is_empty()
-        || report
-            .findings
-            .iter()
-            .any(|finding| finding.rule == RuleId::CaseRemoved);
-    let base = needs_base
-        .then(|| base::base_source(repo.as_ref(), pull.as_ref()))
-        .flatten();
-    let mut snapshots = vec![head.as_ref()];
-    snapshots.extend(base.as_ref().map(|base| base as &dyn ContentSource));
-    let report = &head::project_relative(report.clone(), &prefix, &snapshots);
+    // A saved report may carry the prefix already (`evalock report --path-prefix`).
+    let report = &report.clone().project_relative();
     let reason = match (options.mode, environment.pull_request(), &environment.token) {
         (Mode::Annotations, _, _) => Some("annotations mode: nothing is posted".to_owned()),
         (_, Err(reason), _) => Some(reason),
@@ -134,10 +118,8 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
             };
             let target = Target {
                 api: &api,
-                repo: repo.as_ref(),
                 prefix: &prefix,
-                head: head.as_ref(),
-                base: base.as_ref().map(|base| base as &dyn ContentSource),
+                local_diff: options.local_diff,
             };
             match post(report, &target, options.mode, &mut outcome.notes) {
                 Ok(posted) => {
@@ -169,12 +151,8 @@ pub fn publish(report: &Report, options: &PublishOptions) -> Outcome {
 /// Where posting goes and what anchoring needs.
 struct Target<'a> {
     api: &'a Api<'a>,
-    repo: Option<&'a GitRepo>,
     prefix: &'a str,
-    /// The project at the pull request's head.
-    head: &'a dyn ContentSource,
-    /// The project at the pull request's merge base, when it is needed and available.
-    base: Option<&'a dyn ContentSource>,
+    local_diff: Option<LocalDiff<'a>>,
 }
 
 fn post(
@@ -186,16 +164,9 @@ fn post(
     let api = target.api;
     let anchored = if mode == Mode::Review {
         let diff = pull_diff(target, notes)?;
-        let prompt_files = head::prompt_files(target.head);
-        let removed_cases = target
-            .base
-            .map(|base| base::removed_case_lines(base, &report.findings))
-            .unwrap_or_default();
         let context = AnchorContext {
             diff: &diff,
             prefix: target.prefix,
-            prompt_files: &prompt_files,
-            removed_cases: &removed_cases,
         };
         Anchored::all(&report.findings, |finding| context.anchor(finding))
     } else {
@@ -385,15 +356,10 @@ fn pull_diff(target: &Target<'_>, notes: &mut Vec<String>) -> Result<PullDiff, A
     match target.api.pull_diff()? {
         DiffAnswer::Diff(text) => Ok(PullDiff::parse(&text)),
         DiffAnswer::TooLarge => {
-            let local = target
-                .repo
-                .ok_or_else(|| crate::Error::git("not in a git repository"))
-                .and_then(|repo| {
-                    let base = repo.resolve_commit(&pull.base_sha)?;
-                    let head = repo.resolve_commit(&pull.head_sha)?;
-                    let merge_base = repo.merge_base(base, head)?.unwrap_or(base);
-                    repo.unified_diff(merge_base, head)
-                });
+            let local = match target.local_diff {
+                Some(local_diff) => local_diff(&pull.base_sha, &pull.head_sha),
+                None => Err("not in a git repository".to_owned()),
+            };
             match local {
                 Ok(text) => {
                     notes.push("GitHub's diff was too large (HTTP 406): anchored on `git diff <merge base>..<head>` instead".to_owned());

@@ -4,22 +4,52 @@
 
 use crate::cases::suite::SuiteModel;
 use crate::cases::Case;
-use crate::commands::project::Project;
 use crate::digest::Digest;
 use crate::finding::{Finding, Location, Subject};
 use crate::graders::probe::{probe_builtin, probe_case, MustFail};
 use crate::graders::sources::GraderModel;
 use crate::graders::{Grader, GraderProgram, REFUSAL_PROBE};
-use crate::project::config::CONFIG_FILE;
+use crate::project::config::{Config, CONFIG_FILE};
 use crate::project::lock::toml_string_array;
 use crate::project::lock::{GraderLock, Lock, LOCK_FILE};
 use crate::rules::{RuleId, Severity};
-use crate::run::process::ProcessPolicy;
 use rayon::prelude::*;
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// What the EL3xx rules read of one snapshot of the project.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub config: &'a Config,
+    pub graders: &'a [GraderModel],
+    pub suites: &'a [SuiteModel],
+    pub lock: Option<&'a Lock>,
+    /// `working tree`, `index`, `main (1a2b3c4)`.
+    pub source: &'a str,
+}
+
+impl Side<'_> {
+    pub fn grader_model(&self, id: &str) -> Option<&GraderModel> {
+        self.graders.iter().find(|grader| grader.id == id)
+    }
+
+    /// The grader a suite uses.
+    pub fn grader_for(&self, suite: &str) -> Grader {
+        crate::graders::sources::grader_for(self.config, self.graders, suite)
+    }
+}
+
+/// Grades one completion of a case of a suite with a command grader (the caller starts
+/// the process): whether it passed. Without one, command graders are not probed.
+pub type CommandGrading<'a> = &'a (dyn Fn(&str, &Grader, &Value, &str) -> bool + Sync);
+
 /// Every grader check for the suites in `suites` (EL301 looks at all graders).
-pub fn check(project: &Project, base: Option<&Project>, suites: &BTreeSet<String>) -> Vec<Finding> {
+pub fn check(
+    project: &Side<'_>,
+    base: Option<&Side<'_>>,
+    suites: &BTreeSet<String>,
+    command_grading: Option<CommandGrading<'_>>,
+) -> Vec<Finding> {
     let mut findings = graders_unversioned(project, base);
     let selected: Vec<&SuiteModel> = project
         .suites
@@ -29,7 +59,11 @@ pub fn check(project: &Project, base: Option<&Project>, suites: &BTreeSet<String
     for suite in &selected {
         findings.extend(grader_version_drift(project, suite));
     }
-    findings.extend(graders_that_cannot_fail(project, &selected));
+    findings.extend(graders_that_cannot_fail(
+        project,
+        &selected,
+        command_grading,
+    ));
     findings
 }
 
@@ -44,9 +78,8 @@ pub fn active_cases(suite: &SuiteModel) -> impl Iterator<Item = &Case> {
 
 /// EL301 as `evalock lock` enforces it: re-pinning a changed grader (sources or what it
 /// runs) under the same version would launder the change, so the lock is not written.
-pub fn changed_without_version_bump(project: &Project, lock: &Lock) -> Vec<Finding> {
-    project
-        .graders
+pub fn changed_without_version_bump(graders: &[GraderModel], lock: &Lock) -> Vec<Finding> {
+    graders
         .iter()
         .filter_map(|grader| {
             let locked = lock.graders.get(&grader.id)?;
@@ -60,12 +93,12 @@ pub fn changed_without_version_bump(project: &Project, lock: &Lock) -> Vec<Findi
 
 /// EL301: a grader's sources or what it runs moved but its version did not (against the
 /// lock and the base).
-pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Finding> {
+pub fn graders_unversioned(project: &Side<'_>, base: Option<&Side<'_>>) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let Some(lock) = &project.lock else {
+    let Some(lock) = project.lock else {
         return findings;
     };
-    for grader in &project.graders {
+    for grader in project.graders {
         findings.extend(unmatched_sources(grader));
         findings.extend(unpinned_command_files(grader));
         let Some(locked) = lock.graders.get(&grader.id) else {
@@ -108,7 +141,7 @@ pub fn graders_unversioned(project: &Project, base: Option<&Project>) -> Vec<Fin
                 findings.extend(unversioned_change(
                     grader,
                     &Pinned::from_model(base_grader),
-                    &base.source,
+                    base.source,
                 ));
             }
         }
@@ -328,7 +361,7 @@ fn describe_program(program: &GraderProgram) -> String {
 }
 
 /// EL302: a case pins a grader version that is not the suite grader's current one.
-pub fn grader_version_drift(project: &Project, suite: &SuiteModel) -> Vec<Finding> {
+pub fn grader_version_drift(project: &Side<'_>, suite: &SuiteModel) -> Vec<Finding> {
     let grader = project.grader_for(&suite.name);
     active_cases(suite)
         .filter_map(|case| {
@@ -355,23 +388,20 @@ pub fn grader_version_drift(project: &Project, suite: &SuiteModel) -> Vec<Findin
 }
 
 /// EL303 and EL304: every probe and negative control must fail its grader. Command
-/// graders run only when the project knows its work directory. Cases are probed in
-/// parallel and one at a time: nothing per probe is kept but the findings.
-pub fn graders_that_cannot_fail(project: &Project, suites: &[&SuiteModel]) -> Vec<Finding> {
+/// graders are probed only through `command_grading`. Cases are probed in parallel and
+/// one at a time: nothing per probe is kept but the findings.
+pub fn graders_that_cannot_fail(
+    project: &Side<'_>,
+    suites: &[&SuiteModel],
+    command_grading: Option<CommandGrading<'_>>,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     for suite in suites {
         let grader = project.grader_for(&suite.name);
-        if matches!(grader.program, GraderProgram::Command(_)) && project.workdir.is_none() {
-            continue;
-        }
-        let policy = crate::run::process_policy(
-            project,
-            &suite.name,
-            project
-                .workdir
-                .as_deref()
-                .unwrap_or(std::path::Path::new(".")),
-        );
+        let grading = match (&grader.program, command_grading) {
+            (GraderProgram::Command(_), None) => continue,
+            (_, grading) => grading,
+        };
         let probed: Vec<&Case> = active_cases(suite)
             .filter(|case| {
                 case.grader_version
@@ -381,7 +411,7 @@ pub fn graders_that_cannot_fail(project: &Project, suites: &[&SuiteModel]) -> Ve
             .collect();
         let per_case: Vec<Vec<Finding>> = probed
             .par_iter()
-            .map(|case| must_fail_findings(suite, case, &grader, &policy))
+            .map(|case| must_fail_findings(suite, case, &grader, grading))
             .collect();
         findings.extend(per_case.into_iter().flatten());
     }
@@ -394,15 +424,13 @@ fn must_fail_findings(
     suite: &SuiteModel,
     case: &Case,
     grader: &Grader,
-    policy: &ProcessPolicy,
+    command_grading: Option<CommandGrading<'_>>,
 ) -> Vec<Finding> {
-    let outcome = match grader.program {
-        GraderProgram::Builtin => probe_builtin(case),
-        GraderProgram::Command(_) => probe_case(case, |_, completion| {
-            grader
-                .grade(case.value(), completion, policy)
-                .is_ok_and(|grade| grade.pass)
+    let outcome = match (&grader.program, command_grading) {
+        (GraderProgram::Command(_), Some(grading)) => probe_case(case, |_, completion| {
+            grading(&suite.name, grader, case.value(), completion)
         }),
+        _ => probe_builtin(case),
     };
     let mut findings: Vec<Finding> = outcome
         .passed

@@ -48,6 +48,16 @@ impl GraderModel {
     }
 }
 
+/// The grader a suite uses: its `grader`, or the built-in one.
+pub fn grader_for(config: &Config, graders: &[GraderModel], suite: &str) -> Grader {
+    config
+        .suite(suite)
+        .and_then(|config| config.grader.as_deref())
+        .and_then(|id| graders.iter().find(|grader| grader.id == id))
+        .map(GraderModel::grader)
+        .unwrap_or_else(Grader::builtin)
+}
+
 pub fn load_graders(source: &dyn ContentSource, config: &Config) -> Result<Vec<GraderModel>> {
     config
         .graders

@@ -21,7 +21,10 @@ mod validate;
 pub use grader::{GraderConfig, GraderKind, VersionLabel};
 use locate::{glob_lines, location_of, table_header_offset};
 pub use policy::Policy;
-pub use skills::{default_allowed_permissions, Acknowledgement, SkillsConfig};
+pub use skills::{compile_pattern, default_allowed_permissions, Acknowledgement, SkillsConfig};
+
+/// Where `evalock run` writes its results unless `--out` says otherwise.
+pub const DEFAULT_RESULTS_PATH: &str = ".evalock/results.json";
 pub use suite::{OneOrMany, SuiteConfig};
 use toml_errors::{single_table_header, with_suggestion};
 pub use validate::{is_valid_name, MAX_NAME_CHARS};

@@ -107,6 +107,8 @@ struct SavedFinding {
     fingerprint: String,
     #[serde(default)]
     detail: Option<String>,
+    #[serde(default)]
+    related: Vec<crate::finding::Related>,
 }
 
 /// Reads a report written by [`render`]; `label` names the file in errors.
@@ -163,6 +165,7 @@ impl SavedFinding {
             subject: self.subject,
             fingerprint: self.fingerprint,
             detail: self.detail,
+            related: self.related,
         })
     }
 }

@@ -66,6 +66,23 @@ impl Counts {
 }
 
 impl Report {
+    /// A run as a report: its findings, every case it judged, and its gate setting.
+    pub fn of_run(results: &crate::run::results::Results) -> Report {
+        let subjects = results
+            .cases
+            .iter()
+            .map(|case| Subject::case(&case.suite, &case.case_id));
+        let mut report = Report::new(
+            "run",
+            results.source.clone(),
+            None,
+            results.findings.clone(),
+        )
+        .with_subjects(subjects);
+        report.fail_on_diff = results.fail_on_diff;
+        report
+    }
+
     pub fn new(
         command: &str,
         source: String,
@@ -160,15 +177,40 @@ impl Report {
         if prefix.is_empty() || prefix == "." {
             return self;
         }
-        for location in self
-            .findings
-            .iter_mut()
-            .filter_map(|finding| finding.location.as_mut())
-        {
+        for location in self.locations_mut() {
             location.path = format!("{prefix}/{}", location.path);
         }
         self.path_prefix = join_path(prefix, &self.path_prefix);
         self
+    }
+
+    /// The report with the prefix [`Report::with_path_prefix`] added taken off again:
+    /// every path relative to the project, as its checks wrote them.
+    pub fn project_relative(mut self) -> Report {
+        let prefix = std::mem::take(&mut self.path_prefix);
+        if prefix.is_empty() {
+            return self;
+        }
+        for location in self.locations_mut() {
+            let stripped = location
+                .path
+                .strip_prefix(prefix.as_str())
+                .and_then(|rest| rest.strip_prefix('/'));
+            if let Some(stripped) = stripped {
+                location.path = stripped.to_owned();
+            }
+        }
+        self
+    }
+
+    fn locations_mut(&mut self) -> impl Iterator<Item = &mut crate::finding::Location> {
+        self.findings.iter_mut().flat_map(|finding| {
+            let related = finding
+                .related
+                .iter_mut()
+                .map(|related| &mut related.location);
+            finding.location.iter_mut().chain(related)
+        })
     }
 
     /// The project's `evalock.toml`, relative to where the paths are: what a finding about

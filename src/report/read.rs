@@ -28,7 +28,8 @@ pub fn read_report(label: &str, bytes: &[u8]) -> Result<Report> {
         Some(json::FINDINGS_SCHEMA) => json::parse(label, bytes),
         // [run] results files (`evalock run --out`) are read here.
         Some(crate::run::results::RESULTS_SCHEMA) => {
-            crate::run::results::Results::parse(label, bytes).map(|results| results.report())
+            crate::run::results::Results::parse(label, bytes)
+                .map(|results| Report::of_run(&results))
         }
         Some(other) => Err(unreadable(label, &format!("schema `{other}`"))),
         None => Err(unreadable(label, "no `schema` field")),

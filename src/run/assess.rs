@@ -3,11 +3,11 @@
 
 use super::diff::completion_diff;
 use super::results::{BaselineUse, CaseResult, SampleResult, Status};
+use crate::baselines::rules as baselines;
 use crate::baselines::rules::{context_changes, current_context, entry_is_intact};
 use crate::baselines::{BaselineContext, BaselineEntry};
 use crate::cases::suite::SuiteModel;
 use crate::cases::Case;
-use crate::commands::project::Project;
 use crate::digest::Digest;
 use crate::finding::{Finding, Location, Subject};
 use crate::graders::{completion_digest, Grade};
@@ -49,7 +49,11 @@ impl BaselineRef<'_> {
 }
 
 /// The baseline entry of a case, if it may be compared with (EL401/EL402 otherwise).
-pub fn baseline_ref<'p>(project: &'p Project, suite: &SuiteModel, case: &Case) -> BaselineRef<'p> {
+pub fn baseline_ref<'p>(
+    project: &baselines::Side<'p>,
+    suite: &SuiteModel,
+    case: &Case,
+) -> BaselineRef<'p> {
     let Some(baseline) = project.baselines.get(&suite.name) else {
         return BaselineRef::NotConfigured;
     };

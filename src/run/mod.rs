@@ -1,5 +1,5 @@
 //! Running suites: the completer seam, grading, and comparison with baselines. I/O lives
-//! here, at the edge; the logic it applies is in [`crate::graders`] and [`crate::commands::check::families`].
+//! here, at the edge; the logic it applies is in [`crate::graders`] and [`crate::baselines`].
 
 pub mod assess;
 pub mod completer;
@@ -10,17 +10,18 @@ pub mod process;
 pub mod results;
 pub mod shard;
 
-use crate::commands::project::Project;
-use process::ProcessPolicy;
+use crate::graders::{command, Grade, Grader, GraderProgram};
+use crate::project::config::Config;
+use process::{run_process, ProcessPolicy};
+use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
 /// How completers and command graders of `suite` run: in `workdir`, with the suite's
 /// timeout (else `policy.timeout_secs`), the output cap and the secrets to scrub.
-pub fn process_policy(project: &Project, suite: &str, workdir: &Path) -> ProcessPolicy {
-    let policy = &project.config.policy;
-    let timeout_secs = project
-        .config
+pub fn process_policy(config: &Config, suite: &str, workdir: &Path) -> ProcessPolicy {
+    let policy = &config.policy;
+    let timeout_secs = config
         .suite(suite)
         .and_then(|config| config.timeout_secs)
         .unwrap_or(policy.timeout_secs);
@@ -29,5 +30,27 @@ pub fn process_policy(project: &Project, suite: &str, workdir: &Path) -> Process
         timeout: Duration::from_secs(timeout_secs.max(1)),
         max_output_bytes: policy.max_output_bytes,
         secrets: policy.secrets.clone(),
+    }
+}
+
+/// Grades one completion of `case`, starting the grader's command when it has one. `Err`
+/// is a grader error (an ERROR, never a score).
+pub fn grade(
+    grader: &Grader,
+    case: &Value,
+    completion: &str,
+    policy: &ProcessPolicy,
+) -> Result<Grade, String> {
+    match &grader.program {
+        GraderProgram::Builtin => Ok(crate::graders::builtin::grade(
+            case.get("expect"),
+            completion,
+        )),
+        GraderProgram::Command(argv) => {
+            let output = run_process(argv, &command::request(case, completion), policy)
+                .map_err(|failure| format!("grader `{}` {failure}", grader.id))?;
+            command::parse_verdict(&output.stdout)
+                .map_err(|problem| format!("grader `{}`: {problem}", grader.id))
+        }
     }
 }

@@ -7,8 +7,7 @@
 use crate::baselines::BaselineContext;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::finding::{Finding, Subject};
-use crate::report::Report;
+use crate::finding::Finding;
 use crate::run::shard::ShardRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -17,7 +16,7 @@ use std::path::Path;
 
 pub const RESULTS_SCHEMA: &str = "evalock.results/v1";
 /// Where `run` writes and `accept`/`review` read by default, relative to the project root.
-pub const DEFAULT_RESULTS_PATH: &str = ".evalock/results.json";
+pub use crate::project::config::DEFAULT_RESULTS_PATH;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -192,18 +191,6 @@ impl Results {
             ));
         }
         Ok(results)
-    }
-
-    /// The run as a report: its findings, every case it judged, and its gate setting.
-    pub fn report(&self) -> Report {
-        let subjects = self
-            .cases
-            .iter()
-            .map(|case| Subject::case(&case.suite, &case.case_id));
-        let mut report = Report::new("run", self.source.clone(), None, self.findings.clone())
-            .with_subjects(subjects);
-        report.fail_on_diff = self.fail_on_diff;
-        report
     }
 
     pub fn count(cases: &[CaseResult]) -> BTreeMap<Status, usize> {

@@ -7,15 +7,16 @@
 //! shard 1. Every finding is therefore reported by exactly one shard, and the shards'
 //! findings together are the unsharded run's.
 
-use crate::commands::project::Project;
+use crate::baselines::SuiteBaseline;
 use crate::digest::{bytes_digest, Digest};
 use crate::error::{Error, Result};
 use crate::finding::Finding;
 use crate::project::config::CONFIG_FILE;
-use crate::project::lock::LOCK_FILE;
+use crate::project::lock::{Lock, LOCK_FILE};
 use crate::source::ContentSource;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -116,7 +117,8 @@ impl ShardRecord {
 
 /// The identity of a run's inputs (see [`ShardRecord::identity`]).
 pub fn run_identity(
-    project: &Project,
+    current: &Lock,
+    baselines: &BTreeMap<String, SuiteBaseline>,
     source: &dyn ContentSource,
     completions: Option<&[u8]>,
     samples: Option<u32>,
@@ -135,11 +137,8 @@ pub fn run_identity(
     };
     part(CONFIG_FILE, source.read(CONFIG_FILE)?.as_deref());
     part(LOCK_FILE, source.read(LOCK_FILE)?.as_deref());
-    part(
-        "current content",
-        Some(project.to_lock().render().as_bytes()),
-    );
-    for baseline in project.baselines.values() {
+    part("current content", Some(current.render().as_bytes()));
+    for baseline in baselines.values() {
         part(&baseline.path, source.read(&baseline.path)?.as_deref());
     }
     part("--completions", completions);

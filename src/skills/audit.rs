@@ -6,7 +6,6 @@ mod lines;
 
 pub use lines::audit_lines;
 
-use crate::commands::project::read_regular_file;
 use crate::error::{Error, Result};
 use crate::finding::{exit_code, sort_findings, Finding};
 use crate::project::config::SkillsConfig;
@@ -16,6 +15,7 @@ use crate::rules::Severity;
 use crate::skills::discovery::skills_below;
 use crate::skills::rules::{check_scope, Criterion, SkillScope};
 use crate::skills::{load_paths, load_skills, LoadSettings, Skill, SkillSet};
+use crate::source::read_regular_file;
 use crate::source::WorktreeSource;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

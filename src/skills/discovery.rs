@@ -4,39 +4,13 @@
 mod marketplace;
 
 use crate::digest::EntryKind;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::project::config::SkillsConfig;
-use crate::source::{literal_prefix, ContentSource, Listing};
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use crate::source::{compile_folder_globs, literal_prefix, ContentSource, Listing};
 use marketplace::read_marketplace;
 use std::collections::BTreeSet;
 
 pub const SKILL_FILE: &str = "SKILL.md";
-
-/// Globs over folder paths where `*` stays within one folder and `**` crosses folders.
-pub fn compile_folder_globs(patterns: &[String]) -> Result<GlobSet> {
-    let mut builder = GlobSetBuilder::new();
-    for pattern in patterns {
-        let trimmed = pattern.trim_end_matches('/');
-        if trimmed.is_empty()
-            || trimmed == "."
-            || trimmed.starts_with('/')
-            || trimmed.split('/').any(|part| part == "..")
-        {
-            return Err(Error::Usage(format!(
-                "skills glob `{pattern}` must name folders inside the project, such as `skills/*`"
-            )));
-        }
-        let glob = GlobBuilder::new(trimmed)
-            .literal_separator(true)
-            .build()
-            .map_err(|error| Error::Usage(format!("invalid skills glob `{pattern}`: {error}")))?;
-        builder.add(glob);
-    }
-    builder
-        .build()
-        .map_err(|error| Error::Usage(format!("invalid skills globs: {error}")))
-}
 
 /// Something a marketplace says that evalock cannot pin or find.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,7 @@ pub mod rules;
 pub mod scan;
 pub mod spec;
 
-pub use discovery::{compile_folder_globs, DiscoveryProblem, SKILL_FILE};
+pub use discovery::{DiscoveryProblem, SKILL_FILE};
 pub use files::{ExecutableSignal, ReadFile, SkillFile, SkillTree};
 pub use front_matter::{FrontMatter, Located};
 pub use manifest::{Manifest, RemoteSource, SourceDecl, MANIFEST_FILE};
@@ -303,7 +303,7 @@ impl LoadSettings {
             .collect();
         Ok(LoadSettings {
             patterns: RiskyPatterns::new(&extra).map_err(Error::Usage)?,
-            vendored: compile_folder_globs(&config.vendored)?,
+            vendored: crate::source::compile_folder_globs(&config.vendored)?,
         })
     }
 }

@@ -6,12 +6,22 @@ mod integrity;
 mod naming;
 mod policy;
 
-use crate::commands::project::Project;
 use crate::finding::{Finding, Location, Subject};
 use crate::project::config::SkillsConfig;
 use crate::project::lock::Lock;
 use crate::rules::RuleId;
-use crate::skills::{DiscoveryProblem, Located, Skill};
+use crate::skills::{DiscoveryProblem, Located, Skill, SkillSet};
+
+/// What the EL2xx rules read of one snapshot of the project.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub skills: &'a SkillSet,
+    /// `[skills]` of evalock.toml, when it has one.
+    pub config: Option<&'a SkillsConfig>,
+    pub lock: Option<&'a Lock>,
+    /// `working tree`, `index`, `main (1a2b3c4)`.
+    pub source: &'a str,
+}
 
 /// What the skill rules judge: the skills of one snapshot, the policy and the pins.
 pub struct SkillScope<'a> {
@@ -25,13 +35,13 @@ pub struct SkillScope<'a> {
 }
 
 /// Every skill rule for a project, and EL209 against the base revision when given.
-pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
-    let config = project.config.skills.clone().unwrap_or_default();
+pub fn check(project: &Side<'_>, base: Option<&Side<'_>>) -> Vec<Finding> {
+    let config = project.config.cloned().unwrap_or_default();
     let scope = SkillScope {
         skills: &project.skills.skills,
         discovery_problems: &project.skills.problems,
         config: &config,
-        lock: project.lock.as_ref(),
+        lock: project.lock,
         whole_project: true,
     };
     let mut findings = check_scope(&scope);
@@ -39,12 +49,12 @@ pub fn check(project: &Project, base: Option<&Project>) -> Vec<Finding> {
         findings.extend(policy::permission_escalation(
             &project.skills.skills,
             &base.skills.skills,
-            &base.source,
+            base.source,
         ));
         // Only against a base that had a `[skills]` table: adopting the skill rules sets
         // the first allowlist, which nothing granted before.
-        if let Some(base_config) = &base.config.skills {
-            findings.extend(allowlist_grown(&config, base_config, &base.source));
+        if let Some(base_config) = base.config {
+            findings.extend(allowlist_grown(&config, base_config, base.source));
         }
     }
     findings

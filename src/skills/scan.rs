@@ -5,7 +5,7 @@
 
 use crate::digest::{bytes_digest, Digest};
 use crate::text::code_point_column;
-use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+use regex::{Regex, RegexSet, RegexSetBuilder};
 use std::collections::BTreeMap;
 
 /// The built-in patterns: name, regex. Matching is per line and case-insensitive.
@@ -34,29 +34,7 @@ pub const BUILTIN_PATTERNS: &[(&str, &str)] = &[
 /// Longest excerpt of a risky line kept for messages.
 const EXCERPT_CHARS: usize = 120;
 
-/// Compiles one pattern as evalock uses it: case-insensitive, one line at a time.
-pub fn compile_pattern(name: &str, pattern: &str) -> Result<Regex, String> {
-    if name.is_empty()
-        || !name
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_'))
-    {
-        return Err(format!(
-            "pattern name `{name}` must be letters, digits, `-` or `_`"
-        ));
-    }
-    RegexBuilder::new(pattern)
-        .case_insensitive(true)
-        .multi_line(true)
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|error| {
-            format!(
-                "invalid regex: {}",
-                error.to_string().lines().last().unwrap_or("syntax error")
-            )
-        })
-}
+pub use crate::project::config::compile_pattern;
 
 /// One line of one file that matched a risky pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]

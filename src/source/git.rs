@@ -186,6 +186,15 @@ impl GitRepo {
         })
     }
 
+    /// The diff of a pull request from `base` to `head` (commits by any name), as GitHub
+    /// shows it: from their merge base, or from `base` when they share no history.
+    pub fn pull_request_diff(&self, base: &str, head: &str) -> Result<String> {
+        let base = self.resolve_commit(base)?;
+        let head = self.resolve_commit(head)?;
+        let merge_base = self.merge_base(base, head)?.unwrap_or(base);
+        self.unified_diff(merge_base, head)
+    }
+
     /// The unified diff from one commit to another as `git diff` prints it (renames
     /// detected, no colour, no external diff tools, paths unquoted), for when the GitHub
     /// API refuses to produce a pull request's diff because it is too large.

@@ -16,7 +16,7 @@ pub use worktree::WorktreeSource;
 
 use crate::digest::EntryKind;
 use crate::error::{Error, Result};
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::Path;
 
 /// Which content a command judges.
@@ -215,6 +215,31 @@ pub fn compile_globs(patterns: &[String]) -> Result<GlobSet> {
         .map_err(|error| Error::Usage(format!("invalid globs: {error}")))
 }
 
+/// Globs over folder paths where `*` stays within one folder and `**` crosses folders.
+pub fn compile_folder_globs(patterns: &[String]) -> Result<GlobSet> {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let trimmed = pattern.trim_end_matches('/');
+        if trimmed.is_empty()
+            || trimmed == "."
+            || trimmed.starts_with('/')
+            || trimmed.split('/').any(|part| part == "..")
+        {
+            return Err(Error::Usage(format!(
+                "skills glob `{pattern}` must name folders inside the project, such as `skills/*`"
+            )));
+        }
+        let glob = GlobBuilder::new(trimmed)
+            .literal_separator(true)
+            .build()
+            .map_err(|error| Error::Usage(format!("invalid skills glob `{pattern}`: {error}")))?;
+        builder.add(glob);
+    }
+    builder
+        .build()
+        .map_err(|error| Error::Usage(format!("invalid skills globs: {error}")))
+}
+
 /// The directory part of a glob before its first wildcard: `evals/**/*.jsonl` -> `evals`.
 pub fn literal_prefix(pattern: &str) -> String {
     let components: Vec<&str> = pattern.split('/').collect();
@@ -227,6 +252,34 @@ pub fn literal_prefix(pattern: &str) -> String {
         literal.push(*component);
     }
     literal.join("/")
+}
+
+/// The bytes of evalock's own files; a symlink is refused, since its target string is
+/// not the file and following it could leave the project.
+pub fn read_regular_file(source: &dyn ContentSource, path: &str) -> Result<Option<Vec<u8>>> {
+    refuse_non_file(source, path)?;
+    source.read(path)
+}
+
+/// A symlink or a directory where evalock's own file goes is refused by name, not taken
+/// for "there is no such file yet".
+pub fn refuse_non_file(source: &dyn ContentSource, path: &str) -> Result<()> {
+    if source.kind_of(path)? == Some(EntryKind::Symlink) {
+        return Err(Error::malformed(
+            format!("{path}:1"),
+            format!("{path} is a symlink, and evalock never follows symlinks: replace it with the file itself"),
+        ));
+    }
+    if source.is_directory(path)? {
+        return Err(Error::malformed(
+            path,
+            format!(
+                "{path} is a directory (a folder or a git submodule) in the {}, where evalock expects its file: move it away",
+                source.describe()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

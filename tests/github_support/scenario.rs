@@ -3,7 +3,7 @@
 
 use super::{event_payload, FakeGithub, ReviewComment};
 use crate::common::{copy_tree, fixture, Run, TestRepo, EVALOCK};
-use evalock::finding::{Finding, Location, Subject};
+use evalock::finding::{Finding, Location, RelatedKind, Subject};
 use evalock::report::Report;
 use evalock::rules::RuleId;
 use std::path::PathBuf;
@@ -124,7 +124,19 @@ impl Scenario {
 
     /// Findings the run and skills capabilities would report, written as a findings report.
     pub fn write_report(&self, name: &str, findings: Vec<Finding>) -> PathBuf {
-        let report = Report::new("run", "working tree".into(), None, findings);
+        self.write_prefixed_report(name, findings, "")
+    }
+
+    /// A report with every path prefixed by the project's folder, as `evalock report
+    /// --path-prefix` writes it.
+    pub fn write_prefixed_report(
+        &self,
+        name: &str,
+        findings: Vec<Finding>,
+        prefix: &str,
+    ) -> PathBuf {
+        let report =
+            Report::new("run", "working tree".into(), None, findings).with_path_prefix(prefix);
         let path = self.path(name);
         std::fs::write(&path, evalock::report::json::render(&report)).expect("write report");
         path
@@ -198,6 +210,8 @@ pub fn run_findings() -> Vec<Finding> {
     vec![
         Finding::new(RuleId::Regressed, Subject::case("support", "no-invented-tracking"), "case `no-invented-tracking` passed at baseline and fails now")
             .at(Location::span("evals/support.jsonl", 4, 4))
+            // As `evalock run` reports it: the suite's prompt, which a review falls back on.
+            .related(RelatedKind::Prompt, Location::file("prompts/support.txt"))
             .detail("-{\"status\": \"need_order_id\"}\n+{\"status\": \"refunded\", \"tracking\": \"1Z999\"}\n"),
         Finding::new(RuleId::SkillRiskyContent, Subject::skill("release-notes"), "`curl … | sh` downloads and runs code")
             .at(Location::line("skills/release-notes/scripts/collect.sh", 3))

@@ -1,9 +1,9 @@
 //! EL406 and EL407: what a change did to the baselines compared with the base revision.
 
 use super::entry_location;
+use super::Side;
 use crate::baselines::{BaselineEntry, BaselineState, SuiteBaseline};
 use crate::cases::suite::SuiteModel;
-use crate::commands::project::Project;
 use crate::finding::{Finding, Location, Subject};
 use crate::graders::rules::active_cases;
 use crate::rules::RuleId;
@@ -27,8 +27,8 @@ fn entry_changed(current: &BaselineEntry, base: Option<&BaselineEntry>) -> bool 
 /// retired or removed go without one: `accept` drops them (EL405), and EL103 guards the
 /// cases themselves.
 pub fn rebaselined_without_reason(
-    project: &Project,
-    base: &Project,
+    project: &Side<'_>,
+    base: &Side<'_>,
     suite: &SuiteModel,
     baseline: &SuiteBaseline,
 ) -> Vec<Finding> {
@@ -68,14 +68,14 @@ fn entry_has_reason(entry: &BaselineEntry, base_entry: Option<&BaselineEntry>) -
 }
 
 /// The base revision as git names it (`a012454` from `main (a012454)`), for commands.
-fn base_revision(base: &Project) -> &str {
+fn base_revision<'a>(base: &Side<'a>) -> &'a str {
     base.source
         .rsplit_once('(')
         .and_then(|(_, rest)| rest.strip_suffix(')'))
-        .unwrap_or(&base.source)
+        .unwrap_or(base.source)
 }
 
-fn rerecord_or_trailer_help(base: &Project, suite: &SuiteModel, path: &str) -> String {
+fn rerecord_or_trailer_help(base: &Side<'_>, suite: &SuiteModel, path: &str) -> String {
     format!(
         "restore it (`git checkout {} -- {path}`), run `evalock run --suite {1}` and record the change with `evalock accept --suite {1} --reason \"…\"`; or give a commit since the base a `Rebaseline-Reason: …` trailer",
         base_revision(base),
@@ -85,7 +85,7 @@ fn rerecord_or_trailer_help(base: &Project, suite: &SuiteModel, path: &str) -> S
 
 /// Entries that differ from the base without a reason of their own.
 fn changed_without_reason(
-    base: &Project,
+    base: &Side<'_>,
     suite: &SuiteModel,
     baseline: &SuiteBaseline,
     base_entries: Option<&BTreeMap<String, BaselineEntry>>,
@@ -126,7 +126,7 @@ fn changed_without_reason(
 /// Entries of active cases that the base had and this change deleted, one by one or with
 /// the whole file. `accept` never drops the entry of an active case, so only a hand did.
 fn removed_without_reason(
-    base: &Project,
+    base: &Side<'_>,
     suite: &SuiteModel,
     baseline: &SuiteBaseline,
     base_entries: &BTreeMap<String, BaselineEntry>,
@@ -193,7 +193,7 @@ fn removed_without_reason(
 
 /// EL407: one change both edits the suite's contracts or prompt and re-records baselines
 /// that existed before.
-pub fn mixed_change(base: &Project, suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
+pub fn mixed_change(base: &Side<'_>, suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
     let (Some(base_suite), Some(entries)) = (base.suite(&suite.name), baseline.entries()) else {
         return Vec::new();
     };

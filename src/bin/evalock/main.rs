@@ -353,17 +353,14 @@ fn github(
     printer: &output::Printer,
 ) -> evalock::Result<i32> {
     let report = read_saved_reports(&github_args.from)?;
-    let options = evalock::github::PublishOptions {
-        project_root: root,
-        mode: match github_args.mode {
-            args::GithubMode::Review => evalock::github::Mode::Review,
-            args::GithubMode::Summary => evalock::github::Mode::Summary,
-            args::GithubMode::Annotations => evalock::github::Mode::Annotations,
-        },
-        environment: evalock::github::Environment::from_env(&github_args.token_env),
-        token_env: github_args.token_env.clone(),
+    let mode = match github_args.mode {
+        args::GithubMode::Review => evalock::github::Mode::Review,
+        args::GithubMode::Summary => evalock::github::Mode::Summary,
+        args::GithubMode::Annotations => evalock::github::Mode::Annotations,
     };
-    let outcome = evalock::github::publish(&report, &options);
+    let environment = evalock::github::Environment::from_env(&github_args.token_env);
+    let outcome =
+        commands::github::github(&report, &root, mode, environment, &github_args.token_env);
     printer.github_outcome(&outcome);
     Ok(exit_code::CLEAN)
 }

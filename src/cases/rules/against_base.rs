@@ -1,15 +1,14 @@
 //! EL102 and EL103: cases against those of the base revision (what a change may not do to
 //! a case that already shipped); apart because only a check with a base runs them.
 
-use super::{case_at, case_location, files_with_problems};
-use crate::commands::project::Project;
-use crate::finding::{Finding, Location, Subject};
+use super::{case_at, case_location, files_with_problems, Side};
+use crate::finding::{Finding, Location, RelatedKind, Subject};
 use crate::rules::RuleId;
 
 /// EL102: compared with the base, a case kept its id and version but its contract moved.
-pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> {
+pub fn cases_edited_in_place(project: &Side<'_>, base: &Side<'_>) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for suite in &project.suites {
+    for suite in project.suites {
         let Some(base_suite) = base.suite(&suite.name) else {
             continue;
         };
@@ -75,21 +74,25 @@ pub fn cases_edited_in_place(project: &Project, base: &Project) -> Vec<Finding> 
 }
 
 /// EL103: a case the base froze (in its lock or its files) is gone instead of retired.
-pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
+pub fn cases_removed(project: &Side<'_>, base: &Side<'_>) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for base_suite in &base.suites {
+    for base_suite in base.suites {
         // Retired cases too: a retired case stays in its file, so its id is never reused
         // for another contract.
-        let cases = base_suite
-            .first_cases_by_id()
-            .map(|case| (case.id.as_str(), (&*case.file, case.version, case.retired)));
+        let cases = base_suite.first_cases_by_id().map(|case| {
+            let lines = Some((case.line, case.end_line));
+            (
+                case.id.as_str(),
+                (&*case.file, case.version, case.retired, lines),
+            )
+        });
         let locked = base
             .lock
             .as_ref()
             .and_then(|lock| lock.cases.get(&base_suite.name))
             .into_iter()
             .flatten()
-            .map(|(id, entry)| (id, (&*entry.file, entry.version, entry.retired)));
+            .map(|(id, entry)| (id, (&*entry.file, entry.version, entry.retired, None)));
         let current = project.suite(&base_suite.name);
         let unreadable = current.map(files_with_problems).unwrap_or_default();
         // Every list here is in id order: the current cases are paired in one pass.
@@ -98,7 +101,7 @@ pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
             .flat_map(|suite| suite.first_cases_by_id())
             .map(|case| case.id.as_str())
             .peekable();
-        for (id, (file, version, retired)) in merge_by_id(cases, locked) {
+        for (id, (file, version, retired, lines)) in merge_by_id(cases, locked) {
             while current_ids.next_if(|current| *current < id).is_some() {}
             if current_ids.peek() == Some(&id) || unreadable.contains(file) {
                 continue;
@@ -115,13 +118,19 @@ pub fn cases_removed(project: &Project, base: &Project) -> Vec<Finding> {
                     base_suite.name
                 ),
             };
-            findings.push(
+            let finding =
                 Finding::new(RuleId::CaseRemoved, Subject::case(&base_suite.name, id), message)
                     .at(Location::file(file))
                     .help(format!(
                         "restore case `{id}` in {file} with `\"retired\": true` (a removed case is retired, never deleted), then run `evalock lock`"
-                    )),
-            );
+                    ));
+            // Where it stood at the base: the old side of a pull request's diff.
+            findings.push(match lines {
+                Some((line, end_line)) => {
+                    finding.related(RelatedKind::Base, Location::span(file, line, end_line))
+                }
+                None => finding,
+            });
         }
     }
     findings

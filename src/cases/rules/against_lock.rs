@@ -1,10 +1,9 @@
 //! EL101 and EL107: each case and prompt against its entry in evalock.lock, and each entry
 //! against the cases: the merge of a suite with its lock entries is the `check` hot path.
 
-use super::{case_at, case_location, files_with_problems};
+use super::{case_at, case_location, files_with_problems, Side};
 use crate::cases::suite::{locked_prompt_digest, suite_digest, SuiteModel};
 use crate::cases::Case;
-use crate::commands::project::Project;
 use crate::finding::{Finding, Location, Subject};
 use crate::project::config::CONFIG_FILE;
 use crate::project::lock::LOCK_FILE;
@@ -46,8 +45,8 @@ pub(super) type Paired<'a> = (&'a Case, Option<&'a CaseLock>);
 pub(super) type Unpaired<'a> = (&'a str, &'a CaseLock);
 
 /// EL101: each case against its lock entry, and each lock entry against the cases.
-pub fn cases_unlocked(project: &Project) -> Vec<Finding> {
-    let Some(lock) = &project.lock else {
+pub fn cases_unlocked(project: &Side<'_>) -> Vec<Finding> {
+    let Some(lock) = project.lock else {
         if project
             .suites
             .iter()
@@ -259,12 +258,12 @@ fn summaries_disagree(lock: &Lock) -> Vec<Finding> {
 }
 
 /// EL107: each prompt file against its locked digest.
-pub fn prompts_unlocked(project: &Project) -> Vec<Finding> {
-    let Some(lock) = &project.lock else {
+pub fn prompts_unlocked(project: &Side<'_>) -> Vec<Finding> {
+    let Some(lock) = project.lock else {
         return Vec::new();
     };
     let mut findings = Vec::new();
-    for suite in &project.suites {
+    for suite in project.suites {
         let locked = lock.suites.get(&suite.name);
         let locked_prompts = locked
             .map(|entry| entry.prompts.clone())

@@ -152,7 +152,22 @@ fn ids_equal_after_nfc_normalisation_are_found_with_the_first_of_their_form() {
 
 /// A project of one suite `s` whose cases are `(id, version, content)` on lines 1, 2, …,
 /// with a lock of `locked` ids (each at version 1) when given.
-fn project_of(cases: &[(&str, u64, &str)], locked_ids: Option<&[&str]>) -> Project {
+struct Snapshot {
+    suites: Vec<SuiteModel>,
+    lock: Option<crate::project::lock::Lock>,
+}
+
+impl Snapshot {
+    fn side(&self) -> Side<'_> {
+        Side {
+            suites: &self.suites,
+            lock: self.lock.as_ref(),
+            source: "test",
+        }
+    }
+}
+
+fn project_of(cases: &[(&str, u64, &str)], locked_ids: Option<&[&str]>) -> Snapshot {
     let cases = cases
         .iter()
         .enumerate()
@@ -168,22 +183,14 @@ fn project_of(cases: &[(&str, u64, &str)], locked_ids: Option<&[&str]>) -> Proje
         lock.cases.insert("s".into(), locked(ids));
         lock
     });
-    Project {
-        config: crate::project::config::Config::parse("evalock.toml", b"")
-            .expect("an empty config"),
+    Snapshot {
         lock,
         suites: vec![SuiteModel::new("s".into(), cases)],
-        skills: Default::default(),
-        source: "test".into(),
-        graders: Vec::new(),
-        baselines: BTreeMap::new(),
-        workdir: None,
-        rebaseline_reasons: Vec::new(),
     }
 }
 
 /// What EL102 and EL103 must find, by lookups: (rule, line, subject) of each finding.
-fn against_base_by_lookup(project: &Project, base: &Project) -> Vec<(RuleId, String)> {
+fn against_base_by_lookup(project: &Snapshot, base: &Snapshot) -> Vec<(RuleId, String)> {
     let mut found = Vec::new();
     let (suite, base_suite) = (&project.suites[0], &base.suites[0]);
     for case in suite.cases() {
@@ -212,10 +219,11 @@ fn against_base_by_lookup(project: &Project, base: &Project) -> Vec<(RuleId, Str
     found
 }
 
-fn against_base_found(project: &Project, base: &Project) -> Vec<(RuleId, String)> {
-    let mut found: Vec<(RuleId, String)> = cases_edited_in_place(project, base)
+fn against_base_found(project: &Snapshot, base: &Snapshot) -> Vec<(RuleId, String)> {
+    let (project, base) = (project.side(), base.side());
+    let mut found: Vec<(RuleId, String)> = cases_edited_in_place(&project, &base)
         .into_iter()
-        .chain(cases_removed(project, base))
+        .chain(cases_removed(&project, &base))
         .map(|finding| {
             let what = match finding.rule {
                 RuleId::CaseEditedInPlace => {

@@ -22,17 +22,35 @@ pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> 
     let ((case_findings, skill_findings), (grader_findings, baseline_findings)) = rayon::join(
         || {
             rayon::join(
-                || cases::check(project, base),
-                || skills::check(project, base),
+                || {
+                    cases::check(
+                        &project.cases_side(),
+                        base.map(Project::cases_side).as_ref(),
+                    )
+                },
+                || {
+                    skills::check(
+                        &project.skills_side(),
+                        base.map(Project::skills_side).as_ref(),
+                    )
+                },
             )
         },
         || {
             rayon::join(
-                || graders::check(project, base, &all_suites),
+                || {
+                    let command_grader = project.command_grader();
+                    graders::check(
+                        &project.graders_side(),
+                        base.map(Project::graders_side).as_ref(),
+                        &all_suites,
+                        command_grader.as_deref(),
+                    )
+                },
                 || {
                     baselines::check(
-                        project,
-                        base,
+                        &project.baselines_side(),
+                        base.map(Project::baselines_side).as_ref(),
                         &all_suites,
                         baselines::Scope {
                             full: true,

@@ -200,6 +200,7 @@ fn judge(
     if options.source == SourceSpec::Index {
         staged::add_staging_step(&mut findings);
     }
+    project.relate_prompts(&mut findings);
     let report = Report::new(
         "check",
         project.source.clone(),

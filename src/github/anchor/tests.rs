@@ -1,5 +1,6 @@
 use super::*;
 use crate::finding::{Location, Subject};
+use std::collections::BTreeMap;
 
 const DIFF: &str = "\
 diff --git a/proj/evals/support.jsonl b/proj/evals/support.jsonl
@@ -35,22 +36,31 @@ diff --git a/proj/skills/x/run.sh b/proj/skills/x/run.sh
 +c
 ";
 
-fn context_with<'a>(
-    diff: &'a PullDiff,
-    prompts: &'a BTreeMap<String, Vec<String>>,
-) -> AnchorContext<'a> {
+fn context_with<'a>(diff: &'a PullDiff, _: &BTreeMap<String, Vec<String>>) -> AnchorContext<'a> {
     AnchorContext {
         diff,
         prefix: "proj",
-        prompt_files: prompts,
-        removed_cases: &NO_REMOVED_CASES,
     }
 }
 
-static NO_REMOVED_CASES: RemovedCaseLines = BTreeMap::new();
-
 fn prompts() -> BTreeMap<String, Vec<String>> {
     BTreeMap::from([("support".to_owned(), vec!["prompts/support.txt".to_owned()])])
+}
+
+/// `finding` as a check reports it: naming the suite's prompt file.
+fn with_prompt(finding: Finding) -> Finding {
+    finding.related(RelatedKind::Prompt, Location::file("prompts/support.txt"))
+}
+
+/// A removal finding with where the case stood at the base.
+fn removed_at(case: &str, path: &str, lines: Option<(u32, u32)>) -> Finding {
+    let removed = finding(RuleId::CaseRemoved, case, Location::file(path));
+    match lines {
+        Some((first, last)) => {
+            removed.related(RelatedKind::Base, Location::span(path, first, last))
+        }
+        None => removed,
+    }
 }
 
 fn finding(rule: RuleId, case: &str, location: Location) -> Finding {
@@ -95,21 +105,21 @@ fn an_edited_case_is_anchored_on_its_changed_line() {
 fn a_regression_on_an_unchanged_case_goes_to_the_prompt_hunk() {
     let (diff, prompts) = (PullDiff::parse(DIFF), prompts());
     let context = context_with(&diff, &prompts);
-    let regressed = finding(
+    let regressed = with_prompt(finding(
         RuleId::Regressed,
         "c",
         Location::span("evals/support.jsonl", 3, 3),
-    );
+    ));
     assert_eq!(
         context.anchor(&regressed),
         lines("proj/prompts/support.txt", 5, 6)
     );
     // The same case with a changed line of its own stays on that line.
-    let regressed_here = finding(
+    let regressed_here = with_prompt(finding(
         RuleId::Regressed,
         "d",
         Location::span("evals/support.jsonl", 4, 4),
-    );
+    ));
     assert_eq!(
         context.anchor(&regressed_here),
         lines("proj/evals/support.jsonl", 4, 4)
@@ -203,12 +213,9 @@ fn without_a_prefix_paths_are_used_as_they_are() {
     let diff = PullDiff::parse(
         "diff --git a/f.jsonl b/f.jsonl\n--- a/f.jsonl\n+++ b/f.jsonl\n@@ -1 +1 @@\n-a\n+b\n",
     );
-    let prompts = BTreeMap::new();
     let context = AnchorContext {
         diff: &diff,
         prefix: "",
-        prompt_files: &prompts,
-        removed_cases: &NO_REMOVED_CASES,
     };
     let edited = finding(RuleId::CaseEditedInPlace, "a", Location::line("f.jsonl", 1));
     assert_eq!(context.anchor(&edited), lines("f.jsonl", 1, 1));
@@ -218,18 +225,10 @@ fn without_a_prefix_paths_are_used_as_they_are() {
 fn a_removed_case_is_shown_where_it_was_removed_not_on_another_change() {
     let (diff, prompts) = (PullDiff::parse(DIFF), prompts());
     // At the base, `f` stood on line 6 (and `d`, edited, on line 4).
-    let removed_cases =
-        RemovedCaseLines::from([(("evals/support.jsonl".to_owned(), "f".to_owned()), (6, 6))]);
-    let context = AnchorContext {
-        removed_cases: &removed_cases,
-        ..context_with(&diff, &prompts)
-    };
+    let context = context_with(&diff, &prompts);
     let removed = |case: &str| {
-        finding(
-            RuleId::CaseRemoved,
-            case,
-            Location::file("evals/support.jsonl"),
-        )
+        let lines = (case == "f").then_some((6, 6));
+        removed_at(case, "evals/support.jsonl", lines)
     };
     assert_eq!(
         context.anchor(&removed("f")),
@@ -262,18 +261,14 @@ deleted file mode 100644
 ",
     );
     let prompts = BTreeMap::new();
-    let removed_cases = RemovedCaseLines::from([
-        (("evals/old.yaml".to_owned(), "b".to_owned()), (3, 5)),
-        (
-            ("evals/old.yaml".to_owned(), "past-the-end".to_owned()),
-            (9, 12),
-        ),
-    ]);
-    let context = AnchorContext {
-        removed_cases: &removed_cases,
-        ..context_with(&diff, &prompts)
+    let context = context_with(&diff, &prompts);
+    let removed = |case: &str| {
+        let lines = match case {
+            "b" => (3, 5),
+            _ => (9, 12),
+        };
+        removed_at(case, "evals/old.yaml", Some(lines))
     };
-    let removed = |case: &str| finding(RuleId::CaseRemoved, case, Location::file("evals/old.yaml"));
     assert_eq!(
         context.anchor(&removed("b")),
         Anchor::Lines {
@@ -320,13 +315,8 @@ fn a_removal_with_no_new_line_left_in_its_hunk_is_shown_on_the_left() {
 ",
     );
     let prompts = BTreeMap::new();
-    let removed_cases =
-        RemovedCaseLines::from([(("evals/s.jsonl".to_owned(), "b".to_owned()), (2, 2))]);
-    let context = AnchorContext {
-        removed_cases: &removed_cases,
-        ..context_with(&diff, &prompts)
-    };
-    let removed = finding(RuleId::CaseRemoved, "b", Location::file("evals/s.jsonl"));
+    let context = context_with(&diff, &prompts);
+    let removed = removed_at("b", "evals/s.jsonl", Some((2, 2)));
     assert_eq!(
         context.anchor(&removed),
         Anchor::Lines {

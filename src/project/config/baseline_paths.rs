@@ -11,10 +11,10 @@
 //! checks the same project out.
 
 use super::locate::{glob_lines, key_span_in_table, location_of, table_header_offset};
+use super::DEFAULT_RESULTS_PATH;
 use super::{Config, SuiteConfig, CONFIG_FILE};
 use crate::error::{Error, Result};
 use crate::project::lock::LOCK_FILE;
-use crate::run::results::DEFAULT_RESULTS_PATH;
 use crate::text::LineIndex;
 use globset::GlobBuilder;
 

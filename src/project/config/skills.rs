@@ -1,6 +1,7 @@
 //! `[skills]` and `[[skills.acknowledge]]`: where skills live, what they may declare and
 //! which warnings a reviewer acknowledged.
 
+use regex::{Regex, RegexBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -109,4 +110,29 @@ pub struct Acknowledgement {
     pub digest: crate::digest::Digest,
     /// Why it is acceptable: who reviewed it, and how.
     pub reason: String,
+}
+
+/// Compiles one risky pattern of `[skills.risky_patterns]` as evalock uses it:
+/// case-insensitive, one line at a time.
+pub fn compile_pattern(name: &str, pattern: &str) -> Result<Regex, String> {
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_'))
+    {
+        return Err(format!(
+            "pattern name `{name}` must be letters, digits, `-` or `_`"
+        ));
+    }
+    RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .multi_line(true)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|error| {
+            format!(
+                "invalid regex: {}",
+                error.to_string().lines().last().unwrap_or("syntax error")
+            )
+        })
 }

@@ -233,7 +233,7 @@ impl SkillsConfig {
     fn validate(&self, path: &str, text: &str) -> Result<()> {
         let at_table = || format!("{path}:{}", table_line(text, "[skills]"));
         for pattern in self.roots.iter().chain(&self.vendored) {
-            crate::skills::compile_folder_globs(std::slice::from_ref(pattern))
+            crate::source::compile_folder_globs(std::slice::from_ref(pattern))
                 .map_err(|error| Error::malformed(at_table(), error.to_string()))?;
         }
         for marketplace in &self.marketplaces {
@@ -242,7 +242,7 @@ impl SkillsConfig {
             })?;
         }
         for (name, pattern) in &self.risky_patterns {
-            crate::skills::scan::compile_pattern(name, pattern.get_ref()).map_err(|message| {
+            super::compile_pattern(name, pattern.get_ref()).map_err(|message| {
                 Error::malformed(
                     location_of(path, text, Some(pattern.span())),
                     format!("skills.risky_patterns.{name}: {message}"),
