@@ -137,13 +137,10 @@ pub fn byte_order_mark_problem() -> TextProblem {
 
 /// `bytes` as text, or where their first invalid UTF-8 sequence is.
 pub fn require_utf8(bytes: &[u8]) -> Result<&str, TextProblem> {
-    // The vectorized check answers only yes or no; std's decoder then says where.
-    simdutf8::basic::from_utf8(bytes)
-        .or_else(|_| std::str::from_utf8(bytes))
-        .map_err(|error| {
-            let (line, column) = LineIndex::new(bytes).position_of(bytes, error.valid_up_to());
-            (line, column, "invalid UTF-8; save the file as UTF-8".into())
-        })
+    std::str::from_utf8(bytes).map_err(|error| {
+        let (line, column) = LineIndex::new(bytes).position_of(bytes, error.valid_up_to());
+        (line, column, "invalid UTF-8; save the file as UTF-8".into())
+    })
 }
 
 /// Where the first CRLF line ending of `text` is, if it has one.

@@ -3,7 +3,7 @@
 //! the project's own files.
 
 use crate::cases::suite::{PromptFile, SuiteCases, SuiteModel, UnmatchedGlob};
-use crate::cases::{parse_owned_case_file, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind};
+use crate::cases::{parse_case_file_with, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind};
 use crate::digest::{bytes_digest, EntryKind};
 use crate::error::{Error, Result};
 use crate::project::config::{Config, CONFIG_FILE};
@@ -50,10 +50,21 @@ fn load_case_file(
     if source.kind_of(path)? == Some(EntryKind::Symlink) {
         return Ok(symlinked_case_file(path));
     }
-    Ok(source
-        .read(path)?
-        .map(|bytes| parse_owned_case_file(path, bytes, detail))
-        .unwrap_or_default())
+    // Each thread reads its case files into one buffer, kept from file to file.
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with_borrow_mut(|buffer| {
+        let parsed = match source.read_into(path, buffer)? {
+            true => parse_case_file_with(path, buffer, detail),
+            false => ParsedCaseFile::default(),
+        };
+        // A very large file's buffer is not kept past its parse.
+        if buffer.capacity() > 64 << 20 {
+            *buffer = Vec::new();
+        }
+        Ok(parsed)
+    })
 }
 
 /// A command grader receives the whole case, so its suite is loaded in full even for a

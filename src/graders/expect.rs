@@ -20,15 +20,15 @@ const JSON_ASSERTIONS: &[&str] = &[
 ];
 
 /// What a case's `expect` holds.
-// Read once per case and graded in place, never stored in bulk: not worth a box.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expect<'a> {
     /// Absent or `null`.
     Missing,
     /// Not an object.
     NotObject,
-    Object(Assertions<'a>),
+    /// Boxed: the assertions are some hundred bytes, and a check reads one `expect` per
+    /// case, moving it on the way.
+    Object(Box<Assertions<'a>>),
 }
 
 /// The members of an `expect` object, each as the grader reads it.
@@ -120,7 +120,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Expect<'a> {
                 Ok(Expect::Missing)
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                read_assertions(map).map(Expect::Object)
+                read_assertions(map).map(|assertions| Expect::Object(Box::new(assertions)))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
                 drain_seq(seq).map(|_| Expect::NotObject)

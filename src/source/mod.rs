@@ -115,6 +115,20 @@ pub trait ContentSource: Send + Sync {
     /// The bytes of a file, or a symlink's target (never followed); `None` when absent.
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>>;
 
+    /// [`ContentSource::read`] into `buffer` (emptied first), which keeps its allocation
+    /// from one read to the next: a check reads every case file once, and a new block of
+    /// memory for each costs it its page faults. `false` when absent.
+    fn read_into(&self, path: &str, buffer: &mut Vec<u8>) -> Result<bool> {
+        buffer.clear();
+        match self.read(path)? {
+            Some(bytes) => {
+                *buffer = bytes;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
     /// The kind of the entry at `path`, `None` when absent.
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>>;
 

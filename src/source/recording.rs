@@ -124,6 +124,18 @@ impl ContentSource for RecordingSource<'_> {
         Ok(bytes)
     }
 
+    fn read_into(&self, path: &str, buffer: &mut Vec<u8>) -> Result<bool> {
+        let identity = self.inner.identity(path)?;
+        let present = self.inner.read_into(path, buffer)?;
+        match (&identity, present) {
+            (Some(_), true) | (None, false) => {
+                self.record(Dependency::Content(path.to_owned(), identity))
+            }
+            (None, true) | (Some(_), false) => self.unverifiable(),
+        }
+        Ok(present)
+    }
+
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
         let kind = self.inner.kind_of(path)?;
         self.record(Dependency::Kind(path.to_owned(), kind));

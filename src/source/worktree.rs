@@ -146,6 +146,27 @@ impl ContentSource for WorktreeSource {
         }
     }
 
+    fn read_into(&self, path: &str, buffer: &mut Vec<u8>) -> Result<bool> {
+        buffer.clear();
+        match self.kind_of(path)? {
+            Some(EntryKind::File | EntryKind::Executable) => {
+                use std::io::Read as _;
+                let mut file =
+                    fs::File::open(self.absolute(path)?).map_err(|error| Error::io(path, error))?;
+                file.read_to_end(buffer)
+                    .map_err(|error| Error::io(path, error))?;
+                Ok(true)
+            }
+            _ => match self.read(path)? {
+                Some(bytes) => {
+                    buffer.extend_from_slice(&bytes);
+                    Ok(true)
+                }
+                None => Ok(false),
+            },
+        }
+    }
+
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
         let absolute = self.absolute(path)?;
         if self.through_symlink(path) {

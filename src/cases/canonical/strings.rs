@@ -179,62 +179,25 @@ pub(super) fn append_within(out: &mut Vec<u8>, range: std::ops::Range<usize>) {
     out.extend_from_within(range);
 }
 
-/// The offset of the first `"`, `\` or control character in `bytes`: sixteen bytes at a
-/// time on x86-64 (SSE2, part of every x86-64 CPU), eight at a time elsewhere.
+/// The offset of the first `"`, `\` or control character in `bytes`, eight bytes at a
+/// time.
 #[inline]
 pub(super) fn next_special(bytes: &[u8]) -> Option<usize> {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    {
-        let mut chunks = bytes.chunks_exact(16);
-        let mut offset = 0;
-        for chunk in &mut chunks {
-            if let Some(index) = chunk.first_chunk::<16>().and_then(first_special_of_16) {
-                return Some(offset + index);
-            }
-            offset += 16;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if let Some(index) = first_special(u64::from_le_bytes(word)) {
+            return Some(offset + index);
         }
-        // The tail, padded with a byte that is not special.
-        let tail = chunks.remainder();
-        let mut block = [b'a'; 16];
-        block[..tail.len()].copy_from_slice(tail);
-        first_special_of_16(&block).map(|index| offset + index)
+        offset += 8;
     }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    {
-        let mut chunks = bytes.chunks_exact(8);
-        let mut offset = 0;
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            if let Some(index) = first_special(u64::from_le_bytes(word)) {
-                return Some(offset + index);
-            }
-            offset += 8;
-        }
-        let tail = chunks.remainder();
-        let mut word = [b'a'; 8];
-        word[..tail.len()].copy_from_slice(tail);
-        first_special(u64::from_le_bytes(word)).map(|index| offset + index)
-    }
-}
-
-/// The index of the first `"`, `\` or control character among sixteen bytes, compared at
-/// once; the byte mask (`pmovmskb`) names the first without leaving the vector registers.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[inline]
-pub(super) fn first_special_of_16(block: &[u8; 16]) -> Option<usize> {
-    use safe_arch::{
-        bitor_m128i, cmp_eq_mask_i8_m128i, load_unaligned_m128i, min_u8_m128i, move_mask_i8_m128i,
-        set_splat_i8_m128i,
-    };
-    let bytes = load_unaligned_m128i(block);
-    let splat = |byte: u8| set_splat_i8_m128i(i8::from_ne_bytes([byte]));
-    let quotes = cmp_eq_mask_i8_m128i(bytes, splat(b'"'));
-    let backslashes = cmp_eq_mask_i8_m128i(bytes, splat(b'\\'));
-    // A byte is below 0x20 exactly when its unsigned minimum with 0x1f is itself.
-    let controls = cmp_eq_mask_i8_m128i(min_u8_m128i(bytes, splat(0x1f)), bytes);
-    let marks = move_mask_i8_m128i(bitor_m128i(bitor_m128i(quotes, backslashes), controls));
-    (marks != 0).then(|| marks.trailing_zeros() as usize)
+    // The tail, padded with a byte that is not special.
+    let tail = chunks.remainder();
+    let mut word = [b'a'; 8];
+    word[..tail.len()].copy_from_slice(tail);
+    first_special(u64::from_le_bytes(word)).map(|index| offset + index)
 }
 
 /// The index of the first `"`, `\` or control character among the eight bytes of `word`

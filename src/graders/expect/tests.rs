@@ -81,7 +81,7 @@ fn the_text_reading_grades_as_the_value_does() {
 fn shapes_are_kept_for_the_grader_to_name() {
     fn read(text: &str) -> Assertions<'_> {
         match Expect::of_text(text) {
-            Some(Expect::Object(assertions)) => assertions,
+            Some(Expect::Object(assertions)) => *assertions,
             other => panic!("{text}: {other:?}"),
         }
     }
