@@ -239,6 +239,40 @@ pub fn markdown_table() -> String {
     out
 }
 
+/// One section per rule, grouped by family, for `docs/rules.md`.
+pub fn markdown_reference() -> String {
+    let mut out = String::new();
+    let mut family = "";
+    for rule in RULES {
+        let this_family = &rule.id[..3];
+        if this_family != family {
+            family = this_family;
+            out.push_str(&format!("\n## {}xx: {}\n", family, family_name(family)));
+        }
+        out.push_str(&format!(
+            "\n### {} {}\n\nSeverity: {}.\n\n{}{}.\n\nFix: {}.\n",
+            rule.id,
+            rule.name,
+            rule.severity,
+            rule.summary[..1].to_uppercase(),
+            &rule.summary[1..],
+            rule.help.trim_end_matches('.')
+        ));
+    }
+    out
+}
+
+fn family_name(family: &str) -> &'static str {
+    match family {
+        "EL1" => "cases, prompts and the base revision",
+        "EL2" => "skills",
+        "EL3" => "graders",
+        "EL4" => "baselines",
+        "EL5" => "runs",
+        _ => "other",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

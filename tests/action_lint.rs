@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const EXAMPLE: &str = "examples/workflows/evalock.yml";
-/// The sharded run over an Actions matrix, gated on `evalock merge` (README: Sharding).
+/// The sharded run over an Actions matrix, gated on `evalock merge` (docs/runs.md: Sharding).
 const SHARDED_EXAMPLE: &str = "examples/workflows/evalock-sharded.yml";
 /// How the example refers to the published action.
 const PUBLISHED_ACTION: &str = "uses: evalock/evalock@v0";
@@ -160,12 +160,12 @@ fn workflows_for(action_text: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// The README's code-scanning snippet: steps to append to the example's job.
+/// docs/github-action.md's code-scanning snippet: steps to append to the example's job.
 fn readme_upload_step() -> String {
-    let readme = repo_file("README.md");
+    let readme = repo_file("docs/github-action.md");
     let start = readme
         .find("```yaml\n      - uses: github/codeql-action/upload-sarif")
-        .expect("README shows the upload-sarif step");
+        .expect("docs/github-action.md shows the upload-sarif step");
     let snippet = &readme[start + "```yaml\n".len()..];
     snippet[..snippet.find("```").expect("closing fence")].to_owned()
 }
@@ -242,13 +242,15 @@ fn the_lint_harness_catches_a_broken_action() {
 }
 
 #[test]
-fn the_readme_shows_the_linted_example_workflow() {
-    let readme = repo_file("README.md");
-    for (example, section) in [(EXAMPLE, "GitHub Action"), (SHARDED_EXAMPLE, "Sharding")] {
+fn the_docs_show_the_linted_example_workflows() {
+    for (example, doc) in [
+        (EXAMPLE, "docs/github-action.md"),
+        (SHARDED_EXAMPLE, "docs/runs.md"),
+    ] {
         let text = repo_file(example);
         assert!(
-            readme.contains(&format!("```yaml\n{text}```")),
-            "README.md's {section} section should show {example} verbatim in a ```yaml block"
+            repo_file(doc).contains(&format!("```yaml\n{text}```")),
+            "{doc} should show {example} verbatim in a ```yaml block"
         );
     }
 }

@@ -11,28 +11,42 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-#[test]
-fn readme_rule_reference_matches_the_rule_table() {
-    let path = root().join("README.md");
-    let readme = std::fs::read_to_string(&path).unwrap();
-    let start = readme
+/// Checks (or, with EVALOCK_BLESS set, rewrites) the generated block of `file`.
+fn check_generated(file: &str, generated: &str) {
+    let path = root().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text
         .find(START)
-        .expect("README has the rules:start marker")
+        .unwrap_or_else(|| panic!("{file} has the rules:start marker"))
         + START.len();
-    let end = readme[start..]
+    let end = text[start..]
         .find(END)
-        .expect("README has the rules:end marker")
+        .unwrap_or_else(|| panic!("{file} has the rules:end marker"))
         + start;
-    let generated = evalock::rules::markdown_table();
     if std::env::var_os("EVALOCK_BLESS").is_some() {
-        let updated = format!("{}{}{}", &readme[..start], generated, &readme[end..]);
+        let updated = format!("{}{}{}", &text[..start], generated, &text[end..]);
         std::fs::write(&path, updated).unwrap();
         return;
     }
     assert!(
-        readme[start..end] == generated,
-        "the README's rule reference is stale: run `EVALOCK_BLESS=1 cargo test --test readme`"
+        text[start..end] == *generated,
+        "{file}'s rule reference is stale: run `EVALOCK_BLESS=1 cargo test --test readme`"
     );
+}
+
+#[test]
+fn readme_rule_table_matches_the_rule_table() {
+    check_generated("README.md", &evalock::rules::markdown_table());
+}
+
+#[test]
+fn docs_rule_reference_matches_the_rule_table() {
+    let generated = format!(
+        "{}{}",
+        evalock::rules::markdown_table(),
+        evalock::rules::markdown_reference()
+    );
+    check_generated("docs/rules.md", &generated);
 }
 
 #[test]
@@ -126,12 +140,23 @@ fn named_flags(text: &str) -> Vec<(String, String)> {
 
 #[test]
 fn every_flag_the_readme_and_help_name_exists() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut texts = Vec::new();
+    let mut documents = vec![root().join("README.md")];
+    let mut pages: Vec<_> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+        .collect();
+    pages.sort();
+    documents.extend(pages);
+    for path in documents {
+        let name = path.strip_prefix(root()).unwrap().display().to_string();
+        texts.push((name, std::fs::read_to_string(&path).unwrap()));
+    }
     let helps: Vec<(String, String)> = COMMANDS
         .iter()
         .map(|command| (command.to_string(), help_of(command)))
         .collect();
-    let mut texts = vec![("README.md".to_string(), readme)];
     texts.extend(
         helps
             .iter()

@@ -44,7 +44,7 @@ const CASE_HEADER: &str = "[case.";
 /// The text of a basic string (`"…"`) that holds no escape and no control character:
 /// what decoding it gives, without the character-by-character decoder (digests and paths,
 /// 400,000 of them in a large lock, are such strings).
-fn plain_basic_string<'a>(event: toml_parser::parser::Event, raw: &'a str) -> Option<&'a str> {
+fn plain_basic_string(event: toml_parser::parser::Event, raw: &str) -> Option<&str> {
     use toml_parser::decoder::Encoding;
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
     let plain = event.encoding() == Some(Encoding::BasicString)
