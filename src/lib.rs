@@ -25,6 +25,8 @@ pub mod graders;
 pub mod run;
 pub mod skills;
 
+pub mod gate;
+
 pub mod github;
 pub mod report;
 

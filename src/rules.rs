@@ -86,6 +86,12 @@ rule_table! {
     BaseUnreadable => ("EL108", "base-unreadable", Warn,
         "the base revision's evalock.toml, lock or baselines cannot be read, so nothing was compared with it (in-place edits, removed cases, grown permissions and re-recorded baselines go unchecked against it)",
         "repair the file on the base branch; this change is judged on its own meanwhile, so review it for what the comparison would have caught"),
+    AdoptedDebt => ("EL109", "adopted-debt", Warn,
+        "findings that were in the repository when evalock was adopted are recorded as debt in `[debt]` of evalock.toml and not judged again until their file changes",
+        "pay the debt down: `evalock debt` lists what is adopted; fix a finding, then delete its entry"),
+    PolicyLoosened => ("EL110", "policy-loosened", Refuse,
+        "compared with the base revision, evalock.toml adopts more debt or lowers a rule's severity",
+        "if the change is intended, give a commit since the base an `Evalock-Approved: <rule> evalock.toml: <reason>` trailer, so that the review approves it"),
     SkillTampered => ("EL201", "skill-tampered", Refuse,
         "a skill file changed (bytes or mode), is missing or unlisted compared with the lock or skill.json, or cannot be pinned; or a configured skills root or marketplace finds no skill",
         "review the skill change, then run `evalock lock` to pin it"),
@@ -112,7 +118,7 @@ rule_table! {
         "use 1-64 lowercase letters, digits and single hyphens, equal to the folder name; description 1-1024 characters"),
     SkillPermissionEscalation => ("EL209", "skill-permission-escalation", Refuse,
         "compared with the base revision, a skill's `allowed-tools` or permissions, or `[skills] allowed_permissions`, grew",
-        "review the new permissions; if intended, lock them in a change of their own"),
+        "review the new permissions; if they are intended, give a commit since the base the trailer `Evalock-Approved: EL209 <path>: <why>`, naming the file the finding points at"),
     SkillUnpinned => ("EL210", "skill-unpinned", Refuse,
         "a registry skill is pinned by version or tag without a content digest",
         "set `source.version` to the exact version you mirrored and `source.digest` to the content digest evalock prints, then run `evalock lock`"),
@@ -182,6 +188,33 @@ impl RuleId {
                 | RuleId::Improved
                 | RuleId::BaselineDrifted
                 | RuleId::CompleterError
+        )
+    }
+
+    /// Rules that guard what evalock pins: no `[rules]` severity lowers them and no
+    /// debt adopts them, or the lock would guard nothing.
+    pub fn is_integrity(self) -> bool {
+        matches!(
+            self,
+            RuleId::CaseUnlocked
+                | RuleId::CaseEditedInPlace
+                | RuleId::CaseRemoved
+                | RuleId::SkillTampered
+                | RuleId::GraderChangedUnversioned
+                | RuleId::BaselineDrifted
+                | RuleId::BaselineTampered
+                | RuleId::RebaselineWithoutReason
+                | RuleId::PolicyLoosened
+                | RuleId::AdoptedDebt
+        )
+    }
+
+    /// Refusals that guard a legitimate change: an `Evalock-Approved:` trailer on a commit
+    /// since the base turns them into a note the review approves.
+    pub fn is_approvable(self) -> bool {
+        matches!(
+            self,
+            RuleId::SkillPermissionEscalation | RuleId::PolicyLoosened
         )
     }
 

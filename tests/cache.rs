@@ -87,8 +87,17 @@ fn warm_check_writes_the_memo_and_agrees_with_a_cold_one() {
         "one memo of the working tree's check"
     );
     assert!(
-        repo.join(".evalock/cache/.gitignore").exists(),
-        "the memo ignores itself in git"
+        repo.join(".evalock/.gitignore").exists(),
+        "the memo's folder ignores itself in git"
+    );
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&status.stdout).contains(".evalock"),
+        "git sees nothing of .evalock/"
     );
     let warm = repo.evalock(&["check", "--verbose"]);
     assert!(

@@ -79,6 +79,7 @@ const COMMANDS: &[&str] = &[
     "hook install",
     "hook uninstall",
     "rules",
+    "debt",
     "merge",
 ];
 

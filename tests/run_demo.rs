@@ -34,13 +34,17 @@ fn the_demo_is_clean_and_its_runs_match_the_accepted_baselines() {
         .assert_contains("PASS (no findings)");
     let first = repo.evalock(&["run"]);
     first.assert_code(0).assert_contains("14 cases: 14 PASS");
+    // One line for the rule, with a count, not one per case.
     assert_eq!(
         first
             .stdout
             .matches("EL404 baseline-missing (warn)")
             .count(),
-        14
+        1
     );
+    first.assert_contains("(and 13 more like it; `--format json` lists each)");
+    let listed = repo.evalock(&["report", "--from", ".evalock/results.json", "--format", "json"]);
+    assert_eq!(listed.stdout.matches("\"EL404\"").count(), 14);
     repo.evalock(&["accept", "--reason", "first recording"])
         .assert_code(0)
         .assert_contains("wrote evals/support.baseline.json: 11 recorded");

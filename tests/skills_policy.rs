@@ -90,12 +90,20 @@ fn el203_versions_are_semver_and_agree() {
         "version: \"1.0\"",
     );
     repo.evalock(&["lock"]).assert_code(0);
+    // A two-part version, as the agentskills specification's example writes it, is read
+    // as MAJOR.MINOR.0 with a note: it passes.
     let found = only(&check(&repo, &[]), "EL203");
     assert_eq!(found[0].2, "skills/notes/SKILL.md:5");
-    assert_says(&found, 0, "version '1.0' is not MAJOR.MINOR.PATCH");
+    assert_eq!(found[0].1, "note");
+    assert_says(&found, 0, "version '1.0' is read as 1.0.0");
+    repo.evalock(&["check"]).assert_code(0);
+    repo.replace("skills/notes/SKILL.md", "version: \"1.0\"", "version: \"01.0\"");
+    repo.evalock(&["lock"]).assert_code(0);
+    let found = only(&check(&repo, &[]), "EL203");
+    assert_says(&found, 0, "version '01.0' is not MAJOR.MINOR.PATCH");
     // The fix suggests the version completed with zeros.
-    let mut written = "1.0".to_owned();
-    for (version, suggested) in [("1.2", "1.2.0"), ("v7", "7.0.0"), ("next", "1.0.0")] {
+    let mut written = "01.0".to_owned();
+    for (version, suggested) in [("v1.2", "1.2.0"), ("v7", "7.0.0"), ("next", "1.0.0")] {
         repo.replace(
             "skills/notes/SKILL.md",
             &format!("version: \"{written}\""),

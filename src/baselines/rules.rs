@@ -175,8 +175,11 @@ pub fn entry_is_intact(entry: &BaselineEntry) -> bool {
 
 /// EL402: a malformed file, or an entry whose digest is not its completion's.
 pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
-    let help =
-        "baselines are written only by `evalock accept`: restore the committed file (`git restore --source=HEAD --staged --worktree -- <file>`) or re-record it";
+    let help = format!(
+        "baselines are written only by `evalock accept`: restore the committed file (`git restore --source=HEAD --staged --worktree -- {}`) or re-record it (`evalock run --suite {1}`, then `evalock accept --suite {1} --reason \"…\"`)",
+        crate::text::shell_word(&baseline.path),
+        suite.name
+    );
     match &baseline.state {
         BaselineState::Absent => Vec::new(),
         BaselineState::Malformed { line, column, message } => vec![Finding::new(
@@ -185,7 +188,7 @@ pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
             format!("baseline {} of suite `{}` cannot be read: {message}", baseline.path, suite.name),
         )
         .at(Location::line(&baseline.path, *line).with_column(*column))
-        .help(help)],
+        .help(help.clone())],
         BaselineState::Directory => vec![Finding::new(
             RuleId::BaselineTampered,
             Subject::suite(&suite.name),
@@ -229,7 +232,7 @@ pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
                     ),
                 )
                 .at(entry_location(baseline, id))
-                .help(help)
+                .help(help.clone())
             })
             .collect(),
     }

@@ -36,6 +36,8 @@ pub struct InitOutcome {
     /// Files of records that would be cases but have no `id` (datasets of other eval
     /// tools), left out until each record gets one.
     pub without_ids: Vec<String>,
+    /// Findings present today, adopted as debt in `[debt]`: how many per rule.
+    pub adopted: BTreeMap<crate::rules::RuleId, usize>,
 }
 
 /// A case file, prompt or skill init found but left out of evalock.toml, and why.
@@ -86,6 +88,23 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
     Config::parse(CONFIG_FILE, config_text.as_bytes())
         .map_err(|error| Error::Internal(format!("generated config does not parse: {error}")))?;
     write_atomic(&config_path, config_text.as_bytes())?;
+    crate::source::atomic::ignore_state_folder(&project_root.join(crate::source::atomic::STATE_FOLDER));
+    let debt = adoptable_findings(&source)?;
+    let mut adopted = BTreeMap::new();
+    for (rule, _, _) in &debt {
+        *adopted.entry(*rule).or_insert(0) += 1;
+    }
+    let config_text = match debt.is_empty() {
+        true => config_text,
+        false => {
+            let with_debt = format!("{config_text}{}", crate::gate::render_debt(&debt));
+            Config::parse(CONFIG_FILE, with_debt.as_bytes()).map_err(|error| {
+                Error::Internal(format!("generated config does not parse: {error}"))
+            })?;
+            write_atomic(&config_path, with_debt.as_bytes())?;
+            with_debt
+        }
+    };
     Ok(InitOutcome {
         config_text,
         suites,
@@ -94,7 +113,29 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         marketplaces: skills.marketplaces,
         skipped,
         without_ids,
+        adopted,
     })
+}
+
+/// What `check` would report once the new config is locked, as debt to adopt: every
+/// finding of a policy rule (integrity rules are never adopted).
+fn adoptable_findings(
+    source: &WorktreeSource,
+) -> Result<Vec<(crate::rules::RuleId, String, crate::digest::Digest)>> {
+    let options = crate::commands::project::LoadOptions {
+        read_lock: false,
+        detail: crate::cases::CaseDetail::Summary,
+    };
+    let Some(mut project) = crate::commands::project::Project::load_with_options(source, &options)?
+    else {
+        return Ok(Vec::new());
+    };
+    let lock = project.to_lock();
+    project.replace_lock(Some(lock));
+    let findings = crate::commands::check::families::check_project(&project, None);
+    Ok(crate::gate::debt_for(&findings, &|path| {
+        crate::commands::lock::file_digest(source, path)
+    }))
 }
 
 /// `files` but those git ignores: build outputs, caches, local data. A clone (CI's
@@ -451,7 +492,9 @@ fn render(
     let mut out = String::new();
     let mut baselines = BTreeSet::new();
     out.push_str(
-        "# evalock.toml: what evalock freezes and checks. Reference: README.md#configuration\n\
+        "# evalock.toml: what evalock freezes and checks. `evalock rules` explains every\n\
+         # finding, `evalock <command> --help` every command; editors validate this file\n\
+         # against config.schema.json from evalock's repository.\n\
          # After editing, run `evalock lock` and commit evalock.toml with evalock.lock.\n\
          version = 1\n\n\
          [policy]\n\

@@ -70,7 +70,7 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
     if changed {
         write_atomic(&lock_path, rendered.as_bytes())?;
     }
-    Ok(pinned_outcome(project, new_lock, changed))
+    Ok(pinned_outcome(project, new_lock, changed, &source))
 }
 
 /// The project as `lock` needs it: `--check` compares with the lock on disk, so it reads
@@ -110,14 +110,24 @@ fn lock_check_report(project: &Project, changed: bool) -> Report {
 }
 
 /// After the lock on disk is what the sources produce: what `check` still refuses.
-fn pinned_outcome(project: Project, new_lock: Lock, changed: bool) -> LockOutcome {
+fn pinned_outcome(
+    project: Project,
+    new_lock: Lock,
+    changed: bool,
+    source: &dyn ContentSource,
+) -> LockOutcome {
     let source_description = project.source.clone();
     let mut locked = project;
     locked.replace_lock(Some(new_lock));
-    let remaining: Vec<Finding> = check_project(&locked, None)
-        .into_iter()
-        .filter(|finding| finding.severity == Severity::Refuse)
-        .collect();
+    let mut remaining = check_project(&locked, None);
+    crate::gate::apply(
+        &mut remaining,
+        &locked.config,
+        None,
+        &[],
+        &|path| file_digest(source, path),
+    );
+    remaining.retain(|finding| finding.severity >= Severity::Error);
     LockOutcome {
         report: Report::new("lock", source_description, None, Vec::new()),
         written: changed,
@@ -125,6 +135,14 @@ fn pinned_outcome(project: Project, new_lock: Lock, changed: bool) -> LockOutcom
         pinned: true,
         remaining,
     }
+}
+
+/// The digest of a project file's bytes, as `[debt]` records it.
+pub fn file_digest(source: &dyn ContentSource, path: &str) -> Option<crate::digest::Digest> {
+    crate::source::read_regular_file(source, path)
+        .ok()
+        .flatten()
+        .map(|bytes| crate::digest::Digest::of_bytes(&bytes))
 }
 
 /// An outcome in which the lock on disk was left as it was.

@@ -3,6 +3,7 @@
 
 pub mod accept;
 pub mod check;
+pub mod debt;
 pub mod destination;
 pub mod github;
 pub mod hook;
@@ -26,6 +27,7 @@ fn no_suite_to(action: &str) -> crate::error::Error {
 pub use crate::skills::audit::{audit as skills_audit, AuditOutcome, AuditStatus};
 pub use accept::{accept, AcceptOptions, AcceptOutcome, AcceptedSuite};
 pub use check::{check, check_explained, CheckOptions, Checked, Shortcut};
+pub use debt::{debt, DebtOutcome};
 pub use destination::refuse_project_file;
 pub use init::{init, InitOutcome};
 pub use lock::{lock, LockOutcome};

@@ -8,10 +8,12 @@ use crate::finding::Finding;
 use crate::project::config::{Config, CONFIG_FILE};
 use crate::project::lock::LOCK_FILE;
 use crate::report::Report;
-use crate::rules::RuleId;
+use crate::rules::{RuleId, Severity};
 use crate::source::{
-    glob_files, ContentSource, GitRepo, GitSnapshot, StagedChanges, WorktreeSource,
+    glob_files, read_regular_file, ContentSource, GitRepo, GitSnapshot, StagedChanges,
+    WorktreeSource,
 };
+use std::collections::BTreeSet;
 use crate::text::shell_word;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::cell::OnceCell;
@@ -222,8 +224,14 @@ pub fn add_staging_step(findings: &mut [Finding]) {
             continue;
         };
         // Right after the command it follows, not at the end: the help may go on with
-        // another way out ("…, else restore it with …") that needs no staging.
-        let Some(start) = finding.help.find(command) else {
+        // another way out ("…, else restore it with …") that needs no staging. A command
+        // named as the writer of a file ("written only by `evalock accept`") is no step.
+        let Some(start) = finding
+            .help
+            .match_indices(command)
+            .map(|(start, _)| start)
+            .find(|start| !finding.help[..*start].ends_with("by "))
+        else {
             continue;
         };
         let end = finding.help[start + 1..]
@@ -231,6 +239,71 @@ pub fn add_staging_step(findings: &mut [Finding]) {
             .map_or(finding.help.len(), |offset| start + offset + 2);
         finding.help.insert_str(end, &format!(" and {staging}"));
     }
+}
+
+/// A commit that changes a suite's contract (its case files, prompts, evalock.toml or the
+/// lock) and leaves its baseline file as HEAD has it is the first half of the split EL407
+/// asks for: the baselines recorded against the old contract drift (EL401), and the
+/// re-recording belongs in a commit of its own. The hook lets it through with a warning
+/// that says so; the pull request is still refused until the baselines are re-recorded.
+pub fn defer_rerecording(
+    report: &mut Report,
+    index: &dyn ContentSource,
+    project_root: &Path,
+) -> Result<()> {
+    if !report
+        .findings
+        .iter()
+        .any(|finding| finding.rule == RuleId::BaselineDrifted && finding.severity == Severity::Refuse)
+    {
+        return Ok(());
+    }
+    let repo = GitRepo::discover(project_root)?;
+    let Ok(head) = repo.resolve_commit("HEAD") else {
+        return Ok(());
+    };
+    let committed = repo.commit_source(head, "HEAD".to_owned())?;
+    let changed = |path: &str| -> Result<bool> {
+        Ok(read_regular_file(index, path)? != read_regular_file(&committed, path)?)
+    };
+    let Some(config) = read_regular_file(index, CONFIG_FILE)?
+        .and_then(|bytes| Config::parse(CONFIG_FILE, &bytes).ok())
+    else {
+        return Ok(());
+    };
+    let contract_changed = changed(CONFIG_FILE)? || changed(LOCK_FILE)?;
+    let mut deferred = BTreeSet::new();
+    for suite in &config.suites {
+        let Some(baseline) = suite.baseline.clone() else {
+            continue;
+        };
+        if !contract_changed || changed(&baseline)? {
+            continue;
+        }
+        deferred.insert((suite.name().to_owned(), baseline));
+    }
+    for finding in &mut report.findings {
+        if finding.rule != RuleId::BaselineDrifted || finding.severity != Severity::Refuse {
+            continue;
+        }
+        let Some((suite, baseline)) = finding
+            .subject
+            .suite
+            .as_deref()
+            .and_then(|suite| deferred.iter().find(|(name, _)| name == suite))
+        else {
+            continue;
+        };
+        finding.severity = Severity::Warn;
+        finding.message = format!(
+            "{}; this commit changes the suite's contract and leaves {baseline} as HEAD has it: re-record it in a commit of its own",
+            finding.message
+        );
+        finding.help = format!(
+            "commit this change, then `evalock run --suite {suite}` and `evalock accept --suite {suite} --reason \"…\"`, and commit the re-recorded {baseline} on its own (a pull request is refused until then)"
+        );
+    }
+    Ok(())
 }
 
 /// A case or prompt file the working tree has and the index does not (a new file never
@@ -507,6 +580,8 @@ reason = "read line by line: *nothing* leaves the machine"
                 .help("run the suite and re-record with `evalock accept --reason \"…\"`"),
             Finding::new(RuleId::SkillTampered, Subject::skill("skills/x"), "m")
                 .help("if intended, run `evalock lock`, else restore it with `git restore -- x`"),
+            Finding::new(RuleId::BaselineTampered, Subject::suite("s"), "m")
+                .help("written only by `evalock accept`: restore it, or re-record it (`evalock accept --suite s`)"),
         ];
         add_staging_step(&mut findings);
         assert_eq!(
@@ -525,6 +600,10 @@ reason = "read line by line: *nothing* leaves the machine"
         assert_eq!(
             findings[3].help,
             "run the suite and re-record with `evalock accept --reason \"…\"` and `git add` the re-recorded baseline file"
+        );
+        assert_eq!(
+            findings[5].help,
+            "written only by `evalock accept`: restore it, or re-record it (`evalock accept --suite s` and `git add` the re-recorded baseline file)"
         );
     }
 }

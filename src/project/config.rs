@@ -2,12 +2,14 @@
 //! `path:line:col`; `config.schema.json` mirrors these types for editors.
 
 use crate::error::{Error, Result};
+use crate::rules::{RuleId, Severity};
 use crate::text::{require_clean_text, LineIndex};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod baseline_paths;
+mod gate;
 mod grader;
 mod locate;
 mod policy;
@@ -18,6 +20,7 @@ mod tests;
 mod toml_errors;
 mod validate;
 
+pub use gate::{DebtConfig, DebtEntry, RuleLevel};
 pub use grader::{GraderConfig, GraderKind, VersionLabel};
 use locate::{glob_lines, location_of, table_header_offset};
 pub use policy::Policy;
@@ -47,6 +50,17 @@ pub struct Config {
     pub skills: Option<SkillsConfig>,
     #[serde(default, rename = "grader")]
     pub graders: BTreeMap<String, GraderConfig>,
+    /// Per-rule severities by id or name: `EL203 = "warn"`, `skill-name-invalid = "off"`.
+    /// Integrity rules cannot be lowered.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RuleLevel>")]
+    pub rules: BTreeMap<String, toml::Spanned<RuleLevel>>,
+    /// Findings adopted as debt when evalock was introduced (`evalock debt` lists them).
+    #[serde(default)]
+    pub debt: DebtConfig,
+    /// The line of each `[rules]` entry, by the name it is written with.
+    #[serde(skip)]
+    pub rule_lines: BTreeMap<String, u32>,
 }
 
 fn default_config_version() -> u32 {
@@ -83,6 +97,15 @@ impl Config {
             Error::malformed(location_of(path, text, error.span()), message)
         })?;
         config.validate(path, text)?;
+        let lines = LineIndex::new(text.as_bytes());
+        for entry in &mut config.debt.findings {
+            entry.line = lines.line_of(entry.rule.span().start);
+        }
+        config.rule_lines = config
+            .rules
+            .iter()
+            .map(|(name, level)| (name.clone(), lines.line_of(level.span().start)))
+            .collect();
         config.locate_graders(text);
         config.locate_case_globs(text);
         if let Some(skills) = &mut config.skills {
@@ -111,6 +134,19 @@ impl Config {
                 .skills
                 .as_ref()
                 .is_none_or(|skills| skills.roots.is_empty() && skills.marketplaces.is_empty())
+    }
+
+    /// The severity `[rules]` gives `rule`: `None` when it is off.
+    pub fn severity_of(&self, rule: RuleId) -> Option<Severity> {
+        self.rule_level(rule).severity()
+    }
+
+    /// `[rules]`' level for `rule`, or its default from the rule table.
+    pub fn rule_level(&self, rule: RuleId) -> RuleLevel {
+        self.rules
+            .iter()
+            .find(|(name, _)| RuleId::parse(name) == Some(rule))
+            .map_or(RuleLevel::of(rule.rule().severity), |(_, level)| *level.get_ref())
     }
 
     pub fn suite(&self, name: &str) -> Option<&SuiteConfig> {

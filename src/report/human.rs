@@ -2,8 +2,8 @@
 
 use super::text::{location_prefix, severity_tally};
 use super::Report;
-use crate::finding::{exit_code, Verdict};
-use crate::rules::Severity;
+use crate::finding::{exit_code, Finding, Verdict};
+use crate::rules::{RuleId, Severity};
 use crate::text::visible_controls;
 use std::fmt::Write as _;
 
@@ -69,10 +69,19 @@ pub fn render(report: &Report, colour: bool) -> String {
 pub fn render_findings(report: &Report, colour: bool) -> String {
     let paint = |style: &str, text: &str| painted(colour, style, text);
     let mut out = String::new();
+    let repeats = repeated_quiet_rules(&report.findings);
+    let mut collapsed = std::collections::BTreeSet::new();
     for finding in &report.findings {
+        let more = repeats.get(&finding.rule).copied();
+        if more.is_some() && !collapsed.insert(finding.rule) {
+            continue;
+        }
+        let count = more.map_or(String::new(), |total| {
+            format!(" (and {} more like it; `--format json` lists each)", total - 1)
+        });
         let _ = writeln!(
             out,
-            "{}{} {} ({}): {}",
+            "{}{} {} ({}): {}{count}",
             paint(BOLD, &location_prefix(finding)),
             paint(severity_colour(finding.severity), finding.rule.id()),
             paint(BOLD, finding.rule.name()),
@@ -94,11 +103,25 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
     out
 }
 
+/// Warnings and notes that repeat for many subjects (a baseline missing for every case
+/// of a first run) say one thing: each such rule is printed once, with a count. Findings
+/// with a detail (a diff) and anything that fails the gate are always printed each.
+fn repeated_quiet_rules(findings: &[Finding]) -> std::collections::BTreeMap<RuleId, usize> {
+    const COLLAPSE_FROM: usize = 4;
+    let mut counts = std::collections::BTreeMap::new();
+    for finding in findings {
+        if finding.severity <= Severity::Warn && finding.detail.is_none() {
+            *counts.entry(finding.rule).or_insert(0) += 1;
+        }
+    }
+    counts.retain(|_, count| *count >= COLLAPSE_FROM);
+    counts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::finding::{Finding, Location, Subject};
-    use crate::rules::RuleId;
+    use crate::finding::{Location, Subject};
 
     #[test]
     fn renders_location_rule_and_fix() {

@@ -89,7 +89,7 @@ fn allowlist_grown(
     )
     .at(Location::line(crate::project::config::CONFIG_FILE, line))
     .discriminator(&listed)
-    .help("review why skills need more; if it is intended, land the allowlist change in a change of its own that a code owner approves")]
+    .help("review why skills need more; if it is intended, give a commit since the base the trailer `Evalock-Approved: EL209 evalock.toml: <why>`, so that the review approves it")]
 }
 
 /// The rules that need no base revision.

@@ -75,6 +75,7 @@ fn stage_temporary_with(
     };
     std::fs::create_dir_all(directory)
         .map_err(|error| blocked_or_io(directory.display().to_string(), error))?;
+    ignore_state_folder(directory);
     let mut builder = tempfile::Builder::new();
     builder.prefix(".evalock-tmp-");
     set_ordinary_mode(&mut builder);
@@ -221,6 +222,7 @@ pub fn lock_exclusive(path: &Path) -> Result<std::fs::File> {
     {
         std::fs::create_dir_all(parent)
             .map_err(|error| Error::io(parent.display().to_string(), error))?;
+        ignore_state_folder(parent);
     }
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -365,6 +367,28 @@ mod tests {
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o755
+        );
+    }
+}
+
+/// The folder evalock keeps its own state in (results, the memo, the accept lock).
+pub const STATE_FOLDER: &str = ".evalock";
+
+/// When `directory` is, or is inside, evalock's state folder, makes git ignore that folder
+/// with a `.gitignore` of its own, so that `git add -A` never commits results or the memo.
+/// Best effort: a folder that cannot take the file still works.
+pub fn ignore_state_folder(directory: &Path) {
+    let Some(state) = directory
+        .ancestors()
+        .find(|folder| folder.file_name().is_some_and(|name| name == STATE_FOLDER))
+    else {
+        return;
+    };
+    let ignore = state.join(".gitignore");
+    if std::fs::symlink_metadata(&ignore).is_err() {
+        let _ = std::fs::write(
+            ignore,
+            "# evalock's own state (results, memo, locks): never commit it.\n*\n",
         );
     }
 }

@@ -16,6 +16,14 @@ pub use ignored::git_ignored;
 pub use staged::{StagedChanges, StagedIndex};
 
 /// A discovered repository and where the project sits inside its work tree.
+/// One commit of a range: what `check --base` reads of it.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    pub id: ObjectId,
+    pub parent: Option<ObjectId>,
+    pub message: String,
+}
+
 pub struct GitRepo {
     repo: gix::ThreadSafeRepository,
     /// The project root relative to the work tree, `/`-separated, `""` at the top.
@@ -92,19 +100,25 @@ impl GitRepo {
 
     /// The full messages of the commits in `base..head` (reachable from `head`, not from
     /// `base`), newest first.
-    pub fn commit_messages(&self, base: ObjectId, head: ObjectId) -> Result<Vec<String>> {
+    /// The commits reachable from `head` and not from `base`, newest first: id, first
+    /// parent and message.
+    pub fn commits_since(&self, base: ObjectId, head: ObjectId) -> Result<Vec<CommitInfo>> {
         let repo = self.local();
         let walk = repo
             .rev_walk([head])
             .with_hidden([base])
             .all()
             .map_err(Error::git)?;
-        let mut messages = Vec::new();
+        let mut commits = Vec::new();
         for info in walk {
             let commit = info.map_err(Error::git)?.object().map_err(Error::git)?;
-            messages.push(commit.message_raw_sloppy().to_string());
+            commits.push(CommitInfo {
+                id: commit.id,
+                parent: commit.parent_ids().next().map(|id| id.detach()),
+                message: commit.message_raw_sloppy().to_string(),
+            });
         }
-        Ok(messages)
+        Ok(commits)
     }
 
     /// The staged content: the index (honouring `GIT_INDEX_FILE`).

@@ -8,7 +8,7 @@ mod recording;
 mod worktree;
 
 pub use git::{
-    git_ignored, trailer_values, GitRepo, GitSnapshot, IndexSource, RevisionSource, StagedChanges,
+    git_ignored, trailer_values, CommitInfo, GitRepo, GitSnapshot, IndexSource, RevisionSource, StagedChanges,
     StagedIndex,
 };
 pub use recording::{Dependency, RecordingSource};

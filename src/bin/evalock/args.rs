@@ -55,6 +55,14 @@ pub enum Command {
     Check(CheckArgs),
     /// List every rule: id, name, severity, what it means and how to fix it.
     Rules(RulesArgs),
+    /// List the findings adopted as debt in evalock.toml's `[debt]`, by rule and subject.
+    ///
+    /// `evalock init` adopts the policy findings a repository already has, so that the first
+    /// check passes with a warning instead of a wall of refusals. An entry covers its rule on
+    /// its file while the file's bytes are as they were; once the file changes, the finding
+    /// is judged in full again. Entries that cover nothing any more are listed to delete.
+    /// Exits 0.
+    Debt(DebtArgs),
     // [skills] subcommands (skill audit) go here.
     /// Agent skills: audit provenance, versioning, permissions and executable content.
     #[command(subcommand)]
@@ -292,6 +300,19 @@ pub struct ReviewArgs {
     /// The results file to review [default: .evalock/results.json in the project].
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DebtArgs {
+    /// `human` (default) or `json`.
+    #[arg(long, value_enum, default_value_t = DebtFormat::Human)]
+    pub format: DebtFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DebtFormat {
+    Human,
+    Json,
 }
 
 #[derive(Debug, Args)]

@@ -166,6 +166,11 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
         }
         Command::Lock(lock_args) => lock(root, lock_args, printer),
         Command::Check(check_args) => check(root, check_args, printer),
+        Command::Debt(debt_args) => {
+            let outcome = commands::debt(&root)?;
+            printer.debt(&outcome, debt_args.format)?;
+            Ok(exit_code::CLEAN)
+        }
         Command::Rules(rules_args) => {
             printer.rules(rules_args.rule.as_deref(), rules_args.markdown)?;
             Ok(exit_code::CLEAN)

@@ -1,6 +1,7 @@
 //! Everything the binary prints. Findings go to standard output (or `--output`),
 //! errors and progress to standard error.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 /// Writes to standard output. A reader that stops early (`evalock check | head`) closes
@@ -237,6 +238,19 @@ impl Printer {
                 skipped.reason
             );
         }
+        if !outcome.adopted.is_empty() {
+            let total: usize = outcome.adopted.values().sum();
+            let per_rule: Vec<String> = outcome
+                .adopted
+                .iter()
+                .map(|(rule, count)| format!("{} ×{count}", rule.id()))
+                .collect();
+            outln!(
+                "  adopted {total} finding{} present today as debt in [debt] ({}): `evalock check` passes with a warning, and `evalock debt` lists them",
+                if total == 1 { "" } else { "s" },
+                per_rule.join(", ")
+            );
+        }
         for path in &outcome.without_ids {
             errln!(
                 "note: left out `{}`: its records have no `id` (as datasets of promptfoo, OpenAI evals or deepeval); give each a stable string `id`, then run `evalock init --force`",
@@ -244,6 +258,99 @@ impl Printer {
             );
         }
         outln!("next: review evalock.toml, then run `evalock lock` and commit both files");
+    }
+
+    /// `evalock debt`: adopted findings grouped by rule, then what no longer applies.
+    pub fn debt(
+        &self,
+        outcome: &evalock::commands::DebtOutcome,
+        format: crate::args::DebtFormat,
+    ) -> evalock::Result<()> {
+        let adopted = &outcome.gated.adopted;
+        if format == crate::args::DebtFormat::Json {
+            let stale: Vec<serde_json::Value> = outcome
+                .gated
+                .stale
+                .iter()
+                .map(|entry| {
+                    serde_json::json!({
+                        "rule": entry.rule_id().map_or(entry.rule.get_ref().as_str(), |rule| rule.id()),
+                        "path": entry.path,
+                        "line": entry.line,
+                    })
+                })
+                .collect();
+            let document = serde_json::json!({
+                "schema": "evalock.debt/v1",
+                "entries": outcome.entries,
+                "adopted": adopted,
+                "stale": stale,
+                "returned": outcome.returned,
+            });
+            outln!("{}", serde_json::to_string_pretty(&document).unwrap_or_default());
+            return Ok(());
+        }
+        if outcome.entries == 0 {
+            outln!("no adopted debt: evalock.toml has no `[debt]` entries");
+            return Ok(());
+        }
+        let mut by_rule: BTreeMap<evalock::RuleId, Vec<&evalock::Finding>> = BTreeMap::new();
+        for finding in adopted {
+            by_rule.entry(finding.rule).or_default().push(finding);
+        }
+        for (rule, findings) in &by_rule {
+            outln!("{} {} ({} adopted)", rule.id(), rule.name(), findings.len());
+            let mut by_subject: BTreeMap<String, Vec<&evalock::Finding>> = BTreeMap::new();
+            for finding in findings {
+                let subject = finding
+                    .subject
+                    .skill
+                    .clone()
+                    .or_else(|| finding.subject.suite.as_deref().map(str::to_owned))
+                    .or_else(|| finding.subject.grader.clone())
+                    .unwrap_or_default();
+                by_subject.entry(subject).or_default().push(finding);
+            }
+            for (subject, findings) in by_subject {
+                if !subject.is_empty() {
+                    outln!("  {subject}");
+                }
+                for finding in findings {
+                    let at = finding
+                        .location
+                        .as_ref()
+                        .map(|location| location.display())
+                        .unwrap_or_default();
+                    outln!("    {at}: {}", finding.message);
+                }
+            }
+        }
+        if !outcome.gated.stale.is_empty() {
+            outln!(
+                "{} {} of [debt] in evalock.toml cover no finding any more (fixed, or the file changed and the finding is judged again): delete them",
+                outcome.gated.stale.len(),
+                if outcome.gated.stale.len() == 1 { "entry" } else { "entries" }
+            );
+            for entry in &outcome.gated.stale {
+                outln!("  evalock.toml:{}: {} {}", entry.line, entry.rule.get_ref(), entry.path);
+            }
+        }
+        for finding in &outcome.returned {
+            let at = finding
+                .location
+                .as_ref()
+                .map(|location| location.display())
+                .unwrap_or_default();
+            outln!("back: {at}: {} {}: {}", finding.rule.id(), finding.rule.name(), finding.message);
+        }
+        outln!(
+            "{} adopted {} in {} {}",
+            adopted.len(),
+            if adopted.len() == 1 { "finding" } else { "findings" },
+            outcome.entries,
+            if outcome.entries == 1 { "entry" } else { "entries" }
+        );
+        Ok(())
     }
 
     /// One line of `--verbose`, on standard error.
@@ -275,8 +382,13 @@ impl Printer {
         if outcome.remaining.is_empty() {
             return;
         }
+        let refuses = outcome
+            .remaining
+            .iter()
+            .any(|finding| finding.severity == evalock::Severity::Refuse);
+        let (verb, code) = if refuses { ("refuses", 2) } else { ("fails on", 1) };
         err!("{}", self.project_folder_note(self.colour_stderr));
-        errln!("but `evalock check` still refuses what no lock can pin:");
+        errln!("but `evalock check` still {verb} what no lock can pin:");
         let report = Report::new(
             "check",
             outcome.report.source.clone(),
@@ -289,7 +401,7 @@ impl Printer {
         );
         let count = outcome.remaining.len();
         errln!(
-            "evalock lock ({}): {}; `evalock check` still refuses {count} finding{} above (exit 2) until they are fixed",
+            "evalock lock ({}): {}; `evalock check` still {verb} {count} finding{} above (exit {code}) until they are fixed",
             outcome.report.source,
             lock_state(outcome),
             if count == 1 { "" } else { "s" },

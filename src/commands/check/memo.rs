@@ -113,13 +113,7 @@ impl Memo {
     fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
         let directory = self.file.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(directory)?;
-        let ignore = directory.join(".gitignore");
-        if !ignore.exists() {
-            std::fs::write(
-                ignore,
-                "# evalock's memo of its last checks: never commit it.\n*\n",
-            )?;
-        }
+        crate::source::atomic::ignore_state_folder(directory);
         let mut file = tempfile::NamedTempFile::new_in(directory)?;
         std::io::Write::write_all(&mut file, bytes)?;
         file.persist(&self.file).map_err(|error| error.error)?;

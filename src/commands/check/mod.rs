@@ -11,6 +11,7 @@ use crate::report::Report;
 use crate::rules::RuleId;
 use crate::source::{self, trailer_values, ContentSource, GitRepo, RecordingSource, SourceSpec};
 use gix::ObjectId;
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 pub mod families;
@@ -67,6 +68,12 @@ struct Base {
     description: String,
     /// `Rebaseline-Reason:` trailers of the commits between the base and HEAD.
     rebaseline_reasons: Vec<String>,
+    /// The commits between the base and HEAD: short id and message.
+    commits: Vec<(String, String)>,
+    /// The same commits, for judging EL407 one commit at a time.
+    range: Vec<crate::source::CommitInfo>,
+    /// HEAD of the judged content, when it has one.
+    head: Option<ObjectId>,
 }
 
 pub fn check(options: &CheckOptions) -> Result<Report> {
@@ -96,6 +103,13 @@ pub fn check_explained(options: &CheckOptions) -> Result<Checked> {
             content.as_ref(),
             &options.project_root,
         );
+        if options.base.is_none() {
+            staged::defer_rerecording(
+                &mut checked.report,
+                content.as_ref(),
+                &options.project_root,
+            )?;
+        }
     }
     Ok(checked)
 }
@@ -146,7 +160,11 @@ fn question(options: &CheckOptions, content: &dyn ContentSource, base: Option<&B
     let (commit, reasons) = match base {
         Some(base) => (
             base.commit.to_string(),
-            base.rebaseline_reasons.join("\u{1f}"),
+            base.commits
+                .iter()
+                .map(|(id, message)| format!("{id}\u{1e}{message}"))
+                .collect::<Vec<_>>()
+                .join("\u{1f}"),
         ),
         None => (String::new(), String::new()),
     };
@@ -193,6 +211,9 @@ fn judge(
         )
     });
     let mut findings = check_project(&project, base_project.as_ref());
+    if let Some(base) = base {
+        judge_mixed_changes_by_commit(&mut findings, &project, base, options, content)?;
+    }
     findings.extend(unreadable_base);
     if let (Some(base), Some(base_project)) = (base, base_project.as_ref()) {
         findings.extend(unreadable_base_baselines(base, base_project));
@@ -201,6 +222,12 @@ fn judge(
         staged::add_staging_step(&mut findings);
     }
     project.relate_prompts(&mut findings);
+    apply_gate(
+        &mut findings,
+        &project,
+        base.zip(base_project.as_ref()),
+        content,
+    );
     let report = Report::new(
         "check",
         project.source.clone(),
@@ -212,6 +239,135 @@ fn judge(
         false => report,
     };
     Ok((report, ran_commands))
+}
+
+/// EL407 is about one change that both moves a suite's contract and re-records its
+/// baselines, so that neither can be reviewed apart. Judged over the whole range, the
+/// advice it gives (split them into commits) could never be followed: so a suite's
+/// EL407 stands only when one commit of the range (or the uncommitted change on top of
+/// them) touches both its case or prompt files and its baseline file.
+fn judge_mixed_changes_by_commit(
+    findings: &mut Vec<Finding>,
+    project: &Project,
+    base: &Base,
+    options: &CheckOptions,
+    content: &dyn ContentSource,
+) -> Result<()> {
+    if !findings.iter().any(|finding| finding.rule == RuleId::MixedChange) {
+        return Ok(());
+    }
+    let paths_of = |suite: &str| -> Option<(Vec<String>, String)> {
+        let model = project.suites.iter().find(|model| model.name == suite)?;
+        let baseline = project.baselines.get(suite)?.path.clone();
+        let mut contract: Vec<String> = model.case_files().to_vec();
+        contract.extend(model.prompts.iter().map(|prompt| prompt.path.clone()));
+        Some((contract, baseline))
+    };
+    let snapshot = |commit: ObjectId| base.repo.commit_source(commit, commit.to_string());
+    let mut mixed_suites = BTreeSet::new();
+    let suites: BTreeSet<String> = findings
+        .iter()
+        .filter(|finding| finding.rule == RuleId::MixedChange)
+        .filter_map(|finding| finding.subject.suite.as_deref().map(str::to_owned))
+        .collect();
+    for suite in &suites {
+        let Some((contract, baseline)) = paths_of(suite) else {
+            mixed_suites.insert(suite.clone());
+            continue;
+        };
+        let touches_both = |changed: &dyn Fn(&str) -> Result<bool>| -> Result<bool> {
+            if !changed(&baseline)? {
+                return Ok(false);
+            }
+            for path in &contract {
+                if changed(path)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        };
+        let mut mixed = false;
+        for commit in &base.range {
+            let after = snapshot(commit.id)?;
+            let before = match commit.parent {
+                Some(parent) => Some(snapshot(parent)?),
+                None => None,
+            };
+            let changed = |path: &str| -> Result<bool> {
+                let old = match &before {
+                    Some(before) => before.identity(path)?,
+                    None => None,
+                };
+                Ok(after.identity(path)? != old)
+            };
+            mixed = touches_both(&changed)?;
+            if mixed {
+                break;
+            }
+        }
+        // What the working tree or the index adds on top of HEAD is one more change.
+        let uncommitted = !matches!(options.source, SourceSpec::Revision(_));
+        if let (false, true, Some(head)) = (mixed, uncommitted, base.head) {
+            let committed = snapshot(head)?;
+            let changed = |path: &str| -> Result<bool> {
+                Ok(source::read_regular_file(content, path)?
+                    != source::read_regular_file(&committed, path)?)
+            };
+            mixed = touches_both(&changed)?;
+        }
+        if mixed {
+            mixed_suites.insert(suite.clone());
+        }
+    }
+    findings.retain(|finding| {
+        finding.rule != RuleId::MixedChange
+            || finding
+                .subject
+                .suite
+                .as_deref()
+                .is_some_and(|suite| mixed_suites.contains(suite))
+    });
+    Ok(())
+}
+
+/// `[rules]`, `[debt]` and `Evalock-Approved:` trailers, as [`crate::gate`] applies them.
+fn apply_gate(
+    findings: &mut Vec<Finding>,
+    project: &Project,
+    base: Option<(&Base, &Project)>,
+    content: &dyn ContentSource,
+) -> crate::gate::Gated {
+    let (approvals, unreadable) = match base {
+        Some((base, _)) => crate::gate::approvals(&base.commits),
+        None => (Vec::new(), Vec::new()),
+    };
+    findings.extend(unreadable.into_iter().map(|trailer| {
+        Finding::new(
+            RuleId::PolicyLoosened,
+            Subject::default(),
+            format!("the trailer {trailer} approves nothing: it names no rule, path or reason"),
+        )
+        .severity(crate::rules::Severity::Warn)
+        .help(format!(
+            "write it as `{}: <rule> <path>: <reason>`, as the finding it approves names them",
+            crate::gate::APPROVAL_TRAILER
+        ))
+        .discriminator(&trailer)
+    }));
+    let gate_base = base.map(|(base, base_project)| crate::gate::Base {
+        config: &base_project.config,
+        description: &base.description,
+    });
+    let digest_of = |path: &str| crate::commands::lock::file_digest(content, path);
+    let gated = crate::gate::apply(
+        findings,
+        &project.config,
+        gate_base.as_ref(),
+        &approvals,
+        &digest_of,
+    );
+    crate::finding::sort_findings(findings);
+    gated
 }
 
 /// Resolves the merge base of `base` and the judged content (HEAD for the working tree
@@ -229,15 +385,19 @@ fn resolve_base(options: &CheckOptions, base: &str) -> Result<Base> {
         Some(head) => repo.merge_base(base_commit, head)?.unwrap_or(base_commit),
         None => base_commit,
     };
-    // Re-recorded baselines may carry their reason in a `Rebaseline-Reason:` trailer.
-    let rebaseline_reasons = match head {
-        Some(head) => repo
-            .commit_messages(merge_base, head)?
-            .iter()
-            .flat_map(|message| trailer_values(message, "Rebaseline-Reason"))
-            .collect(),
+    let range = match head {
+        Some(head) => repo.commits_since(merge_base, head)?,
         None => Vec::new(),
     };
+    let commits: Vec<(String, String)> = range
+        .iter()
+        .map(|commit| (commit.id.to_string()[..7].to_owned(), commit.message.clone()))
+        .collect();
+    // Re-recorded baselines may carry their reason in a `Rebaseline-Reason:` trailer.
+    let rebaseline_reasons = commits
+        .iter()
+        .flat_map(|(_, message)| trailer_values(message, "Rebaseline-Reason"))
+        .collect();
     let short = &merge_base.to_string()[..7];
     let description = if merge_base == base_commit {
         format!("{base} ({short})")
@@ -249,6 +409,9 @@ fn resolve_base(options: &CheckOptions, base: &str) -> Result<Base> {
         commit: merge_base,
         description,
         rebaseline_reasons,
+        commits,
+        range,
+        head,
     })
 }
 

@@ -10,6 +10,7 @@ use super::{
     Config, GraderConfig, GraderKind, SkillsConfig, SuiteConfig, NORMALIZERS, SAMPLES_RANGE,
 };
 use crate::error::{Error, Result};
+use crate::rules::RuleId;
 use crate::text::line_of_first;
 use std::collections::BTreeSet;
 
@@ -36,7 +37,59 @@ impl Config {
         if let Some(skills) = &self.skills {
             skills.validate(path, text)?;
         }
-        self.validate_policy(path, text)
+        self.validate_policy(path, text)?;
+        self.validate_gate(path, text)
+    }
+
+    /// `[rules]` names real rules and lowers no integrity rule; `[debt]` adopts no
+    /// integrity rule.
+    fn validate_gate(&self, path: &str, text: &str) -> Result<()> {
+        for (name, level) in &self.rules {
+            let at = || location_of(path, text, Some(level.span()));
+            let Some(rule) = RuleId::parse(name) else {
+                return Err(Error::malformed(
+                    at(),
+                    format!("`[rules]` names no rule `{name}`: `evalock rules` lists them"),
+                ));
+            };
+            let default = rule.rule().severity;
+            if rule.is_integrity() && level.get_ref().severity() < Some(default) {
+                return Err(Error::malformed(
+                    at(),
+                    format!(
+                        "{} {} guards what evalock pins and cannot be lowered below {default}",
+                        rule.id(),
+                        rule.name()
+                    ),
+                ));
+            }
+        }
+        for entry in &self.debt.findings {
+            let at = || location_of(path, text, Some(entry.rule.span()));
+            match entry.rule_id() {
+                None => {
+                    return Err(Error::malformed(
+                        at(),
+                        format!(
+                            "`[debt]` names no rule `{}`: `evalock rules` lists them",
+                            entry.rule.get_ref()
+                        ),
+                    ))
+                }
+                Some(rule) if rule.is_integrity() => {
+                    return Err(Error::malformed(
+                        at(),
+                        format!(
+                            "{} {} guards what evalock pins and cannot be adopted as debt",
+                            rule.id(),
+                            rule.name()
+                        ),
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
     }
 
     fn refuse_unknown_version(&self, path: &str, text: &str) -> Result<()> {

@@ -45,11 +45,11 @@ pub fn audit_lines(
             .iter()
             .filter(|finding| {
                 criterion_of(skill, finding) == Some(criterion)
-                    && finding.severity >= Severity::Warn
+                    && audit_severity(finding) >= Severity::Warn
             })
-            .cloned()
+            .map(strict_version)
             .collect();
-        let status = match own.iter().map(|finding| finding.severity).max() {
+        let status = match own.iter().map(audit_severity).max() {
             Some(Severity::Refuse | Severity::Error) => AuditStatus::Fail,
             Some(Severity::Warn) => AuditStatus::Warn,
             _ => AuditStatus::Pass,
@@ -98,7 +98,32 @@ fn judgeable(criterion: Criterion, skill: &Skill) -> bool {
 fn has(findings: &[Finding], rule: RuleId) -> bool {
     findings
         .iter()
-        .any(|finding| finding.rule == rule && finding.severity >= Severity::Error)
+        .any(|finding| finding.rule == rule && audit_severity(finding) >= Severity::Error)
+}
+
+/// A two-part version, which `check` reads with a note, as the strict audit words it.
+fn strict_version(finding: &Finding) -> Finding {
+    let mut finding = finding.clone();
+    if finding.rule == RuleId::SkillVersion && finding.severity < Severity::Error {
+        if let Some((before, _)) = finding.message.split_once(" is read as ") {
+            finding.message = format!("{before} is not MAJOR.MINOR.PATCH");
+        }
+        if let Some(version) = finding.help.strip_prefix("write `") {
+            let version = version.split('`').next().unwrap_or("1.0.0");
+            finding.help = format!("use a semver version such as {version}");
+        }
+        finding.severity = Severity::Refuse;
+    }
+    finding
+}
+
+/// The audit holds versions to strict semver, as the seed's auditor does: a two-part
+/// version that `check` reads as `MAJOR.MINOR.0` with a note still fails it.
+fn audit_severity(finding: &Finding) -> Severity {
+    match finding.rule {
+        RuleId::SkillVersion => Severity::Refuse,
+        _ => finding.severity,
+    }
 }
 
 fn headline(

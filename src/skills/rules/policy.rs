@@ -3,7 +3,7 @@
 
 use super::{field_location, front_matter_location, skill_finding};
 use crate::finding::{Finding, Location};
-use crate::rules::RuleId;
+use crate::rules::{RuleId, Severity};
 use crate::skills::spec::{is_allowed, is_real_commit, is_semver, python_list, python_repr};
 use crate::skills::{Located, Skill, SourceDecl};
 use std::collections::{BTreeMap, BTreeSet};
@@ -122,7 +122,26 @@ pub fn version(skill: &Skill) -> Option<Finding> {
             );
         }
     };
-    (!is_semver(value)).then(|| {
+    if is_semver(value) {
+        return None;
+    }
+    if let Some(read_as) = two_part_version(value) {
+        // The agentskills specification's own example writes `version: "1.0"`.
+        return Some(
+            finding(
+                "two-part",
+                format!(
+                    "skill `{}`: version {} is read as {read_as}",
+                    skill.name(),
+                    python_repr(value)
+                ),
+            )
+            .severity(Severity::Note)
+            .at(location)
+            .help(format!("write `{read_as}` to say so yourself")),
+        );
+    }
+    Some({
         finding(
             "semver",
             format!(
@@ -137,6 +156,17 @@ pub fn version(skill: &Skill) -> Option<Finding> {
             semver_suggestion(value)
         ))
     })
+}
+
+/// `MAJOR.MINOR` (numbers without leading zeros), read as `MAJOR.MINOR.0`.
+fn two_part_version(version: &str) -> Option<String> {
+    let (major, minor) = version.split_once('.')?;
+    let number = |part: &str| {
+        !part.is_empty()
+            && part.bytes().all(|byte| byte.is_ascii_digit())
+            && (part == "0" || !part.starts_with('0'))
+    };
+    (number(major) && number(minor)).then(|| format!("{version}.0"))
 }
 
 fn semver_suggestion(version: &str) -> String {
@@ -265,8 +295,10 @@ pub fn permission_escalation(
                         python_list(&grown)
                     ),
                 )
-                .at(field_location(path, listed))
-                .help("review why the skill needs more; if it is intended, land the permission change in a change of its own that a code owner approves"),
+                .at(field_location(path.clone(), listed))
+                .help(format!(
+                    "review why the skill needs more; if it is intended, give a commit since the base the trailer `Evalock-Approved: EL209 {path}: <why>`, so that the review approves it"
+                )),
             );
         }
     }

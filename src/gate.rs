@@ -1,0 +1,373 @@
+//! What the gate makes of findings, after every rule family has spoken: `[rules]`
+//! severities, debt adopted in `[debt]`, `Evalock-Approved:` trailers, and EL110 when
+//! evalock.toml loosens any of them against the base revision.
+//!
+//! Pure: the caller reads the files (`digest_of`) and the commits (`approvals`).
+
+use crate::digest::Digest;
+use crate::finding::{Finding, Location, Subject};
+use crate::project::config::{Config, DebtEntry, CONFIG_FILE};
+use crate::rules::{RuleId, Severity};
+use std::collections::BTreeSet;
+
+/// The trailer that approves an approvable refusal: `Evalock-Approved: <RULE> <path>: <reason>`.
+pub const APPROVAL_TRAILER: &str = "Evalock-Approved";
+
+/// One `Evalock-Approved:` trailer of a commit since the base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approval {
+    pub rule: RuleId,
+    pub path: String,
+    pub reason: String,
+    /// The commit's short id.
+    pub commit: String,
+}
+
+/// The approvals in the messages of `commits` (short id, message); a trailer that names
+/// no rule or no reason approves nothing, and is returned as text to warn about.
+pub fn approvals(commits: &[(String, String)]) -> (Vec<Approval>, Vec<String>) {
+    let mut approvals = Vec::new();
+    let mut unreadable = Vec::new();
+    for (commit, message) in commits {
+        for value in crate::source::trailer_values(message, APPROVAL_TRAILER) {
+            match parse_approval(&value) {
+                Some((rule, path, reason)) => approvals.push(Approval {
+                    rule,
+                    path,
+                    reason,
+                    commit: commit.clone(),
+                }),
+                None => unreadable.push(format!("{commit}: `{APPROVAL_TRAILER}: {value}`")),
+            }
+        }
+    }
+    (approvals, unreadable)
+}
+
+/// `<RULE> <path>: <reason>`, the rule by id or name.
+fn parse_approval(value: &str) -> Option<(RuleId, String, String)> {
+    let (rule, rest) = value.trim().split_once(char::is_whitespace)?;
+    let rule = RuleId::parse(rule)?;
+    let (path, reason) = rest.trim().rsplit_once(": ").or_else(|| rest.trim().split_once(':'))?;
+    let (path, reason) = (path.trim(), reason.trim());
+    (!path.is_empty() && !reason.is_empty()).then(|| (rule, path.to_owned(), reason.to_owned()))
+}
+
+/// The base revision's evalock.toml, and how reports name that revision.
+pub struct Base<'a> {
+    pub config: &'a Config,
+    pub description: &'a str,
+}
+
+/// What [`apply`] took out of the findings.
+#[derive(Debug, Default)]
+pub struct Gated {
+    /// Findings covered by `[debt]`: not reported one by one, counted in EL109.
+    pub adopted: Vec<Finding>,
+    /// Entries of `[debt]` that cover no finding: fixed, or their file changed.
+    pub stale: Vec<DebtEntry>,
+}
+
+/// Applies `[rules]`, `[debt]` and the approvals to `findings`, and adds EL110 for what
+/// evalock.toml loosened against `base`. `digest_of` gives a project file's digest in
+/// the judged content.
+pub fn apply(
+    findings: &mut Vec<Finding>,
+    config: &Config,
+    base: Option<&Base>,
+    approvals: &[Approval],
+    digest_of: &dyn Fn(&str) -> Option<Digest>,
+) -> Gated {
+    set_severities(findings, config);
+    if let Some(base) = base {
+        findings.extend(loosened(config, base));
+    }
+    approve(findings, approvals);
+    let mut gated = adopt(findings, config, digest_of);
+    let paid_down = base.map_or(0, |base| paid_down(config, base.config));
+    if let Some(summary) = summary(&gated, paid_down, base) {
+        findings.push(summary);
+    }
+    gated.stale.sort_by(|a, b| a.path.cmp(&b.path));
+    gated
+}
+
+/// `[rules]`: a rule set to `off` is dropped, any other level replaces the severity.
+fn set_severities(findings: &mut Vec<Finding>, config: &Config) {
+    if config.rules.is_empty() {
+        return;
+    }
+    findings.retain_mut(|finding| match config.severity_of(finding.rule) {
+        None => false,
+        Some(severity) => {
+            if severity != finding.rule.rule().severity {
+                finding.severity = severity;
+            }
+            true
+        }
+    });
+}
+
+/// EL110: debt entries the base did not have, and rules whose level dropped below the
+/// base's.
+fn loosened(config: &Config, base: &Base) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let before: BTreeSet<_> = base.config.debt.findings.iter().map(DebtEntry::key).collect();
+    for entry in &config.debt.findings {
+        if before.contains(&entry.key()) {
+            continue;
+        }
+        let rule = entry.rule_id().map_or(entry.rule.get_ref().clone(), |rule| rule.id().to_owned());
+        findings.push(
+            Finding::new(
+                RuleId::PolicyLoosened,
+                Subject::default(),
+                format!(
+                    "evalock.toml adopts {rule} on {} as debt, which {} did not: debt never grows on its own",
+                    entry.path, base.description
+                ),
+            )
+            .at(Location::line(CONFIG_FILE, entry.line))
+            .help(format!(
+                "fix the finding instead (`evalock check` shows it once the entry is gone); if adopting it is intended, give a commit since the base the trailer `{APPROVAL_TRAILER}: EL110 {CONFIG_FILE}: <why>`"
+            ))
+            .discriminator(&format!("debt\u{1f}{rule}\u{1f}{}", entry.path)),
+        );
+    }
+    for rule in RuleId::ALL {
+        let (now, then) = (config.rule_level(*rule), base.config.rule_level(*rule));
+        if now >= then {
+            continue;
+        }
+        let line = config
+            .rule_lines
+            .iter()
+            .find(|(name, _)| RuleId::parse(name) == Some(*rule))
+            .map_or(1, |(_, line)| *line);
+        findings.push(
+            Finding::new(
+                RuleId::PolicyLoosened,
+                Subject::default(),
+                format!(
+                    "evalock.toml lowers {} {} from {} to {}, compared with {}",
+                    rule.id(),
+                    rule.name(),
+                    then.as_str(),
+                    now.as_str(),
+                    base.description
+                ),
+            )
+            .at(Location::line(CONFIG_FILE, line))
+            .help(format!(
+                "if lowering it is intended, give a commit since the base the trailer `{APPROVAL_TRAILER}: EL110 {CONFIG_FILE}: <why>`"
+            ))
+            .discriminator(&format!("level\u{1f}{}", rule.id())),
+        );
+    }
+    findings
+}
+
+/// An approvable refusal that a trailer names (rule and path) becomes a note that says
+/// who approved it and why, for the review to read.
+fn approve(findings: &mut [Finding], approvals: &[Approval]) {
+    for finding in findings.iter_mut() {
+        if !finding.rule.is_approvable() || finding.severity < Severity::Error {
+            continue;
+        }
+        let path = finding.location.as_ref().map(|location| location.path.as_str());
+        let Some(approval) = approvals
+            .iter()
+            .find(|approval| approval.rule == finding.rule && Some(approval.path.as_str()) == path)
+        else {
+            continue;
+        };
+        finding.severity = Severity::Note;
+        finding.message = format!(
+            "{} (approved in {}: {})",
+            finding.message, approval.commit, approval.reason
+        );
+        finding.help = format!(
+            "approved by the `{APPROVAL_TRAILER}:` trailer of commit {}: the review approves it, or asks for it to be dropped",
+            approval.commit
+        );
+    }
+}
+
+/// Takes out the findings `[debt]` covers: same rule, same file, and that file's bytes
+/// as they were when the finding was adopted.
+fn adopt(
+    findings: &mut Vec<Finding>,
+    config: &Config,
+    digest_of: &dyn Fn(&str) -> Option<Digest>,
+) -> Gated {
+    let entries = &config.debt.findings;
+    if entries.is_empty() {
+        return Gated::default();
+    }
+    let mut used = vec![false; entries.len()];
+    let mut adopted = Vec::new();
+    let mut digests = std::collections::BTreeMap::new();
+    findings.retain(|finding| {
+        if finding.rule.is_integrity() || finding.severity < Severity::Warn {
+            return true;
+        }
+        let Some(path) = finding.location.as_ref().map(|location| location.path.clone()) else {
+            return true;
+        };
+        let digest = *digests
+            .entry(path.clone())
+            .or_insert_with(|| digest_of(&path));
+        let Some(digest) = digest else {
+            return true;
+        };
+        let covering = entries.iter().position(|entry| {
+            entry.rule_id() == Some(finding.rule) && entry.path == path && entry.digest == digest
+        });
+        match covering {
+            Some(index) => {
+                used[index] = true;
+                adopted.push(finding.clone());
+                false
+            }
+            None => true,
+        }
+    });
+    let stale = entries
+        .iter()
+        .zip(&used)
+        .filter(|(_, used)| !**used)
+        .map(|(entry, _)| entry.clone())
+        .collect();
+    Gated { adopted, stale }
+}
+
+/// How many of the base's debt entries are gone now.
+fn paid_down(config: &Config, base: &Config) -> usize {
+    let now: BTreeSet<_> = config.debt.findings.iter().map(DebtEntry::key).collect();
+    base.debt
+        .findings
+        .iter()
+        .filter(|entry| !now.contains(&entry.key()))
+        .count()
+}
+
+/// EL109: one line for all adopted findings, and the progress made against the base.
+fn summary(gated: &Gated, paid_down: usize, base: Option<&Base>) -> Option<Finding> {
+    let count = gated.adopted.len();
+    if count == 0 && paid_down == 0 {
+        return None;
+    }
+    let progress = match (paid_down, base) {
+        (0, _) | (_, None) => String::new(),
+        (paid, Some(base)) => format!(
+            "; {paid} {} paid down since {}",
+            if paid == 1 { "entry" } else { "entries" },
+            base.description
+        ),
+    };
+    let message = format!(
+        "{count} adopted {}{progress}, see `evalock debt`",
+        if count == 1 { "finding" } else { "findings" }
+    );
+    let finding = Finding::new(RuleId::AdoptedDebt, Subject::default(), message)
+        .at(Location::file(CONFIG_FILE));
+    Some(match count {
+        0 => finding.severity(Severity::Note),
+        _ => finding,
+    })
+}
+
+/// The debt `[debt]` should hold for `findings` as they stand: every finding a policy
+/// rule raises at `warn` or above, with the digest of its file.
+pub fn debt_for(
+    findings: &[Finding],
+    digest_of: &dyn Fn(&str) -> Option<Digest>,
+) -> Vec<(RuleId, String, Digest)> {
+    let mut entries = BTreeSet::new();
+    for finding in findings {
+        if finding.rule.is_integrity() || finding.severity < Severity::Warn {
+            continue;
+        }
+        let Some(location) = &finding.location else {
+            continue;
+        };
+        // evalock.toml changes with the debt it records, and the lock with every `lock`.
+        if [CONFIG_FILE, crate::project::lock::LOCK_FILE].contains(&location.path.as_str()) {
+            continue;
+        }
+        if let Some(digest) = digest_of(&location.path) {
+            entries.insert((finding.rule, location.path.clone(), digest));
+        }
+    }
+    entries.into_iter().collect()
+}
+
+/// `[debt]` as evalock.toml writes it: one line per entry, sorted by rule and path.
+pub fn render_debt(entries: &[(RuleId, String, Digest)]) -> String {
+    let mut out = String::from(
+        "\n# Findings that were here when evalock was adopted: each stays quiet until its file\n# changes. `evalock debt` lists them; fix one, then delete its line. Debt never grows\n# on its own: `evalock lock` never adds to it, and a pull request that does is refused.\n[debt]\nfindings = [\n",
+    );
+    for (rule, path, digest) in entries {
+        out.push_str(&format!(
+            "  {{ rule = \"{}\", path = {}, digest = \"{digest}\" }},\n",
+            rule.id(),
+            toml_string(path)
+        ));
+    }
+    out.push_str("]\n");
+    out
+}
+
+/// A TOML basic string.
+fn toml_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for character in text.chars() {
+        match character {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            character if character.is_control() => {
+                out.push_str(&format!("\\u{:04X}", u32::from(character)))
+            }
+            character => out.push(character),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approvals_name_a_rule_a_path_and_a_reason() {
+        let commits = vec![(
+            "1a2b3c4".to_owned(),
+            "widen tools\n\nEvalock-Approved: EL209 skills/pdf/SKILL.md: the PDF skill now writes files\nEvalock-Approved: nonsense\nEvalock-Approved: EL209 skills/x/SKILL.md\n".to_owned(),
+        )];
+        let (approvals, unreadable) = approvals(&commits);
+        assert_eq!(
+            approvals,
+            vec![Approval {
+                rule: RuleId::SkillPermissionEscalation,
+                path: "skills/pdf/SKILL.md".to_owned(),
+                reason: "the PDF skill now writes files".to_owned(),
+                commit: "1a2b3c4".to_owned(),
+            }]
+        );
+        assert_eq!(unreadable.len(), 2, "{unreadable:?}");
+    }
+
+    #[test]
+    fn rendered_debt_reads_back_as_config() {
+        let digest = Digest::of_bytes(b"x");
+        let text = format!(
+            "version = 1\n{}",
+            render_debt(&[(RuleId::SkillVersion, "skills/a \"b\"/SKILL.md".to_owned(), digest)])
+        );
+        let config = Config::parse(CONFIG_FILE, text.as_bytes()).unwrap();
+        assert_eq!(config.debt.findings.len(), 1);
+        assert_eq!(config.debt.findings[0].path, "skills/a \"b\"/SKILL.md");
+        assert_eq!(config.debt.findings[0].digest, digest);
+    }
+}
