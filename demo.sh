@@ -39,3 +39,7 @@ git checkout -q -- evals/support.jsonl
 step "a regressed completer: which case regressed, and how its completion moved"
 sed -i 's|"completers/stub.py"]|"completers/stub.py", "regressed"]|' evalock.toml
 expect 1 "$evalock" run --suite support
+step "next: the tour"
+echo "The binary is $evalock. To use it for the tour in the README, put it on PATH:"
+echo "  export PATH=\"$(dirname "$evalock"):\$PATH\""
+echo "or install it for good: cargo install --locked --path $here"

@@ -93,6 +93,15 @@ fn workflow_from_action_steps(action: &Value) -> Value {
 
 /// A throwaway repository holding the action at its root and the given workflows.
 fn lint_repo(action_text: &str, workflows: &[(&str, String)]) -> tempfile::TempDir {
+    let dir = lint_repo_without_install(action_text, workflows);
+    let install = dir.path().join("install");
+    std::fs::create_dir_all(&install).expect("install dir");
+    std::fs::write(install.join("action.yml"), repo_file("install/action.yml"))
+        .expect("write install action");
+    dir
+}
+
+fn lint_repo_without_install(action_text: &str, workflows: &[(&str, String)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     let status = Command::new("git")
         .args(["init", "-q"])
@@ -144,6 +153,11 @@ fn workflows_for(action_text: &str) -> Vec<(&'static str, String)> {
     vec![
         ("example.yml", example.clone()),
         ("example-sharded.yml", repo_file(SHARDED_EXAMPLE)),
+        (
+            "example-sharded-local.yml",
+            repo_file(SHARDED_EXAMPLE).replace("uses: evalock/evalock/install@v0", "uses: ./install"),
+        ),
+        ("release.yml", repo_file(".github/workflows/release.yml")),
         (
             "example-local.yml",
             example.replace(PUBLISHED_ACTION, "uses: ./"),
@@ -283,4 +297,22 @@ fn the_sharded_example_fans_out_and_gates_on_merge() {
         .any(|run| run.contains("evalock check --base ")));
     let last = runs(gate).pop().expect("a last step");
     assert!(last.contains("$CHECK") && last.contains("$MERGE"), "{last}");
+}
+
+/// The script both actions install evalock with, through shellcheck.
+#[test]
+fn shellcheck_finds_nothing_in_the_install_script() {
+    let Some(tools) = tools() else {
+        return;
+    };
+    let Some(shellcheck) = tools.shellcheck else {
+        return;
+    };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/install-evalock.sh");
+    let output = Command::new(shellcheck).arg(&script).output().expect("run shellcheck");
+    assert!(
+        output.status.success(),
+        "shellcheck: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
 }

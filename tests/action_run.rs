@@ -26,8 +26,9 @@ struct Job {
 struct Runner<'a> {
     action: Value,
     inputs: BTreeMap<String, String>,
-    base_sha: String,
-    head_sha: String,
+    /// `github.event_name` and the payload `github.event.*` reads.
+    event_name: String,
+    event: Value,
     workspace: &'a Path,
     temp: PathBuf,
     steps: BTreeMap<String, BTreeMap<String, String>>,
@@ -57,24 +58,39 @@ impl<'a> Runner<'a> {
         Runner {
             action,
             inputs: values,
-            base_sha: repo.git(&["rev-parse", "main"]).trim().to_owned(),
-            head_sha: repo.git(&["rev-parse", "HEAD"]).trim().to_owned(),
+            event_name: "pull_request".to_owned(),
+            event: serde_json::json!({
+                "pull_request": {
+                    "base": {"sha": repo.git(&["rev-parse", "main"]).trim()},
+                    "head": {"sha": repo.git(&["rev-parse", "HEAD"]).trim()},
+                }
+            }),
             workspace: repo.path(),
             temp: temp.to_path_buf(),
             steps: BTreeMap::new(),
         }
     }
 
-    /// The value of one `${{ … }}` expression; the action uses only plain lookups.
+    /// The value of one `${{ … }}` expression: plain lookups, or `a || b` (the first
+    /// that is not empty).
     fn lookup(&self, expression: &str) -> String {
+        if let Some((first, rest)) = expression.split_once("||") {
+            let value = self.lookup(first);
+            return if value.is_empty() { self.lookup(rest) } else { value };
+        }
         let path: Vec<&str> = expression.trim().split('.').collect();
         match path.as_slice() {
             ["inputs", name] => self.inputs.get(*name).cloned().unwrap_or_else(|| panic!("unknown input {name}")),
             ["steps", id, "outputs", name] => {
                 self.steps.get(*id).and_then(|outputs| outputs.get(*name)).cloned().unwrap_or_default()
             }
-            ["github", "event", "pull_request", "base", "sha"] => self.base_sha.clone(),
-            ["github", "event", "pull_request", "head", "sha"] => self.head_sha.clone(),
+            ["github", "event_name"] => self.event_name.clone(),
+            ["github", "event", keys @ ..] => keys
+                .iter()
+                .try_fold(&self.event, |value, key| value.get(*key))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
             ["runner", "os"] => "Linux".into(),
             ["runner", "arch"] => "X64".into(),
             _ => panic!("the simulated runner does not know `{expression}`: teach it, or keep action.yml simple"),
@@ -250,6 +266,47 @@ fn clean_pull_request() -> TestRepo {
     repo.write("notes.txt", "unrelated change\n");
     repo.commit_all("unrelated");
     repo
+}
+
+/// The action on a merge queue's group: GitHub's own `merge_group` payload, its base and
+/// head replaced by the repository's commits.
+fn run_action_in_merge_queue(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
+    let temp = tempfile::tempdir().expect("runner temp");
+    let mut runner = Runner::new(repo, temp.path(), inputs);
+    let text = std::fs::read_to_string(
+        common::manifest_dir().join("tests/github-api/webhooks/merge_group.checks_requested.json"),
+    )
+    .expect("merge_group payload");
+    let mut event: Value = serde_json::from_str(&text).expect("payload is JSON");
+    assert!(event["pull_request"].is_null(), "a merge group has no pull request");
+    event["merge_group"]["base_sha"] = Value::from(repo.git(&["rev-parse", "main"]).trim());
+    event["merge_group"]["head_sha"] = Value::from(repo.git(&["rev-parse", "HEAD"]).trim());
+    runner.event_name = "merge_group".to_owned();
+    runner.event = event;
+    let mut job = runner.run();
+    job._temp = Some(temp);
+    job
+}
+
+/// The action on GitHub's own `pull_request.opened` payload, its commits replaced by the
+/// repository's and its head moved to a fork.
+fn run_action_from_fork(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
+    let temp = tempfile::tempdir().expect("runner temp");
+    let mut runner = Runner::new(repo, temp.path(), inputs);
+    let text = std::fs::read_to_string(
+        common::manifest_dir().join("tests/github-api/webhooks/pull_request.opened.json"),
+    )
+    .expect("pull_request payload");
+    let mut event: Value = serde_json::from_str(&text).expect("payload is JSON");
+    let pull = &mut event["pull_request"];
+    pull["base"]["sha"] = Value::from(repo.git(&["rev-parse", "main"]).trim());
+    pull["head"]["sha"] = Value::from(repo.git(&["rev-parse", "HEAD"]).trim());
+    let base_repo = pull["base"]["repo"]["full_name"].as_str().unwrap().to_owned();
+    pull["head"]["repo"]["full_name"] = Value::from(format!("someone-else/{}", base_repo.split('/').nth(1).unwrap()));
+    runner.event = event;
+    let mut job = runner.run();
+    job._temp = Some(temp);
+    job
 }
 
 fn run_action(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
@@ -492,4 +549,57 @@ fn suites_split_on_spaces_commas_and_newlines_and_all_means_every_suite() {
         "no names: only checks\n{}",
         job.log
     );
+}
+
+/// A merge queue's group is judged against its base, and nothing is posted: there is no
+/// pull request in the payload, and the required check's verdict is the gate's code.
+#[test]
+fn a_merge_queue_group_is_gated_against_its_base_and_nothing_is_posted() {
+    let repo = pull_request_with_edited_case(".");
+    let job = run_action_in_merge_queue(&repo, &[("comment-mode", "review")]);
+    assert_eq!(job.code, 2, "{}", job.log);
+    assert_eq!(job.outputs["verdict"], "BLOCK");
+    assert!(job.log.contains("merge base of "), "{}", job.log);
+    assert!(job.log.contains("EL102"), "{}", job.log);
+    assert!(!job.log.contains("not a pull request"), "{}", job.log);
+    assert!(!job.log.contains("posting to the pull request"), "{}", job.log);
+    assert!(job.summary.contains("BLOCK"), "{}", job.summary);
+
+    let clean = clean_pull_request();
+    let job = run_action_in_merge_queue(&clean, &[("comment-mode", "review")]);
+    assert_eq!(job.code, 0, "{}", job.log);
+    assert_eq!(job.outputs["verdict"], "PASS");
+}
+
+/// A pull request from a fork has no secrets: the suites are not run, the check is
+/// judged alone, and the verdict says so plainly, passing or failing by `fork-policy`.
+#[test]
+fn a_fork_pull_request_skips_the_suites_and_says_so() {
+    let repo = clean_pull_request();
+    let warned = run_action_from_fork(&repo, &[("suites", "all"), ("comment-mode", "off")]);
+    assert_eq!(warned.code, 0, "{}", warned.log);
+    assert_eq!(warned.outputs["verdict"], "WARN");
+    assert!(warned.log.contains("suites not run: fork pull request without secrets"), "{}", warned.log);
+    assert!(warned.summary.contains("suites not run: fork pull request without secrets"));
+    assert!(!warned.log.contains("EL504"), "{}", warned.log);
+    assert_eq!(warned.outputs["run-results"], "", "no run");
+
+    let blocked = run_action_from_fork(
+        &repo,
+        &[("suites", "all"), ("comment-mode", "off"), ("fork-policy", "block")],
+    );
+    assert_eq!(blocked.code, 1, "{}", blocked.log);
+    assert_eq!(blocked.outputs["verdict"], "BLOCK");
+    assert!(blocked.log.contains("::error title=evalock::suites not run: fork pull request without secrets"));
+
+    // Without suites to run, a fork is judged like any pull request.
+    let check_only = run_action_from_fork(&repo, &[("comment-mode", "off")]);
+    assert_eq!(check_only.code, 0, "{}", check_only.log);
+    assert_eq!(check_only.outputs["verdict"], "PASS");
+    // And a pull request from the repository itself runs its suites.
+    let own = run_action(&repo, &[("suites", "all"), ("comment-mode", "off")]);
+    assert!(!own.log.contains("suites not run"), "{}", own.log);
+
+    let bad = run_action_from_fork(&repo, &[("fork-policy", "maybe")]);
+    assert_eq!(bad.code, 64, "{}", bad.log);
 }

@@ -635,6 +635,11 @@ fn demo_sh_runs_the_binary_from_cargos_target_dir() {
         "demo.sh failed:\n{stdout}\n{stderr}"
     );
     assert!(stdout.contains("EL501"), "{stdout}");
+    // It ends by saying how to put that binary on PATH for the tour.
+    assert!(
+        stdout.contains(&format!("export PATH=\"{}:$PATH\"", target.join("release").display())),
+        "{stdout}"
+    );
 }
 
 #[test]
