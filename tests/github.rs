@@ -3,6 +3,7 @@
 //! vendored API descriptions.
 
 mod common;
+use std::collections::BTreeSet;
 mod github_support;
 
 use evalock::finding::{Finding, Location, RelatedKind, Subject};
@@ -322,49 +323,107 @@ fn a_finding_joins_an_open_comment(others: u32) -> (Scenario, u64) {
     (scenario, comments[0].id)
 }
 
-/// With the cap spent by more severe findings, the comment that would show both findings
-/// of a line cannot be posted: the old one stays open, and only the newcomer is listed as
-/// over the limit. With room left the old comment is replaced by one showing both.
+/// A finding joins the line of an open comment: the comment that shows both replaces the
+/// old one, which held its slot, so it posts even when more severe findings fill the
+/// rest of the cap. The cap is on open comments: 30 at most, the old one resolved.
 #[test]
-fn an_open_comment_is_kept_when_its_replacement_is_over_the_cap() {
-    let (scenario, old) = a_finding_joins_an_open_comment(30);
-    assert!(
-        !scenario.github.thread_of(old).expect("thread").resolved,
-        "the old finding keeps its comment"
-    );
-    let comments = scenario.github.review_comments();
-    assert_eq!(comments.len(), 31);
-    assert!(!comments
-        .iter()
-        .any(|comment| comment.body.contains("risky joined step")));
-    let summary = scenario
-        .github
-        .with(|state| state.issue_comments[0].body.clone());
-    assert!(summary.contains("### Not shown inline (1)"), "{summary}");
-    assert!(
-        summary.contains("`ai/skills/release-notes/scripts/collect.sh:41` _(over the comment limit)_: risky joined step"),
-        "{summary}"
-    );
-    assert!(!summary.contains("risky old step"), "{summary}");
-    assert!(scenario.github.violations().is_empty());
+fn a_comment_that_replaces_an_open_one_takes_its_slot() {
+    for others in [30, 29] {
+        let (scenario, old) = a_finding_joins_an_open_comment(others);
+        assert!(scenario.github.thread_of(old).expect("thread").resolved);
+        let comments = scenario.github.review_comments();
+        let open: Vec<_> = comments
+            .iter()
+            .filter(|comment| !scenario.github.thread_of(comment.id).is_some_and(|thread| thread.resolved))
+            .collect();
+        assert_eq!(open.len(), 30, "{others} others");
+        let merged = comments
+            .iter()
+            .find(|comment| comment.id != old && comment.line == Some(41))
+            .unwrap_or_else(|| panic!("a comment showing both: {comments:#?}"));
+        assert!(
+            merged.body.contains("risky old step") && merged.body.contains("risky joined step"),
+            "{}",
+            merged.body
+        );
+        let summary = scenario
+            .github
+            .with(|state| state.issue_comments[0].body.clone());
+        if others == 30 {
+            assert!(summary.contains("### Not shown inline (1)"), "{summary}");
+            assert!(summary.contains("_(over the comment limit)_: risky other step 29"), "{summary}");
+        } else {
+            assert!(!summary.contains("Not shown inline"), "{summary}");
+        }
+        assert!(scenario.github.violations().is_empty());
+    }
+}
 
-    let (scenario, old) = a_finding_joins_an_open_comment(29);
-    assert!(scenario.github.thread_of(old).expect("thread").resolved);
-    let comments = scenario.github.review_comments();
-    assert_eq!(comments.len(), 31);
-    let merged = comments
+/// The cap holds per pull request, not per run: 400 findings make 30 comments; a re-run
+/// with the same findings posts nothing new; when findings are fixed their comments
+/// resolve and the freed slots go to the most severe findings still in the summary.
+#[test]
+fn the_comment_cap_holds_for_the_pull_request_across_runs() {
+    let mut scenario = Scenario::new();
+    let many_lines: String = (1..=420).map(|index| format!("echo step {index}\n")).collect();
+    scenario.repo.write(SKILL_SCRIPT, format!("#!/bin/sh\ngit log --oneline -20\n{many_lines}"));
+    scenario.push("a script of 420 steps");
+    let step = |index: u32| {
+        // The first 100 are errors, the rest warnings: errors get the slots first.
+        let severity = if index < 100 { Severity::Error } else { Severity::Warn };
+        risky_step(7 + index, &format!("step {index}"), severity)
+    };
+    let all: Vec<Finding> = (0..400).map(step).collect();
+    let open_count = |scenario: &Scenario| {
+        let comments = scenario.github.review_comments();
+        comments
+            .iter()
+            .filter(|comment| !scenario.github.thread_of(comment.id).is_some_and(|thread| thread.resolved))
+            .count()
+    };
+    let first = scenario.write_report("run1.json", all.clone());
+    scenario.github(WRITE_TOKEN, &[&first], &[]).assert_code(0);
+    assert_eq!(scenario.github.review_comments().len(), 30);
+    let commented: Vec<u64> = scenario
+        .github
+        .review_comments()
         .iter()
-        .find(|comment| comment.id != old && comment.line == Some(41))
-        .unwrap_or_else(|| panic!("a comment showing both: {comments:#?}"));
-    assert!(
-        merged.body.contains("risky old step") && merged.body.contains("risky joined step"),
-        "{}",
-        merged.body
-    );
+        .filter_map(|comment| comment.line)
+        .collect();
+    assert!(commented.iter().all(|line| *line < 7 + 100), "errors first: {commented:?}");
+
+    // The same findings again: nothing new is posted.
+    let again = scenario.write_report("run2.json", all.clone());
+    scenario.github(WRITE_TOKEN, &[&again], &[]).assert_code(0);
+    assert_eq!(scenario.github.review_comments().len(), 30);
+    assert_eq!(open_count(&scenario), 30);
+
+    // Ten of the commented findings are fixed: their comments resolve, and ten of the
+    // errors that waited in the summary take the freed slots.
+    let fixed: BTreeSet<u64> = commented.iter().take(10).copied().collect();
+    let remaining: Vec<Finding> = all
+        .iter()
+        .filter(|finding| !fixed.contains(&u64::from(finding.location.as_ref().unwrap().line.unwrap())))
+        .cloned()
+        .collect();
+    let third = scenario.write_report("run3.json", remaining.clone());
+    scenario.github(WRITE_TOKEN, &[&third], &[]).assert_code(0);
+    assert_eq!(scenario.github.review_comments().len(), 40);
+    assert_eq!(open_count(&scenario), 30);
+    let newest: Vec<u64> = scenario.github.review_comments()[30..]
+        .iter()
+        .filter_map(|comment| comment.line)
+        .collect();
+    assert!(newest.iter().all(|line| *line < 7 + 100), "errors take the slots: {newest:?}");
     let summary = scenario
         .github
         .with(|state| state.issue_comments[0].body.clone());
-    assert!(!summary.contains("Not shown inline"), "{summary}");
+    assert!(summary.contains("### Not shown inline (360)"), "{summary}");
+
+    // And a fourth run of the same: still nothing new.
+    let fourth = scenario.write_report("run4.json", remaining);
+    scenario.github(WRITE_TOKEN, &[&fourth], &[]).assert_code(0);
+    assert_eq!(scenario.github.review_comments().len(), 40);
     assert!(scenario.github.violations().is_empty());
 }
 

@@ -1,5 +1,6 @@
 //! What one run posts, decided without the network: which findings share a comment
-//! (those at one place), which comments are new inline or file-level ones (at most 30),
+//! (those at one place), which comments are new inline or file-level ones (at most 30
+//! open on the pull request),
 //! which findings go to the summary, which comments are already on the pull request, and
 //! what happens to comments whose findings changed or disappeared.
 
@@ -9,7 +10,8 @@ use super::body::{marker_fingerprints, read_marker, MAX_FINDINGS_PER_COMMENT};
 use crate::finding::Finding;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// At most this many new comments per run; GitHub's UI and reviewers cope with no more.
+/// At most this many of evalock's comments open on a pull request at once; GitHub's UI
+/// and reviewers cope with no more.
 pub const MAX_INLINE_COMMENTS: usize = 30;
 
 /// A finding with the place it will be shown.
@@ -158,23 +160,43 @@ pub fn plan(mut anchored: Vec<Anchored>, existing: &Existing<'_>, max_comments: 
     }
     let comments = comments_by_place(placed);
     let open = open_markers(existing);
-    // The cap is decided before the cleanups: an open comment whose place a finding
-    // joined is only replaced if the new comment is posted.
+    // The cap holds for evalock's open comments on the pull request, not per run: the
+    // comments still current stay and count first, so a re-run with the same findings
+    // posts nothing new, and a slot freed by a fixed finding goes to the most severe
+    // finding still waiting in the summary. It is decided before the cleanups: an open
+    // comment whose place a finding joined is only replaced if the new comment is posted.
+    let (current_open, new): (Vec<Comment>, Vec<Comment>) = comments
+        .iter()
+        .cloned()
+        .partition(|comment| open.contains(&comment.fingerprints()));
+    // Open comments whose findings are all still there, in a comment that has changed
+    // (a finding joined their place), hold their slot until that comment replaces them.
+    let subsumed = |comment: &Comment| {
+        let fingerprints = comment.fingerprints();
+        open.iter()
+            .filter(|set| set.is_subset(&fingerprints) && **set != fingerprints)
+            .count()
+    };
+    let mut used = current_open.len() + new.iter().map(subsumed).sum::<usize>();
+    plan.already_posted.extend(current_open);
     let mut kept = Vec::new();
-    for comment in comments.iter().cloned() {
-        if open.contains(&comment.fingerprints()) {
-            plan.already_posted.push(comment);
-        } else if plan.inline.len() + plan.file_level.len() >= max_comments {
+    for comment in new {
+        let replaces = subsumed(&comment);
+        // Posting it takes a slot and frees those of the comments it replaces.
+        if used + 1 > max_comments + replaces {
             let (still_open, rest) = keep_open(comment, &open);
             for (fingerprints, comment) in still_open {
                 kept.push(fingerprints);
                 plan.already_posted.push(comment);
             }
             plan.to_summary(rest.into_iter().collect());
-        } else if matches!(comment.anchor, Anchor::File { .. }) {
-            plan.file_level.push(comment);
         } else {
-            plan.inline.push(comment);
+            used = used + 1 - replaces;
+            if matches!(comment.anchor, Anchor::File { .. }) {
+                plan.file_level.push(comment);
+            } else {
+                plan.inline.push(comment);
+            }
         }
     }
     let current: BTreeSet<BTreeSet<&str>> = comments
