@@ -2,9 +2,11 @@
 //! them, and tests/fuzz_regressions.rs replays saved inputs through the very same code.
 
 use evalock::cases::canonical::Canonicalizer;
+use evalock::cases::identity::Identity;
 use evalock::cases::strict_json::StrictValue;
 use evalock::cases::{
-    parse_case_file, parse_case_file_with, Case, CaseBody, CaseDetail, GradedMembers,
+    parse_case_file, parse_case_file_with, parse_identified_case_file, Case, CaseBody, CaseDetail,
+    GradedMembers,
 };
 use evalock::digest::canonical_json;
 use evalock::graders::probe::probe_builtin;
@@ -21,6 +23,45 @@ use serde_json::Value;
 /// canonicalized straight from their text, the graded members kept as their text) gives
 /// the cases, digests, graded members, probe outcomes and problems of a full load
 /// (serde_json, then RFC 8785 on the value).
+/// Records read one by one (CSV, and every format under an identity rule): every
+/// problem and case is placed on a real line, identities are never empty, and the
+/// summary read agrees with the full one.
+pub fn records(data: &[u8]) {
+    let Some((selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let path = match selector % 4 {
+        0 => "evals/rows.csv",
+        1 => "evals/records.jsonl",
+        2 => "evals/records.json",
+        _ => "evals/records.yaml",
+    };
+    let identity = match (selector / 4) % 3 {
+        0 => Identity::Member,
+        1 => Identity::KeyPath("meta.key".to_owned()),
+        _ => Identity::Content(vec!["input".to_owned()]),
+    };
+    let parsed = parse_identified_case_file(path, bytes, CaseDetail::Full, &identity);
+    let lines = u32::try_from(bytes.split(|byte| *byte == b'\n').count()).unwrap_or(u32::MAX);
+    for problem in &parsed.problems {
+        assert!(
+            problem.line >= 1 && problem.line <= lines && problem.column >= 1,
+            "{problem:?}"
+        );
+        assert!(!problem.message.is_empty());
+    }
+    for case in &parsed.cases {
+        assert!(
+            case.line >= 1 && case.end_line >= case.line && case.end_line <= lines,
+            "{case:?}"
+        );
+        assert!(!case.id.is_empty());
+    }
+    let summary = parse_identified_case_file(path, bytes, CaseDetail::Summary, &identity);
+    assert_eq!(summary.problems, parsed.problems);
+    assert_eq!(summary.cases.len(), parsed.cases.len());
+}
+
 pub fn case_file(data: &[u8]) {
     let Some((selector, bytes)) = data.split_first() else {
         return;

@@ -6,8 +6,10 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 pub mod canonical;
+mod csv_rows;
 pub mod documents;
 mod fields;
+pub mod identity;
 mod json_errors;
 pub mod jsonl;
 pub mod load;
@@ -23,7 +25,9 @@ pub(super) use fields::case_fields;
 pub use fields::MAX_CASE_VERSION;
 pub(super) use json_errors::{column_u32, json_error_message_at, line_u32};
 pub(super) use parse::case_from_element;
-pub use parse::{parse_case_file, parse_case_file_with, parse_owned_case_file};
+pub use parse::{
+    parse_case_file, parse_case_file_with, parse_identified_case_file, parse_owned_case_file,
+};
 
 /// A case's top-level members by name.
 pub trait CaseMembers {

@@ -48,7 +48,10 @@ pub fn approvals(commits: &[(String, String)]) -> (Vec<Approval>, Vec<String>) {
 fn parse_approval(value: &str) -> Option<(RuleId, String, String)> {
     let (rule, rest) = value.trim().split_once(char::is_whitespace)?;
     let rule = RuleId::parse(rule)?;
-    let (path, reason) = rest.trim().rsplit_once(": ").or_else(|| rest.trim().split_once(':'))?;
+    let (path, reason) = rest
+        .trim()
+        .rsplit_once(": ")
+        .or_else(|| rest.trim().split_once(':'))?;
     let (path, reason) = (path.trim(), reason.trim());
     (!path.is_empty() && !reason.is_empty()).then(|| (rule, path.to_owned(), reason.to_owned()))
 }
@@ -112,12 +115,20 @@ fn set_severities(findings: &mut Vec<Finding>, config: &Config) {
 /// base's.
 fn loosened(config: &Config, base: &Base) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let before: BTreeSet<_> = base.config.debt.findings.iter().map(DebtEntry::key).collect();
+    let before: BTreeSet<_> = base
+        .config
+        .debt
+        .findings
+        .iter()
+        .map(DebtEntry::key)
+        .collect();
     for entry in &config.debt.findings {
         if before.contains(&entry.key()) {
             continue;
         }
-        let rule = entry.rule_id().map_or(entry.rule.get_ref().clone(), |rule| rule.id().to_owned());
+        let rule = entry
+            .rule_id()
+            .map_or(entry.rule.get_ref().clone(), |rule| rule.id().to_owned());
         findings.push(
             Finding::new(
                 RuleId::PolicyLoosened,
@@ -174,7 +185,10 @@ fn approve(findings: &mut [Finding], approvals: &[Approval]) {
         if !finding.rule.is_approvable() || finding.severity < Severity::Error {
             continue;
         }
-        let path = finding.location.as_ref().map(|location| location.path.as_str());
+        let path = finding
+            .location
+            .as_ref()
+            .map(|location| location.path.as_str());
         let Some(approval) = approvals
             .iter()
             .find(|approval| approval.rule == finding.rule && Some(approval.path.as_str()) == path)
@@ -211,7 +225,11 @@ fn adopt(
         if finding.rule.is_integrity() || finding.severity < Severity::Warn {
             return true;
         }
-        let Some(path) = finding.location.as_ref().map(|location| location.path.clone()) else {
+        let Some(path) = finding
+            .location
+            .as_ref()
+            .map(|location| location.path.clone())
+        else {
             return true;
         };
         let digest = *digests
@@ -363,7 +381,11 @@ mod tests {
         let digest = Digest::of_bytes(b"x");
         let text = format!(
             "version = 1\n{}",
-            render_debt(&[(RuleId::SkillVersion, "skills/a \"b\"/SKILL.md".to_owned(), digest)])
+            render_debt(&[(
+                RuleId::SkillVersion,
+                "skills/a \"b\"/SKILL.md".to_owned(),
+                digest
+            )])
         );
         let config = Config::parse(CONFIG_FILE, text.as_bytes()).unwrap();
         assert_eq!(config.debt.findings.len(), 1);

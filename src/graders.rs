@@ -9,6 +9,7 @@ pub mod envelope;
 pub mod expect;
 pub mod normalize;
 pub mod probe;
+pub mod promptfoo;
 pub mod rules;
 pub mod sources;
 
@@ -51,6 +52,8 @@ pub enum GraderProgram {
     Builtin,
     /// argv of a command grader, run in the project root.
     Command(Vec<String>),
+    /// promptfoo's deterministic assertions over each test's `assert` list.
+    Promptfoo,
 }
 
 /// A grader as suites use it: identity (`id@version`, recorded in baselines) and program.
@@ -78,7 +81,7 @@ impl GraderProgram {
     pub fn kind_and_command(&self) -> (crate::project::config::GraderKind, Option<Vec<String>>) {
         use crate::project::config::GraderKind;
         match self {
-            GraderProgram::Builtin => (GraderKind::Builtin, None),
+            GraderProgram::Builtin | GraderProgram::Promptfoo => (GraderKind::Builtin, None),
             GraderProgram::Command(argv) => (GraderKind::Command, Some(argv.clone())),
         }
     }
@@ -94,6 +97,15 @@ impl Grader {
         }
     }
 
+    /// The grader of suites that name `grader = "promptfoo"`.
+    pub fn promptfoo() -> Grader {
+        Grader {
+            id: promptfoo::PROMPTFOO_GRADER_ID.into(),
+            version: promptfoo::PROMPTFOO_GRADER_VERSION.into(),
+            program: GraderProgram::Promptfoo,
+        }
+    }
+
     /// `id@version`, as baselines record it.
     pub fn reference(&self) -> String {
         format!("{}@{}", self.id, self.version)
@@ -105,6 +117,7 @@ impl Grader {
     pub fn grade_in_process(&self, case: &Value, completion: &str) -> Option<Grade> {
         match &self.program {
             GraderProgram::Builtin => Some(builtin_verdict(case, completion)),
+            GraderProgram::Promptfoo => Some(promptfoo::grade(case.get("assert"), completion)),
             GraderProgram::Command(_) => None,
         }
     }

@@ -65,7 +65,11 @@ impl ReleaseServer {
 fn archive(dir: &Path) -> Vec<u8> {
     let content = dir.join("content");
     std::fs::create_dir_all(&content).unwrap();
-    std::fs::write(content.join("evalock"), "#!/bin/sh\necho evalock from the release\n").unwrap();
+    std::fs::write(
+        content.join("evalock"),
+        "#!/bin/sh\necho evalock from the release\n",
+    )
+    .unwrap();
     let tarball = dir.join(ARCHIVE);
     let status = Command::new("tar")
         .arg("-czf")
@@ -89,7 +93,8 @@ fn release(checksum: &str, bytes: Vec<u8>) -> BTreeMap<String, Vec<u8>> {
     BTreeMap::from([
         (
             format!("{base}/SHA256SUMS"),
-            format!("{checksum}  evalock-aarch64-apple-darwin.tar.gz\n{checksum}  {ARCHIVE}\n").into_bytes(),
+            format!("{checksum}  evalock-aarch64-apple-darwin.tar.gz\n{checksum}  {ARCHIVE}\n")
+                .into_bytes(),
         ),
         (format!("{base}/{ARCHIVE}"), bytes),
     ])
@@ -117,8 +122,16 @@ fn install(server: &ReleaseServer, action_ref: &str, version: &str) -> Install {
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(stub_bin.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", stub_bin.display(), std::env::var("PATH").unwrap_or_default());
+    std::fs::set_permissions(
+        stub_bin.join("cargo"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        stub_bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/install-evalock.sh");
     let output = Command::new("bash")
         .args(["--noprofile", "--norc", "-eo", "pipefail"])
@@ -154,10 +167,20 @@ fn the_release_binary_is_installed_when_its_checksum_matches() {
     let server = ReleaseServer::start(release(&sha256(&bytes), bytes));
     let done = install(&server, TAG, "");
     assert_eq!(done.code, 0, "{}", done.log);
-    assert!(done.log.contains("installed evalock v9.8.7 (x86_64-unknown-linux-gnu)"), "{}", done.log);
+    assert!(
+        done.log
+            .contains("installed evalock v9.8.7 (x86_64-unknown-linux-gnu)"),
+        "{}",
+        done.log
+    );
     assert!(done.cargo.is_none(), "no build: {:?}", done.cargo);
-    let run = Command::new(done.root.join("bin/evalock")).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "evalock from the release\n");
+    let run = Command::new(done.root.join("bin/evalock"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "evalock from the release\n"
+    );
     // `evalock-version` picks the release of that version.
     let pinned = install(&server, "main", "9.8.7");
     assert_eq!(pinned.code, 0, "{}", pinned.log);
@@ -174,10 +197,22 @@ fn a_checksum_that_does_not_match_refuses_the_install() {
     let server = ReleaseServer::start(release(&sha256(&bytes), tampered));
     let refused = install(&server, TAG, "");
     assert_eq!(refused.code, 1, "{}", refused.log);
-    assert!(refused.log.contains("does not match its SHA-256 in SHA256SUMS"), "{}", refused.log);
+    assert!(
+        refused
+            .log
+            .contains("does not match its SHA-256 in SHA256SUMS"),
+        "{}",
+        refused.log
+    );
     assert!(refused.log.contains("refusing to install it"));
-    assert!(!refused.root.join("bin/evalock").exists(), "nothing installed");
-    assert!(refused.cargo.is_none(), "a mismatch never falls back to a build");
+    assert!(
+        !refused.root.join("bin/evalock").exists(),
+        "nothing installed"
+    );
+    assert!(
+        refused.cargo.is_none(),
+        "a mismatch never falls back to a build"
+    );
 }
 
 #[test]
@@ -186,7 +221,9 @@ fn without_a_release_evalock_is_built_with_cargo() {
     // A tag with nothing published.
     let unpublished = install(&server, TAG, "");
     assert_eq!(unpublished.code, 0, "{}", unpublished.log);
-    assert!(unpublished.log.contains("no prebuilt evalock-x86_64-unknown-linux-gnu.tar.gz in release v9.8.7"));
+    assert!(unpublished
+        .log
+        .contains("no prebuilt evalock-x86_64-unknown-linux-gnu.tar.gz in release v9.8.7"));
     let cargo = unpublished.cargo.expect("cargo ran");
     assert!(cargo.starts_with("install --locked --path "), "{cargo}");
     assert!(!server.requests().is_empty(), "the release was asked for");
@@ -194,9 +231,18 @@ fn without_a_release_evalock_is_built_with_cargo() {
     let asked = server.requests().len();
     let branch = install(&server, "main", "");
     assert_eq!(branch.code, 0, "{}", branch.log);
-    assert!(branch.cargo.expect("cargo ran").starts_with("install --locked --path "));
+    assert!(branch
+        .cargo
+        .expect("cargo ran")
+        .starts_with("install --locked --path "));
     assert_eq!(server.requests().len(), asked, "no download for a branch");
     // A version with nothing published is built from crates.io.
     let version = install(&server, "main", "9.9.9");
-    assert_eq!(version.cargo.expect("cargo ran").trim(), format!("install --locked evalock --version 9.9.9 --root {}", version.root.display()));
+    assert_eq!(
+        version.cargo.expect("cargo ran").trim(),
+        format!(
+            "install --locked evalock --version 9.9.9 --root {}",
+            version.root.display()
+        )
+    );
 }

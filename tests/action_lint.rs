@@ -155,7 +155,8 @@ fn workflows_for(action_text: &str) -> Vec<(&'static str, String)> {
         ("example-sharded.yml", repo_file(SHARDED_EXAMPLE)),
         (
             "example-sharded-local.yml",
-            repo_file(SHARDED_EXAMPLE).replace("uses: evalock/evalock/install@v0", "uses: ./install"),
+            repo_file(SHARDED_EXAMPLE)
+                .replace("uses: evalock/evalock/install@v0", "uses: ./install"),
         ),
         ("release.yml", repo_file(".github/workflows/release.yml")),
         (
@@ -309,7 +310,10 @@ fn shellcheck_finds_nothing_in_the_install_script() {
         return;
     };
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/install-evalock.sh");
-    let output = Command::new(shellcheck).arg(&script).output().expect("run shellcheck");
+    let output = Command::new(shellcheck)
+        .arg(&script)
+        .output()
+        .expect("run shellcheck");
     assert!(
         output.status.success(),
         "shellcheck: {}",

@@ -76,7 +76,11 @@ impl<'a> Runner<'a> {
     fn lookup(&self, expression: &str) -> String {
         if let Some((first, rest)) = expression.split_once("||") {
             let value = self.lookup(first);
-            return if value.is_empty() { self.lookup(rest) } else { value };
+            return if value.is_empty() {
+                self.lookup(rest)
+            } else {
+                value
+            };
         }
         let path: Vec<&str> = expression.trim().split('.').collect();
         match path.as_slice() {
@@ -278,7 +282,10 @@ fn run_action_in_merge_queue(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
     )
     .expect("merge_group payload");
     let mut event: Value = serde_json::from_str(&text).expect("payload is JSON");
-    assert!(event["pull_request"].is_null(), "a merge group has no pull request");
+    assert!(
+        event["pull_request"].is_null(),
+        "a merge group has no pull request"
+    );
     event["merge_group"]["base_sha"] = Value::from(repo.git(&["rev-parse", "main"]).trim());
     event["merge_group"]["head_sha"] = Value::from(repo.git(&["rev-parse", "HEAD"]).trim());
     runner.event_name = "merge_group".to_owned();
@@ -301,8 +308,14 @@ fn run_action_from_fork(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
     let pull = &mut event["pull_request"];
     pull["base"]["sha"] = Value::from(repo.git(&["rev-parse", "main"]).trim());
     pull["head"]["sha"] = Value::from(repo.git(&["rev-parse", "HEAD"]).trim());
-    let base_repo = pull["base"]["repo"]["full_name"].as_str().unwrap().to_owned();
-    pull["head"]["repo"]["full_name"] = Value::from(format!("someone-else/{}", base_repo.split('/').nth(1).unwrap()));
+    let base_repo = pull["base"]["repo"]["full_name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    pull["head"]["repo"]["full_name"] = Value::from(format!(
+        "someone-else/{}",
+        base_repo.split('/').nth(1).unwrap()
+    ));
     runner.event = event;
     let mut job = runner.run();
     job._temp = Some(temp);
@@ -562,7 +575,11 @@ fn a_merge_queue_group_is_gated_against_its_base_and_nothing_is_posted() {
     assert!(job.log.contains("merge base of "), "{}", job.log);
     assert!(job.log.contains("EL102"), "{}", job.log);
     assert!(!job.log.contains("not a pull request"), "{}", job.log);
-    assert!(!job.log.contains("posting to the pull request"), "{}", job.log);
+    assert!(
+        !job.log.contains("posting to the pull request"),
+        "{}",
+        job.log
+    );
     assert!(job.summary.contains("BLOCK"), "{}", job.summary);
 
     let clean = clean_pull_request();
@@ -579,18 +596,32 @@ fn a_fork_pull_request_skips_the_suites_and_says_so() {
     let warned = run_action_from_fork(&repo, &[("suites", "all"), ("comment-mode", "off")]);
     assert_eq!(warned.code, 0, "{}", warned.log);
     assert_eq!(warned.outputs["verdict"], "WARN");
-    assert!(warned.log.contains("suites not run: fork pull request without secrets"), "{}", warned.log);
-    assert!(warned.summary.contains("suites not run: fork pull request without secrets"));
+    assert!(
+        warned
+            .log
+            .contains("suites not run: fork pull request without secrets"),
+        "{}",
+        warned.log
+    );
+    assert!(warned
+        .summary
+        .contains("suites not run: fork pull request without secrets"));
     assert!(!warned.log.contains("EL504"), "{}", warned.log);
     assert_eq!(warned.outputs["run-results"], "", "no run");
 
     let blocked = run_action_from_fork(
         &repo,
-        &[("suites", "all"), ("comment-mode", "off"), ("fork-policy", "block")],
+        &[
+            ("suites", "all"),
+            ("comment-mode", "off"),
+            ("fork-policy", "block"),
+        ],
     );
     assert_eq!(blocked.code, 1, "{}", blocked.log);
     assert_eq!(blocked.outputs["verdict"], "BLOCK");
-    assert!(blocked.log.contains("::error title=evalock::suites not run: fork pull request without secrets"));
+    assert!(blocked
+        .log
+        .contains("::error title=evalock::suites not run: fork pull request without secrets"));
 
     // Without suites to run, a fork is judged like any pull request.
     let check_only = run_action_from_fork(&repo, &[("comment-mode", "off")]);

@@ -53,14 +53,21 @@ fn a_collection_adopts_cleanly_and_the_first_check_warns_once() {
     let repo = adopted();
     let config = repo.read("evalock.toml");
     assert!(config.contains("[debt]"), "{config}");
-    assert!(!config.contains("rule = \"EL201\""), "integrity is never adopted");
+    assert!(
+        !config.contains("rule = \"EL201\""),
+        "integrity is never adopted"
+    );
     let check = repo.evalock(&["check"]);
     check
         .assert_code(0)
         .assert_contains("EL109 adopted-debt (warn)")
         .assert_contains("adopted findings, see `evalock debt`")
         .assert_contains("WARN (1 warning");
-    assert!(!check.stdout.contains("(refuse)") && !check.stdout.contains("(error)"), "{}", check.stdout);
+    assert!(
+        !check.stdout.contains("(refuse)") && !check.stdout.contains("(error)"),
+        "{}",
+        check.stdout
+    );
     // The agentskills specification's own example (`version: "1.0"`) is read, not refused.
     let json = repo.evalock(&["check", "--format", "json"]);
     assert!(
@@ -79,8 +86,12 @@ fn a_collection_adopts_cleanly_and_the_first_check_warns_once() {
         .assert_contains("  skills/pdf-forms\n")
         .assert_contains("skills/report-helper/SKILL.md:")
         .assert_not_contains("cover no finding");
-    let listed: Value = serde_json::from_str(&repo.evalock(&["debt", "--format", "json"]).stdout).unwrap();
-    assert!(listed["adopted"].as_array().unwrap().len() >= 17, "{listed}");
+    let listed: Value =
+        serde_json::from_str(&repo.evalock(&["debt", "--format", "json"]).stdout).unwrap();
+    assert!(
+        listed["adopted"].as_array().unwrap().len() >= 17,
+        "{listed}"
+    );
     // Nothing of evalock's own state is committed by `git add -A`.
     repo.evalock(&["check", "--staged"]).assert_code(0);
     repo.git(&["add", "-A"]);
@@ -101,7 +112,9 @@ fn a_byte_edit_to_an_adopted_file_is_judged_in_full_again() {
     assert!(rules.contains(&"EL204".to_owned()), "{rules:?}");
     repo.evalock(&["lock"]).assert_code(0);
     let relocked = repo.evalock(&["check"]);
-    relocked.assert_code(2).assert_contains("skills/pdf-forms/SKILL.md:1: EL204");
+    relocked
+        .assert_code(2)
+        .assert_contains("skills/pdf-forms/SKILL.md:1: EL204");
     repo.evalock(&["debt"])
         .assert_contains("cover no finding any more")
         .assert_contains("back: skills/pdf-forms/SKILL.md:1: EL204");
@@ -125,7 +138,10 @@ fn a_new_skill_without_metadata_is_refused_with_and_without_a_lock() {
     let locked = repo.evalock(&["check", "--format", "json"]);
     locked.assert_code(2);
     let rules = rules_of(&locked);
-    assert!(rules.contains(&"EL203".to_owned()) && rules.contains(&"EL204".to_owned()), "{rules:?}");
+    assert!(
+        rules.contains(&"EL203".to_owned()) && rules.contains(&"EL204".to_owned()),
+        "{rules:?}"
+    );
     repo.git(&["add", "-A"]);
     commit(&repo, "add a skill").assert_code(1);
     repo.git(&["commit", "-q", "--no-verify", "-m", "add a skill"]);
@@ -183,9 +199,17 @@ fn paying_debt_down_is_progress() {
         .lines()
         .filter(|line| !(line.contains("skills/pdf-processing/") && line.contains("EL204")))
         .collect();
-    assert_ne!(kept.len(), config.lines().count(), "pdf-processing had EL204 adopted");
+    assert_ne!(
+        kept.len(),
+        config.lines().count(),
+        "pdf-processing had EL204 adopted"
+    );
     repo.write("evalock.toml", kept.join("\n") + "\n");
-    repo.replace("evalock.toml", "allowed_permissions = [", "allowed_permissions = [\"Read\", ");
+    repo.replace(
+        "evalock.toml",
+        "allowed_permissions = [",
+        "allowed_permissions = [\"Read\", ",
+    );
     repo.evalock(&["lock"]).assert_code(0);
     repo.git(&["add", "-A"]);
     commit(&repo, "declare the tools pdf-processing needs").assert_code(0);
@@ -218,7 +242,11 @@ fn widened_allowed_tools_are_refused_against_the_base_until_approved() {
         "version: \"1.0\"\n",
         "version: \"1.0\"\nallowed-tools: Read Bash\n",
     );
-    repo.replace("evalock.toml", "allowed_permissions = [", "allowed_permissions = [\"Read\", \"Bash\", ");
+    repo.replace(
+        "evalock.toml",
+        "allowed_permissions = [",
+        "allowed_permissions = [\"Read\", \"Bash\", ",
+    );
     repo.evalock(&["lock"]).assert_code(0);
     repo.git(&["add", "-A"]);
     commit(&repo, "let pdf-processing run commands").assert_code(0);
@@ -256,7 +284,9 @@ fn widened_allowed_tools_are_refused_against_the_base_until_approved() {
         .filter(|(rule, _, _)| rule == "EL209")
         .collect();
     assert_eq!(escalations.len(), 2, "{escalations:?}");
-    assert!(escalations.iter().all(|(_, severity, message)| severity == "note" && message.contains("approved in ")));
+    assert!(escalations
+        .iter()
+        .all(|(_, severity, message)| severity == "note" && message.contains("approved in ")));
 }
 
 #[test]
@@ -264,19 +294,28 @@ fn rule_severities_are_set_in_the_config_and_integrity_rules_cannot_be_lowered()
     let repo = adopted();
     repo.git(&["switch", "-q", "-c", "rules"]);
     let config = repo.read("evalock.toml");
-    repo.write("evalock.toml", config.replace("[debt]", "[rules]\nEL201 = \"warn\"\n\n[debt]"));
+    repo.write(
+        "evalock.toml",
+        config.replace("[debt]", "[rules]\nEL201 = \"warn\"\n\n[debt]"),
+    );
     repo.evalock(&["check"])
         .assert_code(65)
         .assert_contains("evalock.toml:")
         .assert_contains("EL201 skill-tampered guards what evalock pins and cannot be lowered");
-    repo.write("evalock.toml", config.replace("[debt]", "[rules]\nEL999 = \"warn\"\n\n[debt]"));
+    repo.write(
+        "evalock.toml",
+        config.replace("[debt]", "[rules]\nEL999 = \"warn\"\n\n[debt]"),
+    );
     repo.evalock(&["check"])
         .assert_code(65)
         .assert_contains("`[rules]` names no rule `EL999`");
     // A new skill without metadata, with its rules lowered: warned, not refused.
     repo.write(
         "evalock.toml",
-        config.replace("[debt]", "[rules]\nEL203 = \"warn\"\nskill-permissions = \"off\"\n\n[debt]"),
+        config.replace(
+            "[debt]",
+            "[rules]\nEL203 = \"warn\"\nskill-permissions = \"off\"\n\n[debt]",
+        ),
     );
     repo.write(
         "skills/new-helper/SKILL.md",
@@ -286,8 +325,16 @@ fn rule_severities_are_set_in_the_config_and_integrity_rules_cannot_be_lowered()
     let lowered = repo.evalock(&["check", "--format", "json"]);
     lowered.assert_code(0);
     let found = findings(&lowered);
-    assert!(found.iter().any(|(rule, severity, _)| rule == "EL203" && severity == "warn"), "{found:?}");
-    assert!(!found.iter().any(|(rule, _, _)| rule == "EL204"), "{found:?}");
+    assert!(
+        found
+            .iter()
+            .any(|(rule, severity, _)| rule == "EL203" && severity == "warn"),
+        "{found:?}"
+    );
+    assert!(
+        !found.iter().any(|(rule, _, _)| rule == "EL204"),
+        "{found:?}"
+    );
     repo.git(&["add", "-A"]);
     commit(&repo, "lower two rules").assert_code(0);
     let against_main = repo.evalock(&["check", "--base", "main"]);
@@ -295,7 +342,10 @@ fn rule_severities_are_set_in_the_config_and_integrity_rules_cannot_be_lowered()
         .assert_code(2)
         .assert_contains("EL110 policy-loosened (refuse): evalock.toml lowers EL203 skill-version from refuse to warn")
         .assert_contains("lowers EL204 skill-permissions from refuse to off");
-    assert!(against_main.stdout.contains("evalock.toml:"), "anchored on the config");
+    assert!(
+        against_main.stdout.contains("evalock.toml:"),
+        "anchored on the config"
+    );
 }
 
 /// EL407's advice, followed end to end through the installed hook: the contract change
@@ -305,13 +355,20 @@ fn rule_severities_are_set_in_the_config_and_integrity_rules_cannot_be_lowered()
 fn a_contract_change_and_its_rerecording_land_as_two_commits() {
     let repo = TestRepo::with_fixture("demo");
     repo.evalock(&["run"]).assert_code(0);
-    repo.evalock(&["accept", "--reason", "first recording"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0);
     repo.evalock(&["hook", "install"]).assert_code(0);
     repo.commit_all("record baselines");
     repo.git(&["switch", "-q", "-c", "contract"]);
     let cases = repo.read("evals/support.jsonl");
-    let mut lines: Vec<Value> = cases.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
-    let case = lines.iter_mut().find(|case| case["id"] == "refund-no-order-id").unwrap();
+    let mut lines: Vec<Value> = cases
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let case = lines
+        .iter_mut()
+        .find(|case| case["id"] == "refund-no-order-id")
+        .unwrap();
     case["version"] = Value::from(case["version"].as_u64().unwrap() + 1);
     case["expect"]["forbidden"]
         .as_array_mut()
@@ -334,8 +391,14 @@ fn a_contract_change_and_its_rerecording_land_as_two_commits() {
     repo.evalock(&["run", "--suite", "support"])
         .assert_code(2)
         .assert_contains("11 cases: 11 PASS");
-    repo.evalock(&["accept", "--suite", "support", "--reason", "the contract changed"])
-        .assert_code(0);
+    repo.evalock(&[
+        "accept",
+        "--suite",
+        "support",
+        "--reason",
+        "the contract changed",
+    ])
+    .assert_code(0);
     repo.git(&["add", "-A"]);
     commit(&repo, "re-record support").assert_code(0);
     repo.evalock(&["check", "--base", "main"])
@@ -354,7 +417,8 @@ fn a_contract_change_and_its_rerecording_land_as_two_commits() {
 fn the_hook_still_refuses_a_baseline_edited_by_hand() {
     let repo = TestRepo::with_fixture("demo");
     repo.evalock(&["run"]).assert_code(0);
-    repo.evalock(&["accept", "--reason", "first recording"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first recording"])
+        .assert_code(0);
     repo.evalock(&["hook", "install"]).assert_code(0);
     repo.commit_all("record baselines");
     let baseline = repo.read("evals/support.baseline.json");
@@ -365,5 +429,7 @@ fn the_hook_still_refuses_a_baseline_edited_by_hand() {
     commit(&repo, "edit a baseline by hand")
         .assert_code(1)
         .assert_contains("EL402 baseline-tampered (refuse)")
-        .assert_contains("git restore --source=HEAD --staged --worktree -- evals/support.baseline.json");
+        .assert_contains(
+            "git restore --source=HEAD --staged --worktree -- evals/support.baseline.json",
+        );
 }

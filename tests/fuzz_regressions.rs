@@ -46,6 +46,11 @@ fn replay(target: &str, check: fn(&[u8])) {
 }
 
 #[test]
+fn records_inputs_replay_cleanly() {
+    replay("records", checks::records);
+}
+
+#[test]
 fn case_file_inputs_replay_cleanly() {
     replay("case_file", checks::case_file);
 }

@@ -334,7 +334,12 @@ fn a_comment_that_replaces_an_open_one_takes_its_slot() {
         let comments = scenario.github.review_comments();
         let open: Vec<_> = comments
             .iter()
-            .filter(|comment| !scenario.github.thread_of(comment.id).is_some_and(|thread| thread.resolved))
+            .filter(|comment| {
+                !scenario
+                    .github
+                    .thread_of(comment.id)
+                    .is_some_and(|thread| thread.resolved)
+            })
             .collect();
         assert_eq!(open.len(), 30, "{others} others");
         let merged = comments
@@ -351,7 +356,10 @@ fn a_comment_that_replaces_an_open_one_takes_its_slot() {
             .with(|state| state.issue_comments[0].body.clone());
         if others == 30 {
             assert!(summary.contains("### Not shown inline (1)"), "{summary}");
-            assert!(summary.contains("_(over the comment limit)_: risky other step 29"), "{summary}");
+            assert!(
+                summary.contains("_(over the comment limit)_: risky other step 29"),
+                "{summary}"
+            );
         } else {
             assert!(!summary.contains("Not shown inline"), "{summary}");
         }
@@ -365,12 +373,21 @@ fn a_comment_that_replaces_an_open_one_takes_its_slot() {
 #[test]
 fn the_comment_cap_holds_for_the_pull_request_across_runs() {
     let mut scenario = Scenario::new();
-    let many_lines: String = (1..=420).map(|index| format!("echo step {index}\n")).collect();
-    scenario.repo.write(SKILL_SCRIPT, format!("#!/bin/sh\ngit log --oneline -20\n{many_lines}"));
+    let many_lines: String = (1..=420)
+        .map(|index| format!("echo step {index}\n"))
+        .collect();
+    scenario.repo.write(
+        SKILL_SCRIPT,
+        format!("#!/bin/sh\ngit log --oneline -20\n{many_lines}"),
+    );
     scenario.push("a script of 420 steps");
     let step = |index: u32| {
         // The first 100 are errors, the rest warnings: errors get the slots first.
-        let severity = if index < 100 { Severity::Error } else { Severity::Warn };
+        let severity = if index < 100 {
+            Severity::Error
+        } else {
+            Severity::Warn
+        };
         risky_step(7 + index, &format!("step {index}"), severity)
     };
     let all: Vec<Finding> = (0..400).map(step).collect();
@@ -378,7 +395,12 @@ fn the_comment_cap_holds_for_the_pull_request_across_runs() {
         let comments = scenario.github.review_comments();
         comments
             .iter()
-            .filter(|comment| !scenario.github.thread_of(comment.id).is_some_and(|thread| thread.resolved))
+            .filter(|comment| {
+                !scenario
+                    .github
+                    .thread_of(comment.id)
+                    .is_some_and(|thread| thread.resolved)
+            })
             .count()
     };
     let first = scenario.write_report("run1.json", all.clone());
@@ -390,7 +412,10 @@ fn the_comment_cap_holds_for_the_pull_request_across_runs() {
         .iter()
         .filter_map(|comment| comment.line)
         .collect();
-    assert!(commented.iter().all(|line| *line < 7 + 100), "errors first: {commented:?}");
+    assert!(
+        commented.iter().all(|line| *line < 7 + 100),
+        "errors first: {commented:?}"
+    );
 
     // The same findings again: nothing new is posted.
     let again = scenario.write_report("run2.json", all.clone());
@@ -403,7 +428,9 @@ fn the_comment_cap_holds_for_the_pull_request_across_runs() {
     let fixed: BTreeSet<u64> = commented.iter().take(10).copied().collect();
     let remaining: Vec<Finding> = all
         .iter()
-        .filter(|finding| !fixed.contains(&u64::from(finding.location.as_ref().unwrap().line.unwrap())))
+        .filter(|finding| {
+            !fixed.contains(&u64::from(finding.location.as_ref().unwrap().line.unwrap()))
+        })
         .cloned()
         .collect();
     let third = scenario.write_report("run3.json", remaining.clone());
@@ -414,7 +441,10 @@ fn the_comment_cap_holds_for_the_pull_request_across_runs() {
         .iter()
         .filter_map(|comment| comment.line)
         .collect();
-    assert!(newest.iter().all(|line| *line < 7 + 100), "errors take the slots: {newest:?}");
+    assert!(
+        newest.iter().all(|line| *line < 7 + 100),
+        "errors take the slots: {newest:?}"
+    );
     let summary = scenario
         .github
         .with(|state| state.issue_comments[0].body.clone());
@@ -715,6 +745,35 @@ fn a_report_with_repository_paths_is_placed_the_same() {
         summary.contains("`ai/evals/escalation.yaml:2`"),
         "{summary}"
     );
+}
+
+/// A fork's pull request: the untrusted job saved its reports and the event payload; a
+/// trusted job on `workflow_run` posts them with `--event`, and only when the payload's
+/// head is the commit that run checked out.
+#[test]
+fn a_trusted_workflow_run_job_posts_the_reports_of_a_forks_run() {
+    let scenario = Scenario::new();
+    let report = scenario.write_report("run.json", run_findings());
+    let event: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(scenario.path("event.json")).unwrap())
+            .unwrap();
+    let head = event["pull_request"]["head"]["sha"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let forged = scenario.github_from_workflow_run(WRITE_TOKEN, &[&report], &"0".repeat(40));
+    forged
+        .assert_code(0)
+        .assert_contains("refusing to post about another commit");
+    assert!(scenario.github.review_comments().is_empty());
+    assert!(scenario
+        .github
+        .with(|state| state.issue_comments.is_empty()));
+    scenario
+        .github_from_workflow_run(WRITE_TOKEN, &[&report], &head)
+        .assert_code(0);
+    assert!(!scenario.github.review_comments().is_empty());
+    assert!(scenario.github.violations().is_empty());
 }
 
 #[test]

@@ -341,6 +341,7 @@ fn init_does_not_offer_a_prompts_folder_readme_as_a_prompt() {
 #[test]
 fn init_names_case_files_left_out_for_records_without_ids() {
     let repo = TestRepo::new();
+    // Shapes evalock knows: a promptfoo tests file, an OpenAI evals samples file.
     repo.write(
         "tests/refunds.yaml",
         "- vars:\n    question: I want my money back\n  assert:\n    - type: contains\n      value: order\n",
@@ -348,6 +349,11 @@ fn init_names_case_files_left_out_for_records_without_ids() {
     repo.write(
         "evals/registry/data/arith/samples.jsonl",
         "{\"input\": [{\"role\": \"user\", \"content\": \"1+1\"}], \"ideal\": \"2\"}\n",
+    );
+    // A shape it does not: left out, with a note.
+    repo.write(
+        "evals/chats.jsonl",
+        "{\"prompt\": \"hello\", \"expect\": {\"contains\": [\"hi\"]}}\n",
     );
     repo.write(
         "package-lock.json",
@@ -358,18 +364,20 @@ fn init_names_case_files_left_out_for_records_without_ids() {
     };
     repo.evalock(&["init"])
         .assert_code(0)
-        .assert_contains("no case files found")
-        .assert_contains(&note("tests/refunds.yaml"))
-        .assert_contains(&note("evals/registry/data/arith/samples.jsonl"))
+        .assert_contains("suite refunds: tests/refunds.yaml\n    records without `id`, read as promptfoo tests (`vars`, `assert`): identified by `id = { content = [\"vars\"] }`")
+        .assert_contains("suite samples: evals/registry/data/arith/samples.jsonl\n    records without `id`, read as OpenAI evals samples")
+        .assert_contains(&note("evals/chats.jsonl"))
         .assert_not_contains("package-lock");
-    // Quiet once the records have ids: they are a suite.
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+    // Quiet once the records have ids: a suite like any other.
     repo.write(
-        "evals/registry/data/arith/samples.jsonl",
-        "{\"id\": \"one-plus-one\", \"input\": \"1+1\", \"ideal\": \"2\"}\n",
+        "evals/chats.jsonl",
+        "{\"id\": \"greeting\", \"prompt\": \"hello\", \"expect\": {\"contains\": [\"hi\"]}}\n",
     );
     repo.evalock(&["init", "--force"])
         .assert_code(0)
-        .assert_contains("suite samples: evals/registry/data/arith/samples.jsonl\n")
+        .assert_contains("suite chats: evals/chats.jsonl\n")
         .assert_not_contains("left out `evals");
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["check"]).assert_code(0);

@@ -43,7 +43,13 @@ fn the_demo_is_clean_and_its_runs_match_the_accepted_baselines() {
         1
     );
     first.assert_contains("(and 13 more like it; `--format json` lists each)");
-    let listed = repo.evalock(&["report", "--from", ".evalock/results.json", "--format", "json"]);
+    let listed = repo.evalock(&[
+        "report",
+        "--from",
+        ".evalock/results.json",
+        "--format",
+        "json",
+    ]);
     assert_eq!(listed.stdout.matches("\"EL404\"").count(), 14);
     repo.evalock(&["accept", "--reason", "first recording"])
         .assert_code(0)
@@ -637,7 +643,10 @@ fn demo_sh_runs_the_binary_from_cargos_target_dir() {
     assert!(stdout.contains("EL501"), "{stdout}");
     // It ends by saying how to put that binary on PATH for the tour.
     assert!(
-        stdout.contains(&format!("export PATH=\"{}:$PATH\"", target.join("release").display())),
+        stdout.contains(&format!(
+            "export PATH=\"{}:$PATH\"",
+            target.join("release").display()
+        )),
         "{stdout}"
     );
 }

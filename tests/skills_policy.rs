@@ -97,7 +97,11 @@ fn el203_versions_are_semver_and_agree() {
     assert_eq!(found[0].1, "note");
     assert_says(&found, 0, "version '1.0' is read as 1.0.0");
     repo.evalock(&["check"]).assert_code(0);
-    repo.replace("skills/notes/SKILL.md", "version: \"1.0\"", "version: \"01.0\"");
+    repo.replace(
+        "skills/notes/SKILL.md",
+        "version: \"1.0\"",
+        "version: \"01.0\"",
+    );
     repo.evalock(&["lock"]).assert_code(0);
     let found = only(&check(&repo, &[]), "EL203");
     assert_says(&found, 0, "version '01.0' is not MAJOR.MINOR.PATCH");

@@ -2,8 +2,11 @@
 //! whole or streamed and kept in the cache, and prompts; the bulk of a load, apart from
 //! the project's own files.
 
+use crate::cases::identity::Identity;
 use crate::cases::suite::{PromptFile, SuiteCases, SuiteModel, UnmatchedGlob};
-use crate::cases::{parse_case_file_with, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind};
+use crate::cases::{
+    parse_identified_case_file, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind,
+};
 use crate::digest::{bytes_digest, EntryKind};
 use crate::error::{Error, Result};
 use crate::project::config::{Config, CONFIG_FILE};
@@ -46,6 +49,7 @@ fn load_case_file(
     source: &dyn ContentSource,
     path: &str,
     detail: CaseDetail,
+    identity: &Identity,
 ) -> Result<ParsedCaseFile> {
     if source.kind_of(path)? == Some(EntryKind::Symlink) {
         return Ok(symlinked_case_file(path));
@@ -56,7 +60,7 @@ fn load_case_file(
     }
     BUFFER.with_borrow_mut(|buffer| {
         let parsed = match source.read_into(path, buffer)? {
-            true => parse_case_file_with(path, buffer, detail),
+            true => parse_identified_case_file(path, buffer, detail, identity),
             false => ParsedCaseFile::default(),
         };
         // A very large file's buffer is not kept past its parse.
@@ -74,11 +78,13 @@ pub fn detail_for_suite(
     suite: &crate::project::config::SuiteConfig,
     detail: CaseDetail,
 ) -> CaseDetail {
-    let command_graded = suite
-        .grader
-        .as_deref()
-        .and_then(|id| config.graders.get(id))
-        .is_some_and(|grader| grader.kind == crate::project::config::GraderKind::Command);
+    // promptfoo's assertions are a test's `assert` list, which a summary does not keep.
+    let command_graded = suite.grader.as_deref().is_some_and(|id| {
+        config.graders.get(id).map_or(
+            id == crate::graders::promptfoo::PROMPTFOO_GRADER_ID,
+            |grader| grader.kind == crate::project::config::GraderKind::Command,
+        )
+    });
     match command_graded {
         true => CaseDetail::Full,
         false => detail,
@@ -107,10 +113,11 @@ fn load_content(
     source: &dyn ContentSource,
     files: Vec<String>,
     detail: CaseDetail,
+    identity: &Identity,
 ) -> Result<Arc<SuiteCases>> {
     let parsed = files
         .par_iter()
-        .map(|path| load_case_file(source, path, detail))
+        .map(|path| load_case_file(source, path, detail, identity))
         .collect::<Result<Vec<_>>>()?;
     Ok(Arc::new(SuiteCases::new(
         files,
@@ -143,7 +150,7 @@ pub fn load_suite(
     }
     case_files.sort();
     case_files.dedup();
-    let content = load_content(source, case_files, detail)?;
+    let content = load_content(source, case_files, detail, &suite.identity())?;
     let prompts = suite
         .prompt_paths()
         .into_iter()

@@ -6,6 +6,7 @@ use super::{
     ProblemKind,
 };
 use crate::cases::documents::{json_elements, yaml_elements, Element};
+use crate::cases::identity::Identity;
 use crate::cases::jsonl::{parse_json_lines, ConflictMarker};
 use crate::digest::case_digest;
 use crate::text::require_clean_text;
@@ -17,6 +18,7 @@ enum CaseFormat {
     JsonLines,
     Json,
     Yaml,
+    Csv,
 }
 
 fn format_of(path: &str) -> Option<CaseFormat> {
@@ -27,6 +29,7 @@ fn format_of(path: &str) -> Option<CaseFormat> {
         "jsonl" | "ndjson" => Some(CaseFormat::JsonLines),
         "json" => Some(CaseFormat::Json),
         "yaml" | "yml" => Some(CaseFormat::Yaml),
+        "csv" => Some(CaseFormat::Csv),
         _ => None,
     }
 }
@@ -41,13 +44,131 @@ pub fn parse_case_file(path: &str, bytes: &[u8]) -> ParsedCaseFile {
 
 /// Parses one case file, keeping as much of each case as `detail` asks for.
 pub fn parse_case_file_with(path: &str, bytes: &[u8], detail: CaseDetail) -> ParsedCaseFile {
-    ParsedCaseFile::joined(parse_case_file_parts(path, bytes, detail))
+    parse_identified_case_file(path, bytes, detail, &Identity::Member)
+}
+
+/// [`parse_case_file_with`] for a suite that identifies its cases by `identity`.
+pub fn parse_identified_case_file(
+    path: &str,
+    bytes: &[u8],
+    detail: CaseDetail,
+    identity: &Identity,
+) -> ParsedCaseFile {
+    if *identity == Identity::Member && format_of(path) != Some(CaseFormat::Csv) {
+        return ParsedCaseFile::joined(parse_case_file_parts(path, bytes, detail));
+    }
+    parse_records(path, bytes, detail, identity)
+}
+
+/// Files of records read one by one, each given its identity before it is hashed: CSV,
+/// and any format when a suite identifies cases other than by their `id`. Slower than
+/// the JSONL path of native suites, which never builds a value per line.
+fn parse_records(
+    path: &str,
+    bytes: &[u8],
+    detail: CaseDetail,
+    identity: &Identity,
+) -> ParsedCaseFile {
+    let mut parsed = ParsedCaseFile::default();
+    let problem = |line, column, message: String| CaseProblem {
+        kind: ProblemKind::Malformed,
+        file: path.to_owned(),
+        line,
+        column,
+        message,
+    };
+    let format = format_of(path);
+    // CSV files come from spreadsheets: a byte-order mark and CRLF are theirs to have.
+    let text = match format {
+        Some(CaseFormat::Csv) => crate::text::require_utf8(bytes),
+        _ => require_clean_text(bytes),
+    };
+    let text = match text {
+        Ok(text) => text,
+        Err((line, column, message)) => {
+            parsed.problems.push(problem(line, column, message));
+            return parsed;
+        }
+    };
+    if let Some(line) = crate::text::conflict_marker_line(text) {
+        parsed
+            .problems
+            .push(problem(line_u32(line), 1, CONFLICT_MESSAGE.into()));
+        return parsed;
+    }
+    let elements = match format {
+        Some(CaseFormat::JsonLines) => Ok(json_line_elements(text)),
+        Some(CaseFormat::Json) => json_elements(text),
+        Some(CaseFormat::Yaml) => yaml_elements(text),
+        Some(CaseFormat::Csv) => super::csv_rows::csv_elements(text),
+        None => Err((
+            1,
+            1,
+            "unknown case file type: use .jsonl, .json, .yaml, .yml or .csv".into(),
+        )),
+    };
+    let (elements, refused) = match elements {
+        Ok(found) => found,
+        Err((line, column, message)) => {
+            parsed.problems.push(problem(line, column, message));
+            return parsed;
+        }
+    };
+    parsed.problems.extend(
+        refused
+            .into_iter()
+            .map(|(line, column, message)| problem(line, column, message)),
+    );
+    let file: Arc<str> = Arc::from(path);
+    for mut element in elements {
+        if let Value::Object(map) = &mut element.value {
+            if let Err(message) = identity.identify(map) {
+                parsed.problems.push(problem(element.line, 1, message));
+                continue;
+            }
+        }
+        match case_from_element(&file, element, detail) {
+            Ok(case) => parsed.cases.push(case),
+            Err(case_problem) => parsed.problems.push(case_problem),
+        }
+    }
+    parsed
+}
+
+/// The records of a JSONL text, one a line, read strictly; a bad line is refused at its
+/// line and column and the others still load.
+fn json_line_elements(text: &str) -> (Vec<Element>, Vec<(u32, u32, String)>) {
+    let mut elements = Vec::new();
+    let mut refused = Vec::new();
+    for (index, line_text) in crate::text::split_lines(text).enumerate() {
+        let line = line_u32(index + 1);
+        if line_text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<super::strict_json::StrictValue>(line_text) {
+            Ok(value) => elements.push(Element {
+                value: value.0,
+                line,
+                end_line: line,
+                key: None,
+            }),
+            Err(error) => refused.push((
+                line,
+                super::column_u32(error.column()),
+                super::json_error_message_at(&error, line_text),
+            )),
+        }
+    }
+    (elements, refused)
 }
 
 /// [`parse_case_file_with`] for a caller that owns the bytes: they are freed before the
 /// cases of the file's chunks are put together, so the peak holds the text and the cases
 /// once each (a file far larger than the rest of the suite then costs about its own size).
 pub fn parse_owned_case_file(path: &str, bytes: Vec<u8>, detail: CaseDetail) -> ParsedCaseFile {
+    if format_of(path) == Some(CaseFormat::Csv) {
+        return parse_records(path, &bytes, detail, &Identity::Member);
+    }
     let parts = parse_case_file_parts(path, &bytes, detail);
     drop(bytes);
     ParsedCaseFile::joined(parts)
@@ -88,7 +209,7 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
         parsed.problems.push(problem(
             1,
             1,
-            "unknown case file type: use .jsonl, .json, .yaml or .yml".into(),
+            "unknown case file type: use .jsonl, .json, .yaml, .yml or .csv".into(),
         ));
         return vec![parsed];
     };
@@ -101,6 +222,7 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
         }
         CaseFormat::Json => json_elements(text),
         CaseFormat::Yaml => yaml_elements(text),
+        CaseFormat::Csv => super::csv_rows::csv_elements(text),
     };
     match elements {
         Ok((elements, refused)) => {

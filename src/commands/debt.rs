@@ -31,7 +31,10 @@ pub fn debt(project_root: &Path) -> Result<DebtOutcome> {
     let returned = findings
         .into_iter()
         .filter(|finding| {
-            let path = finding.location.as_ref().map(|location| location.path.as_str());
+            let path = finding
+                .location
+                .as_ref()
+                .map(|location| location.path.as_str());
             gated.stale.iter().any(|entry| {
                 entry.rule_id() == Some(finding.rule) && Some(entry.path.as_str()) == path
             })

@@ -36,6 +36,9 @@ pub struct InitOutcome {
     /// Files of records that would be cases but have no `id` (datasets of other eval
     /// tools), left out until each record gets one.
     pub without_ids: Vec<String>,
+    /// Files of records without `id` whose shape init recognised, with the identity rule
+    /// it wrote for their suite.
+    pub identified: BTreeMap<String, DetectedIdentity>,
     /// Findings present today, adopted as debt in `[debt]`: how many per rule.
     pub adopted: BTreeMap<crate::rules::RuleId, usize>,
 }
@@ -70,7 +73,14 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         .collect();
     let mut skipped = Vec::new();
     let mut without_ids = Vec::new();
-    let suites = detect_case_files(&source, &files, &mut skipped, &mut without_ids)?;
+    let mut identified = BTreeMap::new();
+    let suites = detect_case_files(
+        &source,
+        &files,
+        &mut skipped,
+        &mut without_ids,
+        &mut identified,
+    )?;
     let prompts: Vec<String> = files
         .iter()
         .filter(|path| is_prompt(path))
@@ -84,11 +94,13 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
     };
     skipped.sort();
     let skill_permissions = declared_skill_permissions(&source, &skills)?;
-    let config_text = render(&suites, &prompts, &skills, &skill_permissions);
+    let config_text = render(&suites, &prompts, &skills, &skill_permissions, &identified);
     Config::parse(CONFIG_FILE, config_text.as_bytes())
         .map_err(|error| Error::Internal(format!("generated config does not parse: {error}")))?;
     write_atomic(&config_path, config_text.as_bytes())?;
-    crate::source::atomic::ignore_state_folder(&project_root.join(crate::source::atomic::STATE_FOLDER));
+    crate::source::atomic::ignore_state_folder(
+        &project_root.join(crate::source::atomic::STATE_FOLDER),
+    );
     let debt = adoptable_findings(&source)?;
     let mut adopted = BTreeMap::new();
     for (rule, _, _) in &debt {
@@ -113,6 +125,7 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         marketplaces: skills.marketplaces,
         skipped,
         without_ids,
+        identified,
         adopted,
     })
 }
@@ -196,11 +209,12 @@ fn detect_case_files(
     files: &[String],
     skipped: &mut Vec<SkippedPath>,
     without_ids: &mut Vec<String>,
+    identified: &mut BTreeMap<String, DetectedIdentity>,
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let mut by_stem: BTreeMap<String, Vec<SuiteFiles>> = BTreeMap::new();
     for path in files {
         let lower = path.to_ascii_lowercase();
-        let is_candidate = [".jsonl", ".ndjson", ".json", ".yaml", ".yml"]
+        let is_candidate = [".jsonl", ".ndjson", ".json", ".yaml", ".yml", ".csv"]
             .iter()
             .any(|ext| lower.ends_with(ext))
             && !lower.contains(".baseline.")
@@ -213,7 +227,8 @@ fn detect_case_files(
         let Some(bytes) = source.read(path)? else {
             continue;
         };
-        let parsed = parse_case_file(path, &bytes);
+        let mut parsed = parse_case_file(path, &bytes);
+        let mut identity = None;
         if parsed.cases.is_empty()
             && !parsed.problems.is_empty()
             && parsed
@@ -221,8 +236,16 @@ fn detect_case_files(
                 .iter()
                 .all(|problem| problem.message == CASE_WITHOUT_ID)
         {
-            without_ids.push(path.clone());
-            continue;
+            match detect_identity(path, &bytes) {
+                Some((detected, with_identity)) => {
+                    parsed = with_identity;
+                    identity = Some(detected);
+                }
+                None => {
+                    without_ids.push(path.clone());
+                    continue;
+                }
+            }
         }
         if parsed.cases.is_empty()
             || parsed.problems.iter().any(CaseProblem::is_malformed)
@@ -235,7 +258,17 @@ fn detect_case_files(
         }
         let ids: BTreeSet<String> = parsed.cases.into_iter().map(|case| case.id).collect();
         let groups = by_stem.entry(file_stem(path).to_owned()).or_default();
-        match groups.iter_mut().find(|group| group.ids.is_disjoint(&ids)) {
+        // Files identified by different rules never share a suite.
+        let rule = identity
+            .as_ref()
+            .map(|detected: &DetectedIdentity| detected.rule.clone());
+        if let Some(detected) = identity {
+            identified.insert(path.clone(), detected);
+        }
+        match groups
+            .iter_mut()
+            .find(|group| group.ids.is_disjoint(&ids) && group.rule == rule)
+        {
             Some(group) => {
                 group.files.push(path.clone());
                 group.ids.extend(ids);
@@ -243,6 +276,7 @@ fn detect_case_files(
             None => groups.push(SuiteFiles {
                 files: vec![path.clone()],
                 ids,
+                rule,
             }),
         }
     }
@@ -296,6 +330,81 @@ fn looks_like_a_case(case: &Case) -> bool {
 struct SuiteFiles {
     files: Vec<String>,
     ids: BTreeSet<String>,
+    /// The `id` rule of files whose records have no `id` (written as in evalock.toml).
+    rule: Option<String>,
+}
+
+/// The identity rule init chose for a file of records without `id`, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetectedIdentity {
+    /// As evalock.toml writes it: `{ content = ["input"] }`.
+    pub rule: String,
+    /// The shape it recognised: "OpenAI evals samples (`input`, `ideal`)".
+    pub shape: &'static str,
+}
+
+/// The shapes of other runners' datasets, the fields whose content identifies a record,
+/// and the fields a record of that shape has.
+const KNOWN_SHAPES: &[(&str, &[&str], &[&str])] = &[
+    ("promptfoo tests (`vars`, `assert`)", &["vars"], &["vars"]),
+    (
+        "OpenAI evals samples (`input`, `ideal`)",
+        &["input"],
+        &["input", "ideal"],
+    ),
+    (
+        "deepeval goldens (`input`, `expected_output`)",
+        &["input"],
+        &["input", "expected_output"],
+    ),
+    (
+        "inspect_ai samples (`input`, `target`)",
+        &["input"],
+        &["input", "target"],
+    ),
+    ("records with an `input`", &["input"], &["input"]),
+];
+
+/// For a file whose records have no `id`: the first known shape all its records have,
+/// with the file parsed under the identity it gives.
+fn detect_identity(
+    path: &str,
+    bytes: &[u8],
+) -> Option<(DetectedIdentity, crate::cases::ParsedCaseFile)> {
+    use crate::cases::identity::Identity;
+    for (shape, identity_fields, fields) in KNOWN_SHAPES {
+        let identity = Identity::Content(
+            identity_fields
+                .iter()
+                .map(|field| (*field).to_owned())
+                .collect(),
+        );
+        let parsed = crate::cases::parse_identified_case_file(
+            path,
+            bytes,
+            crate::cases::CaseDetail::Full,
+            &identity,
+        );
+        let has_fields = |case: &Case| match &case.body {
+            CaseBody::Full(value) => fields.iter().all(|field| value.get(*field).is_some()),
+            CaseBody::Graded(_) => false,
+        };
+        if !parsed.cases.is_empty()
+            && parsed.problems.is_empty()
+            && parsed.cases.iter().all(has_fields)
+        {
+            let rule = format!(
+                "{{ content = [{}] }}",
+                identity_fields
+                    .iter()
+                    .map(|field| format!("\"{field}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            return Some((DetectedIdentity { rule, shape }, parsed));
+        }
+    }
+    None
 }
 
 /// What the files of one suite, and its prompt, share: the file name up to its first `.`
@@ -488,6 +597,7 @@ fn render(
     prompts: &[String],
     skills: &crate::project::config::SkillsConfig,
     skill_permissions: &[String],
+    identified: &BTreeMap<String, DetectedIdentity>,
 ) -> String {
     let mut out = String::new();
     let mut baselines = BTreeSet::new();
@@ -517,7 +627,17 @@ fn render(
     }
     for (name, files) in suites {
         let case_globs: Vec<String> = files.iter().map(|file| literal_glob(file)).collect();
-        let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON or YAML); globs work (`[*]` is a literal `*`).\ncases = {}\n", crate::project::lock::toml_string(name), toml_list(&case_globs));
+        let _ = write!(out, "\n[[suite]]\nname = {}\n# Golden case files (JSONL, JSON, YAML or CSV); globs work (`[*]` is a literal `*`).\ncases = {}\n", crate::project::lock::toml_string(name), toml_list(&case_globs));
+        if let Some(detected) = identified.get(&files[0]) {
+            let _ = write!(
+                out,
+                "# These records have no `id`: they look like {}. Each case is identified by\n# a digest of the named fields, so editing another field is an edit in place (EL102) and\n# editing these makes a new case (the old one removed, EL103). Give the records ids, or\n# name a field that holds one (`id = \"metadata.case_id\"`), to identify them yourself.\nid = {}\n",
+                detected.shape, detected.rule
+            );
+            if detected.shape.starts_with("promptfoo") {
+                out.push_str("# Their `assert` lists, graded as promptfoo's deterministic assertions.\ngrader = \"promptfoo\"\n");
+            }
+        }
         // Matched by stem, not by name: a derived name is sanitized, cut or numbered.
         let stem = file_stem(&files[0]);
         let matching: Vec<String> = prompts

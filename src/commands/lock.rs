@@ -120,13 +120,9 @@ fn pinned_outcome(
     let mut locked = project;
     locked.replace_lock(Some(new_lock));
     let mut remaining = check_project(&locked, None);
-    crate::gate::apply(
-        &mut remaining,
-        &locked.config,
-        None,
-        &[],
-        &|path| file_digest(source, path),
-    );
+    crate::gate::apply(&mut remaining, &locked.config, None, &[], &|path| {
+        file_digest(source, path)
+    });
     remaining.retain(|finding| finding.severity >= Severity::Error);
     LockOutcome {
         report: Report::new("lock", source_description, None, Vec::new()),

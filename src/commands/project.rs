@@ -257,6 +257,47 @@ impl Project {
         }
     }
 
+    /// Says on each case finding of a suite that identifies its cases other than by their
+    /// `id` which rule it uses: an identity field edited reads as a removed case.
+    pub fn name_identities(&self, findings: &mut [Finding]) {
+        use crate::rules::RuleId;
+        for finding in findings.iter_mut().filter(|finding| {
+            matches!(
+                finding.rule,
+                RuleId::CaseUnlocked
+                    | RuleId::CaseEditedInPlace
+                    | RuleId::CaseRemoved
+                    | RuleId::DuplicateCaseId
+                    | RuleId::MalformedCase
+            )
+        }) {
+            let Some(suite) = finding.subject.suite.as_deref() else {
+                continue;
+            };
+            let Some(config) = self.config.suite(suite) else {
+                continue;
+            };
+            let identity = config.identity();
+            if identity == crate::cases::identity::Identity::Member {
+                continue;
+            }
+            let note = format!(
+                " (suite `{suite}` identifies cases by {})",
+                identity.describe()
+            );
+            if !finding.message.ends_with(&note) {
+                finding.message.push_str(&note);
+            }
+            if let (RuleId::CaseRemoved, crate::cases::identity::Identity::Content(_)) =
+                (finding.rule, &identity)
+            {
+                finding.help.push_str(
+                    "; an edit to an identity field makes another case: keep the old record, retired, beside the new one",
+                );
+            }
+        }
+    }
+
     /// Names the suite's prompt files on each finding a prompt edit explains (see
     /// [`crate::rules::RuleId::explained_by_prompt`]): a review places it on the prompt's change when
     /// the case's own lines did not move.

@@ -156,6 +156,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         findings.retain(|finding| shard.owns_finding(finding));
     }
     project.relate_prompts(&mut findings);
+    project.name_identities(&mut findings);
     sort_findings(&mut findings);
     let fail_on_diff = options.fail_on_diff || project.config.policy.fail_on_diff;
     let results = Results {

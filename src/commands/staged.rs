@@ -13,10 +13,10 @@ use crate::source::{
     glob_files, read_regular_file, ContentSource, GitRepo, GitSnapshot, StagedChanges,
     WorktreeSource,
 };
-use std::collections::BTreeSet;
 use crate::text::shell_word;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::cell::OnceCell;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// How the staged content is to be judged.
@@ -159,6 +159,7 @@ impl TrackedPaths {
 const NOT_PATHS: &[&[&str]] = &[
     &["policy", "secrets"],
     &["suite", "*", "name"],
+    &["suite", "*", "id"],
     &["suite", "*", "grader"],
     &["suite", "*", "normalizer"],
     &["suite", "*", "model"],
@@ -251,11 +252,9 @@ pub fn defer_rerecording(
     index: &dyn ContentSource,
     project_root: &Path,
 ) -> Result<()> {
-    if !report
-        .findings
-        .iter()
-        .any(|finding| finding.rule == RuleId::BaselineDrifted && finding.severity == Severity::Refuse)
-    {
+    if !report.findings.iter().any(|finding| {
+        finding.rule == RuleId::BaselineDrifted && finding.severity == Severity::Refuse
+    }) {
         return Ok(());
     }
     let repo = GitRepo::discover(project_root)?;

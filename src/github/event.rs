@@ -30,6 +30,8 @@ pub struct Environment {
     pub token: Option<String>,
     /// Milliseconds per backoff unit (`EVALOCK_GITHUB_BACKOFF_MS`), default 1000.
     pub backoff_ms: u64,
+    /// The head the pull request must have, when its payload came from another run.
+    pub required_head: Option<String>,
 }
 
 impl Environment {
@@ -49,11 +51,50 @@ impl Environment {
             backoff_ms: var("EVALOCK_GITHUB_BACKOFF_MS")
                 .and_then(|value| value.parse().ok())
                 .unwrap_or(1000),
+            required_head: None,
         }
+    }
+
+    /// The run posts about the pull request of `event`, a payload saved by the run that
+    /// wrote the reports. Under `workflow_run`, the payload must name the head that run
+    /// checked out (`workflow_run.head_sha`): a payload from an untrusted job could name
+    /// any pull request of the repository.
+    pub fn for_pull_request_event(mut self, event: &std::path::Path) -> Environment {
+        let trusted_head = match self.event_name.as_deref() {
+            Some("workflow_run") => Some(
+                self.event_path
+                    .as_ref()
+                    .and_then(|path| std::fs::read_to_string(path).ok())
+                    .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+                    .and_then(|payload| {
+                        payload
+                            .pointer("/workflow_run/head_sha")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    }),
+            ),
+            _ => None,
+        };
+        self.event_name = Some("pull_request".to_owned());
+        self.event_path = Some(event.to_path_buf());
+        self.required_head = trusted_head.map(Option::unwrap_or_default);
+        self
     }
 
     /// The pull request this run is about, or why there is none.
     pub fn pull_request(&self) -> Result<PullRequest, String> {
+        let pull = self.pull_request_of_payload()?;
+        match &self.required_head {
+            Some(head) if *head != pull.head_sha => Err(format!(
+                "the pull request payload names head {}, but the workflow run that wrote the reports ran on {}: refusing to post about another commit",
+                pull.head_sha,
+                if head.is_empty() { "an unknown commit" } else { head }
+            )),
+            _ => Ok(pull),
+        }
+    }
+
+    fn pull_request_of_payload(&self) -> Result<PullRequest, String> {
         let event_name = self.event_name.as_deref().unwrap_or("");
         if !event_name.is_empty() && !matches!(event_name, "pull_request" | "pull_request_target") {
             return Err(format!(

@@ -357,6 +357,7 @@ fn describe_program(program: &GraderProgram) -> String {
     match program {
         GraderProgram::Builtin => "the built-in grader".into(),
         GraderProgram::Command(argv) => toml_string_array(argv),
+        GraderProgram::Promptfoo => "promptfoo's deterministic assertions".into(),
     }
 }
 
@@ -429,6 +430,9 @@ fn must_fail_findings(
     let outcome = match (&grader.program, command_grading) {
         (GraderProgram::Command(_), Some(grading)) => probe_case(case, |_, completion| {
             grading(&suite.name, grader, case.value(), completion)
+        }),
+        (GraderProgram::Promptfoo, _) => probe_case(case, |_, completion| {
+            crate::graders::promptfoo::grade(case.value().get("assert"), completion).pass
         }),
         _ => probe_builtin(case),
     };

@@ -50,12 +50,16 @@ impl GraderModel {
 
 /// The grader a suite uses: its `grader`, or the built-in one.
 pub fn grader_for(config: &Config, graders: &[GraderModel], suite: &str) -> Grader {
-    config
+    let named = config
         .suite(suite)
-        .and_then(|config| config.grader.as_deref())
-        .and_then(|id| graders.iter().find(|grader| grader.id == id))
-        .map(GraderModel::grader)
-        .unwrap_or_else(Grader::builtin)
+        .and_then(|config| config.grader.as_deref());
+    match named.and_then(|id| graders.iter().find(|grader| grader.id == id)) {
+        Some(grader) => grader.grader(),
+        None if named == Some(crate::graders::promptfoo::PROMPTFOO_GRADER_ID) => {
+            Grader::promptfoo()
+        }
+        None => Grader::builtin(),
+    }
 }
 
 pub fn load_graders(source: &dyn ContentSource, config: &Config) -> Result<Vec<GraderModel>> {

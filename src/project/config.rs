@@ -28,7 +28,7 @@ pub use skills::{compile_pattern, default_allowed_permissions, Acknowledgement, 
 
 /// Where `evalock run` writes its results unless `--out` says otherwise.
 pub const DEFAULT_RESULTS_PATH: &str = ".evalock/results.json";
-pub use suite::{OneOrMany, SuiteConfig};
+pub use suite::{CaseIdRule, OneOrMany, SuiteConfig};
 use toml_errors::{single_table_header, with_suggestion};
 pub use validate::{is_valid_name, MAX_NAME_CHARS};
 
@@ -146,7 +146,9 @@ impl Config {
         self.rules
             .iter()
             .find(|(name, _)| RuleId::parse(name) == Some(rule))
-            .map_or(RuleLevel::of(rule.rule().severity), |(_, level)| *level.get_ref())
+            .map_or(RuleLevel::of(rule.rule().severity), |(_, level)| {
+                *level.get_ref()
+            })
     }
 
     pub fn suite(&self, name: &str) -> Option<&SuiteConfig> {

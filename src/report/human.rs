@@ -72,12 +72,16 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
     let repeats = repeated_quiet_rules(&report.findings);
     let mut collapsed = std::collections::BTreeSet::new();
     for finding in &report.findings {
-        let more = repeats.get(&finding.rule).copied();
-        if more.is_some() && !collapsed.insert(finding.rule) {
+        let key = (finding.rule, finding.severity);
+        let more = repeats.get(&key).copied();
+        if more.is_some() && !collapsed.insert(key) {
             continue;
         }
         let count = more.map_or(String::new(), |total| {
-            format!(" (and {} more like it; `--format json` lists each)", total - 1)
+            format!(
+                " (and {} more like it; `--format json` lists each)",
+                total - 1
+            )
         });
         let _ = writeln!(
             out,
@@ -88,12 +92,18 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
             paint(severity_colour(finding.severity), finding.severity.as_str()),
             visible_controls(&finding.message)
         );
-        let _ = writeln!(
-            out,
-            "  {} {}",
-            paint(DIM, "fix:"),
-            visible_controls(&finding.help)
-        );
+        // A note is information: one line, unless its fix is a command to run next.
+        if finding.severity > Severity::Note
+            || finding.detail.is_some()
+            || finding.help.contains("`evalock ")
+        {
+            let _ = writeln!(
+                out,
+                "  {} {}",
+                paint(DIM, "fix:"),
+                visible_controls(&finding.help)
+            );
+        }
         if let Some(detail) = &finding.detail {
             for line in detail.lines() {
                 let _ = writeln!(out, "    {}", visible_controls(line));
@@ -106,15 +116,20 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
 /// Warnings and notes that repeat for many subjects (a baseline missing for every case
 /// of a first run) say one thing: each such rule is printed once, with a count. Findings
 /// with a detail (a diff) and anything that fails the gate are always printed each.
-fn repeated_quiet_rules(findings: &[Finding]) -> std::collections::BTreeMap<RuleId, usize> {
+fn repeated_quiet_rules(
+    findings: &[Finding],
+) -> std::collections::BTreeMap<(RuleId, Severity), usize> {
     const COLLAPSE_FROM: usize = 4;
     let mut counts = std::collections::BTreeMap::new();
     for finding in findings {
         if finding.severity <= Severity::Warn && finding.detail.is_none() {
-            *counts.entry(finding.rule).or_insert(0) += 1;
+            *counts.entry((finding.rule, finding.severity)).or_insert(0) += 1;
         }
     }
-    counts.retain(|_, count| *count >= COLLAPSE_FROM);
+    // Notes of one rule are one line from the second on; warnings from the fourth.
+    counts.retain(|(_, severity), count| {
+        *count >= COLLAPSE_FROM || (*severity == Severity::Note && *count >= 2)
+    });
     counts
 }
 

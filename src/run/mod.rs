@@ -46,6 +46,10 @@ pub fn grade(
             case.get("expect"),
             completion,
         )),
+        GraderProgram::Promptfoo => Ok(crate::graders::promptfoo::grade(
+            case.get("assert"),
+            completion,
+        )),
         GraderProgram::Command(argv) => {
             let output = run_process(argv, &command::request(case, completion), policy)
                 .map_err(|failure| format!("grader `{}` {failure}", grader.id))?;

@@ -246,6 +246,28 @@ fn make_executable(_file: &std::fs::File) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The folder evalock keeps its own state in (results, the memo, the accept lock).
+pub const STATE_FOLDER: &str = ".evalock";
+
+/// When `directory` is, or is inside, evalock's state folder, makes git ignore that folder
+/// with a `.gitignore` of its own, so that `git add -A` never commits results or the memo.
+/// Best effort: a folder that cannot take the file still works.
+pub fn ignore_state_folder(directory: &Path) {
+    let Some(state) = directory
+        .ancestors()
+        .find(|folder| folder.file_name().is_some_and(|name| name == STATE_FOLDER))
+    else {
+        return;
+    };
+    let ignore = state.join(".gitignore");
+    if std::fs::symlink_metadata(&ignore).is_err() {
+        let _ = std::fs::write(
+            ignore,
+            "# evalock's own state (results, memo, locks): never commit it.\n*\n",
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -367,28 +389,6 @@ mod tests {
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o755
-        );
-    }
-}
-
-/// The folder evalock keeps its own state in (results, the memo, the accept lock).
-pub const STATE_FOLDER: &str = ".evalock";
-
-/// When `directory` is, or is inside, evalock's state folder, makes git ignore that folder
-/// with a `.gitignore` of its own, so that `git add -A` never commits results or the memo.
-/// Best effort: a folder that cannot take the file still works.
-pub fn ignore_state_folder(directory: &Path) {
-    let Some(state) = directory
-        .ancestors()
-        .find(|folder| folder.file_name().is_some_and(|name| name == STATE_FOLDER))
-    else {
-        return;
-    };
-    let ignore = state.join(".gitignore");
-    if std::fs::symlink_metadata(&ignore).is_err() {
-        let _ = std::fs::write(
-            ignore,
-            "# evalock's own state (results, memo, locks): never commit it.\n*\n",
         );
     }
 }

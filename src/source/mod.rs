@@ -8,8 +8,8 @@ mod recording;
 mod worktree;
 
 pub use git::{
-    git_ignored, trailer_values, CommitInfo, GitRepo, GitSnapshot, IndexSource, RevisionSource, StagedChanges,
-    StagedIndex,
+    git_ignored, trailer_values, CommitInfo, GitRepo, GitSnapshot, IndexSource, RevisionSource,
+    StagedChanges, StagedIndex,
 };
 pub use recording::{Dependency, RecordingSource};
 pub use worktree::WorktreeSource;

@@ -154,7 +154,51 @@ impl Scenario {
         reports: &[&PathBuf],
         extra_env: &[(&str, &str)],
     ) -> Run {
+        self.github_with(project, token, reports, &[], extra_env)
+    }
+
+    /// A trusted job on `workflow_run`: GitHub's own `workflow_run` payload, its head set
+    /// to `run_head`, and this pull request's payload handed over with `--event`.
+    #[allow(dead_code)]
+    pub fn github_from_workflow_run(
+        &self,
+        token: &str,
+        reports: &[&PathBuf],
+        run_head: &str,
+    ) -> Run {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/github-api/webhooks/workflow_run.completed.json"),
+        )
+        .expect("workflow_run payload");
+        let mut payload: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        payload["workflow_run"]["head_sha"] = serde_json::Value::from(run_head);
+        let path = self.path("workflow_run.json");
+        std::fs::write(&path, payload.to_string()).expect("write payload");
+        let event = self.path("event.json").display().to_string();
+        let path = path.display().to_string();
+        self.github_with(
+            PROJECT,
+            token,
+            reports,
+            &["--event".to_owned(), event],
+            &[
+                ("GITHUB_EVENT_NAME", "workflow_run"),
+                ("GITHUB_EVENT_PATH", &path),
+            ],
+        )
+    }
+
+    fn github_with(
+        &self,
+        project: &str,
+        token: &str,
+        reports: &[&PathBuf],
+        extra_args: &[String],
+        extra_env: &[(&str, &str)],
+    ) -> Run {
         let mut args = vec!["-C".to_owned(), project.to_owned(), "github".to_owned()];
+        args.extend(extra_args.iter().cloned());
         for report in reports {
             args.push("--from".into());
             args.push(report.display().to_string());

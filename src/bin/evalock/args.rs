@@ -342,6 +342,13 @@ pub struct GithubArgs {
     /// The environment variable that holds the token (never pass the token itself).
     #[arg(long, value_name = "NAME", default_value = "GITHUB_TOKEN")]
     pub token_env: String,
+
+    /// The `pull_request` event payload of the run that wrote the reports, for a trusted
+    /// job that posts them (a workflow on `workflow_run`, without the pull request's
+    /// code). Under `workflow_run` its head must be the run's `head_sha`, or nothing is
+    /// posted: the payload came from an untrusted job.
+    #[arg(long, value_name = "FILE")]
+    pub event: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

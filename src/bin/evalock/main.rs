@@ -363,7 +363,10 @@ fn github(
         args::GithubMode::Summary => evalock::github::Mode::Summary,
         args::GithubMode::Annotations => evalock::github::Mode::Annotations,
     };
-    let environment = evalock::github::Environment::from_env(&github_args.token_env);
+    let mut environment = evalock::github::Environment::from_env(&github_args.token_env);
+    if let Some(event) = &github_args.event {
+        environment = environment.for_pull_request_event(event);
+    }
     let outcome =
         commands::github::github(&report, &root, mode, environment, &github_args.token_env);
     printer.github_outcome(&outcome);

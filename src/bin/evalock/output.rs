@@ -217,6 +217,13 @@ impl Printer {
         outln!("wrote evalock.toml");
         for (suite, files) in &outcome.suites {
             outln!("  suite {suite}: {}", files.join(", "));
+            if let Some(detected) = files.first().and_then(|file| outcome.identified.get(file)) {
+                outln!(
+                    "    records without `id`, read as {}: identified by `id = {}`",
+                    detected.shape,
+                    detected.rule
+                );
+            }
         }
         if outcome.suites.is_empty() {
             outln!("  no case files found: add a [[suite]] by hand");
@@ -287,7 +294,10 @@ impl Printer {
                 "stale": stale,
                 "returned": outcome.returned,
             });
-            outln!("{}", serde_json::to_string_pretty(&document).unwrap_or_default());
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&document).unwrap_or_default()
+            );
             return Ok(());
         }
         if outcome.entries == 0 {
@@ -332,7 +342,12 @@ impl Printer {
                 if outcome.gated.stale.len() == 1 { "entry" } else { "entries" }
             );
             for entry in &outcome.gated.stale {
-                outln!("  evalock.toml:{}: {} {}", entry.line, entry.rule.get_ref(), entry.path);
+                outln!(
+                    "  evalock.toml:{}: {} {}",
+                    entry.line,
+                    entry.rule.get_ref(),
+                    entry.path
+                );
             }
         }
         for finding in &outcome.returned {
@@ -341,14 +356,27 @@ impl Printer {
                 .as_ref()
                 .map(|location| location.display())
                 .unwrap_or_default();
-            outln!("back: {at}: {} {}: {}", finding.rule.id(), finding.rule.name(), finding.message);
+            outln!(
+                "back: {at}: {} {}: {}",
+                finding.rule.id(),
+                finding.rule.name(),
+                finding.message
+            );
         }
         outln!(
             "{} adopted {} in {} {}",
             adopted.len(),
-            if adopted.len() == 1 { "finding" } else { "findings" },
+            if adopted.len() == 1 {
+                "finding"
+            } else {
+                "findings"
+            },
             outcome.entries,
-            if outcome.entries == 1 { "entry" } else { "entries" }
+            if outcome.entries == 1 {
+                "entry"
+            } else {
+                "entries"
+            }
         );
         Ok(())
     }
@@ -386,7 +414,11 @@ impl Printer {
             .remaining
             .iter()
             .any(|finding| finding.severity == evalock::Severity::Refuse);
-        let (verb, code) = if refuses { ("refuses", 2) } else { ("fails on", 1) };
+        let (verb, code) = if refuses {
+            ("refuses", 2)
+        } else {
+            ("fails on", 1)
+        };
         err!("{}", self.project_folder_note(self.colour_stderr));
         errln!("but `evalock check` still {verb} what no lock can pin:");
         let report = Report::new(

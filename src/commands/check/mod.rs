@@ -222,6 +222,7 @@ fn judge(
         staged::add_staging_step(&mut findings);
     }
     project.relate_prompts(&mut findings);
+    project.name_identities(&mut findings);
     apply_gate(
         &mut findings,
         &project,
@@ -253,7 +254,10 @@ fn judge_mixed_changes_by_commit(
     options: &CheckOptions,
     content: &dyn ContentSource,
 ) -> Result<()> {
-    if !findings.iter().any(|finding| finding.rule == RuleId::MixedChange) {
+    if !findings
+        .iter()
+        .any(|finding| finding.rule == RuleId::MixedChange)
+    {
         return Ok(());
     }
     let paths_of = |suite: &str| -> Option<(Vec<String>, String)> {
@@ -391,7 +395,12 @@ fn resolve_base(options: &CheckOptions, base: &str) -> Result<Base> {
     };
     let commits: Vec<(String, String)> = range
         .iter()
-        .map(|commit| (commit.id.to_string()[..7].to_owned(), commit.message.clone()))
+        .map(|commit| {
+            (
+                commit.id.to_string()[..7].to_owned(),
+                commit.message.clone(),
+            )
+        })
         .collect();
     // Re-recorded baselines may carry their reason in a `Rebaseline-Reason:` trailer.
     let rebaseline_reasons = commits

@@ -381,16 +381,17 @@ fn a_crowded_place_gets_as_many_comments_as_its_findings_need() {
     assert_eq!(sizes, vec![MAX_FINDINGS_PER_COMMENT, 1]);
 }
 
-/// A finding joins the place of an open comment. With the cap spent the merged comment
-/// cannot be posted: the open comment stays, not resolved, and only the newcomer is
-/// listed as over the limit. With room left the comment is replaced, as ever.
+/// A finding joins the place of an open comment. The open comment holds its slot (the cap
+/// is on open comments), so the merged comment that replaces it can always take it;
+/// with no slot at all the open comment stays, not resolved, and the newcomer is listed
+/// as over the limit. A more severe new finding does not displace an open comment: it
+/// waits in the summary for a freed slot.
 #[test]
 fn an_open_comment_stays_when_the_comment_replacing_it_is_over_the_cap() {
     let mut old = anchored("old", line_at("f.jsonl", 5));
     let mut joined = unlocked("joined", line_at("f.jsonl", 5));
     old.finding.severity = Severity::Warn;
     joined.finding.severity = Severity::Warn;
-    // The most severe takes the one slot of a cap of one.
     let mut first = anchored("first", line_at("f.jsonl", 1));
     first.finding.severity = Severity::Refuse;
     let comments = vec![comment(1, "f.jsonl", Some(&old), None)];
@@ -404,42 +405,65 @@ fn an_open_comment_stays_when_the_comment_replacing_it_is_over_the_cap() {
         threads: Some(&threads),
         prefix: "",
     };
-    let items = vec![old.clone(), joined.clone(), first];
-    let full = plan(items.clone(), &existing, 1);
+    let items = vec![old.clone(), joined.clone(), first.clone()];
+    let fingerprints = |comments: &[Comment]| -> Vec<Vec<String>> {
+        comments
+            .iter()
+            .map(|comment| {
+                comment
+                    .findings
+                    .iter()
+                    .map(|finding| finding.fingerprint.clone())
+                    .collect()
+            })
+            .collect()
+    };
+    let none = plan(items.clone(), &existing, 0);
     assert_eq!(
-        full.cleanups,
+        none.cleanups,
         Vec::new(),
         "the open comment is not resolved"
     );
-    assert_eq!(full.inline.len(), 1);
-    let kept: Vec<Vec<&str>> = full
-        .already_posted
-        .iter()
-        .map(|comment| {
-            comment
-                .findings
-                .iter()
-                .map(|finding| finding.fingerprint.as_str())
-                .collect()
-        })
-        .collect();
-    assert_eq!(kept, vec![vec![old.finding.fingerprint.as_str()]]);
-    let listed: Vec<&str> = full
+    assert!(none.inline.is_empty());
+    assert_eq!(
+        fingerprints(&none.already_posted),
+        vec![vec![old.finding.fingerprint.clone()]]
+    );
+    let listed: Vec<&str> = none
         .summary_findings()
         .map(|item| item.finding.fingerprint.as_str())
         .collect();
-    assert_eq!(listed, vec![joined.finding.fingerprint.as_str()]);
-    assert_eq!(full.overflow.len(), 1, "listed as over the comment limit");
-    assert_eq!(full.commented_findings(), 2);
-
-    let room = plan(items, &existing, 2);
     assert_eq!(
-        room.cleanups,
+        listed,
+        vec![
+            first.finding.fingerprint.as_str(),
+            joined.finding.fingerprint.as_str()
+        ]
+    );
+    assert_eq!(none.overflow.len(), 2, "listed as over the comment limit");
+    assert_eq!(none.commented_findings(), 1);
+
+    let one = plan(items.clone(), &existing, 1);
+    assert_eq!(
+        one.cleanups,
         vec![Cleanup::Resolve {
             comment_id: 1,
             thread_id: "T1".into()
         }]
     );
+    assert_eq!(one.inline.len(), 1);
+    assert_eq!(
+        one.inline[0].findings.len(),
+        2,
+        "the merged comment takes the old one's slot"
+    );
+    let listed: Vec<&str> = one
+        .summary_findings()
+        .map(|item| item.finding.fingerprint.as_str())
+        .collect();
+    assert_eq!(listed, vec![first.finding.fingerprint.as_str()]);
+
+    let room = plan(items, &existing, 2);
     assert_eq!(room.inline.len(), 2);
     assert_eq!(room.inline[1].findings.len(), 2, "the merged comment");
     assert!(room.already_posted.is_empty());

@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 /// A rule's severity as `[rules]` sets it; `off` drops its findings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum RuleLevel {
     Off,

@@ -14,6 +14,11 @@ pub struct SuiteConfig {
     pub name: Spanned<String>,
     /// Globs of case files (JSONL, JSON or YAML), relative to the project root.
     pub cases: Vec<String>,
+    /// How cases are identified when their records have no `id` (datasets of other
+    /// runners): a key path (`"metadata.case_id"`), or `{ content = ["input"] }`, a digest
+    /// of the named fields. Absent: each case's own string `id`.
+    #[serde(default)]
+    pub id: Option<CaseIdRule>,
     /// The prompt file, or several; their bytes are pinned.
     #[serde(default)]
     pub prompt: Option<OneOrMany>,
@@ -47,6 +52,16 @@ pub struct SuiteConfig {
     pub case_glob_lines: Vec<u32>,
 }
 
+/// A suite's `id`: a key path, or the content of named fields.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CaseIdRule {
+    /// A dotted key path to a string or whole number: `"metadata.case_id"`.
+    KeyPath(String),
+    /// The identity is a digest of these fields, canonicalized as in case-v1.
+    Content { content: Vec<String> },
+}
+
 fn default_normalizer() -> String {
     "exact".into()
 }
@@ -54,6 +69,17 @@ fn default_normalizer() -> String {
 impl SuiteConfig {
     pub fn name(&self) -> &str {
         self.name.get_ref()
+    }
+
+    /// How the suite's cases are identified.
+    pub fn identity(&self) -> crate::cases::identity::Identity {
+        use crate::cases::identity::Identity;
+        match &self.id {
+            None => Identity::Member,
+            Some(CaseIdRule::KeyPath(path)) if path == "id" => Identity::Member,
+            Some(CaseIdRule::KeyPath(path)) => Identity::KeyPath(path.clone()),
+            Some(CaseIdRule::Content { content }) => Identity::Content(content.clone()),
+        }
     }
 
     /// Samples per case, when the suite sets them.

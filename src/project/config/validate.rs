@@ -106,6 +106,25 @@ impl Config {
     /// completer, samples and the paths it reads.
     fn validate_suite(&self, suite: &SuiteConfig, path: &str, text: &str) -> Result<()> {
         let name = suite.name();
+        let bad_identity = match &suite.id {
+            Some(super::CaseIdRule::KeyPath(key_path))
+                if key_path.is_empty() || key_path.split('.').any(str::is_empty) =>
+            {
+                Some(format!("suite `{name}`: `id = \"{key_path}\"` is no key path: name the field that holds each case's identity, such as \"metadata.case_id\""))
+            }
+            Some(super::CaseIdRule::Content { content })
+                if content.is_empty() || content.iter().any(String::is_empty) =>
+            {
+                Some(format!("suite `{name}`: `id = {{ content = [...] }}` must name the fields whose content identifies a case, such as [\"input\"]"))
+            }
+            _ => None,
+        };
+        if let Some(message) = bad_identity {
+            return Err(Error::malformed(
+                location_of(path, text, Some(suite.name.span())),
+                message,
+            ));
+        }
         if suite.cases.is_empty() {
             return Err(Error::malformed(
                 location_of(path, text, Some(suite.name.span())),
@@ -123,10 +142,10 @@ impl Config {
             ));
         }
         if let Some(grader) = &suite.grader {
-            if !self.graders.contains_key(grader) {
+            if !self.graders.contains_key(grader) && grader != "promptfoo" {
                 return Err(Error::malformed(
                     suite_key_location(suite, "grader", path, text),
-                    format!("suite `{name}` names grader `{grader}`, but there is no `[grader.{grader}]` table"),
+                    format!("suite `{name}` names grader `{grader}`, but there is no `[grader.{grader}]` table (the built-in graders are the default and `promptfoo`)"),
                 ));
             }
         }

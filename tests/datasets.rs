@@ -1,0 +1,219 @@
+//! Datasets as other runners keep them, locked case by case without rewriting them:
+//! `init` recognises their shapes and the identity that fits; then, through `lock`,
+//! `check`, the installed hook and `check --base`, a row edited in place is refused, a
+//! row deleted is EL103, reordered rows change nothing, malformed rows are EL105 at their
+//! line, and promptfoo's assertions are graded, failing closed where they cannot be.
+
+mod common;
+
+use common::{copy_tree, fixture, Run, TestRepo};
+
+fn adopted() -> TestRepo {
+    let repo = TestRepo::new();
+    copy_tree(&fixture("datasets"), repo.path());
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("read as OpenAI evals samples (`input`, `ideal`): identified by `id = { content = [\"input\"] }`")
+        .assert_contains("read as deepeval goldens")
+        .assert_contains("read as promptfoo tests");
+    let config = repo.read("evalock.toml");
+    assert!(config.contains("grader = \"promptfoo\""), "{config}");
+    assert!(!config.contains("left out"), "{config}");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["hook", "install"]).assert_code(0);
+    repo.git(&["add", "-A"]);
+    commit(&repo, "lock the datasets").assert_code(0);
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_contains("PASS");
+    repo.git(&["switch", "-q", "-c", "change"]);
+    repo
+}
+
+fn commit(repo: &TestRepo, message: &str) -> Run {
+    repo.git_run(&["commit", "-q", "-m", message])
+}
+
+#[test]
+fn every_row_is_a_case_with_its_own_line() {
+    let repo = adopted();
+    let lock = repo.read("evalock.lock");
+    // Three OpenAI evals samples, two goldens, three promptfoo rows, two inspect rows.
+    assert_eq!(lock.matches("[case.arithmetic.").count(), 3, "{lock}");
+    assert_eq!(lock.matches("[case.goldens.").count(), 2);
+    assert_eq!(lock.matches("[case.smoke.").count(), 3);
+    assert!(
+        lock.contains("[case.inspect.q-1]") && lock.contains("[case.inspect.q-2]"),
+        "{lock}"
+    );
+    // The quoted field over two lines: its row starts on line 3 (the BOM'd header is 1).
+    repo.replace("evals/inspect.csv", "one answer\",yes", "one answer\",no");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/inspect.csv:3: EL101");
+    repo.replace("evals/smoke.csv", "icontains: paris", "icontains: lyon");
+    repo.evalock(&["check"])
+        .assert_contains("evals/smoke.csv:3: EL101");
+}
+
+#[test]
+fn an_edited_answer_is_an_edit_in_place_and_an_edited_input_a_removed_case() {
+    let repo = adopted();
+    repo.replace(
+        "evals/arithmetic.jsonl",
+        "\"ideal\": \"9\"",
+        "\"ideal\": \"nine\"",
+    );
+    // Before a lock: the digest moved.
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/arithmetic.jsonl:2: EL101");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.git(&["add", "-A"]);
+    commit(&repo, "change an answer").assert_code(0);
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("evals/arithmetic.jsonl:2: EL102 case-edited-in-place")
+        .assert_contains("(suite `arithmetic` identifies cases by the content of `input`)");
+    // The question itself edited: another case, and the old one is gone.
+    repo.replace("evals/arithmetic.jsonl", "What is 3*3?", "What is 4*4?");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("EL103 case-removed")
+        .assert_contains("an edit to an identity field makes another case");
+}
+
+#[test]
+fn reordered_rows_change_nothing_and_a_deleted_row_is_removed() {
+    let repo = adopted();
+    let text = repo.read("evals/arithmetic.jsonl");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.reverse();
+    repo.write("evals/arithmetic.jsonl", lines.join("\n") + "\n");
+    let csv = repo.read("evals/smoke.csv");
+    let rows: Vec<&str> = csv.split("\r\n").collect();
+    repo.write(
+        "evals/smoke.csv",
+        [rows[0], rows[3], rows[1], rows[2], ""].join("\r\n"),
+    );
+    repo.evalock(&["check"]).assert_code(0);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.git(&["add", "-A"]);
+    commit(&repo, "reorder").assert_code(0);
+    repo.evalock(&["check", "--base", "main"]).assert_code(0);
+    // A deleted row.
+    let csv = repo.read("evals/smoke.csv");
+    let kept: Vec<&str> = csv
+        .split("\r\n")
+        .filter(|row| !row.contains("capital of France"))
+        .collect();
+    repo.write("evals/smoke.csv", kept.join("\r\n"));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.git(&["add", "-A"]);
+    commit(&repo, "drop a row").assert_code(0);
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("EL103 case-removed");
+}
+
+#[test]
+fn malformed_rows_are_refused_at_their_line() {
+    let repo = adopted();
+    repo.write(
+        "evals/inspect.csv",
+        "id,input,target\nq-1,\"Spell \"\"cat\"\" backwards\",tac\nq-2,one,two,three\n",
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/inspect.csv:3:1: EL105")
+        .assert_contains("this row has 4 fields where the header names 3");
+    repo.write(
+        "evals/arithmetic.jsonl",
+        "{\"input\": \"a\", \"ideal\": \"b\"}\n{\"ideal\": \"no input\"}\n",
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/arithmetic.jsonl:2:1: EL105")
+        .assert_contains(
+            "the record has no `input`: the suite identifies cases by the content of `input`",
+        );
+    // The hook refuses to commit them.
+    repo.git(&["add", "-A"]);
+    commit(&repo, "break rows").assert_code(1);
+}
+
+#[test]
+fn promptfoo_assertions_are_graded_and_what_needs_a_model_fails_closed() {
+    let repo = adopted();
+    let config = repo.read("evalock.toml");
+    repo.write(
+        "evalock.toml",
+        config.replace(
+            "# completer = [\"python3\", \"tools/complete.py\"]",
+            "completer = [\"sh\", \"tools/answer.sh\"]",
+        ),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let run = repo.evalock(&["run", "--suite", "smoke"]);
+    run.assert_code(0).assert_contains("3 cases: 3 PASS");
+    // A rubric cannot be graded in process: the row fails, never skipped.
+    let csv = repo.read("evals/smoke.csv");
+    repo.write(
+        "evals/smoke.csv",
+        csv.replace("contains-json,,json", "llm-rubric: answers politely,,json"),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["run", "--suite", "smoke"])
+        .assert_code(1)
+        .assert_contains("EL502 failing")
+        .assert_contains("`llm-rubric` is not deterministic")
+        .assert_contains("command grader");
+    // A grader that cannot fail is EL303 as for native cases: `not-contains` alone
+    // passes an empty completion.
+    let csv = repo.read("evals/smoke.csv");
+    repo.write(
+        "evals/smoke.csv",
+        csv.replace("contains: 4,not-icontains: five", "not-contains: 5,"),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"])
+        .assert_code(1)
+        .assert_contains("EL303 grader-cannot-fail");
+}
+
+#[test]
+fn a_suite_can_name_the_field_that_holds_its_ids() {
+    let repo = TestRepo::new();
+    repo.write(
+        "evals/qa.jsonl",
+        "{\"input\": \"a\", \"target\": \"b\", \"metadata\": {\"case_id\": \"qa-1\"}}\n{\"input\": \"c\", \"target\": \"d\", \"metadata\": {\"case_id\": \"qa-2\"}}\n",
+    );
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[[suite]]\nname = \"qa\"\ncases = [\"evals/qa.jsonl\"]\nid = \"metadata.case_id\"\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let lock = repo.read("evalock.lock");
+    assert!(
+        lock.contains("[case.qa.qa-1]") && lock.contains("[case.qa.qa-2]"),
+        "{lock}"
+    );
+    repo.commit_all("lock");
+    repo.write(
+        "evals/qa.jsonl",
+        "{\"input\": \"a\", \"target\": \"b\", \"metadata\": {\"case_id\": \"qa-1\"}}\n{\"input\": \"c\", \"target\": \"d\", \"metadata\": {\"case_id\": \"qa-1\"}}\n",
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("EL104")
+        .assert_contains("identifies cases by the key path `metadata.case_id`");
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[[suite]]\nname = \"qa\"\ncases = [\"evals/qa.jsonl\"]\nid = \"metadata..case_id\"\n",
+    );
+    repo.evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("evalock.toml:")
+        .assert_contains("is no key path");
+}
