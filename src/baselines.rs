@@ -39,6 +39,11 @@ pub struct BaselineEntry {
     /// Why it was (re-)recorded: `evalock accept --reason`.
     #[serde(default)]
     pub reason: String,
+    /// For a case accepted while failing (`accept --include-failing`): the reasons it
+    /// failed with. Failing the same way again is a known failure, a note; failing any
+    /// other way blocks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failure: Vec<String>,
     /// The full normalized completion.
     pub completion: String,
 }
@@ -271,6 +276,7 @@ mod tests {
                 },
                 commit: None,
                 reason: "first".into(),
+                failure: Vec::new(),
                 completion: "hello".into(),
             },
         );

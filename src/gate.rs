@@ -84,6 +84,7 @@ pub fn apply(
     set_severities(findings, config);
     if let Some(base) = base {
         findings.extend(loosened(config, base));
+        findings.extend(loosened_policy(config, base));
     }
     approve(findings, approvals);
     let mut gated = adopt(findings, config, digest_of);
@@ -173,6 +174,106 @@ fn loosened(config: &Config, base: &Base) -> Vec<Finding> {
                 "if lowering it is intended, give a commit since the base the trailer `{APPROVAL_TRAILER}: EL110 {CONFIG_FILE}: <why>`"
             ))
             .discriminator(&format!("level\u{1f}{}", rule.id())),
+        );
+    }
+    findings
+}
+
+/// The `[policy]` keys EL110 guards.
+pub const POLICY_KEYS: [&str; 4] = [
+    "agreement_min",
+    "fail_on_diff",
+    "max_output_bytes",
+    "timeout_secs",
+];
+
+/// EL110 for `[policy]` settings the change made more lenient, and acknowledgements it
+/// added: each at its line.
+fn loosened_policy(config: &Config, base: &Base) -> Vec<Finding> {
+    let (now, then) = (&config.policy, &base.config.policy);
+    let mut loosened: Vec<(&'static str, String, String)> = Vec::new();
+    if now.agreement_min < then.agreement_min {
+        loosened.push((
+            "agreement_min",
+            then.agreement_min.to_string(),
+            now.agreement_min.to_string(),
+        ));
+    }
+    if then.fail_on_diff && !now.fail_on_diff {
+        loosened.push(("fail_on_diff", "true".into(), "false".into()));
+    }
+    if now.max_output_bytes > then.max_output_bytes {
+        loosened.push((
+            "max_output_bytes",
+            then.max_output_bytes.to_string(),
+            now.max_output_bytes.to_string(),
+        ));
+    }
+    if now.timeout_secs > then.timeout_secs {
+        loosened.push((
+            "timeout_secs",
+            then.timeout_secs.to_string(),
+            now.timeout_secs.to_string(),
+        ));
+    }
+    let mut findings: Vec<Finding> = loosened
+        .into_iter()
+        .map(|(key, then, now)| {
+            let line = config.gate_lines.policy.get(key).copied().unwrap_or(1);
+            Finding::new(
+                RuleId::PolicyLoosened,
+                Subject::default(),
+                format!(
+                    "evalock.toml loosens `[policy] {key}` from {then} to {now}, compared with {}",
+                    base.description
+                ),
+            )
+            .at(Location::line(CONFIG_FILE, line))
+            .help(format!(
+                "if loosening it is intended, give a commit since the base the trailer `{APPROVAL_TRAILER}: EL110 {CONFIG_FILE}: <why>`"
+            ))
+            .discriminator(&format!("policy\u{1f}{key}"))
+        })
+        .collect();
+    let acknowledged = |config: &Config| -> Vec<(String, String, crate::digest::Digest)> {
+        config
+            .skills
+            .iter()
+            .flat_map(|skills| &skills.acknowledgements)
+            .map(|entry| {
+                (
+                    entry.rule.get_ref().clone(),
+                    entry.file.clone(),
+                    entry.digest,
+                )
+            })
+            .collect()
+    };
+    let before: BTreeSet<_> = acknowledged(base.config).into_iter().collect();
+    for (index, entry) in acknowledged(config).into_iter().enumerate() {
+        if before.contains(&entry) {
+            continue;
+        }
+        let line = config
+            .gate_lines
+            .acknowledgements
+            .get(index)
+            .copied()
+            .unwrap_or(1);
+        findings.push(
+            Finding::new(
+                RuleId::PolicyLoosened,
+                Subject::default(),
+                format!(
+                    "evalock.toml acknowledges {} on {}, which {} did not",
+                    entry.0, entry.1, base.description
+                ),
+            )
+            .at(Location::line(CONFIG_FILE, line))
+            .help(format!(
+                "an acknowledgement silences a warning: give a commit since the base the trailer `{APPROVAL_TRAILER}: EL110 {CONFIG_FILE}: <who reviewed it, how>`"
+            ))
+            .discriminator(&format!("acknowledge\u{1f}{}\u{1f}{}", entry.0, entry.1)),
         );
     }
     findings

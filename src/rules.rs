@@ -90,7 +90,7 @@ rule_table! {
         "findings that were in the repository when evalock was adopted are recorded as debt in `[debt]` of evalock.toml and not judged again until their file changes",
         "pay the debt down: `evalock debt` lists what is adopted; fix a finding, then delete its entry"),
     PolicyLoosened => ("EL110", "policy-loosened", Refuse,
-        "compared with the base revision, evalock.toml adopts more debt or lowers a rule's severity",
+        "compared with the base revision, evalock.toml loosens the gate: adopts more debt, lowers a rule's severity, loosens `[policy]` (agreement_min, fail_on_diff, max_output_bytes, timeout_secs) or acknowledges more",
         "if the change is intended, give a commit since the base an `Evalock-Approved: <rule> evalock.toml: <reason>` trailer, so that the review approves it"),
     SkillTampered => ("EL201", "skill-tampered", Refuse,
         "a skill file changed (bytes or mode), is missing or unlisted compared with the lock or skill.json, or cannot be pinned; or a configured skills root or marketplace finds no skill",
@@ -173,6 +173,15 @@ rule_table! {
     Improved => ("EL506", "improved", Note,
         "the case failed at baseline and passes now",
         "record the new last-good completion with `evalock accept --reason \"…\"`"),
+    StratumTooSmall => ("EL507", "stratum-too-small", Warn,
+        "a difficulty-banded suite (strata easy, medium, stretch) has a stratum of fewer than two cases, too few to tell luck from coverage",
+        "add cases to the stratum until it holds at least two"),
+    StretchTooEasy => ("EL508", "stretch-too-easy", Warn,
+        "the stretch stratum passes 80 % or more: the harness no longer measures anything (a note when a banded suite passes everything and has no stretch stratum)",
+        "replace stretch cases that stopped stretching with harder ones that fail now, accepted with `evalock accept --include-failing`"),
+    EasyFailed => ("EL509", "easy-failed", Error,
+        "a case of the easy stratum fails: catastrophic, whatever the other strata do",
+        "fix the behaviour before anything else; an easy case never becomes a known failure"),
 }
 
 impl RuleId {

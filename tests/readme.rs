@@ -81,6 +81,7 @@ const COMMANDS: &[&str] = &[
     "rules",
     "debt",
     "merge",
+    "compare",
 ];
 
 fn help_of(command: &str) -> String {

@@ -366,6 +366,10 @@ fn entry_from_result(
         context: result.context.clone(),
         commit: commit.clone(),
         reason: reason.trim().to_owned(),
+        failure: match result.status.is_passing() {
+            true => Vec::new(),
+            false => result.reasons.clone(),
+        },
         completion: completion.to_owned(),
     })
 }

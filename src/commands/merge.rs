@@ -77,10 +77,15 @@ pub fn merge(options: &MergeOptions) -> Result<RunOutcome> {
         .cases
         .sort_by(|left, right| (&left.suite, &left.case_id).cmp(&(&right.suite, &right.case_id)));
     merged.counts = Results::count(&merged.cases);
+    merged.strata = crate::run::strata::rates(&merged.cases);
     merged.findings = shards
         .iter()
         .flat_map(|shard| shard.results.findings.iter().cloned())
         .collect();
+    // Each shard held part of every stratum: the ceiling is judged on the whole run.
+    merged
+        .findings
+        .extend(crate::run::strata::ceiling_findings(&merged.cases));
     sort_findings(&mut merged.findings);
 
     write_atomic(&options.out, merged.render().as_bytes())?;

@@ -151,6 +151,10 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
 
     let (cases, mut findings) = assemble(&project, &planned, &jobs, outcomes, &owned);
     findings.extend(static_findings(&project, &selected, full));
+    // A shard holds part of each stratum: the merged results are judged whole.
+    if options.shard.is_none() {
+        findings.extend(crate::run::strata::ceiling_findings(&cases));
+    }
     graders::drop_outranked(&mut findings);
     if let Some(shard) = options.shard {
         findings.retain(|finding| shard.owns_finding(finding));
@@ -170,6 +174,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         suites: selected.iter().cloned().collect(),
         completions: sources,
         counts: Results::count(&cases),
+        strata: crate::run::strata::rates(&cases),
         cases,
         findings,
     };

@@ -61,6 +61,16 @@ pub struct Config {
     /// The line of each `[rules]` entry, by the name it is written with.
     #[serde(skip)]
     pub rule_lines: BTreeMap<String, u32>,
+    /// Lines of what EL110 may point at: `[policy]` keys by name, acknowledgements in order.
+    #[serde(skip)]
+    pub gate_lines: GateLines,
+}
+
+/// Where evalock.toml writes the settings a change may loosen.
+#[derive(Debug, Clone, Default)]
+pub struct GateLines {
+    pub policy: BTreeMap<&'static str, u32>,
+    pub acknowledgements: Vec<u32>,
 }
 
 fn default_config_version() -> u32 {
@@ -106,6 +116,20 @@ impl Config {
             .iter()
             .map(|(name, level)| (name.clone(), lines.line_of(level.span().start)))
             .collect();
+        for key in crate::gate::POLICY_KEYS {
+            let line = crate::text::line_of_first(
+                text,
+                &[&format!("{key} ="), &format!("{key}="), "[policy]"],
+            );
+            config.gate_lines.policy.insert(key, line);
+        }
+        if let Some(skills) = &config.skills {
+            config.gate_lines.acknowledgements = skills
+                .acknowledgements
+                .iter()
+                .map(|acknowledgement| lines.line_of(acknowledgement.rule.span().start))
+                .collect();
+        }
         config.locate_graders(text);
         config.locate_case_globs(text);
         if let Some(skills) = &mut config.skills {

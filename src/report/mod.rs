@@ -13,6 +13,11 @@ mod text;
 pub use read::read_report;
 pub use text::plural;
 
+/// Text for a Markdown table cell, escaped as the job summary escapes it.
+pub fn markdown_escape(text: &str) -> String {
+    markdown::escape::inline_cell(text)
+}
+
 use crate::finding::{exit_code_for, sort_findings, Finding, Subject, Verdict};
 use crate::rules::Severity;
 use rayon::prelude::*;

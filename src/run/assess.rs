@@ -107,6 +107,12 @@ pub fn unjudged_result(suite: &str, case: &Case, context: BaselineContext) -> Ca
         agreement: 0.0,
         duration_ms: 0,
         samples: Vec::new(),
+        stratum: case
+            .value()
+            .get("stratum")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned),
+        critical: case.value().get("critical") == Some(&serde_json::Value::Bool(true)),
     }
 }
 
@@ -327,6 +333,11 @@ fn judge_against_baseline(
             );
             (Status::Regressed, Some(with_diff(finding, entry)))
         }
+        (BaselineRef::Usable(entry), false)
+            if !entry.passed && !judged.samples_pass && !entry.failure.is_empty() =>
+        {
+            known_failure(place, entry, judged)
+        }
         (_, true) => (Status::Pass, None),
         (_, false) if !judged.samples_pass => (
             Status::Fail,
@@ -337,6 +348,41 @@ fn judge_against_baseline(
         ),
         (_, false) => (Status::Fail, None),
     }
+}
+
+/// A case accepted while failing (a stretch case): failing for the reasons it was accepted
+/// with is a note, failing for any other is EL502, naming both.
+fn known_failure(
+    place: &Place<'_>,
+    entry: &BaselineEntry,
+    judged: &Judged<'_>,
+) -> (Status, Option<Finding>) {
+    let id = &place.case.id;
+    let at = &place.at;
+    let now: std::collections::BTreeSet<&String> = judged.reasons.iter().collect();
+    let accepted: std::collections::BTreeSet<&String> = entry.failure.iter().collect();
+    let finding = match now == accepted {
+        true => place
+            .finding(
+                RuleId::Failing,
+                format!(
+                    "case `{id}` ({at}) is a known failure: it fails as it did when accepted failing ({}): {}",
+                    entry.reason,
+                    entry.failure.join(", ")
+                ),
+            )
+            .severity(crate::rules::Severity::Note)
+            .help("a known failure does not fail the gate; when it passes, `evalock accept` records it (EL506)"),
+        false => place.finding(
+            RuleId::Failing,
+            format!(
+                "case `{id}` ({at}) fails differently from its accepted failure: now {}; accepted failing with {}",
+                judged.reasons.join(", "),
+                entry.failure.join(", ")
+            ),
+        ),
+    };
+    (Status::Fail, Some(finding))
 }
 
 fn diff_against(entry: &BaselineEntry, current: &str, digest: &Digest) -> Option<String> {

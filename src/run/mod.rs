@@ -2,6 +2,7 @@
 //! here, at the edge; the logic it applies is in [`crate::graders`] and [`crate::baselines`].
 
 pub mod assess;
+pub mod compare;
 pub mod completer;
 pub mod completer_files;
 pub mod contain;
@@ -9,6 +10,7 @@ pub mod diff;
 pub mod process;
 pub mod results;
 pub mod shard;
+pub mod strata;
 
 use crate::graders::{command, Grade, Grader, GraderProgram};
 use crate::project::config::Config;

@@ -45,6 +45,9 @@ pub struct Results {
     pub completions: BTreeMap<String, String>,
     /// Status -> number of cases.
     pub counts: BTreeMap<Status, usize>,
+    /// Pass rates per stratum (cases that name one).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub strata: BTreeMap<String, crate::run::strata::StratumRate>,
     /// Sorted by suite, then case id.
     pub cases: Vec<CaseResult>,
     /// Everything the run found, in report order.
@@ -132,6 +135,12 @@ pub struct CaseResult {
     pub agreement: f64,
     pub duration_ms: u64,
     pub samples: Vec<SampleResult>,
+    /// The case's `stratum`, for pass rates per stratum (`evalock compare`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stratum: Option<String>,
+    /// The case says `"critical": true`: its regressions always block a comparison.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub critical: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -98,6 +98,14 @@ pub enum Command {
     /// evalock version, suite selection, evalock.toml, evalock.lock or content, a case in two
     /// shards, or a file that is not a shard's results.
     Merge(MergeArgs),
+    /// Compare two runs case by case and behaviour by behaviour: REGRESS, GAIN, SAME, NEW,
+    /// GONE or ERROR, per suite and per stratum, and size and latency against their slack.
+    ///
+    /// OLD and NEW are results files (`evalock run --out FILE`). Verdicts are compared even
+    /// when the runs' contexts differ (another model, prompt or grader): the report names
+    /// what differs. Cases marked `"critical": true` come first, and their regressions
+    /// always fail. Exits 1 when a case's verdict is one `--fail-on` names, else 0.
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -235,6 +243,41 @@ pub struct RunArgs {
 fn parse_shard(text: &str) -> Result<evalock::run::shard::Shard, String> {
     text.parse()
         .map_err(|error: evalock::Error| error.to_string())
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The results file of the earlier run (the last-good version).
+    #[arg(value_name = "OLD")]
+    pub old: PathBuf,
+
+    /// The results file of the run to judge.
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+
+    /// What fails the comparison, separated by commas: regress, error, gone, new, envelope
+    /// (a size or latency breach), or none.
+    #[arg(long, value_name = "LIST", default_value = "regress,error")]
+    pub fail_on: String,
+
+    /// Share a completion may grow before it is a size breach.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.10)]
+    pub size_slack: f64,
+
+    /// Share a case may slow down before it is a latency breach (below 50 ms never).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.15)]
+    pub latency_slack: f64,
+
+    /// `human` (default), `json` or `markdown`.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
+    pub format: CompareFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    Human,
+    Json,
+    Markdown,
 }
 
 #[derive(Debug, Args)]
@@ -410,7 +453,11 @@ impl Command {
     pub fn needs_project(&self) -> bool {
         !matches!(
             self,
-            Command::Init(_) | Command::Rules(_) | Command::Report(_) | Command::Merge(_)
+            Command::Init(_)
+                | Command::Rules(_)
+                | Command::Report(_)
+                | Command::Merge(_)
+                | Command::Compare(_)
         )
     }
 

@@ -213,6 +213,7 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
         Command::Github(github_args) => github(root, github_args, printer),
         // [scale] dispatch goes here.
         Command::Merge(merge_args) => merge(merge_args, printer),
+        Command::Compare(compare_args) => compare(compare_args, printer),
     }
 }
 
@@ -371,6 +372,36 @@ fn github(
         commands::github::github(&report, &root, mode, environment, &github_args.token_env);
     printer.github_outcome(&outcome);
     Ok(exit_code::CLEAN)
+}
+
+fn compare(compare_args: &args::CompareArgs, printer: &output::Printer) -> evalock::Result<i32> {
+    use evalock::run::compare::{compare, FailOn, Slack};
+    let fail_on = FailOn::parse(&compare_args.fail_on).map_err(evalock::Error::Usage)?;
+    for (flag, share) in [
+        ("--size-slack", compare_args.size_slack),
+        ("--latency-slack", compare_args.latency_slack),
+    ] {
+        if !(0.0..=100.0).contains(&share) {
+            return Err(evalock::Error::Usage(format!(
+                "{flag} is {share}: give a share of at least 0 (0.10 is +10 %)"
+            )));
+        }
+    }
+    let read = |path: &PathBuf| {
+        let display = path.display().to_string();
+        evalock::run::results::Results::read(path, &display).map(|results| (results, display))
+    };
+    let (old, old_label) = read(&compare_args.old)?;
+    let (new, new_label) = read(&compare_args.new)?;
+    let slack = Slack {
+        size: compare_args.size_slack,
+        latency: compare_args.latency_slack,
+        ..Slack::default()
+    };
+    let comparison = compare(&old, &new, &old_label, &new_label, slack);
+    let code = comparison.exit_code(&fail_on);
+    printer.comparison(&comparison, compare_args.format, code)?;
+    Ok(code)
 }
 
 fn merge(merge_args: &args::MergeArgs, printer: &output::Printer) -> evalock::Result<i32> {

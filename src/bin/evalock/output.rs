@@ -381,6 +381,156 @@ impl Printer {
         Ok(())
     }
 
+    /// `evalock compare`: the behaviour matrix of every case that changed, then counts.
+    pub fn comparison(
+        &self,
+        comparison: &evalock::run::compare::Comparison,
+        format: crate::args::CompareFormat,
+        code: i32,
+    ) -> evalock::Result<()> {
+        use evalock::run::compare::Verdict;
+        let mark = |held: Option<bool>| match held {
+            Some(true) => "pass",
+            Some(false) => "fail",
+            None => "-",
+        };
+        let tally = |tally: &evalock::run::compare::Tally| {
+            tally
+                .iter()
+                .map(|(verdict, count)| format!("{count} {}", verdict.as_str()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let verdict = if code == 0 { "PASS" } else { "BLOCK" };
+        match format {
+            crate::args::CompareFormat::Json => {
+                let mut document = serde_json::to_value(comparison).unwrap_or_default();
+                document["verdict"] = serde_json::Value::from(verdict);
+                outln!(
+                    "{}",
+                    serde_json::to_string_pretty(&document).unwrap_or_default()
+                );
+            }
+            crate::args::CompareFormat::Markdown => {
+                outln!("## evalock compare: {verdict}\n");
+                outln!("{} → {}\n", comparison.old, comparison.new);
+                for change in &comparison.contexts_differ {
+                    outln!("- {change}");
+                }
+                outln!(
+                    "\n| case | behaviour | old | new | verdict |\n| --- | --- | --- | --- | --- |"
+                );
+                for case in comparison
+                    .cases
+                    .iter()
+                    .filter(|case| case.verdict != Verdict::Same || !case.breaches.is_empty())
+                {
+                    for behaviour in case
+                        .behaviours
+                        .iter()
+                        .filter(|row| row.verdict != Verdict::Same)
+                    {
+                        outln!(
+                            "| {}/{}{} | {} | {} | {} | **{}** |",
+                            case.suite,
+                            evalock::report::markdown_escape(&case.case_id),
+                            if case.critical { " (critical)" } else { "" },
+                            evalock::report::markdown_escape(&behaviour.behaviour),
+                            mark(behaviour.old),
+                            mark(behaviour.new),
+                            behaviour.verdict.as_str()
+                        );
+                    }
+                    for breach in &case.breaches {
+                        outln!(
+                            "| {}/{} | {} | {} | {} | **BREACH** |",
+                            case.suite,
+                            evalock::report::markdown_escape(&case.case_id),
+                            breach.channel,
+                            breach.old,
+                            breach.new
+                        );
+                    }
+                }
+                outln!("\n{}", tally(&comparison.tally()));
+            }
+            crate::args::CompareFormat::Human => {
+                outln!("evalock compare: {} -> {}", comparison.old, comparison.new);
+                for change in &comparison.contexts_differ {
+                    outln!("  contexts differ: {change}");
+                }
+                let mut header = false;
+                for case in &comparison.cases {
+                    let rows: Vec<_> = case
+                        .behaviours
+                        .iter()
+                        .filter(|row| row.verdict != Verdict::Same)
+                        .collect();
+                    if rows.is_empty() && case.breaches.is_empty() {
+                        continue;
+                    }
+                    if !header {
+                        outln!(
+                            "\n  {:<40} {:<36} {:<5} {:<5} verdict",
+                            "case",
+                            "behaviour",
+                            "old",
+                            "new"
+                        );
+                        header = true;
+                    }
+                    let name = format!(
+                        "{}/{}{}",
+                        case.suite,
+                        case.case_id,
+                        if case.critical { " (critical)" } else { "" }
+                    );
+                    for row in rows {
+                        outln!(
+                            "  {:<40} {:<36} {:<5} {:<5} {}",
+                            name,
+                            row.behaviour,
+                            mark(row.old),
+                            mark(row.new),
+                            row.verdict.as_str()
+                        );
+                    }
+                    for breach in &case.breaches {
+                        outln!(
+                            "  {:<40} {:<36} {:<5} {:<5} BREACH (+{:.0} % allowed)",
+                            name,
+                            breach.channel,
+                            breach.old,
+                            breach.new,
+                            breach.slack * 100.0
+                        );
+                    }
+                    outln!("    at {}:{}", case.file, case.line);
+                }
+                outln!();
+                for (suite, counts) in &comparison.per_suite {
+                    outln!("  suite {suite}: {}", tally(counts));
+                }
+                for (stratum, counts) in &comparison.per_stratum {
+                    outln!("  stratum {stratum}: {}", tally(counts));
+                }
+                let stable: Vec<String> = comparison
+                    .stable
+                    .iter()
+                    .map(|(channel, (stable, total))| format!("{channel} {stable}/{total} stable"))
+                    .collect();
+                if !stable.is_empty() {
+                    outln!("  {}", stable.join(", "));
+                }
+                outln!(
+                    "evalock compare: {verdict} ({})",
+                    tally(&comparison.tally())
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// One line of `--verbose`, on standard error.
     pub fn verbose(&self, text: &str) {
         errln!("evalock: {text}");
@@ -517,6 +667,15 @@ impl Printer {
             },
             outcome.results_path.display()
         );
+        if !outcome.results.strata.is_empty() {
+            let strata: Vec<String> = outcome
+                .results
+                .strata
+                .iter()
+                .map(|(name, rate)| format!("{name} {}/{}", rate.pass, rate.pass + rate.fail))
+                .collect();
+            errln!("strata (passing/judged): {}", strata.join(", "));
+        }
         use evalock::run::results::{BaselineUse, Status};
         let cases = &outcome.results.cases;
         let reviewable = cases.iter().any(|case| {

@@ -28,6 +28,7 @@ fn entry(completion: &str, passed: bool) -> BaselineEntry {
         context: context(),
         commit: None,
         reason: "r".into(),
+        failure: Vec::new(),
         completion: completion.into(),
     }
 }

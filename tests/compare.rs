@@ -1,0 +1,129 @@
+//! `evalock compare OLD NEW` on the demo: a model swap's behaviour matrix, REGRESS and
+//! GAIN rows, per suite and stratum, the envelope's size channel, critical cases, and the
+//! exit code `--fail-on` chooses.
+
+mod common;
+
+use common::TestRepo;
+use serde_json::Value;
+
+/// Two runs of the demo: the stub as shipped (`old.json`), then another model whose
+/// prompt lost a rule (`new.json`). `refund-no-order-id` is critical.
+fn swapped() -> TestRepo {
+    let repo = TestRepo::with_fixture("demo");
+    repo.replace(
+        "evals/support.jsonl",
+        "{\"id\": \"refund-no-order-id\", ",
+        "{\"id\": \"refund-no-order-id\", \"critical\": true, ",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["run", "--out", "old.json"]).assert_code(0);
+    repo.replace(
+        "evalock.toml",
+        "\"completers/stub.py\"]",
+        "\"completers/stub.py\", \"regressed\"]",
+    );
+    repo.replace(
+        "evalock.toml",
+        "model = \"acme-support-stub\"",
+        "model = \"acme-support-next\"",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["run", "--out", "new.json"]);
+    repo
+}
+
+#[test]
+fn a_model_swap_shows_what_it_broke_behaviour_by_behaviour() {
+    let repo = swapped();
+    let run = repo.evalock(&["compare", "old.json", "new.json"]);
+    run.assert_code(1)
+        .assert_contains(
+            "contexts differ: suite support: model acme-support-stub -> acme-support-next",
+        )
+        .assert_contains("support/refund-no-order-id (critical)")
+        .assert_contains("forbidden_tool:create_refund")
+        .assert_contains("suite support: 2 REGRESS, 9 SAME")
+        .assert_contains("stratum refund: 1 REGRESS, 1 SAME")
+        .assert_contains("correctness 12/14 stable")
+        .assert_contains("evalock compare: BLOCK (2 REGRESS, 12 SAME)");
+    // The critical case is listed first.
+    let first_case = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("  support/") || line.starts_with("  escalation/"))
+        .unwrap();
+    assert!(
+        first_case.contains("refund-no-order-id (critical)"),
+        "{first_case}"
+    );
+    // The size of its completion grew past its slack: the size channel names it.
+    assert!(
+        run.stdout
+            .lines()
+            .any(|line| line.contains("refund-no-order-id")
+                && line.contains(" size ")
+                && line.contains("BREACH")),
+        "{}",
+        run.stdout
+    );
+    // The other way round, the same rows are gains, and nothing fails.
+    repo.evalock(&["compare", "new.json", "old.json"])
+        .assert_code(0)
+        .assert_contains("GAIN")
+        .assert_contains("evalock compare: PASS (2 GAIN, 12 SAME)");
+}
+
+#[test]
+fn fail_on_chooses_what_fails_and_critical_regressions_always_do() {
+    let repo = swapped();
+    // Nothing chosen: the critical case's regression still fails.
+    repo.evalock(&["compare", "old.json", "new.json", "--fail-on", "none"])
+        .assert_code(1);
+    repo.replace("evals/support.jsonl", "\"critical\": true, ", "");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["run", "--out", "new.json"]);
+    repo.evalock(&["compare", "old.json", "new.json", "--fail-on", "none"])
+        .assert_code(0);
+    repo.evalock(&["compare", "old.json", "old.json", "--fail-on", "envelope"])
+        .assert_code(0);
+    repo.evalock(&[
+        "compare",
+        "old.json",
+        "new.json",
+        "--fail-on",
+        "envelope",
+        "--latency-slack",
+        "100",
+    ])
+    .assert_code(1);
+    repo.evalock(&["compare", "old.json", "new.json", "--fail-on", "sometimes"])
+        .assert_code(64)
+        .assert_contains("use regress, error, gone, new, envelope or none");
+    repo.evalock(&["compare", "old.json", "missing.json"])
+        .assert_code(64);
+}
+
+#[test]
+fn the_comparison_reads_as_json_and_markdown() {
+    let repo = swapped();
+    let json = repo.evalock(&["compare", "old.json", "new.json", "--format", "json"]);
+    json.assert_code(1);
+    let document: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(document["schema"], "evalock.compare/v1");
+    assert_eq!(document["verdict"], "BLOCK");
+    let regressed: Vec<&str> = document["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|case| case["verdict"] == "REGRESS")
+        .map(|case| case["case_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(regressed, vec!["refund-no-order-id", "no-ai-disclaimer"]);
+    assert_eq!(document["per_stratum"]["tone"]["REGRESS"], 1);
+    let markdown = repo.evalock(&["compare", "old.json", "new.json", "--format", "markdown"]);
+    markdown
+        .assert_contains("## evalock compare: BLOCK")
+        .assert_contains("| case | behaviour | old | new | verdict |")
+        .assert_contains("| forbidden\\_tool:create\\_refund | pass | fail | **REGRESS** |");
+}

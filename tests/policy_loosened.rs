@@ -1,0 +1,94 @@
+//! The gate cannot be loosened unseen: a branch that lowers `[policy]` settings or adds
+//! an acknowledgement is refused against the base (EL110, on the changed line), until a
+//! commit's `Evalock-Approved:` trailer lands it; tightening passes.
+
+mod common;
+mod skills_common;
+
+use common::TestRepo;
+
+fn branch() -> TestRepo {
+    let repo = TestRepo::with_fixture("demo");
+    repo.git(&["switch", "-q", "-c", "loosen"]);
+    repo
+}
+
+#[test]
+fn lowering_agreement_min_is_refused_on_its_line_until_approved() {
+    let repo = branch();
+    repo.replace("evalock.toml", "agreement_min = 1.0", "agreement_min = 0.2");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("relax agreement");
+    let refused = repo.evalock(&["check", "--base", "main"]);
+    refused
+        .assert_code(2)
+        .assert_contains("evalock.toml:5: EL110 policy-loosened (refuse): evalock.toml loosens `[policy] agreement_min` from 1 to 0.2");
+    repo.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "approve",
+        "-m",
+        "Evalock-Approved: EL110 evalock.toml: sampling at temperature 1 for this suite, reviewed",
+    ]);
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(0)
+        .assert_contains("EL110 policy-loosened (note)");
+}
+
+#[test]
+fn tightening_passes_and_each_loosened_setting_is_named() {
+    let repo = branch();
+    repo.replace("evalock.toml", "timeout_secs = 20", "timeout_secs = 10");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("tighten");
+    repo.evalock(&["check", "--base", "main"]).assert_code(0);
+    repo.replace("evalock.toml", "timeout_secs = 10", "timeout_secs = 600");
+    repo.replace(
+        "evalock.toml",
+        "fail_on_diff = false",
+        "fail_on_diff = false\nmax_output_bytes = 99999999",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("loosen two");
+    let refused = repo.evalock(&["check", "--base", "main"]);
+    refused
+        .assert_code(2)
+        .assert_contains("loosens `[policy] timeout_secs` from 20 to 600")
+        .assert_contains("loosens `[policy] max_output_bytes` from 1048576 to 99999999");
+}
+
+/// A new acknowledgement silences a warning: refused against the base until approved.
+#[test]
+fn a_new_acknowledgement_is_refused_against_the_base_until_approved() {
+    let repo = skills_common::project();
+    repo.git(&["switch", "-q", "-c", "acknowledge"]);
+    let digest = format!(
+        "sha256:{}",
+        evalock::digest::sha256_hex(repo.read("skills/notes/references/style.md").as_bytes())
+    );
+    repo.write(
+        "evalock.toml",
+        format!(
+            "{}\n[[skills.acknowledge]]\nrule = \"EL206\"\nfile = \"skills/notes/references/style.md\"\ndigest = \"{digest}\"\nreason = \"reviewed by the docs team\"\n",
+            skills_common::CONFIG
+        ),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("acknowledge a file");
+    repo.evalock(&["check"]).assert_code(0);
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("EL110 policy-loosened (refuse): evalock.toml acknowledges EL206 on skills/notes/references/style.md");
+    repo.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "approve",
+        "-m",
+        "Evalock-Approved: EL110 evalock.toml: the docs team reviewed the file",
+    ]);
+    repo.evalock(&["check", "--base", "main"]).assert_code(0);
+}

@@ -1,0 +1,80 @@
+//! Pass rates per stratum and the ceiling detector (the seeds' "A Perfect Pass Rate Is a
+//! Blind Harness"): a thin stratum cannot be green, stretch cases that all pass are too
+//! easy, an easy case that fails is an error, and strata by topic are only counted.
+
+mod common;
+
+use common::TestRepo;
+
+/// A banded suite answered by a completer that always says "hello world".
+fn banded(cases: &[(&str, &str, &str)]) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(
+        "tools/answer.sh",
+        "#!/bin/sh\ncat > /dev/null\necho 'hello world'\n",
+    );
+    let lines: String = cases
+        .iter()
+        .map(|(id, stratum, word)| {
+            format!("{{\"id\": \"{id}\", \"stratum\": \"{stratum}\", \"input\": \"say it\", \"expect\": {{\"must_include\": [\"{word}\"]}}}}\n")
+        })
+        .collect();
+    repo.write("evals/bands.jsonl", lines);
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[[suite]]\nname = \"bands\"\ncases = [\"evals/bands.jsonl\"]\ncompleter = [\"sh\", \"tools/answer.sh\"]\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo
+}
+
+#[test]
+fn stretch_cases_that_all_pass_are_too_easy() {
+    let repo = banded(&[
+        ("e1", "easy", "hello"),
+        ("e2", "easy", "world"),
+        ("m1", "medium", "hello"),
+        ("m2", "medium", "nope"),
+        ("s1", "stretch", "hello"),
+        ("s2", "stretch", "world"),
+    ]);
+    let run = repo.evalock(&["run"]);
+    run.assert_contains("EL508 stretch-too-easy (warn)")
+        .assert_contains("stretch_too_easy: 2/2 stretch cases pass")
+        .assert_contains("strata (passing/judged): easy 2/2, medium 1/2, stretch 2/2");
+    let results: serde_json::Value =
+        serde_json::from_str(&repo.read(".evalock/results.json")).unwrap();
+    assert_eq!(results["strata"]["medium"]["fail"], 1);
+    assert_eq!(results["strata"]["medium"]["rate"], 0.5);
+    assert!(
+        !run.stdout.contains("EL507") && !run.stdout.contains("EL509"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_thin_stratum_cannot_be_green_and_a_failing_easy_case_is_an_error() {
+    let repo = banded(&[
+        ("e1", "easy", "hello"),
+        ("e2", "easy", "absent"),
+        ("s1", "stretch", "absent"),
+    ]);
+    repo.evalock(&["run"])
+        .assert_code(1)
+        .assert_contains(
+            "EL507 stratum-too-small (warn): suite `bands`: stratum `stretch` holds 1 case",
+        )
+        .assert_contains("EL509 easy-failed (error): suite `bands`: 1 of 2 easy cases fail")
+        .assert_not_contains("EL508");
+}
+
+#[test]
+fn strata_by_topic_are_counted_not_judged() {
+    let repo = banded(&[("r1", "refund", "hello"), ("t1", "tone", "world")]);
+    let run = repo.evalock(&["run"]);
+    run.assert_code(0)
+        .assert_contains("strata (passing/judged): refund 1/1, tone 1/1")
+        .assert_not_contains("EL507")
+        .assert_not_contains("EL508");
+}
