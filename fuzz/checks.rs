@@ -359,3 +359,51 @@ pub fn event(data: &[u8]) {
         }
     }
 }
+
+/// Tool-server configurations and `tools/list` snapshots (the first byte picks which):
+/// never a panic; every problem sits on a real line of the text with a message; servers
+/// have a name and a line inside the text; no credential shape reaches a lock entry.
+pub fn mcp(data: &[u8]) {
+    let Some((selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return;
+    };
+    let lines = u32::try_from(text.split('\n').count()).unwrap_or(u32::MAX);
+    let within = |finding: &evalock::Finding| {
+        let location = finding.location.as_ref().expect("a problem has a location");
+        let line = location.line.expect("a problem has a line");
+        assert!(line >= 1 && line <= lines, "{finding:?}");
+        assert!(!finding.message.is_empty());
+    };
+    if selector % 2 == 0 {
+        let parsed = evalock::mcp::servers::parse(".mcp.json", text);
+        parsed.problems.iter().for_each(within);
+        for server in &parsed.servers {
+            assert!(server.line >= 1 && server.line <= lines, "{server:?}");
+            let set = evalock::mcp::McpSet {
+                servers: vec![server.clone()],
+                ..evalock::mcp::McpSet::default()
+            };
+            let entry = set.lock_entry(server);
+            for arg in entry.args.iter().chain(&entry.url) {
+                assert!(!evalock::mcp::secrets::holds_token(arg), "{arg}");
+            }
+            let _ = evalock::mcp::launch::judge(server);
+        }
+    } else {
+        match evalock::mcp::tools::parse("github", "mcp/github.tools.json", text) {
+            Ok(snapshot) => {
+                for tool in &snapshot.tools {
+                    assert!(tool.line >= 1 && tool.description_line <= lines, "{tool:?}");
+                }
+                let subject = evalock::finding::Subject::default();
+                let _ = evalock::mcp::tools::hidden_instructions(&snapshot, &subject);
+                let _ =
+                    evalock::mcp::tools::shadowing(&snapshot, &subject, &[&snapshot], &["github"]);
+            }
+            Err(problem) => within(problem.as_ref()),
+        }
+    }
+}

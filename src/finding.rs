@@ -91,6 +91,9 @@ pub struct Subject {
     pub skill: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grader: Option<String>,
+    /// A tool server: `<configuration file>#<server name>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
 }
 
 impl Subject {
@@ -123,8 +126,16 @@ impl Subject {
         }
     }
 
+    /// A tool server of a configuration file.
+    pub fn server(config: &str, name: &str) -> Self {
+        Subject {
+            server: Some(format!("{config}#{name}")),
+            ..Subject::default()
+        }
+    }
+
     fn key(&self) -> String {
-        [
+        let mut key = [
             self.suite.as_deref(),
             self.case.as_deref(),
             self.skill.as_deref(),
@@ -133,7 +144,14 @@ impl Subject {
         .iter()
         .map(|part| part.unwrap_or(""))
         .collect::<Vec<_>>()
-        .join("\u{1f}")
+        .join("\u{1f}");
+        // Appended only when set, so that the fingerprints of every other subject stay
+        // what they were before servers existed.
+        if let Some(server) = &self.server {
+            key.push('\u{1f}');
+            key.push_str(server);
+        }
+        key
     }
 }
 

@@ -404,7 +404,13 @@ pub fn debt_for(
 ) -> Vec<(RuleId, String, Digest)> {
     let mut entries = BTreeSet::new();
     for finding in findings {
-        if finding.rule.is_integrity() || finding.severity < Severity::Warn {
+        // A credential in the history is rotated and an instruction hidden from the user
+        // removed, never carried as debt.
+        let never_adopted = matches!(
+            finding.rule,
+            RuleId::McpSecretInline | RuleId::McpHiddenInstructions
+        );
+        if finding.rule.is_integrity() || never_adopted || finding.severity < Severity::Warn {
             continue;
         }
         let Some(location) = &finding.location else {

@@ -22,6 +22,7 @@ pub mod project;
 pub mod baselines;
 pub mod cases;
 pub mod graders;
+pub mod mcp;
 pub mod run;
 pub mod skills;
 

@@ -182,6 +182,33 @@ rule_table! {
     EasyFailed => ("EL509", "easy-failed", Error,
         "a case of the easy stratum fails: catastrophic, whatever the other strata do",
         "fix the behaviour before anything else; an easy case never becomes a known failure"),
+    McpConfigInvalid => ("EL601", "mcp-config-invalid", Refuse,
+        "a tool-server configuration or `tools/list` snapshot cannot be read: not JSON (comments and trailing commas are allowed), a server that is not an object or starts nothing, a server twice, a file that `[mcp]` or a plugin manifest names but that is missing",
+        "fix the file at the reported line, then run `evalock lock`"),
+    McpLaunchUnpinned => ("EL602", "mcp-launch-unpinned", Refuse,
+        "a server's launch fetches code without fixing its version: `npx`/`bunx`/`npm exec` without `pkg@<exact version>`, `uvx`/`pipx run` without `==`, `docker run` without an image digest, `go run …@latest`",
+        "name an exact version (`pkg@1.2.3`, `pkg==1.2.3`, `image@sha256:…`, `module@v1.2.3`), then run `evalock lock`"),
+    McpInsecureRemote => ("EL603", "mcp-insecure-remote", Refuse,
+        "a remote server is reached over `http://` or `ws://` on a host that is not this machine",
+        "use its `https://` URL"),
+    McpSecretInline => ("EL604", "mcp-secret-inline", Refuse,
+        "a value in a server's `env` or `headers` (or an argument or its URL) looks like a credential; reports quote only its name",
+        "reference a variable instead (`${API_TOKEN}`, `${input:token}` in VS Code), and rotate the credential: it is in the history"),
+    McpLaunchDrift => ("EL605", "mcp-launch-drift", Refuse,
+        "a server's launch (command, arguments, URL, transport, environment or header names) differs from the lock, or a server is not in the lock, or a locked server is gone",
+        "review the change, then run `evalock lock` to pin it"),
+    McpToolDrift => ("EL606", "mcp-tool-drift", Refuse,
+        "a tool of a `tools/list` snapshot differs from the lock: its description or input schema changed, it is new, or it is gone",
+        "read the changed description and schema (a rug pull changes them under an approved server), then run `evalock lock` to pin them"),
+    McpServerChanged => ("EL607", "mcp-server-changed", Refuse,
+        "compared with the base revision, a server was added, its launch changed, its environment or headers grew, or one of its tools is new or changed its description or schema",
+        "review the server and its tools; if the change is intended, give a commit since the base the trailer `Evalock-Approved: EL607 <path>: <why>`, naming the file the finding points at"),
+    McpHiddenInstructions => ("EL608", "mcp-hidden-instructions", Refuse,
+        "a tool's description hides instructions to the model: \"ignore previous instructions\", `<IMPORTANT>` blocks, \"do not tell the user\", reading credentials, invisible characters",
+        "do not approve the server: report the description to its maintainers, and remove the server until it is fixed"),
+    McpToolShadowing => ("EL609", "mcp-tool-shadowing", Warn,
+        "a tool's description names another server, or a tool another server offers: a tool that steers others can take them over",
+        "read the description; a server should describe its own tools only"),
 }
 
 impl RuleId {
@@ -215,6 +242,8 @@ impl RuleId {
                 | RuleId::RebaselineWithoutReason
                 | RuleId::PolicyLoosened
                 | RuleId::AdoptedDebt
+                | RuleId::McpLaunchDrift
+                | RuleId::McpToolDrift
         )
     }
 
@@ -223,7 +252,7 @@ impl RuleId {
     pub fn is_approvable(self) -> bool {
         matches!(
             self,
-            RuleId::SkillPermissionEscalation | RuleId::PolicyLoosened
+            RuleId::SkillPermissionEscalation | RuleId::PolicyLoosened | RuleId::McpServerChanged
         )
     }
 
@@ -311,6 +340,7 @@ fn family_name(family: &str) -> &'static str {
         "EL3" => "graders",
         "EL4" => "baselines",
         "EL5" => "runs",
+        "EL6" => "tool servers (MCP)",
         _ => "other",
     }
 }

@@ -46,6 +46,11 @@ fn replay(target: &str, check: fn(&[u8])) {
 }
 
 #[test]
+fn mcp_inputs_replay_cleanly() {
+    replay("mcp", checks::mcp);
+}
+
+#[test]
 fn records_inputs_replay_cleanly() {
     replay("records", checks::records);
 }

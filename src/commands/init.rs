@@ -31,6 +31,9 @@ pub struct InitOutcome {
     pub skill_roots: Vec<String>,
     /// Plugin marketplaces (`.claude-plugin/marketplace.json`) whose skills are guarded.
     pub marketplaces: Vec<String>,
+    /// Tool-server configurations (`.mcp.json`, a plugin's `plugin.json`…) written to
+    /// `[mcp] configs`.
+    pub mcp_configs: Vec<String>,
     /// Detected files left out of the config for their names, each with the reason.
     pub skipped: Vec<SkippedPath>,
     /// Files of records that would be cases but have no `id` (datasets of other eval
@@ -92,9 +95,11 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         marketplaces: detect_marketplaces(&all_files, &mut skipped),
         ..Default::default()
     };
+    let mcp_configs = detect_mcp_configs(&source, &all_files, &mut skipped)?;
     skipped.sort();
     let skill_permissions = declared_skill_permissions(&source, &skills)?;
-    let config_text = render(&suites, &prompts, &skills, &skill_permissions, &identified);
+    let mut config_text = render(&suites, &prompts, &skills, &skill_permissions, &identified);
+    config_text.push_str(&render_mcp(&mcp_configs));
     Config::parse(CONFIG_FILE, config_text.as_bytes())
         .map_err(|error| Error::Internal(format!("generated config does not parse: {error}")))?;
     write_atomic(&config_path, config_text.as_bytes())?;
@@ -123,6 +128,7 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         prompts,
         skill_roots: skills.roots,
         marketplaces: skills.marketplaces,
+        mcp_configs,
         skipped,
         without_ids,
         identified,
@@ -539,6 +545,49 @@ fn detect_marketplaces(files: &[String], skipped: &mut Vec<SkippedPath>) -> Vec<
         .filter(|path| writable(path, "marketplace", skipped))
         .cloned()
         .collect()
+}
+
+/// Tool-server configurations: the well-known files, `.mcp.json` anywhere (plugins keep
+/// theirs at their root) and plugin manifests, each only when it starts a server.
+fn detect_mcp_configs(
+    source: &WorktreeSource,
+    files: &[String],
+    skipped: &mut Vec<SkippedPath>,
+) -> Result<Vec<String>> {
+    use crate::project::config::WELL_KNOWN_CONFIGS;
+    let mut found = Vec::new();
+    for path in files {
+        let candidate = WELL_KNOWN_CONFIGS.contains(&path.as_str())
+            || path.ends_with("/.mcp.json")
+            || path.ends_with(".claude-plugin/plugin.json");
+        if !candidate
+            || path
+                .split('/')
+                .any(|part| IGNORED_DIRECTORIES.contains(&part))
+            || !writable(path, "tool-server configuration", skipped)
+        {
+            continue;
+        }
+        let bytes = source.read(path)?.unwrap_or_default();
+        let parsed = crate::mcp::servers::parse(path, &String::from_utf8_lossy(&bytes));
+        if !(parsed.servers.is_empty()
+            && parsed.references.is_empty()
+            && parsed.problems.is_empty())
+        {
+            found.push(path.clone());
+        }
+    }
+    Ok(found)
+}
+
+fn render_mcp(configs: &[String]) -> String {
+    if configs.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n[mcp]\n# Tool-server configurations: each server's launch is pinned (environment names,\n# never values) and refused when it drifts.\nconfigs = {}\n# A committed `tools/list` answer per server pins its tools, tool by tool:\n# [mcp.snapshots]\n# github = \"mcp/github.tools.json\"\n",
+        toml_list(&configs.iter().map(|path| literal_glob(path)).collect::<Vec<_>>())
+    )
 }
 
 /// Everything the detected skills declare today (`allowed-tools`, skill.json

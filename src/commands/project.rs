@@ -51,6 +51,8 @@ pub struct Project {
     pub skills: crate::skills::SkillSet,
     /// `working tree`, `index`, `main (1a2b3c4)`.
     pub source: String,
+    /// The tool servers of `[mcp]` (empty without that table).
+    pub mcp: crate::mcp::McpSet,
     /// Configured graders with the digests of their sources.
     pub graders: Vec<GraderModel>,
     /// Baselines of the suites that configure one, by suite name.
@@ -159,6 +161,10 @@ impl Project {
         let (lock, (suites, skills)) =
             rayon::join(read_lock, || rayon::join(load_suites, load_skills));
         let graders = load_graders(source, &config)?;
+        let mcp = match &config.mcp {
+            Some(mcp_config) => crate::mcp::load(source, mcp_config, false)?,
+            None => crate::mcp::McpSet::default(),
+        };
         let mut baselines = BTreeMap::new();
         for suite in &config.suites {
             if let Some(path) = &suite.baseline {
@@ -174,6 +180,7 @@ impl Project {
             suites: suites?,
             skills: skills?,
             source: source.describe(),
+            mcp,
             graders,
             baselines,
             workdir: None,
@@ -190,7 +197,8 @@ impl Project {
                 .iter()
                 .map(|case| Subject::case(&suite.name, &case.id))
         });
-        cases.chain(self.skill_subjects()).collect()
+        let servers = self.mcp.servers.iter().map(crate::mcp::Server::subject);
+        cases.chain(self.skill_subjects()).chain(servers).collect()
     }
 
     /// Judges `lock` from now on (the summaries worked out for the lock loaded are dropped).
@@ -219,6 +227,16 @@ impl Project {
         crate::skills::rules::Side {
             skills: &self.skills,
             config: self.config.skills.as_ref(),
+            lock: self.lock.as_ref(),
+            source: &self.source,
+        }
+    }
+
+    /// What the EL6xx rules read of this snapshot.
+    pub fn mcp_side(&self) -> crate::mcp::rules::Side<'_> {
+        crate::mcp::rules::Side {
+            mcp: &self.mcp,
+            config: self.config.mcp.as_ref(),
             lock: self.lock.as_ref(),
             source: &self.source,
         }
@@ -368,6 +386,12 @@ impl Project {
         for skill in &self.skills.skills {
             lock.skills
                 .insert(skill.path.clone(), skill.lock_entry(&skills_config));
+        }
+        for server in &self.mcp.servers {
+            lock.mcp
+                .entry(server.config.clone())
+                .or_default()
+                .insert(server.name.clone(), self.mcp.lock_entry(server));
         }
         for grader in &self.graders {
             lock.graders.insert(

@@ -65,12 +65,16 @@ pub fn triage(project_root: &Path) -> Result<StagedTriage> {
 /// Taking every string rather than a list of known fields keeps the fast path exact when
 /// a setting that names files is added: a string that is not a path (a suite name, a
 /// model) at worst costs a full check. `None` when skills are listed inside marketplace
-/// manifests, whose paths only those files know.
+/// manifests, or tool servers inside plugin manifests, whose paths only those files know.
 pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
     if config
         .skills
         .as_ref()
         .is_some_and(|skills| !skills.marketplaces.is_empty())
+        || config
+            .mcp
+            .as_ref()
+            .is_some_and(|mcp| mcp.configs.iter().any(|path| path.ends_with("plugin.json")))
     {
         return None;
     }

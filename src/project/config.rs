@@ -12,6 +12,7 @@ mod baseline_paths;
 mod gate;
 mod grader;
 mod locate;
+mod mcp;
 mod policy;
 mod skills;
 mod suite;
@@ -23,6 +24,7 @@ mod validate;
 pub use gate::{DebtConfig, DebtEntry, RuleLevel};
 pub use grader::{GraderConfig, GraderKind, VersionLabel};
 use locate::{glob_lines, location_of, table_header_offset};
+pub use mcp::{McpConfig, WELL_KNOWN_CONFIGS};
 pub use policy::Policy;
 pub use skills::{compile_pattern, default_allowed_permissions, Acknowledgement, SkillsConfig};
 
@@ -48,6 +50,9 @@ pub struct Config {
     pub suites: Vec<SuiteConfig>,
     #[serde(default)]
     pub skills: Option<SkillsConfig>,
+    /// Tool servers (MCP) locked like skills: their launch and their tools.
+    #[serde(default)]
+    pub mcp: Option<McpConfig>,
     #[serde(default, rename = "grader")]
     pub graders: BTreeMap<String, GraderConfig>,
     /// Per-rule severities by id or name: `EL203 = "warn"`, `skill-name-invalid = "off"`.
@@ -130,6 +135,23 @@ impl Config {
                 .map(|acknowledgement| lines.line_of(acknowledgement.rule.span().start))
                 .collect();
         }
+        if let Some(mcp) = &mut config.mcp {
+            if let Some(inside) = table_header_offset(text, "[mcp]") {
+                mcp.config_lines = glob_lines(text, &lines, inside, "configs", &mcp.configs);
+            }
+            for server in mcp.snapshots.keys() {
+                let line = crate::text::line_of_first(
+                    text,
+                    &[
+                        &format!("{server} ="),
+                        &format!("\"{server}\" ="),
+                        "[mcp.snapshots]",
+                        "snapshots",
+                    ],
+                );
+                mcp.snapshot_lines.insert(server.clone(), line);
+            }
+        }
         config.locate_graders(text);
         config.locate_case_globs(text);
         if let Some(skills) = &mut config.skills {
@@ -158,6 +180,7 @@ impl Config {
                 .skills
                 .as_ref()
                 .is_none_or(|skills| skills.roots.is_empty() && skills.marketplaces.is_empty())
+            && self.mcp.is_none()
     }
 
     /// The severity `[rules]` gives `rule`: `None` when it is off.

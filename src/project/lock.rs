@@ -2,6 +2,7 @@
 //! that branches adding different cases merge cleanly.
 
 use super::config::GraderKind;
+pub mod mcp;
 pub mod skills;
 
 use crate::digest::{Digest, BYTES_RECIPE, CASE_RECIPE, TREE_RECIPE};
@@ -46,6 +47,9 @@ pub struct Lock {
     /// Skills by folder path.
     #[serde(default, rename = "skill")]
     pub skills: BTreeMap<String, SkillLock>,
+    /// Tool servers by configuration file, then by name.
+    #[serde(default)]
+    pub mcp: mcp::McpLocks,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -147,6 +151,7 @@ impl Lock {
             graders: BTreeMap::new(),
             cases: BTreeMap::new(),
             skills: BTreeMap::new(),
+            mcp: BTreeMap::new(),
         }
     }
 

@@ -5,9 +5,9 @@ use crate::finding::{Finding, Subject};
 use crate::rules::Severity;
 
 /// The groups of subjects that are not a suite's.
-const BUILT_IN_GROUPS: [&str; 3] = ["skills", "graders", "project"];
+const BUILT_IN_GROUPS: [&str; 4] = ["skills", "graders", "servers", "project"];
 
-/// The group a subject belongs to: its suite, or `skills`, `graders`, `project`. A suite
+/// The group a subject belongs to: its suite, or `skills`, `graders`, `servers`, `project`. A suite
 /// named like a built-in group is `suite:<name>`: sharing the name would merge its cases
 /// with the skills (graders, project) in one JUnit test suite or table. No suite can be
 /// called that (suite names have no `:`), and the name does not depend on which other
@@ -26,19 +26,27 @@ pub fn subject_group(subject: &Subject) -> String {
     if subject.grader.is_some() {
         return "graders".to_owned();
     }
+    if subject.server.is_some() {
+        return "servers".to_owned();
+    }
     "project".to_owned()
 }
 
 /// How a finding about a suite as a whole (no case) is named within the suite's group.
 pub const SUITE_ITSELF: &str = "(suite)";
 
-/// The name of a subject within its group: the case id, skill or grader name; for a
+/// The name of a subject within its group: the case id, skill, grader or server; for a
 /// finding about no particular subject, the file it points at.
 pub fn subject_name(subject: &Subject, finding: Option<&Finding>) -> String {
-    let named = [&subject.case, &subject.skill, &subject.grader]
-        .into_iter()
-        .flatten()
-        .next();
+    let named = [
+        &subject.case,
+        &subject.skill,
+        &subject.grader,
+        &subject.server,
+    ]
+    .into_iter()
+    .flatten()
+    .next();
     if let Some(name) = named {
         return name.clone();
     }

@@ -67,6 +67,9 @@ pub enum Command {
     /// Agent skills: audit provenance, versioning, permissions and executable content.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// Tool servers (MCP): audit how each configured server starts and what its tools say.
+    #[command(subcommand)]
+    Mcp(McpCommand),
 
     // [run] subcommands (run, accept, review) go here.
     /// Run suites: each case (and sample) through the suite's completer, graded, compared
@@ -116,6 +119,28 @@ pub enum SkillsCommand {
     /// manifest and name when those fail), each WARN or FAIL followed by the findings behind
     /// it with their location and fix. Exits 0 when no line says FAIL, 1 otherwise.
     Audit(SkillsAuditArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Audit tool-server configurations: a PASS/WARN/FAIL line per criterion for each server.
+    ///
+    /// Criteria: launch (a package fetched on every start must name an exact version),
+    /// transport (no clear-text remote), secrets (no credential written inline; only its
+    /// name is ever printed), lock (the launch and tools match evalock.lock) and tools (a
+    /// committed `tools/list` snapshot pins them, and no description hides instructions or
+    /// speaks of another server's tools). Each WARN or FAIL is followed by the findings
+    /// behind it. Exits 0 when no line says FAIL, 1 otherwise.
+    Audit(McpAuditArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpAuditArgs {
+    /// Configuration files (`.mcp.json`, `.vscode/mcp.json`, a plugin's
+    /// `.claude-plugin/plugin.json`…). Without any, those `[mcp] configs` names are
+    /// audited, or the well-known ones at the project root.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -468,6 +493,7 @@ impl Command {
         match self {
             Command::Check(args) => args.output.iter_mut().collect(),
             Command::Skills(SkillsCommand::Audit(args)) => args.dirs.iter_mut().collect(),
+            Command::Mcp(McpCommand::Audit(args)) => args.paths.iter_mut().collect(),
             Command::Run(args) => args.completions.iter_mut().chain(&mut args.out).collect(),
             Command::Accept(args) => args.from.iter_mut().collect(),
             Command::Review(args) => args.from.iter_mut().collect(),

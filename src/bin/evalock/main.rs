@@ -183,6 +183,15 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
             Ok(outcome.exit_code())
         }
 
+        Command::Mcp(args::McpCommand::Audit(audit_args)) => {
+            let outcome = commands::mcp_audit(&root, &audit_args.paths)?;
+            printer.mcp_audit(&outcome);
+            Ok(match outcome.failed() {
+                true => exit_code::FAILURES,
+                false => exit_code::CLEAN,
+            })
+        }
+
         // [run] dispatch goes here.
         Command::Run(run_args) => run_suites(root, run_args, printer),
         Command::Accept(accept_args) => accept(root, accept_args, printer),

@@ -237,6 +237,9 @@ impl Printer {
         for marketplace in &outcome.marketplaces {
             outln!("  skills listed by: {marketplace}");
         }
+        for config in &outcome.mcp_configs {
+            outln!("  tool servers: {config}");
+        }
         for skipped in &outcome.skipped {
             errln!(
                 "note: skipped {} `{}`: {}; rename it, then run `evalock init --force` to include it",
@@ -318,6 +321,7 @@ impl Printer {
                     .clone()
                     .or_else(|| finding.subject.suite.as_deref().map(str::to_owned))
                     .or_else(|| finding.subject.grader.clone())
+                    .or_else(|| finding.subject.server.clone())
                     .unwrap_or_default();
                 by_subject.entry(subject).or_default().push(finding);
             }
@@ -593,6 +597,56 @@ impl Printer {
     /// The seed article's lines (`FAIL  provenance   …`), each WARN or FAIL followed by
     /// the findings behind it; a `== path (name)` header when several skills are audited.
     pub fn skills_audit(&self, outcome: &AuditOutcome) {
+        let sections = outcome.skills.iter().map(|skill| {
+            let lines = skill
+                .lines
+                .iter()
+                .map(|line| {
+                    let level = match line.status {
+                        AuditStatus::Pass => AuditLevel::Pass,
+                        AuditStatus::Warn => AuditLevel::Warn,
+                        AuditStatus::Fail => AuditLevel::Fail,
+                    };
+                    (level, line.headline(), line.findings.as_slice())
+                })
+                .collect();
+            (format!("{} ({})", skill.path, skill.name), lines)
+        });
+        self.audit_sections(sections.collect(), &outcome.other);
+    }
+
+    /// `mcp audit`: the lines of each server under a `== config: name` header.
+    pub fn mcp_audit(&self, outcome: &evalock::mcp::audit::Outcome) {
+        use evalock::mcp::audit::Status;
+        let sections = outcome.servers.iter().map(|server| {
+            let lines = server
+                .lines
+                .iter()
+                .map(|line| {
+                    let level = match line.status {
+                        Status::Pass => AuditLevel::Pass,
+                        Status::Warn => AuditLevel::Warn,
+                        Status::Fail => AuditLevel::Fail,
+                    };
+                    (level, line.headline(), line.findings.as_slice())
+                })
+                .collect();
+            (format!("{}: {}", server.config, server.name), lines)
+        });
+        let sections: Vec<_> = sections.collect();
+        if sections.is_empty() && outcome.other.is_empty() {
+            outln!("no tool server found: name configuration files, or list them under `[mcp] configs`");
+        }
+        self.audit_sections(sections, &outcome.other);
+    }
+
+    /// Audit lines, each WARN or FAIL followed by the findings behind it, under a header
+    /// per section when there are several; then the findings of no section.
+    fn audit_sections(
+        &self,
+        sections: Vec<(String, Vec<AuditRow<'_>>)>,
+        other: &[evalock::Finding],
+    ) {
         let paint = |style: &str, text: &str| {
             if self.colour_stdout {
                 format!("{style}{text}\x1b[0m")
@@ -600,34 +654,30 @@ impl Printer {
                 text.to_owned()
             }
         };
-        let several = outcome.skills.len() > 1;
-        for (index, skill) in outcome.skills.iter().enumerate() {
+        let several = sections.len() > 1;
+        for (index, (header, lines)) in sections.iter().enumerate() {
             if several {
                 if index > 0 {
                     outln!();
                 }
-                outln!(
-                    "{}",
-                    paint("\x1b[1m", &format!("== {} ({})", skill.path, skill.name))
-                );
+                outln!("{}", paint("\x1b[1m", &format!("== {header}")));
             }
-            for line in &skill.lines {
-                let style = match line.status {
-                    AuditStatus::Pass => "\x1b[32m",
-                    AuditStatus::Warn => "\x1b[33m",
-                    AuditStatus::Fail => "\x1b[1;31m",
+            for (level, headline, findings) in lines {
+                let style = match level {
+                    AuditLevel::Pass => "\x1b[32m",
+                    AuditLevel::Warn => "\x1b[33m",
+                    AuditLevel::Fail => "\x1b[1;31m",
                 };
-                let headline = line.headline();
                 let (status, rest) = headline.split_at(5);
                 outln!("{}{rest}", paint(style, status));
-                for finding in &line.findings {
+                for finding in *findings {
                     print_audit_finding(finding);
                 }
             }
         }
-        if !outcome.other.is_empty() {
+        if !other.is_empty() {
             outln!();
-            for finding in &outcome.other {
+            for finding in other {
                 print_audit_finding(finding);
             }
         }
@@ -951,3 +1001,13 @@ fn relative_folder(started: &Path, project: &Path) -> Option<String> {
     );
     Some(parts.join("/"))
 }
+
+/// How an audit line is painted.
+enum AuditLevel {
+    Pass,
+    Warn,
+    Fail,
+}
+
+/// One audit line: its level, its text and the findings behind it.
+type AuditRow<'a> = (AuditLevel, String, &'a [evalock::Finding]);

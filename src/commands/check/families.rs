@@ -63,6 +63,12 @@ pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> 
     );
     let mut findings = case_findings;
     findings.extend(skill_findings);
+    // Tool servers are a handful of small files: read after the others, not beside them.
+    findings.extend(crate::mcp::rules::check(
+        &project.mcp_side(),
+        base.map(Project::mcp_side).as_ref(),
+        true,
+    ));
     findings.extend(grader_findings);
     findings.extend(baseline_findings);
     graders::drop_outranked(&mut findings);

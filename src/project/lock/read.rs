@@ -37,6 +37,8 @@ struct Head {
     graders: BTreeMap<String, GraderLock>,
     #[serde(default, rename = "skill")]
     skills: BTreeMap<String, SkillLock>,
+    #[serde(default)]
+    mcp: super::mcp::McpLocks,
 }
 
 const CASE_HEADER: &str = "[case.";
@@ -180,6 +182,7 @@ fn by_table(text: &str) -> Option<Lock> {
         graders: head.graders,
         cases,
         skills: head.skills,
+        mcp: head.mcp,
     })
 }
 

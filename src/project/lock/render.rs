@@ -74,6 +74,7 @@ impl Lock {
             }
         }
         render_skills(out, &self.skills);
+        crate::project::lock::mcp::render_mcp(out, &self.mcp);
         Ok(())
     }
 }
