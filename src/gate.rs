@@ -179,13 +179,7 @@ fn loosened(config: &Config, base: &Base) -> Vec<Finding> {
     findings
 }
 
-/// The `[policy]` keys EL110 guards.
-pub const POLICY_KEYS: [&str; 4] = [
-    "agreement_min",
-    "fail_on_diff",
-    "max_output_bytes",
-    "timeout_secs",
-];
+pub use crate::project::config::POLICY_KEYS;
 
 /// EL110 for `[policy]` settings the change made more lenient, and acknowledgements it
 /// added: each at its line.

@@ -1,10 +1,12 @@
 //! evalock keeps LLM evaluation assets honest in git: it freezes golden cases, prompts,
-//! skills, graders and last-good completions in `evalock.lock`, and refuses drift.
+//! skills, tool servers, graders and last-good completions in `evalock.lock`, and refuses
+//! drift.
 //!
-//! Data flows one way: [`source`] (working tree, index, revision) -> [`model`] ->
-//! [`checks`] (pure functions returning [`finding::Finding`]s) -> [`report`]. The
-//! [`commands`] module wires them together for the binary; the library never prints
-//! and never exits.
+//! Data flows one way: [`source`] (working tree, index, revision) -> [`project`] (the
+//! configuration and the lock) -> the concerns ([`cases`], [`skills`], [`graders`],
+//! [`baselines`], [`run`], [`mcp`]), each with rules that return [`finding::Finding`]s ->
+//! [`report`] and [`github`]. The [`commands`] module wires them together for the binary;
+//! the library never prints and never exits.
 
 #![forbid(unsafe_code)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]

@@ -8,6 +8,7 @@
 //! an edit in place (EL102). Editing an identity field makes another case, so the old one
 //! was removed (EL103). Reordering records changes nothing.
 
+use crate::project::config::{CaseIdRule, SuiteConfig};
 use serde_json::{Map, Value};
 
 /// How a suite reads each case's identity.
@@ -26,6 +27,16 @@ pub enum Identity {
 const CONTENT_HEX_DIGITS: usize = 16;
 
 impl Identity {
+    /// How `suite` identifies its cases (its `id` rule; the record's own `id` without one).
+    pub fn of(suite: &SuiteConfig) -> Identity {
+        match &suite.id {
+            None => Identity::Member,
+            Some(CaseIdRule::KeyPath(path)) if path == "id" => Identity::Member,
+            Some(CaseIdRule::KeyPath(path)) => Identity::KeyPath(path.clone()),
+            Some(CaseIdRule::Content { content }) => Identity::Content(content.clone()),
+        }
+    }
+
     /// How messages name the rule: "`id`", "key path `metadata.case_id`", "content of `input`".
     pub fn describe(&self) -> String {
         match self {

@@ -81,7 +81,7 @@ pub fn detail_for_suite(
     // promptfoo's assertions are a test's `assert` list, which a summary does not keep.
     let command_graded = suite.grader.as_deref().is_some_and(|id| {
         config.graders.get(id).map_or(
-            id == crate::graders::promptfoo::PROMPTFOO_GRADER_ID,
+            id == crate::project::config::PROMPTFOO_GRADER_ID,
             |grader| grader.kind == crate::project::config::GraderKind::Command,
         )
     });
@@ -150,7 +150,12 @@ pub fn load_suite(
     }
     case_files.sort();
     case_files.dedup();
-    let content = load_content(source, case_files, detail, &suite.identity())?;
+    let content = load_content(
+        source,
+        case_files,
+        detail,
+        &crate::cases::identity::Identity::of(suite),
+    )?;
     let prompts = suite
         .prompt_paths()
         .into_iter()

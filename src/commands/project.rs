@@ -295,7 +295,7 @@ impl Project {
             let Some(config) = self.config.suite(suite) else {
                 continue;
             };
-            let identity = config.identity();
+            let identity = crate::cases::identity::Identity::of(config);
             if identity == crate::cases::identity::Identity::Member {
                 continue;
             }

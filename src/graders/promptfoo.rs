@@ -7,8 +7,8 @@ use super::Grade;
 use regex::RegexBuilder;
 use serde_json::Value;
 
-/// The grader's id and version, as baselines record them.
-pub const PROMPTFOO_GRADER_ID: &str = "promptfoo";
+/// The grader's id (a suite's `grader = "promptfoo"`) and version, as baselines record them.
+pub use crate::project::config::PROMPTFOO_GRADER_ID;
 pub const PROMPTFOO_GRADER_VERSION: &str = "1";
 
 /// The verdict of a test's `assert` list on one completion: every assertion must hold.

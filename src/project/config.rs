@@ -22,10 +22,10 @@ mod toml_errors;
 mod validate;
 
 pub use gate::{DebtConfig, DebtEntry, RuleLevel};
-pub use grader::{GraderConfig, GraderKind, VersionLabel};
+pub use grader::{GraderConfig, GraderKind, VersionLabel, PROMPTFOO_GRADER_ID};
 use locate::{glob_lines, location_of, table_header_offset};
 pub use mcp::{McpConfig, WELL_KNOWN_CONFIGS};
-pub use policy::Policy;
+pub use policy::{Policy, POLICY_KEYS};
 pub use skills::{compile_pattern, default_allowed_permissions, Acknowledgement, SkillsConfig};
 
 /// Where `evalock run` writes its results unless `--out` says otherwise.
@@ -121,7 +121,7 @@ impl Config {
             .iter()
             .map(|(name, level)| (name.clone(), lines.line_of(level.span().start)))
             .collect();
-        for key in crate::gate::POLICY_KEYS {
+        for key in POLICY_KEYS {
             let line = crate::text::line_of_first(
                 text,
                 &[&format!("{key} ="), &format!("{key}="), "[policy]"],

@@ -15,6 +15,16 @@ use std::fmt;
 use std::path::Path;
 
 pub const RESULTS_SCHEMA: &str = "evalock.results/v1";
+
+/// One stratum's cases, passes and failures (errors count as neither), as
+/// [`crate::run::strata`] counts them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StratumRate {
+    pub cases: usize,
+    pub pass: usize,
+    pub fail: usize,
+    pub rate: Option<f64>,
+}
 /// Where `run` writes and `accept`/`review` read by default, relative to the project root.
 pub use crate::project::config::DEFAULT_RESULTS_PATH;
 
@@ -47,7 +57,7 @@ pub struct Results {
     pub counts: BTreeMap<Status, usize>,
     /// Pass rates per stratum (cases that name one).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub strata: BTreeMap<String, crate::run::strata::StratumRate>,
+    pub strata: BTreeMap<String, StratumRate>,
     /// Sorted by suite, then case id.
     pub cases: Vec<CaseResult>,
     /// Everything the run found, in report order.

@@ -5,7 +5,7 @@
 use crate::finding::{Finding, Location, Subject};
 use crate::rules::{RuleId, Severity};
 use crate::run::results::CaseResult;
-use serde::{Deserialize, Serialize};
+pub use crate::run::results::StratumRate;
 use std::collections::BTreeMap;
 
 /// The stratum of cases meant to fail for now, and of cases that must never fail.
@@ -13,15 +13,6 @@ pub const STRETCH: &str = "stretch";
 pub const EASY: &str = "easy";
 /// A stretch stratum passing this share or more is too easy (the seed's `stretch_high`).
 pub const STRETCH_HIGH: f64 = 0.80;
-
-/// One stratum's cases, passes and failures (errors count as neither).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct StratumRate {
-    pub cases: usize,
-    pub pass: usize,
-    pub fail: usize,
-    pub rate: Option<f64>,
-}
 
 /// Rates per stratum name, over every suite.
 pub fn rates(cases: &[CaseResult]) -> BTreeMap<String, StratumRate> {

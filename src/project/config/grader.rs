@@ -2,6 +2,10 @@
 //! string or an integer.
 
 use schemars::JsonSchema;
+
+/// The grader a suite names without configuring it (`grader = "promptfoo"`): promptfoo's
+/// deterministic assertions, graded in process.
+pub const PROMPTFOO_GRADER_ID: &str = "promptfoo";
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 

@@ -4,6 +4,15 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The `[policy]` keys EL110 guards: a change that makes one more lenient is refused
+/// against the base.
+pub const POLICY_KEYS: [&str; 4] = [
+    "agreement_min",
+    "fail_on_diff",
+    "max_output_bytes",
+    "timeout_secs",
+];
+
 /// Gate-wide settings.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

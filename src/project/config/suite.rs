@@ -71,17 +71,6 @@ impl SuiteConfig {
         self.name.get_ref()
     }
 
-    /// How the suite's cases are identified.
-    pub fn identity(&self) -> crate::cases::identity::Identity {
-        use crate::cases::identity::Identity;
-        match &self.id {
-            None => Identity::Member,
-            Some(CaseIdRule::KeyPath(path)) if path == "id" => Identity::Member,
-            Some(CaseIdRule::KeyPath(path)) => Identity::KeyPath(path.clone()),
-            Some(CaseIdRule::Content { content }) => Identity::Content(content.clone()),
-        }
-    }
-
     /// Samples per case, when the suite sets them.
     pub fn samples(&self) -> Option<u32> {
         self.samples.as_ref().map(|samples| *samples.get_ref())
