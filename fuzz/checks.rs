@@ -31,6 +31,8 @@ pub fn records(data: &[u8]) {
         return;
     };
     let path = match selector % 4 {
+        // The top selectors read a promptfoo configuration's inline tests.
+        _ if *selector >= 240 => "evals/promptfooconfig.yaml",
         0 => "evals/rows.csv",
         1 => "evals/records.jsonl",
         2 => "evals/records.json",

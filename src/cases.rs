@@ -15,6 +15,7 @@ pub mod jsonl;
 pub mod load;
 pub mod numbers;
 mod parse;
+pub mod promptfoo_config;
 pub mod rules;
 pub mod strict_json;
 pub mod suite;

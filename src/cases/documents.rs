@@ -203,13 +203,13 @@ fn top_level_spans(bytes: &[u8]) -> Vec<(usize, usize)> {
     spans
 }
 
-fn yaml_options() -> serde_saphyr::Options {
+pub(super) fn yaml_options() -> serde_saphyr::Options {
     let mut options = serde_saphyr::Options::default();
     options.with_snippet = false;
     options
 }
 
-fn yaml_error(error: &serde_saphyr::Error) -> Position {
+pub(super) fn yaml_error(error: &serde_saphyr::Error) -> Position {
     let (line, column) = error
         .location()
         .map(|location| {
@@ -448,7 +448,7 @@ fn opens_content(line: &str) -> bool {
 
 /// A YAML element runs until the line before the next one starts, minus trailing blank
 /// and comment lines.
-fn close_yaml_spans(text: &str, elements: &mut [Element], line_count: u32) {
+pub(super) fn close_yaml_spans(text: &str, elements: &mut [Element], line_count: u32) {
     let lines: Vec<&str> = text.split('\n').collect();
     let starts: Vec<u32> = elements.iter().map(|element| element.line).collect();
     for (index, element) in elements.iter_mut().enumerate() {

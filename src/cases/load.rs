@@ -125,6 +125,45 @@ fn load_content(
     )))
 }
 
+/// The test files the promptfoo configurations among `case_files` name (`tests:
+/// file://…`): cases of the suite too. A reference that matches no file is reported at
+/// its line of the configuration.
+fn promptfoo_test_files(
+    source: &dyn ContentSource,
+    case_files: &[String],
+    unmatched: &mut Vec<UnmatchedGlob>,
+) -> Result<Vec<String>> {
+    use crate::cases::promptfoo_config::{is_promptfoo_config, test_file_references};
+    let mut files = Vec::new();
+    for config in case_files.iter().filter(|path| is_promptfoo_config(path)) {
+        if source.kind_of(config)? == Some(EntryKind::Symlink) {
+            continue;
+        }
+        let Some(bytes) = source.read(config)? else {
+            continue;
+        };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        for pattern in test_file_references(config, text) {
+            let matched = glob_files(source, std::slice::from_ref(&pattern))?;
+            if matched.is_empty() {
+                let written = pattern.rsplit('/').next().unwrap_or(&pattern);
+                unmatched.push(UnmatchedGlob {
+                    line: crate::text::line_of_first(text, &[written, "tests:"]),
+                    pattern,
+                    names_directory: false,
+                    through_symlink: None,
+                    named_in: Some(config.clone()),
+                });
+                continue;
+            }
+            files.extend(matched.into_iter().map(|file| file.path));
+        }
+    }
+    Ok(files)
+}
+
 pub fn load_suite(
     source: &dyn ContentSource,
     suite: &crate::project::config::SuiteConfig,
@@ -144,10 +183,15 @@ pub fn load_suite(
                 line,
                 names_directory,
                 through_symlink: symlink_on_the_way(source, pattern)?,
+                named_in: None,
             });
         }
         case_files.extend(matched.into_iter().map(|file| file.path));
     }
+    case_files.sort();
+    case_files.dedup();
+    let referenced = promptfoo_test_files(source, &case_files, &mut unmatched_globs)?;
+    case_files.extend(referenced);
     case_files.sort();
     case_files.dedup();
     let content = load_content(

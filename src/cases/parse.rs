@@ -19,9 +19,14 @@ enum CaseFormat {
     Json,
     Yaml,
     Csv,
+    /// A promptfoo configuration: its inline `tests:`.
+    Promptfoo,
 }
 
 fn format_of(path: &str) -> Option<CaseFormat> {
+    if crate::cases::promptfoo_config::is_promptfoo_config(path) {
+        return Some(CaseFormat::Promptfoo);
+    }
     let extension = path
         .rsplit_once('.')
         .map(|(_, extension)| extension.to_ascii_lowercase())?;
@@ -54,7 +59,12 @@ pub fn parse_identified_case_file(
     detail: CaseDetail,
     identity: &Identity,
 ) -> ParsedCaseFile {
-    if *identity == Identity::Member && format_of(path) != Some(CaseFormat::Csv) {
+    if *identity == Identity::Member
+        && !matches!(
+            format_of(path),
+            Some(CaseFormat::Csv | CaseFormat::Promptfoo)
+        )
+    {
         return ParsedCaseFile::joined(parse_case_file_parts(path, bytes, detail));
     }
     parse_records(path, bytes, detail, identity)
@@ -101,6 +111,7 @@ fn parse_records(
         Some(CaseFormat::Json) => json_elements(text),
         Some(CaseFormat::Yaml) => yaml_elements(text),
         Some(CaseFormat::Csv) => super::csv_rows::csv_elements(text),
+        Some(CaseFormat::Promptfoo) => super::promptfoo_config::test_elements(text),
         None => Err((
             1,
             1,
@@ -223,6 +234,7 @@ fn parse_case_file_parts(path: &str, bytes: &[u8], detail: CaseDetail) -> Vec<Pa
         CaseFormat::Json => json_elements(text),
         CaseFormat::Yaml => yaml_elements(text),
         CaseFormat::Csv => super::csv_rows::csv_elements(text),
+        CaseFormat::Promptfoo => super::promptfoo_config::test_elements(text),
     };
     match elements {
         Ok((elements, refused)) => {

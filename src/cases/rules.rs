@@ -110,12 +110,16 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
             }
             (None, false) => (
                 format!("suite `{}`: no case file matches `{pattern}`", suite.name),
-                "fix the glob in evalock.toml, or add the case file".to_owned(),
+                format!(
+                    "fix the glob in {}, or add the case file",
+                    unmatched.named_in.as_deref().unwrap_or(CONFIG_FILE)
+                ),
             ),
         };
+        let named_in = unmatched.named_in.as_deref().unwrap_or(CONFIG_FILE);
         findings.push(
             Finding::new(RuleId::MalformedCase, Subject::suite(&suite.name), message)
-                .at(Location::line(CONFIG_FILE, unmatched.line))
+                .at(Location::line(named_in, unmatched.line))
                 .help(help)
                 .discriminator(pattern),
         );

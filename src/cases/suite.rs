@@ -22,6 +22,9 @@ pub struct UnmatchedGlob {
     pub names_directory: bool,
     /// A folder on the pattern's way that is a symlink, which evalock never follows.
     pub through_symlink: Option<String>,
+    /// The file that names the pattern, when it is not evalock.toml (a promptfoo
+    /// configuration's `tests: file://…`); `line` is then that file's.
+    pub named_in: Option<String>,
 }
 
 /// A suite as found in one snapshot.

@@ -218,7 +218,11 @@ fn detect_case_files(
     identified: &mut BTreeMap<String, DetectedIdentity>,
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let mut by_stem: BTreeMap<String, Vec<SuiteFiles>> = BTreeMap::new();
+    let referenced = promptfoo_suites(source, files, &mut by_stem, identified)?;
     for path in files {
+        if referenced.contains(path) {
+            continue;
+        }
         let lower = path.to_ascii_lowercase();
         let is_candidate = [".jsonl", ".ndjson", ".json", ".yaml", ".yml", ".csv"]
             .iter()
@@ -287,6 +291,61 @@ fn detect_case_files(
         }
     }
     Ok(name_suites(by_stem))
+}
+
+/// A suite for each promptfoo configuration with tests (inline, or in the files its
+/// `tests:` names), identified by the content of `vars` and graded as promptfoo grades.
+/// Returns the configurations and the files they name, which make no suite of their own.
+fn promptfoo_suites(
+    source: &dyn ContentSource,
+    files: &[String],
+    by_stem: &mut BTreeMap<String, Vec<SuiteFiles>>,
+    identified: &mut BTreeMap<String, DetectedIdentity>,
+) -> Result<BTreeSet<String>> {
+    use crate::cases::promptfoo_config::{is_promptfoo_config, test_file_references};
+    let mut taken = BTreeSet::new();
+    for config in files.iter().filter(|path| is_promptfoo_config(path)) {
+        let Some(bytes) = source.read(config)? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let mut named = BTreeSet::new();
+        for pattern in test_file_references(config, &text) {
+            let Ok(glob) = globset::Glob::new(&pattern) else {
+                continue;
+            };
+            let matcher = glob.compile_matcher();
+            named.extend(files.iter().filter(|path| matcher.is_match(path)).cloned());
+        }
+        let identity = crate::cases::identity::Identity::Content(vec!["vars".to_owned()]);
+        let inline = crate::cases::parse_identified_case_file(
+            config,
+            &bytes,
+            crate::cases::CaseDetail::Summary,
+            &identity,
+        );
+        if inline.cases.is_empty() && named.is_empty() {
+            continue;
+        }
+        identified.insert(
+            config.clone(),
+            DetectedIdentity {
+                rule: "{ content = [\"vars\"] }".to_owned(),
+                shape: "promptfoo tests (`vars`, `assert`)",
+            },
+        );
+        by_stem
+            .entry(file_stem(config).to_owned())
+            .or_default()
+            .push(SuiteFiles {
+                files: vec![config.clone()],
+                ids: BTreeSet::new(),
+                rule: Some("promptfoo configuration".to_owned()),
+            });
+        taken.insert(config.clone());
+        taken.extend(named);
+    }
+    Ok(taken)
 }
 
 /// Members only an eval case has, besides the `id` a case keyed by name takes from its key.

@@ -65,7 +65,8 @@ pub fn triage(project_root: &Path) -> Result<StagedTriage> {
 /// Taking every string rather than a list of known fields keeps the fast path exact when
 /// a setting that names files is added: a string that is not a path (a suite name, a
 /// model) at worst costs a full check. `None` when skills are listed inside marketplace
-/// manifests, or tool servers inside plugin manifests, whose paths only those files know.
+/// manifests, tool servers inside plugin manifests, or test files inside promptfoo
+/// configurations, whose paths only those files know.
 pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
     if config
         .skills
@@ -75,6 +76,11 @@ pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
             .mcp
             .as_ref()
             .is_some_and(|mcp| mcp.configs.iter().any(|path| path.ends_with("plugin.json")))
+        || config
+            .suites
+            .iter()
+            .flat_map(|suite| &suite.cases)
+            .any(|pattern| may_match_promptfoo_config(pattern))
     {
         return None;
     }
@@ -104,6 +110,17 @@ pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
         patterns,
         compiled: OnceCell::new(),
     })
+}
+
+/// Whether a case glob names a promptfoo configuration (as `init` writes it: by its
+/// name), whose `tests: file://…` name case files only that configuration knows. A
+/// configuration reached through a wider wildcard (`evals/*.yaml`) is not looked for here:
+/// that would cost every YAML suite its fast path.
+fn may_match_promptfoo_config(pattern: &str) -> bool {
+    pattern
+        .rsplit('/')
+        .next()
+        .is_some_and(|name| name.to_ascii_lowercase().contains("promptfoo"))
 }
 
 /// What makes a config string a wildcard pattern; the text before the first of them is
