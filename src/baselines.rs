@@ -44,6 +44,9 @@ pub struct BaselineEntry {
     /// other way blocks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failure: Vec<String>,
+    /// How long the case took when it was accepted (all samples), for its time pin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     /// The full normalized completion.
     pub completion: String,
 }
@@ -277,6 +280,7 @@ mod tests {
                 commit: None,
                 reason: "first".into(),
                 failure: Vec::new(),
+                duration_ms: None,
                 completion: "hello".into(),
             },
         );

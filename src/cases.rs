@@ -85,15 +85,15 @@ pub enum CaseBody {
     Graded(Option<GradedMembers>),
 }
 
-/// The members of a case that graders read (`expect`, `mutate` and `expects_refusal:
-/// true`), as the JSON text of an object holding only them: a check keeps these of every
+/// The members of a case that graders read (`expect`, `mutate`, `expect_pass` and
+/// `expects_refusal: true`), as the JSON text of an object holding only them: a check keeps these of every
 /// case, and its rules read them when they probe graders. Two are equal when they hold
 /// the same JSON, however the texts are spaced.
 #[derive(Debug, Clone)]
 pub struct GradedMembers(Box<str>);
 
 /// The members [`GradedMembers`] keeps.
-pub const GRADED_MEMBERS: [&str; 3] = ["expect", "mutate", "expects_refusal"];
+pub const GRADED_MEMBERS: [&str; 4] = ["expect", "mutate", "expects_refusal", "expect_pass"];
 
 impl PartialEq for GradedMembers {
     fn eq(&self, other: &Self) -> bool {
@@ -109,7 +109,7 @@ impl GradedMembers {
         let mut object = String::from("{");
         for (name, text) in members {
             let kept = match name {
-                "expect" | "mutate" => true,
+                "expect" | "mutate" | "expect_pass" => true,
                 "expects_refusal" => text == "true",
                 _ => false,
             };

@@ -96,6 +96,11 @@ pub fn apply(
     gated
 }
 
+/// `[rules]` alone, for the findings of a run: levels apply, debt is `check`'s.
+pub fn apply_severities(findings: &mut Vec<Finding>, config: &Config) {
+    set_severities(findings, config);
+}
+
 /// `[rules]`: a rule set to `off` is dropped, any other level replaces the severity.
 fn set_severities(findings: &mut Vec<Finding>, config: &Config) {
     if config.rules.is_empty() {
@@ -181,6 +186,50 @@ fn loosened(config: &Config, base: &Base) -> Vec<Finding> {
 
 pub use crate::project::config::POLICY_KEYS;
 
+/// EL110 for a suite's envelope slack widened (absent means the defaults): each at the
+/// suite's `envelope` line.
+fn loosened_envelopes(config: &Config, base: &Base) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for suite in &config.suites {
+        let Some(then) = base.config.suite(suite.name()) else {
+            continue;
+        };
+        let (now, then) = (
+            suite.envelope.unwrap_or_default(),
+            then.envelope.unwrap_or_default(),
+        );
+        let widened = [
+            ("size", now.size_or_default(), then.size_or_default()),
+            ("time", now.time_or_default(), then.time_or_default()),
+        ];
+        for (key, now, then) in widened.into_iter().filter(|(_, now, then)| now > then) {
+            let line = config
+                .gate_lines
+                .envelopes
+                .get(suite.name())
+                .copied()
+                .unwrap_or(1);
+            findings.push(
+                Finding::new(
+                    RuleId::PolicyLoosened,
+                    Subject::suite(suite.name()),
+                    format!(
+                        "evalock.toml loosens suite `{}`'s `envelope.{key}` from {then} to {now}, compared with {}",
+                        suite.name(),
+                        base.description
+                    ),
+                )
+                .at(Location::line(CONFIG_FILE, line))
+                .help(format!(
+                    "if loosening it is intended, give a commit since the base the trailer `{APPROVAL_TRAILER}: EL110 {CONFIG_FILE}: <why>`"
+                ))
+                .discriminator(&format!("envelope\u{1f}{key}")),
+            );
+        }
+    }
+    findings
+}
+
 /// EL110 for `[policy]` settings the change made more lenient, and acknowledgements it
 /// added: each at its line.
 fn loosened_policy(config: &Config, base: &Base) -> Vec<Finding> {
@@ -210,7 +259,8 @@ fn loosened_policy(config: &Config, base: &Base) -> Vec<Finding> {
             now.timeout_secs.to_string(),
         ));
     }
-    let mut findings: Vec<Finding> = loosened
+    let mut findings = loosened_envelopes(config, base);
+    findings.extend(loosened
         .into_iter()
         .map(|(key, then, now)| {
             let line = config.gate_lines.policy.get(key).copied().unwrap_or(1);
@@ -227,8 +277,7 @@ fn loosened_policy(config: &Config, base: &Base) -> Vec<Finding> {
                 "if loosening it is intended, give a commit since the base the trailer `{APPROVAL_TRAILER}: EL110 {CONFIG_FILE}: <why>`"
             ))
             .discriminator(&format!("policy\u{1f}{key}"))
-        })
-        .collect();
+        }));
     let acknowledged = |config: &Config| -> Vec<(String, String, crate::digest::Digest)> {
         config
             .skills

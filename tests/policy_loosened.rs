@@ -92,3 +92,29 @@ fn a_new_acknowledgement_is_refused_against_the_base_until_approved() {
     ]);
     repo.evalock(&["check", "--base", "main"]).assert_code(0);
 }
+
+/// A suite's envelope slack widened over the base (absent is the default) is refused on
+/// the suite's `envelope` line; narrowed passes.
+#[test]
+fn a_widened_envelope_slack_is_refused_and_a_narrowed_one_passes() {
+    let repo = branch();
+    repo.replace(
+        "evalock.toml",
+        "normalizer = \"ws-v1\"\n\n[[suite]]\nname = \"escalation\"",
+        "normalizer = \"ws-v1\"\nenvelope = { size = 0.05 }\n\n[[suite]]\nname = \"escalation\"",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("tighten the support envelope");
+    repo.evalock(&["check", "--base", "main"]).assert_code(0);
+    repo.replace(
+        "evalock.toml",
+        "envelope = { size = 0.05 }",
+        "envelope = { size = 0.5, time = 2.0 }",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("widen it");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("evalock.toml:19: EL110 policy-loosened (refuse): evalock.toml loosens suite `support`'s `envelope.size` from 0.1 to 0.5")
+        .assert_contains("loosens suite `support`'s `envelope.time` from 0.15 to 2");
+}

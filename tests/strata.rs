@@ -78,3 +78,51 @@ fn strata_by_topic_are_counted_not_judged() {
         .assert_not_contains("EL507")
         .assert_not_contains("EL508");
 }
+
+/// The job summary and the reports re-rendered from a run show the rates per stratum;
+/// a run without strata shows no table.
+#[test]
+fn markdown_reports_carry_the_rates_per_stratum() {
+    let repo = banded(&[
+        ("e1", "easy", "hello"),
+        ("e2", "easy", "world"),
+        ("s1", "stretch", "nope"),
+        ("s2", "stretch", "absent"),
+    ]);
+    let run = repo.evalock(&["run", "--format", "markdown"]);
+    run.assert_contains("| stratum | cases | pass | fail | rate |")
+        .assert_contains("| easy | 2 | 2 | 0 | 100 % |")
+        .assert_contains("| stretch | 2 | 0 | 2 | 0 % |");
+    repo.evalock(&[
+        "report",
+        "--from",
+        ".evalock/results.json",
+        "--format",
+        "markdown",
+    ])
+    .assert_contains("| easy | 2 | 2 | 0 | 100 % |");
+    repo.evalock(&[
+        "report",
+        "--from",
+        ".evalock/results.json",
+        "--format",
+        "json",
+    ])
+    .assert_contains("\"strata\"");
+    let flat = TestRepo::new();
+    flat.write(
+        "tools/answer.sh",
+        "#!/bin/sh\ncat > /dev/null\necho 'hello world'\n",
+    );
+    flat.write(
+        "evals/a.jsonl",
+        "{\"id\": \"a\", \"input\": \"x\", \"expect\": {\"must_include\": [\"hello\"]}}\n",
+    );
+    flat.write(
+        "evalock.toml",
+        "version = 1\n\n[[suite]]\nname = \"a\"\ncases = [\"evals/a.jsonl\"]\ncompleter = [\"sh\", \"tools/answer.sh\"]\n",
+    );
+    flat.evalock(&["lock"]).assert_code(0);
+    flat.evalock(&["run", "--format", "markdown"])
+        .assert_not_contains("| stratum |");
+}

@@ -32,6 +32,7 @@ const INTERPRETED_MEMBERS: &[&str] = &[
     "expect",
     "expects_refusal",
     "mutate",
+    "expect_pass",
 ];
 
 /// One case per non-blank line of `text`; a bad line is a problem at its line and the rest
@@ -195,14 +196,14 @@ fn case_from_text(
 ) -> Option<Result<Case, CaseProblem>> {
     let object = canonicalizer.object(line_text, INTERPRETED_MEMBERS, Some("retired"))?;
     // What graders read is kept as its text; what evalock interprets, as values.
-    let mut graded: [(&str, &str); 3] = [("", ""); 3];
+    let mut graded: [(&str, &str); 4] = [("", ""); 4];
     interpreted.clear();
     for member in object.members {
         let raw = line_text.get(member.raw_value.clone())?;
         if let Some(slot) = GRADED_MEMBERS.iter().position(|name| *name == member.key) {
             graded[slot] = (member.key, raw);
         }
-        if !matches!(member.key, "expect" | "mutate") {
+        if !matches!(member.key, "expect" | "mutate" | "expect_pass") {
             interpreted.push((member.key, member_value(raw)?));
         }
     }

@@ -370,6 +370,7 @@ fn entry_from_result(
             true => Vec::new(),
             false => result.reasons.clone(),
         },
+        duration_ms: Some(result.duration_ms),
         completion: completion.to_owned(),
     })
 }

@@ -358,6 +358,7 @@ const CASE_MEMBERS: &[&str] = &[
     "stratum",
     "n",
     "mutate",
+    "expect_pass",
 ];
 
 /// Whether a JSON or YAML file's top level maps names to objects ("an object of cases

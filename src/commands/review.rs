@@ -19,6 +19,8 @@ pub struct ReviewItem {
     pub at: String,
     pub reasons: Vec<String>,
     pub diff: Option<String>,
+    /// Where the tool calls of last-good and this run first part.
+    pub trajectory: Option<String>,
     /// Why there is no diff, or why it may not be what the run compared with.
     pub note: Option<String>,
 }
@@ -42,6 +44,9 @@ pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
             .as_ref()
             .map(|digest| digest.short().to_owned())
             .unwrap_or_default();
+        let trajectory = entry.and_then(|entry| {
+            crate::graders::envelope::trajectory_divergence(&entry.completion, current)
+        });
         let (diff, note) = match entry {
             None => (None, Some(why_no_entry(baseline, &result.suite))),
             Some(entry) => {
@@ -64,6 +69,7 @@ pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
             at: format!("{}:{}", result.file, result.line),
             reasons: result.reasons.clone(),
             diff,
+            trajectory,
             note,
         });
     }

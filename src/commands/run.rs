@@ -155,6 +155,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     if options.shard.is_none() {
         findings.extend(crate::run::strata::ceiling_findings(&cases));
     }
+    crate::gate::apply_severities(&mut findings, &project.config);
     graders::drop_outranked(&mut findings);
     if let Some(shard) = options.shard {
         findings.retain(|finding| shard.owns_finding(finding));
@@ -460,6 +461,7 @@ fn assemble(
                 samples,
                 baseline: baseline_ref(&project.baselines_side(), suite.model, case),
                 agreement_min,
+                slack: suite_slack(&project.config, &suite.model.name),
             });
             cases.push(result);
             findings.extend(case_findings);
@@ -467,6 +469,23 @@ fn assemble(
     }
     cases.sort_by(|left, right| (&left.suite, &left.case_id).cmp(&(&right.suite, &right.case_id)));
     (cases, findings)
+}
+
+/// The envelope slack of `suite`: its `envelope` over the defaults.
+fn suite_slack(
+    config: &crate::project::config::Config,
+    suite: &str,
+) -> crate::run::envelope::Slack {
+    let defaults = crate::run::envelope::Slack::default();
+    let written = config
+        .suite(suite)
+        .and_then(|suite| suite.envelope)
+        .unwrap_or_default();
+    crate::run::envelope::Slack {
+        size: written.size_or_default(),
+        latency: written.time_or_default(),
+        ..defaults
+    }
 }
 
 fn not_run(

@@ -78,6 +78,9 @@ pub fn render(report: &Report, listed: &[&Anchored], context: &SummaryContext<'_
         facts.push(format!("project {}", name(context.prefix)));
     }
     let _ = writeln!(text, "{}\n", facts.join(" · "));
+    if let Some(table) = crate::report::markdown::strata_table(report) {
+        text.push_str(&table);
+    }
     if report.findings.is_empty() {
         text.push_str("No findings: everything is locked and nothing regressed.\n");
         return text;

@@ -3,6 +3,7 @@
 //! unknown assertion, or a case with no assertions is a failure, never a pass.
 //! Every failure is a grep-friendly reason code such as `missing_key:status`.
 
+mod state;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -108,6 +109,10 @@ fn check_all(expect: &Assertions<'_>, completion: &Completion<'_>, reasons: &mut
         return;
     }
     check_tools(expect, completion, reasons);
+    if reasons.settled() {
+        return;
+    }
+    state::check_state(expect, completion, reasons);
 }
 
 /// The strings of an assertion (none when absent); an invalid one is reported as such.

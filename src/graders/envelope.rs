@@ -105,6 +105,44 @@ impl<'a> Completion<'a> {
     }
 }
 
+/// Where the tool-call trajectories of a last-good completion and the current one first
+/// part (the seeds' AgentTwin): `at step 2 last-good called get_refund_policy; now
+/// refund_payment, twice`. `None` when they call the same tools in the same order.
+pub fn trajectory_divergence(last_good: &str, now: &str) -> Option<String> {
+    let names = |raw: &str| -> Vec<String> {
+        Completion::read(raw)
+            .tool_calls
+            .into_iter()
+            .map(|call| call.name)
+            .collect()
+    };
+    let (before, after) = (names(last_good), names(now));
+    if before == after {
+        return None;
+    }
+    let step = before
+        .iter()
+        .zip(&after)
+        .position(|(a, b)| a != b)
+        .unwrap_or(before.len().min(after.len()));
+    let then = match before.get(step) {
+        Some(name) => format!("last-good called {name}"),
+        None => "last-good had stopped calling tools".to_owned(),
+    };
+    let now = match after.get(step) {
+        Some(name) => {
+            let times = after[step..].iter().filter(|call| *call == name).count();
+            match times {
+                1 => format!("now {name}"),
+                2 => format!("now {name}, twice"),
+                times => format!("now {name}, {times} times"),
+            }
+        }
+        None => "now it stops calling tools".to_owned(),
+    };
+    Some(format!("at step {} {then}; {now}", step + 1))
+}
+
 /// The tool calls of an envelope, and where calls could not be read.
 #[derive(Default)]
 struct Calls {
@@ -290,5 +328,34 @@ mod tests {
         assert!(text.json.is_none());
         assert!(text.tool_calls.is_empty());
         assert_eq!(text.reply_text(), "Which order id should I refund?");
+    }
+
+    #[test]
+    fn trajectories_name_the_first_step_where_they_part() {
+        let call = |names: &[&str]| {
+            let calls: Vec<String> = names
+                .iter()
+                .map(|name| format!("{{\"name\": \"{name}\", \"arguments\": {{}}}}"))
+                .collect();
+            format!(
+                "{{\"reply\": \"ok\", \"tool_calls\": [{}]}}",
+                calls.join(", ")
+            )
+        };
+        let good = call(&["get_order", "get_refund_policy", "refund_payment"]);
+        assert_eq!(
+            trajectory_divergence(
+                &good,
+                &call(&["get_order", "refund_payment", "refund_payment"])
+            )
+            .as_deref(),
+            Some("at step 2 last-good called get_refund_policy; now refund_payment, twice")
+        );
+        assert_eq!(trajectory_divergence(&good, &good), None);
+        assert_eq!(
+            trajectory_divergence(&good, &call(&["get_order"])).as_deref(),
+            Some("at step 2 last-good called get_refund_policy; now it stops calling tools")
+        );
+        assert_eq!(trajectory_divergence("plain text", "other text"), None);
     }
 }

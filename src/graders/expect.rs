@@ -54,6 +54,10 @@ pub struct Assertions<'a> {
     pub must_not_call: Option<Strings<'a>>,
     pub args: Option<Value>,
     pub require_clarification: Option<Clarification<'a>>,
+    /// What the agent's tools must have left: the envelope's `state` at dotted paths.
+    pub state: Option<Value>,
+    /// Tools a completion may call at most once (a side effect done twice).
+    pub no_duplicate_call: Option<Strings<'a>>,
 }
 
 /// An assertion that takes a string or a list of strings.
@@ -184,9 +188,9 @@ enum Member {
 impl Member {
     fn of(name: &str) -> Member {
         match name {
-            "json" | "status_in" | "equals" | "max_chars" | "args" => Member::Value,
+            "json" | "status_in" | "equals" | "max_chars" | "args" | "state" => Member::Value,
             "required_keys" | "allowed_keys" | "must_include" | "forbidden" | "forbid_patterns"
-            | "regex" | "must_call" | "must_not_call" => Member::Strings,
+            | "regex" | "must_call" | "must_not_call" | "no_duplicate_call" => Member::Strings,
             "require_clarification" => Member::Clarification,
             _ => Member::Unknown,
         }
@@ -205,6 +209,7 @@ impl<'a> Assertions<'a> {
             "status_in" => &mut self.status_in,
             "equals" => &mut self.equals,
             "max_chars" => &mut self.max_chars,
+            "state" => &mut self.state,
             _ => &mut self.args,
         };
         *slot = Some(value);
@@ -224,6 +229,7 @@ impl<'a> Assertions<'a> {
             "forbid_patterns" => &mut self.forbid_patterns,
             "regex" => &mut self.regex,
             "must_call" => &mut self.must_call,
+            "no_duplicate_call" => &mut self.no_duplicate_call,
             _ => &mut self.must_not_call,
         };
         *slot = Some(strings);

@@ -1,6 +1,7 @@
 //! The completions a case's grader must fail (EL303, EL304): the empty completion, a
 //! plain refusal (unless the case expects one) and the case's negative controls
-//! (`mutate`). Which of them a grader lets pass is all a check keeps of a probe.
+//! (`mutate`); and the ones it must pass (EL305): the case's known-good completions
+//! (`expect_pass`). Which of them a grader judges wrongly is all a check keeps of a probe.
 
 use super::builtin::passes;
 use super::envelope::Completion;
@@ -12,27 +13,34 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-/// One completion that must fail its case's grader.
+/// One completion a case's grader is probed with: the first three must fail, a
+/// known-good one must pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MustFail {
+pub enum Probe {
     EmptyProbe,
     RefusalProbe,
     /// `mutate[index]`.
     Control(usize),
+    /// `expect_pass[index]`.
+    KnownGood(usize),
 }
 
 /// What probing one case found: the must-fail completions its grader let pass, and why
 /// its negative controls could not be read. Empty for a grader that does its job.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProbeOutcome {
-    pub passed: Vec<MustFail>,
+    pub passed: Vec<Probe>,
     pub malformed_controls: Option<String>,
+    /// Known-good completions (`expect_pass[index]`) the grader failed.
+    pub rejected: Vec<usize>,
+    pub malformed_known_good: Option<String>,
 }
 
 /// What probing reads of a case.
 struct ProbeInput<'a> {
     expect: Expect<'a>,
     mutate: Option<Cow<'a, Value>>,
+    expect_pass: Option<Cow<'a, Value>>,
     expects_refusal: bool,
 }
 
@@ -43,6 +51,8 @@ struct GradedRead<'a> {
     expect: Option<Expect<'a>>,
     #[serde(default)]
     mutate: Option<Value>,
+    #[serde(default)]
+    expect_pass: Option<Value>,
     #[serde(default)]
     expects_refusal: bool,
 }
@@ -56,6 +66,7 @@ impl<'a> ProbeInput<'a> {
             return ProbeInput {
                 expect: read.expect.unwrap_or(Expect::Missing),
                 mutate: read.mutate.map(Cow::Owned),
+                expect_pass: read.expect_pass.map(Cow::Owned),
                 expects_refusal: read.expects_refusal,
             };
         }
@@ -63,6 +74,7 @@ impl<'a> ProbeInput<'a> {
         ProbeInput {
             expect: Expect::of_value(value.get("expect")),
             mutate: value.get("mutate").map(Cow::Borrowed),
+            expect_pass: value.get("expect_pass").map(Cow::Borrowed),
             expects_refusal: value.get("expects_refusal") == Some(&Value::Bool(true)),
         }
     }
@@ -70,14 +82,14 @@ impl<'a> ProbeInput<'a> {
 
 /// Probes one case: `passes(kind, completion)` grades a completion and says whether it
 /// passed.
-pub fn probe_case(case: &Case, passes: impl FnMut(MustFail, &str) -> bool) -> ProbeOutcome {
+pub fn probe_case(case: &Case, passes: impl FnMut(Probe, &str) -> bool) -> ProbeOutcome {
     probe_input(&case.id, &ProbeInput::of(case), passes)
 }
 
 fn probe_input(
     case_id: &str,
     input: &ProbeInput<'_>,
-    mut passes: impl FnMut(MustFail, &str) -> bool,
+    mut passes: impl FnMut(Probe, &str) -> bool,
 ) -> ProbeOutcome {
     let mut outcome = ProbeOutcome::default();
     let mut probe = |completion: &str, kind| {
@@ -85,17 +97,27 @@ fn probe_input(
             outcome.passed.push(kind);
         }
     };
-    probe(EMPTY_PROBE, MustFail::EmptyProbe);
+    probe(EMPTY_PROBE, Probe::EmptyProbe);
     if !input.expects_refusal {
-        probe(REFUSAL_PROBE, MustFail::RefusalProbe);
+        probe(REFUSAL_PROBE, Probe::RefusalProbe);
     }
     match negative_controls(case_id, input.mutate.as_deref()) {
         Ok(controls) => {
             for (index, control) in controls.iter().enumerate() {
-                probe(control, MustFail::Control(index));
+                probe(control, Probe::Control(index));
             }
         }
         Err(problem) => outcome.malformed_controls = Some(problem),
+    }
+    match listed_completions(case_id, input.expect_pass.as_deref(), "expect_pass") {
+        Ok(known_good) => {
+            for (index, completion) in known_good.iter().enumerate() {
+                if !passes(Probe::KnownGood(index), completion) {
+                    outcome.rejected.push(index);
+                }
+            }
+        }
+        Err(problem) => outcome.malformed_known_good = Some(problem),
     }
     outcome
 }
@@ -112,30 +134,38 @@ pub fn probe_builtin(case: &Case) -> ProbeOutcome {
     let input = ProbeInput::of(case);
     // The fixed probes are known by their kind: no text to compare or parse again.
     probe_input(&case.id, &input, |kind, text| match kind {
-        MustFail::EmptyProbe => passes(&input.expect, &PROBES[0]),
-        MustFail::RefusalProbe => passes(&input.expect, &PROBES[1]),
-        MustFail::Control(_) => passes(&input.expect, &Completion::read(text)),
+        Probe::EmptyProbe => passes(&input.expect, &PROBES[0]),
+        Probe::RefusalProbe => passes(&input.expect, &PROBES[1]),
+        Probe::Control(_) | Probe::KnownGood(_) => passes(&input.expect, &Completion::read(text)),
     })
 }
 
 /// The completions of a case's `mutate`: `{"completion": …}` or a list of them. A JSON
 /// completion is graded as its JSON text.
 pub fn negative_controls(case_id: &str, mutate: Option<&Value>) -> Result<Vec<String>, String> {
-    let completion_of = |control: &Value| match control.get("completion") {
+    listed_completions(case_id, mutate, "mutate")
+}
+
+/// The completions of a case's `member` (`mutate`, `expect_pass`): `{"completion": …}` or
+/// a list of them.
+fn listed_completions(
+    case_id: &str,
+    listed: Option<&Value>,
+    member: &str,
+) -> Result<Vec<String>, String> {
+    let completion_of = |entry: &Value| match entry.get("completion") {
         Some(Value::String(text)) => Ok(text.clone()),
         Some(Value::Null) | None => Err(format!(
-            "case `{}`: cannot read `mutate`: each control needs a `completion`",
-            case_id
+            "case `{case_id}`: cannot read `{member}`: each entry needs a `completion`"
         )),
         Some(value) => Ok(serde_json::to_string(value).unwrap_or_default()),
     };
-    match mutate {
+    match listed {
         None => Ok(Vec::new()),
-        Some(Value::Array(controls)) => controls.iter().map(completion_of).collect(),
-        Some(control @ Value::Object(_)) => Ok(vec![completion_of(control)?]),
+        Some(Value::Array(entries)) => entries.iter().map(completion_of).collect(),
+        Some(entry @ Value::Object(_)) => Ok(vec![completion_of(entry)?]),
         Some(_) => Err(format!(
-            "case `{}`: cannot read `mutate`: expected {{\"completion\": …}} or a list of them",
-            case_id
+            "case `{case_id}`: cannot read `{member}`: expected {{\"completion\": …}} or a list of them"
         )),
     }
 }
@@ -179,10 +209,10 @@ mod tests {
             assert_eq!(
                 outcome.passed,
                 vec![
-                    MustFail::EmptyProbe,
-                    MustFail::RefusalProbe,
-                    MustFail::Control(0),
-                    MustFail::Control(1)
+                    Probe::EmptyProbe,
+                    Probe::RefusalProbe,
+                    Probe::Control(0),
+                    Probe::Control(1)
                 ]
             );
             assert_eq!(graded, vec!["", REFUSAL_PROBE, "a", "{\"k\":1}"]);
@@ -195,7 +225,7 @@ mod tests {
         for case in cases(json!({"expects_refusal": true})) {
             assert_eq!(
                 probe_case(&case, |_, _| true).passed,
-                vec![MustFail::EmptyProbe]
+                vec![Probe::EmptyProbe]
             );
         }
     }
@@ -208,7 +238,7 @@ mod tests {
             assert_eq!(probe_builtin(&case), ProbeOutcome::default());
         }
         for case in cases(json!({"expect": {"forbidden": ["refund"]}})) {
-            assert_eq!(probe_builtin(&case).passed, vec![MustFail::RefusalProbe]);
+            assert_eq!(probe_builtin(&case).passed, vec![Probe::RefusalProbe]);
         }
     }
 

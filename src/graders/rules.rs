@@ -6,7 +6,7 @@ use crate::cases::suite::SuiteModel;
 use crate::cases::Case;
 use crate::digest::Digest;
 use crate::finding::{Finding, Location, Subject};
-use crate::graders::probe::{probe_builtin, probe_case, MustFail};
+use crate::graders::probe::{probe_builtin, probe_case, Probe};
 use crate::graders::sources::GraderModel;
 use crate::graders::{Grader, GraderProgram, REFUSAL_PROBE};
 use crate::project::config::{Config, CONFIG_FILE};
@@ -441,6 +441,35 @@ fn must_fail_findings(
         .iter()
         .map(|kind| must_fail_finding(suite, case, grader, *kind))
         .collect();
+    for index in &outcome.rejected {
+        findings.push(
+            Finding::new(
+                RuleId::KnownGoodRejected,
+                Subject::case(&suite.name, &case.id),
+                format!(
+                    "grader {} fails the known-good completion `expect_pass[{index}]` of case `{}` ({}:{})",
+                    grader.reference(),
+                    case.id,
+                    case.file,
+                    case.line
+                ),
+            )
+            .at(case_location(case))
+            .discriminator(&format!("expect_pass-{index}")),
+        );
+    }
+    if let Some(problem) = &outcome.malformed_known_good {
+        findings.push(
+            Finding::new(
+                RuleId::KnownGoodRejected,
+                Subject::case(&suite.name, &case.id),
+                problem.clone(),
+            )
+            .at(case_location(case))
+            .help("write `expect_pass` as {\"completion\": …} or a list of them")
+            .discriminator("malformed"),
+        );
+    }
     if let Some(problem) = &outcome.malformed_controls {
         findings.push(
             Finding::new(
@@ -456,17 +485,17 @@ fn must_fail_findings(
     findings
 }
 
-fn must_fail_finding(suite: &SuiteModel, case: &Case, grader: &Grader, kind: MustFail) -> Finding {
+fn must_fail_finding(suite: &SuiteModel, case: &Case, grader: &Grader, kind: Probe) -> Finding {
     let subject = Subject::case(&suite.name, &case.id);
     let grader = grader.reference();
     let finding = match kind {
-        MustFail::EmptyProbe => Finding::new(
+        Probe::EmptyProbe => Finding::new(
             RuleId::GraderCannotFail,
             subject,
             format!("grader {grader} passes an empty completion for case `{}` ({}:{})", case.id, case.file, case.line),
         )
         .discriminator("empty"),
-        MustFail::RefusalProbe => Finding::new(
+        Probe::RefusalProbe => Finding::new(
             RuleId::GraderCannotFail,
             subject,
             format!(
@@ -476,7 +505,7 @@ fn must_fail_finding(suite: &SuiteModel, case: &Case, grader: &Grader, kind: Mus
         )
         .help("add an assertion a refusal fails (`json`, `must_include`, `must_call`), or mark the case `\"expects_refusal\": true` if refusing is the right answer")
         .discriminator("refusal"),
-        MustFail::Control(index) => Finding::new(
+        Probe::Control(index) => Finding::new(
             RuleId::ControlPassed,
             subject,
             format!(
@@ -485,6 +514,16 @@ fn must_fail_finding(suite: &SuiteModel, case: &Case, grader: &Grader, kind: Mus
             ),
         )
         .discriminator(&format!("mutate-{index}")),
+        // A known-good completion is no must-fail: its rejection is reported apart.
+        Probe::KnownGood(index) => Finding::new(
+            RuleId::KnownGoodRejected,
+            subject,
+            format!(
+                "the known-good completion `expect_pass[{index}]` of case `{}` ({}:{}) was judged as a must-fail by grader {grader}",
+                case.id, case.file, case.line
+            ),
+        )
+        .discriminator(&format!("expect_pass-{index}")),
     };
     finding.at(case_location(case))
 }

@@ -30,7 +30,7 @@ pub use skills::{compile_pattern, default_allowed_permissions, Acknowledgement, 
 
 /// Where `evalock run` writes its results unless `--out` says otherwise.
 pub const DEFAULT_RESULTS_PATH: &str = ".evalock/results.json";
-pub use suite::{CaseIdRule, OneOrMany, SuiteConfig};
+pub use suite::{CaseIdRule, EnvelopeSlack, OneOrMany, SuiteConfig};
 use toml_errors::{single_table_header, with_suggestion};
 pub use validate::{is_valid_name, MAX_NAME_CHARS};
 
@@ -76,6 +76,8 @@ pub struct Config {
 pub struct GateLines {
     pub policy: BTreeMap<&'static str, u32>,
     pub acknowledgements: Vec<u32>,
+    /// The line of each suite's `envelope`, by suite name.
+    pub envelopes: BTreeMap<String, u32>,
 }
 
 fn default_config_version() -> u32 {
@@ -151,6 +153,18 @@ impl Config {
                 );
                 mcp.snapshot_lines.insert(server.clone(), line);
             }
+        }
+        for suite in config
+            .suites
+            .iter()
+            .filter(|suite| suite.envelope.is_some())
+        {
+            let span = locate::key_span_in_table(text, suite.name.span().start, "envelope");
+            let line = lines.line_of(span.map_or(suite.name.span().start, |span| span.start));
+            config
+                .gate_lines
+                .envelopes
+                .insert(suite.name().to_owned(), line);
         }
         config.locate_graders(text);
         config.locate_case_globs(text);

@@ -27,6 +27,9 @@ struct JsonReport<'a> {
     findings: Vec<JsonFinding<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     subjects: &'a [Subject],
+    /// A run's pass rates per stratum.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    strata: &'a std::collections::BTreeMap<String, crate::run::results::StratumRate>,
 }
 
 #[derive(Serialize)]
@@ -58,6 +61,7 @@ pub fn write(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<(
             })
             .collect(),
         subjects: &report.subjects,
+        strata: &report.strata,
     };
     serde_json::to_writer_pretty(&mut *out, &document)?;
     out.write_all(b"\n")
@@ -92,6 +96,8 @@ struct SavedReport {
     findings: Vec<SavedFinding>,
     #[serde(default)]
     subjects: Vec<Subject>,
+    #[serde(default)]
+    strata: std::collections::BTreeMap<String, crate::run::results::StratumRate>,
 }
 
 #[derive(Deserialize)]
@@ -136,6 +142,7 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Report> {
     report.fail_on_diff =
         saved.fail_on_diff || saved.exit_code == Some(crate::finding::exit_code::MOVED);
     report.path_prefix = saved.path_prefix;
+    report.strata = saved.strata;
     Ok(report)
 }
 

@@ -33,6 +33,9 @@ pub fn render(report: &Report) -> String {
 pub fn render_within(report: &Report, max_bytes: usize) -> String {
     let mut page = Page::new(max_bytes);
     page.push(&header(report));
+    if let Some(table) = strata_table(report) {
+        page.push(&table);
+    }
     if report.findings.is_empty() {
         return page.finish();
     }
@@ -60,6 +63,31 @@ pub fn render_within(report: &Report, max_bytes: usize) -> String {
         }
     }
     page.finish()
+}
+
+/// A run's pass rates per stratum as a table (the job summary and the pull-request
+/// summary); `None` without strata.
+pub fn strata_table(report: &Report) -> Option<String> {
+    if report.strata.is_empty() {
+        return None;
+    }
+    let mut table = String::from(
+        "| stratum | cases | pass | fail | rate |\n| --- | ---: | ---: | ---: | ---: |\n",
+    );
+    for (name, rate) in &report.strata {
+        let shown = rate
+            .rate
+            .map_or_else(|| "–".to_owned(), |rate| format!("{:.0} %", rate * 100.0));
+        table.push_str(&format!(
+            "| {} | {} | {} | {} | {shown} |\n",
+            table_cell(name),
+            rate.cases,
+            rate.pass,
+            rate.fail
+        ));
+    }
+    table.push('\n');
+    Some(table)
 }
 
 /// Text that grows block by block until the budget is spent; later blocks are skipped.

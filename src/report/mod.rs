@@ -48,6 +48,9 @@ pub struct Report {
     /// project's `evalock.toml`, which lives there.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub path_prefix: String,
+    /// A run's pass rates per stratum (empty for other commands and unbanded suites).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub strata: std::collections::BTreeMap<String, crate::run::results::StratumRate>,
 }
 
 /// Findings per severity.
@@ -85,6 +88,7 @@ impl Report {
         )
         .with_subjects(subjects);
         report.fail_on_diff = results.fail_on_diff;
+        report.strata = results.strata.clone();
         report
     }
 
@@ -102,6 +106,7 @@ impl Report {
             subjects: Vec::new(),
             fail_on_diff: false,
             path_prefix: String::new(),
+            strata: std::collections::BTreeMap::new(),
         }
     }
 

@@ -81,6 +81,8 @@ pub struct CaseRun<'a> {
     pub samples: Vec<SampleOutcome>,
     pub baseline: BaselineRef<'a>,
     pub agreement_min: f64,
+    /// The suite's envelope slack against last-good (EL510).
+    pub slack: crate::run::envelope::Slack,
 }
 
 fn millis(duration: Duration) -> u64 {
@@ -113,6 +115,7 @@ pub fn unjudged_result(suite: &str, case: &Case, context: BaselineContext) -> Ca
             .and_then(serde_json::Value::as_str)
             .map(str::to_owned),
         critical: case.value().get("critical") == Some(&serde_json::Value::Bool(true)),
+        envelope: Vec::new(),
     }
 }
 
@@ -174,6 +177,29 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
     let (status, finding) = judge_against_baseline(&place, run.baseline, &judged);
     result.status = status;
     findings.extend(finding);
+    if let (BaselineRef::Usable(entry), Status::Pass | Status::Moved) = (run.baseline, status) {
+        let breaches = crate::run::envelope::breaches(
+            crate::run::envelope::Envelope::of(Some(&entry.completion), entry.duration_ms),
+            crate::run::envelope::Envelope::of(Some(modal), Some(duration_ms)),
+            &run.slack,
+        );
+        for breach in &breaches {
+            result.envelope.push(breach.channel.to_owned());
+            findings.push(
+                place
+                    .finding(
+                        RuleId::EnvelopeBreach,
+                        format!(
+                            "case `{}` ({}) still passes, but its envelope broke its pin: {}",
+                            place.case.id,
+                            place.at,
+                            breach.describe()
+                        ),
+                    )
+                    .discriminator(breach.channel),
+            );
+        }
+    }
     result.reasons = reasons;
     (result, findings)
 }
@@ -385,13 +411,18 @@ fn known_failure(
     (Status::Fail, Some(finding))
 }
 
+/// The completion diff against last-good, led by where their tool calls first part.
 fn diff_against(entry: &BaselineEntry, current: &str, digest: &Digest) -> Option<String> {
-    completion_diff(
+    let diff = completion_diff(
         &entry.completion,
         current,
         &format!("baseline ({})", entry.digest.short()),
         &format!("current ({})", digest.short()),
-    )
+    )?;
+    match crate::graders::envelope::trajectory_divergence(&entry.completion, current) {
+        Some(step) => Some(format!("trajectory: {step}\n{diff}")),
+        None => Some(diff),
+    }
 }
 
 /// The most common normalized completion (the first one on ties) and the share of

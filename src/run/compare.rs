@@ -32,26 +32,7 @@ impl Verdict {
     }
 }
 
-/// The slack envelope comparisons allow before they call a change a breach.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Slack {
-    /// +10 %: a completion may grow by this share of its size.
-    pub size: f64,
-    /// +15 %: a case may take this share longer.
-    pub latency: f64,
-    /// Latencies below this many milliseconds are noise, never a breach.
-    pub latency_floor_ms: u64,
-}
-
-impl Default for Slack {
-    fn default() -> Self {
-        Slack {
-            size: 0.10,
-            latency: 0.15,
-            latency_floor_ms: 50,
-        }
-    }
-}
+pub use super::envelope::{Breach, Slack};
 
 /// One behaviour of one case: whether it held in each run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -62,16 +43,6 @@ pub struct Behaviour {
     pub old: Option<bool>,
     pub new: Option<bool>,
     pub verdict: Verdict,
-}
-
-/// An envelope channel that grew past its slack.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Breach {
-    /// `size` (characters) or `time` (milliseconds).
-    pub channel: &'static str,
-    pub old: u64,
-    pub new: u64,
-    pub slack: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -283,29 +254,14 @@ fn compare_case(
             verdict: behaviour_verdict(old, new),
         });
     }
-    let mut breaches = Vec::new();
-    if let (Some(a), Some(b)) = (before, after) {
-        if let (Some(old), Some(new)) = (&a.completion, &b.completion) {
-            let (old, new) = (old.chars().count() as u64, new.chars().count() as u64);
-            if (new as f64) > (old as f64) * (1.0 + slack.size) {
-                breaches.push(Breach {
-                    channel: "size",
-                    old,
-                    new,
-                    slack: slack.size,
-                });
-            }
-        }
-        let (old, new) = (a.duration_ms, b.duration_ms);
-        if new > slack.latency_floor_ms && (new as f64) > (old as f64) * (1.0 + slack.latency) {
-            breaches.push(Breach {
-                channel: "time",
-                old,
-                new,
-                slack: slack.latency,
-            });
-        }
-    }
+    let breaches = match (before, after) {
+        (Some(a), Some(b)) => super::envelope::breaches(
+            super::envelope::Envelope::of(a.completion.as_deref(), Some(a.duration_ms)),
+            super::envelope::Envelope::of(b.completion.as_deref(), Some(b.duration_ms)),
+            &slack,
+        ),
+        _ => Vec::new(),
+    };
     CaseComparison {
         suite: shown.suite.clone(),
         case_id: shown.case_id.clone(),
@@ -445,17 +401,17 @@ mod tests {
 
     #[test]
     fn size_and_time_past_their_slack_are_breaches() {
-        let before = case("a", Status::Pass, &[], "0123456789", 100);
-        let grown = case("a", Status::Pass, &[], "0123456789ab", 116);
+        let before = case("a", Status::Pass, &[], "0123456789", 1000);
+        let grown = case("a", Status::Pass, &[], "0123456789abcdefghijklmnop", 1160);
         let breaches = compare_case(Some(&before), Some(&grown), Slack::default()).breaches;
         let channels: Vec<&str> = breaches.iter().map(|breach| breach.channel).collect();
         assert_eq!(channels, vec!["size", "time"]);
-        let within = case("a", Status::Pass, &[], "0123456789a", 114);
+        let within = case("a", Status::Pass, &[], "0123456789a", 1140);
         assert!(compare_case(Some(&before), Some(&within), Slack::default())
             .breaches
             .is_empty());
-        let fast = case("a", Status::Pass, &[], "0123456789", 40);
-        let slower = case("a", Status::Pass, &[], "0123456789", 49);
+        let fast = case("a", Status::Pass, &[], "0123456789", 400);
+        let slower = case("a", Status::Pass, &[], "0123456789", 900);
         assert!(
             compare_case(Some(&fast), Some(&slower), Slack::default())
                 .breaches

@@ -7,6 +7,7 @@ pub mod completer;
 pub mod completer_files;
 pub mod contain;
 pub mod diff;
+pub mod envelope;
 pub mod process;
 pub mod results;
 pub mod shard;

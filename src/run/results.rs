@@ -151,6 +151,9 @@ pub struct CaseResult {
     /// The case says `"critical": true`: its regressions always block a comparison.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub critical: bool,
+    /// Envelope channels (`size`, `time`) past their slack over last-good (EL510).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub envelope: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -726,6 +726,9 @@ impl Printer {
                 .collect();
             errln!("strata (passing/judged): {}", strata.join(", "));
         }
+        if let Some(stable) = evalock::run::envelope::stable_summary(&outcome.results.cases) {
+            errln!("against last-good: {stable}");
+        }
         use evalock::run::results::{BaselineUse, Status};
         let cases = &outcome.results.cases;
         let reviewable = cases.iter().any(|case| {
@@ -805,6 +808,9 @@ impl Printer {
                     "  reasons: {}",
                     evalock::text::visible_controls(&item.reasons.join(", "))
                 );
+            }
+            if let Some(trajectory) = &item.trajectory {
+                outln!("  trajectory: {trajectory}");
             }
             if let Some(note) = &item.note {
                 outln!("  note: {note}");

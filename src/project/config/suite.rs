@@ -45,11 +45,44 @@ pub struct SuiteConfig {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub timeout_secs: Option<u64>,
+    /// Envelope pins against last-good: the share a passing case's completion may grow
+    /// (`size`, default 0.10) and its time (`time`, default 0.15, pinned only where
+    /// last-good took a second or more) before EL510.
+    #[serde(default)]
+    pub envelope: Option<EnvelopeSlack>,
     /// The line of evalock.toml that writes each of `cases`, in order. Set by
     /// [`Config::parse`](super::Config::parse); findings about a glob (one that matches no file) point there.
     #[serde(skip)]
     #[schemars(skip)]
     pub case_glob_lines: Vec<u32>,
+}
+
+/// A suite's envelope slack: shares of growth allowed over last-good.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvelopeSlack {
+    /// Characters of the normalized completion: 0.10 lets it grow by 10 %.
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub size: Option<f64>,
+    /// Milliseconds: 0.15 lets it take 15 % longer.
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub time: Option<f64>,
+}
+
+impl EnvelopeSlack {
+    /// The seeds' slack: a completion may grow by 10 %, a case take 15 % longer.
+    pub const DEFAULT_SIZE: f64 = 0.10;
+    pub const DEFAULT_TIME: f64 = 0.15;
+
+    pub fn size_or_default(&self) -> f64 {
+        self.size.unwrap_or(Self::DEFAULT_SIZE)
+    }
+
+    pub fn time_or_default(&self) -> f64 {
+        self.time.unwrap_or(Self::DEFAULT_TIME)
+    }
 }
 
 /// A suite's `id`: a key path, or the content of named fields.

@@ -156,6 +156,16 @@ impl Config {
             ));
         }
         refuse_samples_out_of_range(suite, path, text)?;
+        if let Some(envelope) = &suite.envelope {
+            for (key, value) in [("size", envelope.size), ("time", envelope.time)] {
+                if value.is_some_and(|share| !(share.is_finite() && share >= 0.0)) {
+                    return Err(Error::malformed(
+                        suite_key_location(suite, "envelope", path, text),
+                        format!("suite `{name}`: `envelope.{key}` must be a share of growth of 0 or more, such as 0.10 for 10 %"),
+                    ));
+                }
+            }
+        }
         validate_suite_paths(suite, path, text)
     }
 

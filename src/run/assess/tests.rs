@@ -29,6 +29,7 @@ fn entry(completion: &str, passed: bool) -> BaselineEntry {
         commit: None,
         reason: "r".into(),
         failure: Vec::new(),
+        duration_ms: None,
         completion: completion.into(),
     }
 }
@@ -110,6 +111,7 @@ fn judge_full(
         samples,
         baseline,
         agreement_min: 1.0,
+        slack: crate::run::envelope::Slack::default(),
     })
 }
 
