@@ -86,3 +86,28 @@ fn a_case_without_state_or_with_an_honest_failure_is_no_false_claim() {
         .assert_contains("no_state")
         .assert_not_contains("claimed_not_verified");
 }
+
+#[test]
+fn compare_with_the_base_reads_last_good_from_the_committed_baselines() {
+    let repo = accepted();
+    repo.git(&["switch", "-q", "-c", "v1.3.0"]);
+    repo.evalock_with(&["run"], &[("AGENT_VERSION", "v1.3.0")])
+        .assert_code(1);
+    repo.evalock(&["compare", "--base", "main"])
+        .assert_code(1)
+        .assert_contains("evalock compare: baselines at main -> ")
+        .assert_contains(&format!("refunds/{CASE} (critical)"))
+        .assert_contains("duplicate_call:refund_payment")
+        .assert_contains("suite refunds: 1 REGRESS, 1 SAME");
+    repo.evalock(&["run", "--out", "honest.json"])
+        .assert_code(0);
+    repo.evalock(&["compare", "--base", "main", "honest.json"])
+        .assert_code(0)
+        .assert_contains("suite refunds: 2 SAME");
+    repo.evalock(&["compare", "--base", "main", "a.json", "b.json"])
+        .assert_code(64)
+        .assert_contains("with --base, compare takes at most one results file");
+    repo.evalock(&["compare", "honest.json"])
+        .assert_code(64)
+        .assert_contains("compare needs OLD and NEW results files");
+}

@@ -3,6 +3,7 @@
 
 pub mod accept;
 pub mod check;
+pub mod compare;
 pub mod debt;
 pub mod destination;
 pub mod github;

@@ -272,13 +272,17 @@ fn parse_shard(text: &str) -> Result<evalock::run::shard::Shard, String> {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The results file of the earlier run (the last-good version).
-    #[arg(value_name = "OLD")]
-    pub old: PathBuf,
+    /// OLD and NEW: the results file of the earlier run (the last-good version), then
+    /// that of the run to judge. With `--base`, only NEW (default:
+    /// `.evalock/results.json` of the project).
+    #[arg(value_name = "FILE", num_args = 0..=2)]
+    pub files: Vec<PathBuf>,
 
-    /// The results file of the run to judge.
-    #[arg(value_name = "NEW")]
-    pub new: PathBuf,
+    /// Take OLD from the baselines committed at this revision (`main`, a commit): the
+    /// last-good completions its base accepted, each a passing case (or one accepted
+    /// failing, with its reasons).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
 
     /// What fails the comparison, separated by commas: regress, error, gone, new, envelope
     /// (a size or latency breach), or none.
@@ -289,7 +293,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "SHARE", default_value_t = 0.10)]
     pub size_slack: f64,
 
-    /// Share a case may slow down before it is a latency breach (below 50 ms never).
+    /// Share a case may slow down before it is a latency breach (time is compared where
+    /// the earlier run took 1 s or more).
     #[arg(long, value_name = "SHARE", default_value_t = 0.15)]
     pub latency_slack: f64,
 
@@ -496,6 +501,7 @@ impl Command {
             Command::Mcp(McpCommand::Audit(args)) => args.paths.iter_mut().collect(),
             Command::Run(args) => args.completions.iter_mut().chain(&mut args.out).collect(),
             Command::Accept(args) => args.from.iter_mut().collect(),
+            Command::Compare(args) => args.files.iter_mut().collect(),
             Command::Review(args) => args.from.iter_mut().collect(),
             Command::Github(args) => args.from.iter_mut().collect(),
             _ => Vec::new(),

@@ -400,8 +400,33 @@ fn compare(compare_args: &args::CompareArgs, printer: &output::Printer) -> evalo
         let display = path.display().to_string();
         evalock::run::results::Results::read(path, &display).map(|results| (results, display))
     };
-    let (old, old_label) = read(&compare_args.old)?;
-    let (new, new_label) = read(&compare_args.new)?;
+    let ((old, old_label), (new, new_label)) = match (&compare_args.base, compare_args.files.as_slice()) {
+        (None, [old, new]) => (read(old)?, read(new)?),
+        (None, _) => {
+            return Err(evalock::Error::Usage(
+                "compare needs OLD and NEW results files (`evalock compare old.json new.json`), or `--base REV` and at most NEW".to_owned(),
+            ))
+        }
+        (Some(revision), files) if files.len() <= 1 => {
+            let project = project_from_here().ok_or_else(|| {
+                evalock::Error::Usage(format!(
+                    "--base {revision} reads the project's baselines, and no evalock.toml is here or above: run it in the project"
+                ))
+            })?;
+            let new = match files.first() {
+                Some(path) => path.clone(),
+                None => project.join(evalock::run::results::DEFAULT_RESULTS_PATH),
+            };
+            let old = commands::compare::baselines_as_results(&project, revision)?;
+            let label = format!("baselines at {revision}");
+            ((old, label), read(&new)?)
+        }
+        (Some(_), _) => {
+            return Err(evalock::Error::Usage(
+                "with --base, compare takes at most one results file: NEW".to_owned(),
+            ))
+        }
+    };
     let slack = Slack {
         size: compare_args.size_slack,
         latency: compare_args.latency_slack,
