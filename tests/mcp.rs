@@ -601,3 +601,30 @@ fn audit_names_files_and_fails_on_what_check_refuses() {
         .assert_contains("FAIL  launch")
         .assert_contains("WARN  lock         not compared: no evalock.lock speaks for this file");
 }
+
+#[test]
+fn pinning_a_server_s_tools_for_the_first_time_is_no_change_against_the_base() {
+    let repo = project();
+    repo.git(&["switch", "-q", "-c", "pin-fetch"]);
+    repo.write(
+        "mcp/fetch.tools.json",
+        "{\"tools\": [{\"name\": \"fetch\", \"description\": \"Fetch a URL.\", \"inputSchema\": {\"type\": \"object\"}}]}\n",
+    );
+    repo.replace(
+        "evalock.toml",
+        "notes = \"mcp/notes.tools.json\"",
+        "notes = \"mcp/notes.tools.json\"\nfetch = \"mcp/fetch.tools.json\"",
+    );
+    // Against the lock the new pins must be locked first.
+    let (_, found) = check_json(&repo, &[]);
+    assert!(
+        found.iter().any(|(rule, _, message)| rule == "EL606"
+            && message == "server `fetch` offers a new tool `fetch` since it was locked"),
+        "{found:?}"
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("pin the fetch server's tools");
+    let (run, found) = check_json(&repo, &["--base", "main"]);
+    run.assert_code(0);
+    assert!(!rules(&found).contains(&"EL607"), "{found:?}");
+}

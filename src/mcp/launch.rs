@@ -146,8 +146,7 @@ fn npm_package<'a>(words: &[&'a Field]) -> Option<&'a Field> {
         if word == "--package" || word == "-p" {
             return words.get(index + 1).copied();
         }
-        if let Some(value) = word.strip_prefix("--package=") {
-            let _ = value;
+        if word.starts_with("--package=") {
             return Some(words[index]);
         }
         if word == "--" {

@@ -334,6 +334,10 @@ fn against_base(set: &McpSet, base: &Side<'_>) -> Vec<Finding> {
                 .discriminator("launch"),
             );
         }
+        // A snapshot the base did not have pins more than before: nothing to compare.
+        if then.snapshot.is_none() {
+            continue;
+        }
         let mut tools = tool_changes(set, server, &now, &then, RuleId::McpServerChanged, &since);
         // A tool gone is less for the model to be steered by: no approval needed.
         tools.retain(|finding| !finding.message.contains(" is gone "));

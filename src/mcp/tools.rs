@@ -4,7 +4,7 @@
 //! servers' tools (EL609).
 
 use super::json::{string, to_serde, type_name, Document};
-use crate::digest::{bytes_digest, canonical_json, Digest};
+use crate::digest::{bytes_digest, canonical_json};
 use crate::finding::{Finding, Location, Subject};
 use crate::project::lock::mcp::ToolLock;
 use crate::rules::RuleId;
@@ -259,11 +259,6 @@ pub fn shadowing(
     findings
 }
 
-/// The digest a description is pinned by (for tests and messages).
-pub fn description_digest(description: &str) -> Digest {
-    bytes_digest(description.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,7 +269,7 @@ mod tests {
         let two = parse("gh", "s.json", "{\"result\": {\"tools\": [\n{\"inputSchema\": {\"properties\": {\"x\": {\"type\": \"string\"}}, \"type\": \"object\"},\n \"description\": \"d\", \"name\": \"a\"}]}}").unwrap();
         assert_eq!(one.tools[0].pins, two.tools[0].pins);
         assert_eq!(two.tools[0].description_line, 3);
-        assert_eq!(one.tools[0].pins.description, description_digest("d"));
+        assert_eq!(one.tools[0].pins.description, bytes_digest(b"d"));
     }
 
     #[test]

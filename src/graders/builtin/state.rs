@@ -41,8 +41,8 @@ pub(super) fn check_state(
         let holds = match (found, check) {
             (None, _) => None,
             (Some(value), Check::Equals(expected)) => Some(same(value, expected)),
-            (Some(value), Check::AtMost(limit)) => number(value).map(|n| n <= limit),
-            (Some(value), Check::AtLeast(limit)) => number(value).map(|n| n >= limit),
+            (Some(value), Check::AtMost(limit)) => value.as_f64().map(|n| n <= limit),
+            (Some(value), Check::AtLeast(limit)) => value.as_f64().map(|n| n >= limit),
             (Some(_), Check::Invalid) => {
                 reasons.push(format_args!("invalid_assertion:state.{path}"));
                 continue;
@@ -115,10 +115,6 @@ fn at_path<'v>(state: &'v Value, path: &str) -> Option<&'v Value> {
         Value::Array(items) => key.parse::<usize>().ok().and_then(|index| items.get(index)),
         _ => None,
     })
-}
-
-fn number(value: &Value) -> Option<f64> {
-    value.as_f64()
 }
 
 /// Equal as JSON, numbers by value (`1` and `1.0` agree).
