@@ -4,6 +4,7 @@
 //! caller hands to the rules that need it.
 
 pub mod builtin;
+pub mod calibration;
 pub mod command;
 pub mod envelope;
 pub mod expect;

@@ -82,6 +82,8 @@ const COMMANDS: &[&str] = &[
     "debt",
     "merge",
     "compare",
+    "calibrate",
+    "mcp audit",
 ];
 
 fn help_of(command: &str) -> String {

@@ -2,6 +2,7 @@
 //! arguments, calls these, prints and exits.
 
 pub mod accept;
+pub mod calibrate;
 pub mod check;
 pub mod compare;
 pub mod debt;

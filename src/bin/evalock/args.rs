@@ -109,6 +109,30 @@ pub enum Command {
     /// what differs. Cases marked `"critical": true` come first, and their regressions
     /// always fail. Exits 1 when a case's verdict is one `--fail-on` names, else 0.
     Compare(CompareArgs),
+    /// Measure a grader against people: run it on completions a person labelled pass or
+    /// fail, and report agreement, Cohen's κ, the false-success rate (the grader passes
+    /// what the person failed) and the false-failure rate, each with a 95 % interval.
+    ///
+    /// The labels file is JSONL: `{"case_id", "completion", "verdict": "pass"|"fail",
+    /// "labeller"?, "suite"?}`. Below the floors (20 labels, agreement 0.8, κ 0.6) the
+    /// grader is uncalibrated: exit 1. Exits 0 when it meets them.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The suite whose grader to calibrate (needed when the project has several).
+    #[arg(long, value_name = "SUITE", conflicts_with = "grader")]
+    pub suite: Option<String>,
+    /// Calibrate every suite this grader grades.
+    #[arg(long, value_name = "GRADER")]
+    pub grader: Option<String>,
+    /// The labelled completions (JSONL), from the project folder.
+    #[arg(long, value_name = "FILE")]
+    pub labels: PathBuf,
+    /// `human` (default) or `json`.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
+    pub format: CompareFormat,
 }
 
 #[derive(Debug, Subcommand)]
@@ -502,6 +526,7 @@ impl Command {
             Command::Run(args) => args.completions.iter_mut().chain(&mut args.out).collect(),
             Command::Accept(args) => args.from.iter_mut().collect(),
             Command::Compare(args) => args.files.iter_mut().collect(),
+            Command::Calibrate(args) => vec![&mut args.labels],
             Command::Review(args) => args.from.iter_mut().collect(),
             Command::Github(args) => args.from.iter_mut().collect(),
             _ => Vec::new(),

@@ -223,6 +223,24 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
         // [scale] dispatch goes here.
         Command::Merge(merge_args) => merge(merge_args, printer),
         Command::Compare(compare_args) => compare(compare_args, printer),
+        Command::Calibrate(calibrate_args) => {
+            let outcomes = commands::calibrate::calibrate(
+                &root,
+                &commands::calibrate::CalibrateOptions {
+                    suite: calibrate_args.suite.as_deref(),
+                    grader: calibrate_args.grader.as_deref(),
+                    labels: &calibrate_args.labels,
+                },
+            )?;
+            printer.calibration(&outcomes, calibrate_args.format)?;
+            let calibrated = outcomes
+                .iter()
+                .all(|outcome| outcome.calibration.below_floor.is_empty());
+            Ok(match calibrated {
+                true => exit_code::CLEAN,
+                false => exit_code::FAILURES,
+            })
+        }
     }
 }
 

@@ -1008,6 +1008,59 @@ fn relative_folder(started: &Path, project: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
+impl Printer {
+    /// `calibrate`: per suite, the figures with their intervals and the verdict.
+    pub fn calibration(
+        &self,
+        outcomes: &[evalock::commands::calibrate::SuiteCalibration],
+        format: crate::args::CompareFormat,
+    ) -> evalock::Result<()> {
+        if format == crate::args::CompareFormat::Json {
+            let text = serde_json::to_string_pretty(outcomes)
+                .map_err(|error| evalock::Error::Internal(error.to_string()))?;
+            outln!("{text}");
+            return Ok(());
+        }
+        use evalock::graders::calibration::{Rate, MIN_AGREEMENT, MIN_KAPPA, MIN_LABELS};
+        let shown = |rate: &Option<Rate>| match rate {
+            Some(rate) => format!("{:.2} [{:.2}, {:.2}]", rate.value, rate.low, rate.high),
+            None => "–".to_owned(),
+        };
+        for outcome in outcomes {
+            let c = &outcome.calibration;
+            let counts = &c.counts;
+            outln!(
+                "evalock calibrate: suite {}, grader {}, {} labels from {}",
+                outcome.suite,
+                outcome.grader,
+                counts.n(),
+                outcome.labels
+            );
+            outln!("  agreement       {}", shown(&c.agreement));
+            outln!("  kappa           {}", shown(&c.kappa));
+            outln!(
+                "  false success   {}  (the grader passes {} of the {} completions people failed)",
+                shown(&c.false_success),
+                counts.fp,
+                counts.fp + counts.tn
+            );
+            outln!(
+                "  false failure   {}  (the grader fails {} of the {} completions people passed)",
+                shown(&c.false_failure),
+                counts.fn_,
+                counts.fn_ + counts.tp
+            );
+            match c.below_floor.is_empty() {
+                true => outln!(
+                    "  calibrated: meets the floors ({MIN_LABELS} labels, agreement {MIN_AGREEMENT}, kappa {MIN_KAPPA})"
+                ),
+                false => outln!("  uncalibrated: {}", c.below_floor.join("; ")),
+            }
+        }
+        Ok(())
+    }
+}
+
 /// How an audit line is painted.
 enum AuditLevel {
     Pass,
