@@ -170,15 +170,7 @@ fn adopting_more_debt_is_refused_against_the_base_until_a_trailer_approves_it() 
         .assert_contains("EL110 policy-loosened (refuse)")
         .assert_contains("as debt, which main (")
         .assert_contains("Evalock-Approved: EL110 evalock.toml: <why>");
-    repo.git(&[
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "approve",
-        "-m",
-        "Evalock-Approved: EL110 evalock.toml: new-helper is vendored as it is, tracked in TICKET-12",
-    ]);
+    repo.approve("Evalock-Approved: EL110 evalock.toml: new-helper is vendored as it is, tracked in TICKET-12");
     repo.evalock(&["check", "--base", "main"])
         .assert_code(0)
         .assert_contains("EL110 policy-loosened (note)")
@@ -218,15 +210,7 @@ fn paying_debt_down_is_progress() {
     repo.evalock(&["check", "--base", "main"])
         .assert_code(2)
         .assert_contains("EL209");
-    repo.git(&[
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "approve",
-        "-m",
-        "Evalock-Approved: EL209 evalock.toml: skills may read files\nEvalock-Approved: EL209 skills/pdf-processing/SKILL.md: it reads the PDF it is given",
-    ]);
+    repo.approve("Evalock-Approved: EL209 evalock.toml: skills may read files\nEvalock-Approved: EL209 skills/pdf-processing/SKILL.md: it reads the PDF it is given");
     repo.evalock(&["check", "--base", "main"])
         .assert_code(0)
         .assert_contains("1 entry paid down since main (")
@@ -256,27 +240,11 @@ fn widened_allowed_tools_are_refused_against_the_base_until_approved() {
         .assert_contains("EL209 skill-permission-escalation (refuse)")
         .assert_contains("Evalock-Approved: EL209 evalock.toml: <why>");
     // A trailer that names no reason approves nothing, and says so.
-    repo.git(&[
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "approve",
-        "-m",
-        "Evalock-Approved: EL209",
-    ]);
+    repo.approve("Evalock-Approved: EL209");
     repo.evalock(&["check", "--base", "main"])
         .assert_code(2)
         .assert_contains("approves nothing");
-    repo.git(&[
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "approve",
-        "-m",
-        "Evalock-Approved: EL209 evalock.toml: skills may run commands, reviewed by security\nEvalock-Approved: EL209 skills/pdf-processing/SKILL.md: it converts files with a CLI",
-    ]);
+    repo.approve("Evalock-Approved: EL209 evalock.toml: skills may run commands, reviewed by security\nEvalock-Approved: EL209 skills/pdf-processing/SKILL.md: it converts files with a CLI");
     let approved = repo.evalock(&["check", "--base", "main", "--format", "json"]);
     approved.assert_code(0);
     let escalations: Vec<_> = findings(&approved)

@@ -338,15 +338,9 @@ fn a_rug_pull_is_caught_against_the_lock_and_against_the_base_until_approved() {
             && message.starts_with("tool `create_issue` of server `github` changed its input schema compared with main")),
         "{found:?}"
     );
-    repo.git(&[
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "approve",
-        "-m",
+    repo.approve(
         "Evalock-Approved: EL607 mcp/github.tools.json: attachments reviewed with the vendor",
-    ]);
+    );
     repo.evalock(&["check", "--base", "main"])
         .assert_code(0)
         .assert_contains("EL607 mcp-server-changed (note)")

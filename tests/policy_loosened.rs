@@ -23,15 +23,9 @@ fn lowering_agreement_min_is_refused_on_its_line_until_approved() {
     refused
         .assert_code(2)
         .assert_contains("evalock.toml:5: EL110 policy-loosened (refuse): evalock.toml loosens `[policy] agreement_min` from 1 to 0.2");
-    repo.git(&[
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "approve",
-        "-m",
+    repo.approve(
         "Evalock-Approved: EL110 evalock.toml: sampling at temperature 1 for this suite, reviewed",
-    ]);
+    );
     repo.evalock(&["check", "--base", "main"])
         .assert_code(0)
         .assert_contains("EL110 policy-loosened (note)");
@@ -81,15 +75,7 @@ fn a_new_acknowledgement_is_refused_against_the_base_until_approved() {
     repo.evalock(&["check", "--base", "main"])
         .assert_code(2)
         .assert_contains("EL110 policy-loosened (refuse): evalock.toml acknowledges EL206 on skills/notes/references/style.md");
-    repo.git(&[
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "approve",
-        "-m",
-        "Evalock-Approved: EL110 evalock.toml: the docs team reviewed the file",
-    ]);
+    repo.approve("Evalock-Approved: EL110 evalock.toml: the docs team reviewed the file");
     repo.evalock(&["check", "--base", "main"]).assert_code(0);
 }
 

@@ -172,6 +172,20 @@ impl TestRepo {
         Run::from_output(output)
     }
 
+    /// An empty commit whose trailer approves a refusal (`Evalock-Approved: …`), as a
+    /// reviewer adds one to a pull request.
+    pub fn approve(&self, trailer: &str) {
+        self.git(&[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "approve",
+            "-m",
+            trailer,
+        ]);
+    }
+
     pub fn commit_all(&self, message: &str) {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "--allow-empty", "-m", message]);
