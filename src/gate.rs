@@ -242,6 +242,13 @@ fn loosened_policy(config: &Config, base: &Base) -> Vec<Finding> {
             now.agreement_min.to_string(),
         ));
     }
+    if now.flaky_max > then.flaky_max {
+        loosened.push((
+            "flaky_max",
+            then.flaky_max.to_string(),
+            now.flaky_max.to_string(),
+        ));
+    }
     if then.fail_on_diff && !now.fail_on_diff {
         loosened.push(("fail_on_diff", "true".into(), "false".into()));
     }

@@ -104,3 +104,18 @@ fn a_widened_envelope_slack_is_refused_and_a_narrowed_one_passes() {
         .assert_contains("evalock.toml:19: EL110 policy-loosened (refuse): evalock.toml loosens suite `support`'s `envelope.size` from 0.1 to 0.5")
         .assert_contains("loosens suite `support`'s `envelope.time` from 0.15 to 2");
 }
+
+#[test]
+fn raising_flaky_max_is_a_loosening() {
+    let repo = branch();
+    repo.replace(
+        "evalock.toml",
+        "fail_on_diff = false",
+        "fail_on_diff = false\nflaky_max = 0.4",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("tolerate flips");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("loosens `[policy] flaky_max` from 0 to 0.4");
+}

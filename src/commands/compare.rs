@@ -63,6 +63,7 @@ pub fn baselines_as_results(project_root: &Path, revision: &str) -> Result<Resul
                 critical: value.and_then(|value| value.get("critical"))
                     == Some(&serde_json::Value::Bool(true)),
                 envelope: Vec::new(),
+                flip_rate: None,
             });
         }
     }
@@ -83,6 +84,7 @@ pub fn baselines_as_results(project_root: &Path, revision: &str) -> Result<Resul
         completions: BTreeMap::new(),
         counts,
         strata: crate::run::strata::rates(&cases),
+        noise: BTreeMap::new(),
         cases,
         findings: Vec::new(),
     })

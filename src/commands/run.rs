@@ -20,7 +20,7 @@ use crate::run::shard::{run_identity, Shard, ShardRecord};
 use crate::source::atomic::write_atomic;
 use crate::source::{ContentSource, GitRepo, WorktreeSource};
 use rayon::prelude::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -46,6 +46,8 @@ pub struct RunOptions {
     pub fail_on_diff: bool,
     /// Run only the cases (and report only the findings) of this shard.
     pub shard: Option<Shard>,
+    /// Run the same version this many times (1: once) for flip rates and the noise floor.
+    pub repeat: u32,
 }
 
 /// What a run did.
@@ -149,7 +151,26 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     );
     let outcomes = run_jobs(&jobs, options.jobs, completions.as_ref(), progress)?;
 
-    let (cases, mut findings) = assemble(&project, &planned, &jobs, outcomes, &owned);
+    let (mut cases, mut findings) = assemble(&project, &planned, &jobs, outcomes, &owned);
+    let mut noise = BTreeMap::new();
+    if options.repeat > 1 {
+        if options.shard.is_some() {
+            return Err(Error::Usage(
+                "--repeat measures a whole suite's noise: run it without --shard".to_owned(),
+            ));
+        }
+        let mut repeats = vec![cases.clone()];
+        for _ in 1..options.repeat {
+            let outcomes = run_jobs(&jobs, options.jobs, completions.as_ref(), progress)?;
+            repeats.push(assemble(&project, &planned, &jobs, outcomes, &owned).0);
+        }
+        noise = judge_noise(
+            &mut cases,
+            &mut findings,
+            &repeats,
+            project.config.policy.flaky_max,
+        );
+    }
     findings.extend(static_findings(&project, &selected, full));
     // A shard holds part of each stratum: the merged results are judged whole.
     if options.shard.is_none() {
@@ -176,6 +197,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         completions: sources,
         counts: Results::count(&cases),
         strata: crate::run::strata::rates(&cases),
+        noise,
         cases,
         findings,
     };
@@ -187,6 +209,68 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         results,
         results_path,
     })
+}
+
+/// Flip rates over the repeats: a case past `flaky_max` is flaky (EL511) and its outcome
+/// findings become notes; each suite's noise floor from the first two repeats.
+fn judge_noise(
+    cases: &mut [CaseResult],
+    findings: &mut Vec<Finding>,
+    repeats: &[Vec<CaseResult>],
+    flaky_max: f64,
+) -> BTreeMap<String, crate::run::noise::SuiteNoise> {
+    use crate::rules::{RuleId, Severity};
+    let rates = crate::run::noise::flip_rates(repeats);
+    let mut flaky: BTreeMap<String, usize> = BTreeMap::new();
+    let mut flaky_cases = BTreeSet::new();
+    for case in cases.iter_mut() {
+        let Some(rate) = rates
+            .get(&(case.suite.clone(), case.case_id.clone()))
+            .copied()
+        else {
+            continue;
+        };
+        case.flip_rate = Some(rate);
+        if rate > flaky_max {
+            *flaky.entry(case.suite.clone()).or_default() += 1;
+            flaky_cases.insert((case.suite.clone(), case.case_id.clone()));
+            findings.push(
+                Finding::new(
+                    RuleId::CaseFlaky,
+                    crate::finding::Subject::case(&case.suite, &case.case_id),
+                    format!(
+                        "case `{}` ({}:{}) flipped in {:.0} % of {} repeats (flaky_max {}): its verdict does not move the gate until it is fixed",
+                        case.case_id,
+                        case.file,
+                        case.line,
+                        rate * 100.0,
+                        repeats.len(),
+                        flaky_max
+                    ),
+                )
+                .at(crate::finding::Location::span(&case.file, case.line, case.end_line)),
+            );
+        }
+    }
+    for finding in findings.iter_mut().filter(|finding| {
+        finding.rule.explained_by_prompt()
+            && finding.severity > Severity::Note
+            && match (&finding.subject.suite, &finding.subject.case) {
+                (Some(suite), Some(case)) => {
+                    flaky_cases.contains(&(suite.to_string(), case.clone()))
+                }
+                _ => false,
+            }
+    }) {
+        finding.severity = Severity::Note;
+        finding
+            .message
+            .push_str(" (flaky over --repeat: not gating)");
+    }
+    match repeats {
+        [first, second, ..] => crate::run::noise::noise_floor(first, second, repeats.len(), &flaky),
+        _ => BTreeMap::new(),
+    }
 }
 
 /// A `--completions FILE` read against the project: a suite or case the project does not

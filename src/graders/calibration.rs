@@ -93,39 +93,62 @@ pub fn kappa(counts: &Confusion) -> Option<f64> {
     (chance < 1.0).then(|| (observed - chance) / (1.0 - chance))
 }
 
-/// κ's 95 % interval by bootstrap over the labelled pairs, with a fixed seed so the
-/// report is the same on every machine.
-fn kappa_interval(pairs: &[(bool, bool)], point: f64) -> Rate {
-    const RESAMPLES: usize = 2000;
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = |bound: usize| {
-        // xorshift64*: small, deterministic, good enough to resample indices.
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) % bound as u64) as usize
-    };
-    let mut values: Vec<f64> = (0..RESAMPLES)
-        .filter_map(|_| {
-            let mut counts = Confusion::default();
-            for _ in 0..pairs.len() {
-                let (grader, person) = pairs[next(pairs.len())];
-                counts.add(grader, person);
-            }
-            kappa(&counts)
-        })
-        .collect();
+/// Indices drawn with replacement by a small deterministic generator (xorshift64*): a
+/// bootstrap gives the same interval on every machine.
+pub struct Resampler(u64);
+
+impl Resampler {
+    pub fn new() -> Resampler {
+        Resampler(0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// An index below `bound` (at least 1).
+    pub fn index(&mut self, bound: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % bound.max(1) as u64) as usize
+    }
+}
+
+impl Default for Resampler {
+    fn default() -> Self {
+        Resampler::new()
+    }
+}
+
+/// The 2.5th and 97.5th percentiles of `values` (sorted here); `fallback` when empty.
+pub fn percentile_interval(mut values: Vec<f64>, fallback: f64) -> (f64, f64) {
     values.sort_by(f64::total_cmp);
     let at = |share: f64| {
         values
             .get(((values.len() as f64 - 1.0) * share).round() as usize)
             .copied()
-            .unwrap_or(point)
+            .unwrap_or(fallback)
     };
+    (at(0.025), at(0.975))
+}
+
+/// κ's 95 % interval by bootstrap over the labelled pairs, with a fixed seed so the
+/// report is the same on every machine.
+fn kappa_interval(pairs: &[(bool, bool)], point: f64) -> Rate {
+    const RESAMPLES: usize = 2000;
+    let mut resampler = Resampler::new();
+    let values: Vec<f64> = (0..RESAMPLES)
+        .filter_map(|_| {
+            let mut counts = Confusion::default();
+            for _ in 0..pairs.len() {
+                let (grader, person) = pairs[resampler.index(pairs.len())];
+                counts.add(grader, person);
+            }
+            kappa(&counts)
+        })
+        .collect();
+    let (low, high) = percentile_interval(values, point);
     Rate {
         value: point,
-        low: at(0.025),
-        high: at(0.975),
+        low,
+        high,
     }
 }
 

@@ -116,6 +116,7 @@ pub fn unjudged_result(suite: &str, case: &Case, context: BaselineContext) -> Ca
             .map(str::to_owned),
         critical: case.value().get("critical") == Some(&serde_json::Value::Bool(true)),
         envelope: Vec::new(),
+        flip_rate: None,
     }
 }
 

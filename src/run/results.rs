@@ -58,6 +58,9 @@ pub struct Results {
     /// Pass rates per stratum (cases that name one).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub strata: BTreeMap<String, StratumRate>,
+    /// `run --repeat`: each suite's noise floor.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub noise: BTreeMap<String, crate::run::noise::SuiteNoise>,
     /// Sorted by suite, then case id.
     pub cases: Vec<CaseResult>,
     /// Everything the run found, in report order.
@@ -154,6 +157,9 @@ pub struct CaseResult {
     /// Envelope channels (`size`, `time`) past their slack over last-good (EL510).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub envelope: Vec<String>,
+    /// `run --repeat`: the share of repeats whose verdict was not the case's usual one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flip_rate: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -270,6 +270,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub samples: Option<u32>,
 
+    /// Run the same version N times (2 to 100) to measure its noise: each case's flip rate
+    /// (a case that flips more than `[policy] flaky_max` is flaky, EL511, and stops moving
+    /// the gate) and each suite's noise floor, the smallest pass-rate change it can tell
+    /// from noise (A/A of the first two repeats, bootstrapped over cases). The results
+    /// are the first repeat's.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+
     /// Where to write the results file [default: .evalock/results.json in the project].
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -328,6 +328,7 @@ fn run_suites(
         out: results_path(run_args.out.as_ref()),
         fail_on_diff: run_args.fail_on_diff,
         shard: run_args.shard,
+        repeat: run_args.repeat,
     };
     let progress = printer.progress_bar();
     let outcome = commands::run(&options, &|step| {

@@ -729,6 +729,18 @@ impl Printer {
         if let Some(stable) = evalock::run::envelope::stable_summary(&outcome.results.cases) {
             errln!("against last-good: {stable}");
         }
+        for (suite, noise) in &outcome.results.noise {
+            errln!(
+                "noise floor of suite {suite}: A/A {:+.1} points [{:+.1}, {:+.1}] over {} cases, {} repeats: changes under {:.1} points are within noise; {} flaky",
+                noise.delta,
+                noise.low,
+                noise.high,
+                noise.cases,
+                noise.repeats,
+                noise.mde,
+                noise.flaky
+            );
+        }
         use evalock::run::results::{BaselineUse, Status};
         let cases = &outcome.results.cases;
         let reviewable = cases.iter().any(|case| {

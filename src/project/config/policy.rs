@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 
 /// The `[policy]` keys EL110 guards: a change that makes one more lenient is refused
 /// against the base.
-pub const POLICY_KEYS: [&str; 4] = [
+pub const POLICY_KEYS: [&str; 5] = [
     "agreement_min",
     "fail_on_diff",
+    "flaky_max",
     "max_output_bytes",
     "timeout_secs",
 ];
@@ -35,6 +36,11 @@ pub struct Policy {
     #[serde(default = "default_max_output_bytes")]
     #[schemars(range(min = 1))]
     pub max_output_bytes: u64,
+    /// Share of `run --repeat` repeats a case's verdict may flip before it is flaky (EL511)
+    /// and stops moving the gate; 0 makes any flip flaky.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub flaky_max: f64,
 }
 
 impl Default for Policy {
@@ -45,6 +51,7 @@ impl Default for Policy {
             secrets: Vec::new(),
             timeout_secs: default_timeout_secs(),
             max_output_bytes: default_max_output_bytes(),
+            flaky_max: 0.0,
         }
     }
 }

@@ -176,6 +176,12 @@ impl Config {
                 "policy.agreement_min must be between 0.0 and 1.0",
             ));
         }
+        if !(0.0..=1.0).contains(&self.policy.flaky_max) {
+            return Err(Error::malformed(
+                policy_key_location(path, text, "flaky_max"),
+                "policy.flaky_max must be between 0.0 and 1.0",
+            ));
+        }
         // 0 would make every completion an EL504 error: nothing could ever pass.
         if self.policy.max_output_bytes == 0 {
             return Err(Error::malformed(
