@@ -6,23 +6,9 @@
 
 use crate::graders::calibration::{percentile_interval, Resampler};
 use crate::run::results::{CaseResult, Status};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// What repeating a suite measured.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SuiteNoise {
-    pub repeats: usize,
-    pub cases: usize,
-    /// Pass rate of repeat 1 minus repeat 2, in percentage points, with its 95 % interval.
-    pub delta: f64,
-    pub low: f64,
-    pub high: f64,
-    /// The minimum detectable effect: a pass-rate change smaller than this many points is
-    /// within noise.
-    pub mde: f64,
-    pub flaky: usize,
-}
+pub use crate::run::results::SuiteNoise;
 
 /// A case's verdict in one repeat: passing or not; an ERROR has none.
 fn verdict(case: &CaseResult) -> Option<bool> {

@@ -16,6 +16,21 @@ use std::path::Path;
 
 pub const RESULTS_SCHEMA: &str = "evalock.results/v1";
 
+/// What repeating a suite measured ([`crate::run::noise`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SuiteNoise {
+    pub repeats: usize,
+    pub cases: usize,
+    /// Pass rate of repeat 1 minus repeat 2, in percentage points, with its 95 % interval.
+    pub delta: f64,
+    pub low: f64,
+    pub high: f64,
+    /// The minimum detectable effect: a pass-rate change smaller than this many points is
+    /// within noise.
+    pub mde: f64,
+    pub flaky: usize,
+}
+
 /// One stratum's cases, passes and failures (errors count as neither), as
 /// [`crate::run::strata`] counts them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -60,7 +75,7 @@ pub struct Results {
     pub strata: BTreeMap<String, StratumRate>,
     /// `run --repeat`: each suite's noise floor.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub noise: BTreeMap<String, crate::run::noise::SuiteNoise>,
+    pub noise: BTreeMap<String, SuiteNoise>,
     /// Sorted by suite, then case id.
     pub cases: Vec<CaseResult>,
     /// Everything the run found, in report order.
