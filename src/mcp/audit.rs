@@ -8,23 +8,8 @@ use crate::project::config::McpConfig;
 use crate::project::lock::Lock;
 use crate::rules::{RuleId, Severity};
 
-/// PASS, WARN or FAIL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Status {
-    Pass,
-    Warn,
-    Fail,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pass => "PASS",
-            Status::Warn => "WARN",
-            Status::Fail => "FAIL",
-        }
-    }
-}
+/// PASS, WARN or FAIL, as `skills audit` says them.
+pub use crate::skills::audit::AuditStatus as Status;
 
 /// One criterion of one server.
 #[derive(Debug, Clone)]

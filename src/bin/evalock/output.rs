@@ -601,14 +601,7 @@ impl Printer {
             let lines = skill
                 .lines
                 .iter()
-                .map(|line| {
-                    let level = match line.status {
-                        AuditStatus::Pass => AuditLevel::Pass,
-                        AuditStatus::Warn => AuditLevel::Warn,
-                        AuditStatus::Fail => AuditLevel::Fail,
-                    };
-                    (level, line.headline(), line.findings.as_slice())
-                })
+                .map(|line| (line.status, line.headline(), line.findings.as_slice()))
                 .collect();
             (format!("{} ({})", skill.path, skill.name), lines)
         });
@@ -617,19 +610,11 @@ impl Printer {
 
     /// `mcp audit`: the lines of each server under a `== config: name` header.
     pub fn mcp_audit(&self, outcome: &evalock::mcp::audit::Outcome) {
-        use evalock::mcp::audit::Status;
         let sections = outcome.servers.iter().map(|server| {
             let lines = server
                 .lines
                 .iter()
-                .map(|line| {
-                    let level = match line.status {
-                        Status::Pass => AuditLevel::Pass,
-                        Status::Warn => AuditLevel::Warn,
-                        Status::Fail => AuditLevel::Fail,
-                    };
-                    (level, line.headline(), line.findings.as_slice())
-                })
+                .map(|line| (line.status, line.headline(), line.findings.as_slice()))
                 .collect();
             (format!("{}: {}", server.config, server.name), lines)
         });
@@ -664,9 +649,9 @@ impl Printer {
             }
             for (level, headline, findings) in lines {
                 let style = match level {
-                    AuditLevel::Pass => "\x1b[32m",
-                    AuditLevel::Warn => "\x1b[33m",
-                    AuditLevel::Fail => "\x1b[1;31m",
+                    AuditStatus::Pass => "\x1b[32m",
+                    AuditStatus::Warn => "\x1b[33m",
+                    AuditStatus::Fail => "\x1b[1;31m",
                 };
                 let (status, rest) = headline.split_at(5);
                 outln!("{}{rest}", paint(style, status));
@@ -1073,12 +1058,5 @@ impl Printer {
     }
 }
 
-/// How an audit line is painted.
-enum AuditLevel {
-    Pass,
-    Warn,
-    Fail,
-}
-
 /// One audit line: its level, its text and the findings behind it.
-type AuditRow<'a> = (AuditLevel, String, &'a [evalock::Finding]);
+type AuditRow<'a> = (AuditStatus, String, &'a [evalock::Finding]);
