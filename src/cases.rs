@@ -27,7 +27,8 @@ pub use fields::MAX_CASE_VERSION;
 pub(super) use json_errors::{column_u32, json_error_message_at, line_u32};
 pub(super) use parse::case_from_element;
 pub use parse::{
-    parse_case_file, parse_case_file_with, parse_identified_case_file, parse_owned_case_file,
+    parse_case_file, parse_case_file_under, parse_case_file_with, parse_identified_case_file,
+    parse_owned_case_file,
 };
 
 /// A case's top-level members by name.
@@ -74,6 +75,38 @@ pub struct Case {
     pub grader_version: Option<Arc<str>>,
     /// The whole case, or only the members graders read: see [`CaseBody`].
     pub body: CaseBody,
+    /// The files its `vars` name (`file://…`, as written), whose bytes its digest
+    /// covers once the suite is loaded (boxed: few cases have any).
+    pub var_files: Option<Box<VarFiles>>,
+}
+
+/// The `file://` references of a case's `vars`, as written (without `file://`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarFiles(pub Vec<String>);
+
+impl VarFiles {
+    /// The `file://` strings among the values of `vars` (and in lists there), in order;
+    /// `None` when there are none.
+    pub fn of_vars(vars: Option<&Value>) -> Option<Box<VarFiles>> {
+        let Some(Value::Object(vars)) = vars else {
+            return None;
+        };
+        let mut references = Vec::new();
+        for value in vars.values() {
+            let items = match value {
+                Value::Array(items) => items.as_slice(),
+                single => std::slice::from_ref(single),
+            };
+            references.extend(
+                items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(|text| text.strip_prefix("file://"))
+                    .map(str::to_owned),
+            );
+        }
+        (!references.is_empty()).then(|| Box::new(VarFiles(references)))
+    }
 }
 
 /// What a load keeps of a case's JSON.

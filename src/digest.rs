@@ -162,6 +162,20 @@ pub fn case_digest(case: &serde_json::Value) -> Result<Digest, Error> {
     Ok(Digest::of_bytes(canonical_json(case)?.as_bytes()))
 }
 
+/// A case whose `vars` name files: sha256 over its `case-v1` hex digest, then
+/// `\n<path>\0<bytes-v1 hex>` for each file, sorted by path. Cases naming no file keep
+/// their `case-v1` digest.
+pub fn with_files(case: &Digest, files: &[(String, Digest)]) -> Digest {
+    let mut text = case.hex();
+    for (path, digest) in files {
+        text.push('\n');
+        text.push_str(path);
+        text.push('\0');
+        text.push_str(&digest.hex());
+    }
+    Digest::of_bytes(text.as_bytes())
+}
+
 /// `bytes-v1`: sha256 of exact bytes.
 pub fn bytes_digest(bytes: &[u8]) -> Digest {
     Digest::of_bytes(bytes)

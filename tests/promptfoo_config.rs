@@ -82,7 +82,7 @@ fn an_inline_assertion_edited_is_refused_on_the_test_lines_and_in_place_against_
 }
 
 #[test]
-fn the_default_test_is_part_of_every_inline_test() {
+fn the_default_test_is_part_of_every_test_inline_and_in_named_files() {
     let repo = adopted();
     repo.replace(
         "promptfooconfig.yaml",
@@ -97,7 +97,12 @@ fn the_default_test_is_part_of_every_inline_test() {
         .collect();
     assert_eq!(
         edited,
-        ["promptfooconfig.yaml:15", "promptfooconfig.yaml:21"],
+        [
+            "promptfooconfig.yaml:15",
+            "promptfooconfig.yaml:21",
+            "tests/cases.csv:2",
+            "tests/cases.csv:3"
+        ],
         "{refused:?}"
     );
 }
@@ -119,7 +124,7 @@ fn a_test_whose_vars_change_is_removed_and_reordering_changes_nothing() {
     repo.write("promptfooconfig.yaml", format!("{head}{second}{first}"));
     repo.write(
         "tests/cases.csv",
-        "question,__expected,__description\nHow do I reset my password?,contains: password,account\nDo you ship to Canada?,icontains: canada,shipping\n",
+        "question,context,__expected,__description\nHow do I reset my password?,,contains: password,account\nDo you ship to Canada?,file://docs/shipping.md,icontains: canada,shipping\n",
     );
     repo.evalock(&["check"]).assert_code(0);
     repo.evalock(&["lock"]).assert_code(0);
@@ -177,5 +182,84 @@ fn the_hook_judges_a_commit_that_touches_only_a_named_test_file() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.git(&["add", "-A"]);
     let passed = repo.git_run(&["commit", "-q", "-m", "edit a row, relocked"]);
+    assert_eq!(passed.code, 0, "{}", passed.all());
+}
+
+#[test]
+fn a_file_a_tests_vars_name_is_pinned_with_the_test_inline_and_in_a_named_file() {
+    let repo = adopted();
+    repo.git(&["switch", "-q", "-c", "policy"]);
+    repo.replace("docs/returns.md", "30 days", "90 days");
+    repo.replace("docs/shipping.md", "and Canada", "only");
+    let refused = found(&repo, &[]);
+    let edited: Vec<&str> = refused
+        .iter()
+        .filter(|(rule, _, _)| rule == "EL101")
+        .map(|(_, place, _)| place.as_str())
+        .collect();
+    assert_eq!(
+        edited,
+        ["promptfooconfig.yaml:21", "tests/cases.csv:2"],
+        "{refused:?}"
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("longer return window");
+    let against_base = found(&repo, &["--base", "main"]);
+    let in_place: Vec<&(String, String, String)> = against_base
+        .iter()
+        .filter(|(rule, _, _)| rule == "EL102")
+        .collect();
+    assert_eq!(in_place.len(), 2, "{against_base:?}");
+    assert!(
+        in_place
+            .iter()
+            .any(|(_, place, message)| place == "promptfooconfig.yaml:21"
+                && message.contains("file://docs/returns.md")),
+        "{against_base:?}"
+    );
+    // A document no test names is not the suite's.
+    repo.git(&["switch", "-q", "main"]);
+    repo.write("docs/unrelated.md", "not read by any test\n");
+    repo.evalock(&["check"]).assert_code(0);
+}
+
+#[test]
+fn a_vars_file_that_is_missing_or_outside_the_project_is_refused_at_its_test() {
+    let repo = adopted();
+    repo.remove("docs/returns.md");
+    let missing = found(&repo, &[]);
+    assert!(
+        missing.iter().any(|(rule, place, message)| rule == "EL105"
+            && place == "promptfooconfig.yaml:21"
+            && message.contains("there is no file `docs/returns.md`")),
+        "{missing:?}"
+    );
+    repo.write("docs/returns.md", "# Returns\n");
+    repo.replace(
+        "promptfooconfig.yaml",
+        "file://docs/returns.md",
+        "file://../../etc/passwd",
+    );
+    let outside = found(&repo, &[]);
+    assert!(
+        outside.iter().any(|(rule, place, message)| rule == "EL105"
+            && place == "promptfooconfig.yaml:21"
+            && message.contains("outside the project")),
+        "{outside:?}"
+    );
+}
+
+#[test]
+fn the_hook_refuses_a_commit_that_edits_only_a_vars_file() {
+    let repo = adopted();
+    repo.evalock(&["hook", "install"]).assert_code(0);
+    repo.replace("docs/shipping.md", "two days", "a week");
+    repo.git(&["add", "-A"]);
+    let refused = repo.git_run(&["commit", "-q", "-m", "slower shipping"]);
+    assert_ne!(refused.code, 0, "{}", refused.all());
+    refused.assert_contains("tests/cases.csv:2: EL101 case-unlocked (refuse)");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.git(&["add", "-A"]);
+    let passed = repo.git_run(&["commit", "-q", "-m", "slower shipping, relocked"]);
     assert_eq!(passed.code, 0, "{}", passed.all());
 }

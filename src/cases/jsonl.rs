@@ -7,7 +7,7 @@ use super::strict_json::{duplicate_key_position, StrictValue};
 use crate::cases::canonical::Canonicalizer;
 use crate::cases::{
     case_fields, case_from_element, json_error_message_at, Case, CaseBody, CaseDetail, CaseProblem,
-    GradedMembers, ParsedCaseFile, ProblemKind, SharedText, GRADED_MEMBERS,
+    GradedMembers, ParsedCaseFile, ProblemKind, SharedText, VarFiles, GRADED_MEMBERS,
 };
 use crate::digest::bytes_digest;
 use crate::text::{code_point_column, is_conflict_marker, split_lines};
@@ -33,6 +33,7 @@ const INTERPRETED_MEMBERS: &[&str] = &[
     "expects_refusal",
     "mutate",
     "expect_pass",
+    "vars",
 ];
 
 /// One case per non-blank line of `text`; a bad line is a problem at its line and the rest
@@ -198,10 +199,18 @@ fn case_from_text(
     // What graders read is kept as its text; what evalock interprets, as values.
     let mut graded: [(&str, &str); 4] = [("", ""); 4];
     interpreted.clear();
+    let mut var_files = None;
     for member in object.members {
         let raw = line_text.get(member.raw_value.clone())?;
         if let Some(slot) = GRADED_MEMBERS.iter().position(|name| *name == member.key) {
             graded[slot] = (member.key, raw);
+        }
+        if member.key == "vars" {
+            // Only vars that name files are read into a value.
+            if raw.contains("file://") {
+                var_files = VarFiles::of_vars(Some(&member_value(raw)?));
+            }
+            continue;
         }
         if !matches!(member.key, "expect" | "mutate" | "expect_pass") {
             interpreted.push((member.key, member_value(raw)?));
@@ -248,6 +257,7 @@ fn case_from_text(
         retired,
         grader_version,
         body,
+        var_files,
     }))
 }
 

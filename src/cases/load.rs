@@ -4,14 +4,13 @@
 
 use crate::cases::identity::Identity;
 use crate::cases::suite::{PromptFile, SuiteCases, SuiteModel, UnmatchedGlob};
-use crate::cases::{
-    parse_identified_case_file, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind,
-};
+use crate::cases::{parse_case_file_under, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind};
 use crate::digest::{bytes_digest, EntryKind};
 use crate::error::{Error, Result};
 use crate::project::config::{Config, CONFIG_FILE};
 use crate::source::{glob_files, ContentSource};
 use rayon::prelude::*;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A directory where a prompt goes cannot be read as one, as the lock in its place
@@ -44,12 +43,35 @@ fn symlinked_case_file(path: &str) -> ParsedCaseFile {
     }
 }
 
+/// How one case file is read: from its own folder, or as the promptfoo configuration that
+/// names it reads it (from the configuration's folder, its `defaultTest` merged in).
+#[derive(Debug, Clone, Default)]
+struct FileContext {
+    /// The folder `file://` paths in the file's `vars` are relative to.
+    folder: String,
+    defaults: Option<Arc<serde_json::Value>>,
+}
+
+impl FileContext {
+    fn own(path: &str) -> FileContext {
+        FileContext {
+            folder: folder_of(path).to_owned(),
+            defaults: None,
+        }
+    }
+}
+
+fn folder_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(folder, _)| folder)
+}
+
 /// One case file; empty when it is absent.
 fn load_case_file(
     source: &dyn ContentSource,
     path: &str,
     detail: CaseDetail,
     identity: &Identity,
+    context: &FileContext,
 ) -> Result<ParsedCaseFile> {
     if source.kind_of(path)? == Some(EntryKind::Symlink) {
         return Ok(symlinked_case_file(path));
@@ -58,9 +80,11 @@ fn load_case_file(
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    BUFFER.with_borrow_mut(|buffer| {
+    let mut parsed = BUFFER.with_borrow_mut(|buffer| -> Result<ParsedCaseFile> {
         let parsed = match source.read_into(path, buffer)? {
-            true => parse_identified_case_file(path, buffer, detail, identity),
+            true => {
+                parse_case_file_under(path, buffer, detail, identity, context.defaults.as_deref())
+            }
             false => ParsedCaseFile::default(),
         };
         // A very large file's buffer is not kept past its parse.
@@ -68,7 +92,77 @@ fn load_case_file(
             *buffer = Vec::new();
         }
         Ok(parsed)
-    })
+    })?;
+    pin_var_files(source, &mut parsed, &context.folder)?;
+    Ok(parsed)
+}
+
+/// Folds the bytes of the files each case's `vars` name (`file://…`) into its digest, so
+/// editing one is an edit of the case. A path that leaves the project, names no file or
+/// is a symlink is EL105 at the case.
+fn pin_var_files(
+    source: &dyn ContentSource,
+    parsed: &mut ParsedCaseFile,
+    folder: &str,
+) -> Result<()> {
+    for case in &mut parsed.cases {
+        let Some(references) = case.var_files.as_deref() else {
+            continue;
+        };
+        let mut pinned = Vec::new();
+        let mut refused = Vec::new();
+        for reference in &references.0 {
+            let written = format!("file://{reference}");
+            let Some(path) = crate::cases::promptfoo_config::join(folder, reference) else {
+                refused.push(format!(
+                    "`vars` names {written}, which is outside the project: keep the files a case reads in the repository"
+                ));
+                continue;
+            };
+            let paths = match path.contains(['*', '?', '[', '{']) {
+                true => glob_files(source, std::slice::from_ref(&path))?
+                    .into_iter()
+                    .map(|file| file.path)
+                    .collect(),
+                false => vec![path.clone()],
+            };
+            if paths.is_empty() {
+                refused.push(format!(
+                    "`vars` names {written}, and `{path}` matches no file: add the files or fix the pattern"
+                ));
+            }
+            for path in paths {
+                match source.kind_of(&path)? {
+                    Some(EntryKind::Symlink) => refused.push(format!(
+                        "`vars` names {written}, and `{path}` is a symlink, which evalock never follows: replace it with the file itself"
+                    )),
+                    _ => match source.read(&path)? {
+                        Some(bytes) => pinned.push((path, bytes_digest(&bytes))),
+                        None => refused.push(format!(
+                            "`vars` names {written}, and there is no file `{path}`: add it or fix the path (relative to {})",
+                            match folder { "" => "the project root", folder => folder }
+                        )),
+                    },
+                }
+            }
+        }
+        pinned.sort();
+        pinned.dedup();
+        case.digest = crate::digest::with_files(&case.digest, &pinned);
+        if let Some(contract) = &mut case.contract {
+            **contract = crate::digest::with_files(contract, &pinned);
+        }
+        parsed
+            .problems
+            .extend(refused.into_iter().map(|message| CaseProblem {
+                kind: ProblemKind::Malformed,
+                file: case.file.to_string(),
+                line: case.line,
+                column: 1,
+                message,
+            }));
+    }
+    Ok(())
 }
 
 /// A command grader receives the whole case, so its suite is loaded in full even for a
@@ -108,16 +202,24 @@ fn symlink_on_the_way(source: &dyn ContentSource, pattern: &str) -> Result<Optio
     Ok(None)
 }
 
-/// The cases of `files` (sorted), parsed side by side, joined and indexed by id.
+/// The cases of `files` (sorted), parsed side by side, joined and indexed by id; a file
+/// in `named` is read as the configuration that names it reads it.
 fn load_content(
     source: &dyn ContentSource,
     files: Vec<String>,
+    named: &BTreeMap<String, FileContext>,
     detail: CaseDetail,
     identity: &Identity,
 ) -> Result<Arc<SuiteCases>> {
     let parsed = files
         .par_iter()
-        .map(|path| load_case_file(source, path, detail, identity))
+        .map(|path| {
+            let context = named
+                .get(path)
+                .cloned()
+                .unwrap_or_else(|| FileContext::own(path));
+            load_case_file(source, path, detail, identity, &context)
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok(Arc::new(SuiteCases::new(
         files,
@@ -132,9 +234,9 @@ fn promptfoo_test_files(
     source: &dyn ContentSource,
     case_files: &[String],
     unmatched: &mut Vec<UnmatchedGlob>,
-) -> Result<Vec<String>> {
-    use crate::cases::promptfoo_config::{is_promptfoo_config, test_file_references};
-    let mut files = Vec::new();
+) -> Result<BTreeMap<String, FileContext>> {
+    use crate::cases::promptfoo_config::{default_test, is_promptfoo_config, test_file_references};
+    let mut files = BTreeMap::new();
     for config in case_files.iter().filter(|path| is_promptfoo_config(path)) {
         if source.kind_of(config)? == Some(EntryKind::Symlink) {
             continue;
@@ -144,6 +246,10 @@ fn promptfoo_test_files(
         };
         let Ok(text) = std::str::from_utf8(&bytes) else {
             continue;
+        };
+        let context = FileContext {
+            folder: folder_of(config).to_owned(),
+            defaults: default_test(text).map(Arc::new),
         };
         for pattern in test_file_references(config, text) {
             let matched = glob_files(source, std::slice::from_ref(&pattern))?;
@@ -158,7 +264,9 @@ fn promptfoo_test_files(
                 });
                 continue;
             }
-            files.extend(matched.into_iter().map(|file| file.path));
+            for file in matched {
+                files.entry(file.path).or_insert_with(|| context.clone());
+            }
         }
     }
     Ok(files)
@@ -190,13 +298,14 @@ pub fn load_suite(
     }
     case_files.sort();
     case_files.dedup();
-    let referenced = promptfoo_test_files(source, &case_files, &mut unmatched_globs)?;
-    case_files.extend(referenced);
+    let named = promptfoo_test_files(source, &case_files, &mut unmatched_globs)?;
+    case_files.extend(named.keys().cloned());
     case_files.sort();
     case_files.dedup();
     let content = load_content(
         source,
         case_files,
+        &named,
         detail,
         &crate::cases::identity::Identity::of(suite),
     )?;

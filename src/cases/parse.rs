@@ -3,7 +3,7 @@
 
 use super::{
     case_fields, line_u32, Case, CaseBody, CaseDetail, CaseProblem, GradedMembers, ParsedCaseFile,
-    ProblemKind,
+    ProblemKind, VarFiles,
 };
 use crate::cases::documents::{json_elements, yaml_elements, Element};
 use crate::cases::identity::Identity;
@@ -59,7 +59,20 @@ pub fn parse_identified_case_file(
     detail: CaseDetail,
     identity: &Identity,
 ) -> ParsedCaseFile {
+    parse_case_file_under(path, bytes, detail, identity, None)
+}
+
+/// [`parse_identified_case_file`] for a test file a promptfoo configuration names: its
+/// `defaultTest` (`defaults`) is merged into each record before it is identified and hashed.
+pub fn parse_case_file_under(
+    path: &str,
+    bytes: &[u8],
+    detail: CaseDetail,
+    identity: &Identity,
+    defaults: Option<&Value>,
+) -> ParsedCaseFile {
     if *identity == Identity::Member
+        && defaults.is_none()
         && !matches!(
             format_of(path),
             Some(CaseFormat::Csv | CaseFormat::Promptfoo)
@@ -67,7 +80,7 @@ pub fn parse_identified_case_file(
     {
         return ParsedCaseFile::joined(parse_case_file_parts(path, bytes, detail));
     }
-    parse_records(path, bytes, detail, identity)
+    parse_records(path, bytes, detail, identity, defaults)
 }
 
 /// Files of records read one by one, each given its identity before it is hashed: CSV,
@@ -78,6 +91,7 @@ fn parse_records(
     bytes: &[u8],
     detail: CaseDetail,
     identity: &Identity,
+    defaults: Option<&Value>,
 ) -> ParsedCaseFile {
     let mut parsed = ParsedCaseFile::default();
     let problem = |line, column, message: String| CaseProblem {
@@ -132,6 +146,9 @@ fn parse_records(
     );
     let file: Arc<str> = Arc::from(path);
     for mut element in elements {
+        if let Some(defaults) = defaults {
+            element.value = super::promptfoo_config::with_defaults(element.value, Some(defaults));
+        }
         if let Value::Object(map) = &mut element.value {
             if let Err(message) = identity.identify(map) {
                 parsed.problems.push(problem(element.line, 1, message));
@@ -178,7 +195,7 @@ fn json_line_elements(text: &str) -> (Vec<Element>, Vec<(u32, u32, String)>) {
 /// once each (a file far larger than the rest of the suite then costs about its own size).
 pub fn parse_owned_case_file(path: &str, bytes: Vec<u8>, detail: CaseDetail) -> ParsedCaseFile {
     if format_of(path) == Some(CaseFormat::Csv) {
-        return parse_records(path, &bytes, detail, &Identity::Member);
+        return parse_records(path, &bytes, detail, &Identity::Member, None);
     }
     let parts = parse_case_file_parts(path, &bytes, detail);
     drop(bytes);
@@ -331,6 +348,7 @@ pub(crate) fn case_from_element(
     }
     .filter(|contract| *contract != digest)
     .map(Box::new);
+    let var_files = VarFiles::of_vars(value.get("vars"));
     let body = match detail {
         CaseDetail::Full => CaseBody::Full(Box::new(value)),
         CaseDetail::Summary => CaseBody::Graded(GradedMembers::of_value(&value)),
@@ -346,5 +364,6 @@ pub(crate) fn case_from_element(
         retired,
         grader_version,
         body,
+        var_files,
     })
 }

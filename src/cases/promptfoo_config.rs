@@ -91,7 +91,7 @@ pub(super) fn test_elements(text: &str) -> Result<Elements, Position> {
 
 /// `test` with `defaults` under it: default vars the test does not set, default
 /// assertions before its own, other keys the test lacks.
-fn with_defaults(test: Value, defaults: Option<&Value>) -> Value {
+pub(crate) fn with_defaults(test: Value, defaults: Option<&Value>) -> Value {
     let (Value::Object(mut test), Some(Value::Object(defaults))) = (test.clone(), defaults) else {
         return test;
     };
@@ -114,6 +114,16 @@ fn with_defaults(test: Value, defaults: Option<&Value>) -> Value {
         }
     }
     Value::Object(test)
+}
+
+/// A configuration's `defaultTest`, merged into the tests of the files it names too;
+/// `None` without one or for unreadable text.
+pub fn default_test(text: &str) -> Option<Value> {
+    let config: Config = serde_saphyr::from_str_with_options(text, yaml_options()).ok()?;
+    config
+        .default_test
+        .map(|StrictValue(value)| value)
+        .filter(Value::is_object)
 }
 
 /// The test files a configuration names, as project-relative paths or globs (`file://`
@@ -139,7 +149,7 @@ pub fn test_file_references(config_path: &str, text: &str) -> Vec<String> {
 }
 
 /// `relative` from `folder`, without leaving the project.
-fn join(folder: &str, relative: &str) -> Option<String> {
+pub(crate) fn join(folder: &str, relative: &str) -> Option<String> {
     let mut parts: Vec<&str> = folder.split('/').filter(|part| !part.is_empty()).collect();
     for part in relative.split('/') {
         match part {

@@ -54,6 +54,21 @@ fn case_at(case: &Case) -> String {
     format!("{}:{}", case.file, case.line)
 }
 
+/// For a case whose `vars` name files: which, since an edit there moves the case.
+fn files_it_reads(case: &Case) -> String {
+    case.var_files.as_deref().map_or_else(String::new, |files| {
+        let named: Vec<String> = files
+            .0
+            .iter()
+            .map(|reference| format!("file://{reference}"))
+            .collect();
+        format!(
+            " (its digest covers the files its `vars` name: {})",
+            named.join(", ")
+        )
+    })
+}
+
 /// EL105: every place in a case file that could not become a case, and globs that match nothing.
 pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
     // One file can say the same thing of several of its cases (a duplicate `version` in

@@ -433,6 +433,7 @@ mod tests {
             retired: false,
             grader_version: None,
             body: CaseBody::Graded(None),
+            var_files: None,
         }
     }
 

@@ -479,3 +479,28 @@ fn invisible_characters_in_an_id_are_refused_and_visible_ones_are_not() {
         assert!(parsed.problems.is_empty(), "{id}: {parsed:?}");
     }
 }
+
+#[test]
+fn files_named_in_vars_are_found_on_every_path_and_nowhere_else() {
+    let text = b"{\"id\":\"a\",\"vars\":{\"doc\":\"file://docs/a.md\",\"many\":[\"file://b.txt\",\"x\"],\"q\":\"hi\"}}\n{\"id\":\"b\",\"vars\":{\"q\":\"file: not a reference\"}}\n{\"id\":\"c\",\"input\":\"file://not/vars.md\"}\n";
+    for detail in [CaseDetail::Summary, CaseDetail::Full] {
+        let parsed = parse_case_file_with("a.jsonl", text, detail);
+        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+        let named: Vec<Option<Vec<String>>> = parsed
+            .cases
+            .iter()
+            .map(|case| case.var_files.as_deref().map(|files| files.0.clone()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                Some(vec!["docs/a.md".to_owned(), "b.txt".to_owned()]),
+                None,
+                None
+            ],
+            "{detail:?}"
+        );
+    }
+    let yaml = parse_case_file("a.yaml", b"- id: a\n  vars:\n    doc: file://a.md\n");
+    assert!(yaml.cases[0].var_files.is_some());
+}

@@ -65,8 +65,9 @@ pub fn triage(project_root: &Path) -> Result<StagedTriage> {
 /// Taking every string rather than a list of known fields keeps the fast path exact when
 /// a setting that names files is added: a string that is not a path (a suite name, a
 /// model) at worst costs a full check. `None` when skills are listed inside marketplace
-/// manifests, tool servers inside plugin manifests, or test files inside promptfoo
-/// configurations, whose paths only those files know.
+/// manifests, tool servers inside plugin manifests, test files inside promptfoo
+/// configurations, or files inside promptfoo tests' `vars` (`file://…`, in suites graded
+/// by `promptfoo`), whose paths only those files know.
 pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
     if config
         .skills
@@ -81,6 +82,9 @@ pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
             .iter()
             .flat_map(|suite| &suite.cases)
             .any(|pattern| may_match_promptfoo_config(pattern))
+        || config.suites.iter().any(|suite| {
+            suite.grader.as_deref() == Some(crate::project::config::PROMPTFOO_GRADER_ID)
+        })
     {
         return None;
     }
@@ -579,6 +583,14 @@ reason = "read line by line: *nothing* leaves the machine"
         .expect("decidable");
         assert!(tracked.contains("deep/down/cases.jsonl"));
         assert!(!tracked.contains("deep/down/cases.json"));
+    }
+
+    #[test]
+    fn suites_graded_by_promptfoo_are_not_decidable_from_the_config() {
+        let suite = "[[suite]]\nname = \"support\"\ncases = [\"evals/tests.csv\"]\n";
+        assert!(tracked_paths(&config(suite)).is_some());
+        let graded = format!("{suite}grader = \"promptfoo\"\n");
+        assert!(tracked_paths(&config(&graded)).is_none());
     }
 
     #[test]

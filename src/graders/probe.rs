@@ -189,6 +189,7 @@ mod tests {
             retired: false,
             grader_version: None,
             body,
+            var_files: None,
         };
         [
             case(CaseBody::Graded(GradedMembers::of_value(&value))),

@@ -1,7 +1,7 @@
 //! EL102 and EL103: cases against those of the base revision (what a change may not do to
 //! a case that already shipped); apart because only a check with a base runs them.
 
-use super::{case_at, case_location, files_with_problems, Side};
+use super::{case_at, case_location, files_it_reads, files_with_problems, Side};
 use crate::finding::{Finding, Location, RelatedKind, Subject};
 use crate::rules::RuleId;
 
@@ -35,11 +35,12 @@ pub fn cases_edited_in_place(project: &Side<'_>, base: &Side<'_>) -> Vec<Finding
                         RuleId::CaseEditedInPlace,
                         subject(),
                         format!(
-                            "case `{}` ({}) was edited in place: still version {} as in {}",
+                            "case `{}` ({}) was edited in place: still version {} as in {}{}",
                             case.id,
                             case_at(case),
                             case.version,
-                            base.source
+                            base.source,
+                            files_it_reads(case)
                         ),
                     )
                     .at(case_location(case))

@@ -1,7 +1,7 @@
 //! EL101 and EL107: each case and prompt against its entry in evalock.lock, and each entry
 //! against the cases: the merge of a suite with its lock entries is the `check` hot path.
 
-use super::{case_at, case_location, files_with_problems, Side};
+use super::{case_at, case_location, files_it_reads, files_with_problems, Side};
 use crate::cases::suite::{locked_prompt_digest, suite_digest, SuiteModel};
 use crate::cases::Case;
 use crate::finding::{Finding, Location, Subject};
@@ -166,7 +166,7 @@ fn suite_unlocked(suite: &SuiteModel, locked: &LockedCases) -> Vec<Finding> {
             Some(entry) if entry.version == case.version => Finding::new(
                 RuleId::CaseUnlocked,
                 subject(),
-                format!("case `{}` ({}) changed but is still version {}", case.id, case_at(case), case.version),
+                format!("case `{}` ({}) changed but is still version {}{}", case.id, case_at(case), case.version, files_it_reads(case)),
             )
             .help(format!(
                 "bump `version` to {} if its contract changed (shipped cases are never edited in place), then run `evalock lock`",

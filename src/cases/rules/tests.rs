@@ -17,6 +17,7 @@ fn case(id: &str) -> Case {
         retired: false,
         grader_version: None,
         body: CaseBody::Graded(None),
+        var_files: None,
     }
 }
 
