@@ -217,3 +217,52 @@ fn a_suite_can_name_the_field_that_holds_its_ids() {
         .assert_contains("evalock.toml:")
         .assert_contains("is no key path");
 }
+
+/// The rows of `evals/arithmetic.jsonl`, each given an `id` of its own.
+fn with_ids(text: &str, ids: &[&str]) -> String {
+    text.lines()
+        .zip(ids)
+        .map(|(line, id)| line.replacen('{', &format!("{{\"id\": \"{id}\", "), 1) + "\n")
+        .collect()
+}
+
+#[test]
+fn a_suite_that_moves_to_explicit_ids_is_compared_with_the_base_by_its_former_identity() {
+    let repo = adopted();
+    let config = repo.read("evalock.toml");
+    let rule = "id = { content = [\"input\"] }\n";
+    assert!(config.contains(rule), "{config}");
+    repo.write("evalock.toml", config.replacen(rule, "", 1));
+    let text = repo.read("evals/arithmetic.jsonl");
+    repo.write(
+        "evals/arithmetic.jsonl",
+        with_ids(&text, &["add", "multiply", "subtract"]),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(repo
+        .read("evalock.lock")
+        .contains("[case.arithmetic.multiply]"));
+    repo.git(&["add", "-A"]);
+    commit(&repo, "give the arithmetic samples ids").assert_code(0);
+    // The same records: nothing removed, nothing edited.
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(0)
+        .assert_contains("PASS");
+    // The move may not hide an edit or a removal made with it.
+    let edited = with_ids(&text, &["add", "multiply", "subtract"])
+        .replace("\"ideal\": \"9\"", "\"ideal\": \"nine\"");
+    let dropped: String = edited
+        .lines()
+        .filter(|line| !line.contains("10-7"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    repo.write("evals/arithmetic.jsonl", dropped);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.git(&["add", "-A"]);
+    commit(&repo, "and change two of them").assert_code(0);
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("evals/arithmetic.jsonl:2: EL102 case-edited-in-place")
+        .assert_contains("now identifies cases by the record's `id`, and is compared with the base by its former rule, the content of `input`")
+        .assert_contains("EL103 case-removed");
+}

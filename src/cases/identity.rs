@@ -21,6 +21,13 @@ pub enum Identity {
     KeyPath(String),
     /// A digest of these fields' canonical JSON: `sha256:` and its first 16 hex digits.
     Content(Vec<String>),
+    /// The records of a suite that moved from rule `then` to rule `now`, read as `then`
+    /// read them: the field `now` names is taken out first (the `id` or key path added for
+    /// the move), so a record that changed in nothing else hashes as it did at the base.
+    Former {
+        now: Box<Identity>,
+        then: Box<Identity>,
+    },
 }
 
 /// How many hex digits of the content digest make an identity.
@@ -40,6 +47,7 @@ impl Identity {
     /// How messages name the rule: "`id`", "key path `metadata.case_id`", "content of `input`".
     pub fn describe(&self) -> String {
         match self {
+            Identity::Former { then, .. } => then.describe(),
             Identity::Member => "the record's `id`".to_owned(),
             Identity::KeyPath(path) => format!("the key path `{path}`"),
             Identity::Content(fields) => format!(
@@ -58,6 +66,16 @@ impl Identity {
     pub fn identify(&self, record: &mut Map<String, Value>) -> Result<(), String> {
         let identity = match self {
             Identity::Member => return Ok(()),
+            Identity::Former { now, then } => {
+                match &**now {
+                    Identity::Member => {
+                        record.remove("id");
+                    }
+                    Identity::KeyPath(path) => remove_path(record, path),
+                    Identity::Content(_) | Identity::Former { .. } => {}
+                }
+                return then.identify(record);
+            }
             Identity::KeyPath(path) => {
                 let mut found: Option<&Value> = None;
                 let mut map = Some(&*record);
@@ -121,6 +139,24 @@ impl Identity {
     }
 }
 
+/// Takes the member at dotted `path` out of `record`, and the objects on the way that it
+/// leaves empty.
+fn remove_path(record: &mut Map<String, Value>, path: &str) {
+    match path.split_once('.') {
+        None => {
+            record.remove(path);
+        }
+        Some((head, rest)) => {
+            if let Some(Value::Object(inner)) = record.get_mut(head) {
+                remove_path(inner, rest);
+                if inner.is_empty() {
+                    record.remove(head);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +199,38 @@ mod tests {
         );
         let clash = identify(&rule, json!({"input": "x", "id": "mine"})).unwrap_err();
         assert!(clash.contains("`id` of its own"), "{clash}");
+    }
+
+    #[test]
+    fn a_former_rule_reads_the_record_without_the_field_the_move_added() {
+        let content = Identity::Content(vec!["input".into()]);
+        let at_base = identify(&content, json!({"input": "2+2?", "ideal": "4"})).unwrap();
+        let moves = [
+            (
+                Identity::Member,
+                json!({"id": "add", "input": "2+2?", "ideal": "4"}),
+            ),
+            (
+                Identity::KeyPath("meta.case_id".into()),
+                json!({"input": "2+2?", "ideal": "4", "meta": {"case_id": "add"}}),
+            ),
+        ];
+        for (now, record) in moves {
+            let former = Identity::Former {
+                now: Box::new(now),
+                then: Box::new(content.clone()),
+            };
+            assert_eq!(identify(&former, record).unwrap(), at_base);
+        }
+        // A key path beside other metadata takes only itself out.
+        let former = Identity::Former {
+            now: Box::new(Identity::KeyPath("meta.case_id".into())),
+            then: Box::new(Identity::Member),
+        };
+        let kept = identify(
+            &former,
+            json!({"id": "a", "meta": {"case_id": "x", "tag": 1}}),
+        );
+        assert_eq!(kept.unwrap(), json!({"id": "a", "meta": {"tag": 1}}));
     }
 }

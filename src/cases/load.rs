@@ -277,6 +277,16 @@ pub fn load_suite(
     suite: &crate::project::config::SuiteConfig,
     detail: CaseDetail,
 ) -> Result<SuiteModel> {
+    load_suite_identified(source, suite, detail, &Identity::of(suite))
+}
+
+/// [`load_suite`] with its cases identified by `identity` instead of the suite's rule.
+pub fn load_suite_identified(
+    source: &dyn ContentSource,
+    suite: &crate::project::config::SuiteConfig,
+    detail: CaseDetail,
+    identity: &Identity,
+) -> Result<SuiteModel> {
     let mut case_files = Vec::new();
     let mut unmatched_globs = Vec::new();
     for (pattern, line) in suite.case_globs() {
@@ -302,13 +312,7 @@ pub fn load_suite(
     case_files.extend(named.keys().cloned());
     case_files.sort();
     case_files.dedup();
-    let content = load_content(
-        source,
-        case_files,
-        &named,
-        detail,
-        &crate::cases::identity::Identity::of(suite),
-    )?;
+    let content = load_content(source, case_files, &named, detail, identity)?;
     let prompts = suite
         .prompt_paths()
         .into_iter()

@@ -23,11 +23,23 @@ pub struct Side<'a> {
     pub lock: Option<&'a Lock>,
     /// `working tree`, `index`, `main (1a2b3c4)`.
     pub source: &'a str,
+    /// Suites whose identity rule changed since the base, their cases identified by the
+    /// base's rule: the base's cases are compared with these (see `former_identities`).
+    pub former: &'a [SuiteModel],
 }
 
 impl Side<'_> {
     pub fn suite(&self, name: &str) -> Option<&SuiteModel> {
         self.suites.iter().find(|suite| suite.name == name)
+    }
+
+    /// The suite as the base identifies its cases: re-identified by the base's rule when
+    /// the suite changed rules, else as it is.
+    pub fn compared_with_base(&self, name: &str) -> Option<&SuiteModel> {
+        self.former
+            .iter()
+            .find(|suite| suite.name == name)
+            .or_else(|| self.suite(name))
     }
 }
 

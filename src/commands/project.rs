@@ -62,6 +62,11 @@ pub struct Project {
     /// `Rebaseline-Reason:` trailers of the commits between the base and the judged
     /// content (filled by `check --base`).
     pub rebaseline_reasons: Vec<String>,
+    /// Suites whose identity rule changed since the base, re-identified by the base's
+    /// rule (filled by `check --base`, see [`Project::identify_as_base`]).
+    pub former_identities: Vec<SuiteModel>,
+    /// The base's identity rule of each suite in `former_identities`, by name.
+    pub former_rules: BTreeMap<String, crate::cases::identity::Identity>,
 }
 
 impl Project {
@@ -185,6 +190,8 @@ impl Project {
             baselines,
             workdir: None,
             rebaseline_reasons: Vec::new(),
+            former_identities: Vec::new(),
+            former_rules: BTreeMap::new(),
         }))
     }
 
@@ -219,6 +226,7 @@ impl Project {
             suites: &self.suites,
             lock: self.lock.as_ref(),
             source: &self.source,
+            former: &self.former_identities,
         }
     }
 
@@ -296,13 +304,24 @@ impl Project {
                 continue;
             };
             let identity = crate::cases::identity::Identity::of(config);
-            if identity == crate::cases::identity::Identity::Member {
-                continue;
-            }
-            let note = format!(
-                " (suite `{suite}` identifies cases by {})",
-                identity.describe()
-            );
+            let former = self.former_rules.get(suite).filter(|_| {
+                matches!(
+                    finding.rule,
+                    RuleId::CaseEditedInPlace | RuleId::CaseRemoved
+                )
+            });
+            let note = match former {
+                Some(former) => format!(
+                    " (suite `{suite}` now identifies cases by {}, and is compared with the base by its former rule, {})",
+                    identity.describe(),
+                    former.describe()
+                ),
+                None if identity == crate::cases::identity::Identity::Member => continue,
+                None => format!(
+                    " (suite `{suite}` identifies cases by {})",
+                    identity.describe()
+                ),
+            };
             if !finding.message.ends_with(&note) {
                 finding.message.push_str(&note);
             }
@@ -343,6 +362,44 @@ impl Project {
 
     pub fn suite(&self, name: &str) -> Option<&SuiteModel> {
         self.suites.iter().find(|suite| suite.name == name)
+    }
+
+    /// For each suite whose identity rule (`id`) changed since `base`, its cases as the
+    /// base's rule identifies them, so that moving a suite to explicit ids (or to another
+    /// rule) is compared with the base case by case instead of every case looking removed:
+    /// a record is the same case when the base's rule gives it the same identity. A suite
+    /// some of whose records the base's rule cannot identify is compared as it is.
+    pub fn identify_as_base(&mut self, source: &dyn ContentSource, base: &Project) -> Result<()> {
+        use crate::cases::identity::Identity;
+        for suite in &self.config.suites {
+            let Some(base_suite) = base
+                .config
+                .suites
+                .iter()
+                .find(|base_suite| base_suite.name() == suite.name())
+            else {
+                continue;
+            };
+            if Identity::of(suite) == Identity::of(base_suite) {
+                continue;
+            }
+            let Some(current) = self.suites.iter().find(|model| model.name == suite.name()) else {
+                continue;
+            };
+            let identity = Identity::Former {
+                now: Box::new(Identity::of(suite)),
+                then: Box::new(Identity::of(base_suite)),
+            };
+            let detail = detail_for_suite(&self.config, suite, CaseDetail::Summary);
+            let former =
+                crate::cases::load::load_suite_identified(source, suite, detail, &identity)?;
+            if former.problems().len() <= current.problems().len() {
+                self.former_identities.push(former);
+                self.former_rules
+                    .insert(suite.name().to_owned(), Identity::of(base_suite));
+            }
+        }
+        Ok(())
     }
 
     /// Sets the directory command graders and completers run in.

@@ -12,6 +12,7 @@ pub fn cases_edited_in_place(project: &Side<'_>, base: &Side<'_>) -> Vec<Finding
         let Some(base_suite) = base.suite(&suite.name) else {
             continue;
         };
+        let suite = project.compared_with_base(&suite.name).unwrap_or(suite);
         // Both in id order, paired in one pass: each case meets the base's first case
         // with its id, as a lookup would find it.
         let mut base_cases = base_suite.first_cases_by_id().peekable();
@@ -94,7 +95,7 @@ pub fn cases_removed(project: &Side<'_>, base: &Side<'_>) -> Vec<Finding> {
             .into_iter()
             .flatten()
             .map(|(id, entry)| (id, (&*entry.file, entry.version, entry.retired, None)));
-        let current = project.suite(&base_suite.name);
+        let current = project.compared_with_base(&base_suite.name);
         let unreadable = current.map(files_with_problems).unwrap_or_default();
         // Every list here is in id order: the current cases are paired in one pass.
         let mut current_ids = current

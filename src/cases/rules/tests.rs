@@ -164,6 +164,7 @@ impl Snapshot {
             suites: &self.suites,
             lock: self.lock.as_ref(),
             source: "test",
+            former: &[],
         }
     }
 }

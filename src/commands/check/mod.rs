@@ -204,6 +204,9 @@ fn judge(
     if let Some(base) = base {
         project.rebaseline_reasons = base.rebaseline_reasons.clone();
     }
+    if let Some(base_project) = &base_project {
+        project.identify_as_base(content, base_project)?;
+    }
     let ran_commands = project.suites.iter().any(|suite| {
         matches!(
             project.grader_for(&suite.name).program,
