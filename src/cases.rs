@@ -194,6 +194,18 @@ impl Case {
         }
     }
 
+    /// The members graders read, as one JSON object, whatever the load kept; `None`
+    /// without any.
+    pub fn graded_value(&self) -> Option<Value> {
+        match &self.body {
+            CaseBody::Full(value) => {
+                let members = GradedMembers::of_value(value)?;
+                serde_json::from_str(members.text()).ok()
+            }
+            CaseBody::Graded(graded) => serde_json::from_str(graded.as_ref()?.text()).ok(),
+        }
+    }
+
     /// The digest of the case's contract: everything but `retired`, so retiring a case
     /// is not an edit in place.
     pub fn contract_digest(&self) -> &Digest {

@@ -151,6 +151,29 @@ fn loosened(config: &Config, base: &Base) -> Vec<Finding> {
             .discriminator(&format!("debt\u{1f}{rule}\u{1f}{}", entry.path)),
         );
     }
+    for (id, grader) in &base.config.graders {
+        let Some(labels) = &grader.labels else {
+            continue;
+        };
+        let Some(now) = config.graders.get(id).filter(|now| now.labels.is_none()) else {
+            continue;
+        };
+        findings.push(
+            Finding::new(
+                RuleId::PolicyLoosened,
+                Subject::grader(id),
+                format!(
+                    "evalock.toml drops grader `{id}`'s labels ({labels}), which {} measured it against: an uncalibrated grader would no longer be flagged",
+                    base.description
+                ),
+            )
+            .at(Location::line(CONFIG_FILE, now.line))
+            .help(format!(
+                "keep `labels`; if dropping them is intended, give a commit since the base the trailer `{APPROVAL_TRAILER}: EL110 {CONFIG_FILE}: <why>`"
+            ))
+            .discriminator(&format!("labels\u{1f}{id}")),
+        );
+    }
     for rule in RuleId::ALL {
         let (now, then) = (config.rule_level(*rule), base.config.rule_level(*rule));
         if now >= then {

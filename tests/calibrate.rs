@@ -114,3 +114,101 @@ fn labels_that_are_not_labels_are_refused_at_their_line() {
         .assert_code(64)
         .assert_contains("no suite `other`");
 }
+
+/// A project whose grader `judge` names `labels.jsonl`, answered by a completer that
+/// gives the right answer.
+fn pinned_project(labels_text: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[grader.judge]\nversion = 1\nlabels = \"labels.jsonl\"\n\n[[suite]]\nname = \"support\"\ncases = [\"evals/support.jsonl\"]\ngrader = \"judge\"\ncompleter = [\"sh\", \"tools/answer.sh\"]\n",
+    );
+    repo.write(
+        "evals/support.jsonl",
+        "{\"id\": \"warranty\", \"input\": \"How long is the warranty?\", \"expect\": {\"must_include\": [\"2 years\"]}}\n",
+    );
+    repo.write(
+        "tools/answer.sh",
+        "#!/bin/sh\ncat > /dev/null\necho 'The kettle has a 2 years warranty.'\n",
+    );
+    repo.write("labels.jsonl", labels_text);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo
+}
+
+#[test]
+fn the_lock_pins_a_calibration_and_editing_the_labels_or_the_version_reopens_it() {
+    let repo = pinned_project(&labels(12, 1, 10, 1));
+    let lock = repo.read("evalock.lock");
+    assert!(
+        lock.contains("[grader.judge.calibration]\nlabels = \"sha256:")
+            && lock.contains("version = \"1\"\ntp = 12\nfp = 1\ntn = 10\nfn = 1\n"),
+        "{lock}"
+    );
+    repo.evalock(&["check"]).assert_code(0);
+    repo.evalock(&["run"]).assert_code(0);
+    // The calibration without `--labels`: the grader's own file.
+    repo.evalock(&["calibrate", "--grader", "judge"])
+        .assert_code(0)
+        .assert_contains("24 labels from labels.jsonl");
+    // Labels edited: the pin is stale until `lock` measures again.
+    repo.write("labels.jsonl", labels(12, 2, 9, 1));
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evalock.toml:3: EL306 calibration-stale (refuse): labels.jsonl changed since evalock.lock measured grader `judge` against it");
+    repo.evalock(&["run"])
+        .assert_code(1)
+        .assert_contains("EL307 grader-uncalibrated");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+    // A version bump re-opens it too.
+    repo.replace("evalock.toml", "version = 1\nlabels", "version = 2\nlabels");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("measured grader `judge` at version 1, and it is version 2 now");
+    repo.evalock(&["lock"]).assert_code(0);
+    // Counts written by hand are not what the labels give.
+    repo.replace("evalock.lock", "fp = 2\n", "fp = 0\n");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("and the labels give 24 labels (both pass 12, false successes 2");
+}
+
+#[test]
+fn an_uncalibrated_grader_warns_in_check_and_its_passes_cannot_make_a_run_green() {
+    let repo = pinned_project(&labels(12, 6, 6, 0));
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_contains("EL307 grader-uncalibrated (warn): grader `judge` is uncalibrated against labels.jsonl: agreement 0.75 below 0.8, κ 0.50 below 0.6; it passes 50 % of what people failed");
+    let run = repo.evalock(&["run"]);
+    run.assert_code(1)
+        .assert_contains("EL307 grader-uncalibrated (error)")
+        .assert_contains("its passes cannot make a run green");
+    // A grader without labels is not judged by them.
+    repo.replace("evalock.toml", "labels = \"labels.jsonl\"\n", "");
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(!repo.read("evalock.lock").contains("calibration"));
+    repo.evalock(&["run"]).assert_code(0);
+}
+
+#[test]
+fn dropping_a_graders_labels_is_a_loosening_against_the_base() {
+    let repo = pinned_project(&labels(12, 1, 10, 1));
+    repo.commit_all("calibrated judge");
+    repo.git(&["switch", "-q", "-c", "drop-labels"]);
+    repo.replace("evalock.toml", "labels = \"labels.jsonl\"\n", "");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("no more labels");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("evalock.toml:3: EL110 policy-loosened (refuse): evalock.toml drops grader `judge`'s labels (labels.jsonl)");
+    // Keeping them (another labels file) is no loosening.
+    repo.replace(
+        "evalock.toml",
+        "version = 1\n\n[[suite]]",
+        "version = 1\nlabels = \"labels.jsonl\"\n\n[[suite]]",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("labels back");
+    repo.evalock(&["check", "--base", "main"]).assert_code(0);
+}

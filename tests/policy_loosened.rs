@@ -119,3 +119,55 @@ fn raising_flaky_max_is_a_loosening() {
         .assert_code(2)
         .assert_contains("loosens `[policy] flaky_max` from 0 to 0.4");
 }
+
+/// A case bumped to a new version that asks its grader less: a negative control dropped,
+/// `max_chars` raised. Tightening it stays quiet.
+#[test]
+fn a_case_that_drops_its_negative_control_or_raises_max_chars_is_a_loosening() {
+    let repo = branch();
+    let text = repo.read("evals/support.jsonl");
+    let loosened = text
+        .replace(
+            "\"version\": 3, \"stratum\": \"refund\"",
+            "\"version\": 4, \"stratum\": \"refund\"",
+        )
+        .replace(
+            ", \"mutate\": {\"completion\": {\"status\": \"refunded\", \"reply\": \"Your refund has been issued.\", \"tool_calls\": [{\"name\": \"create_refund\", \"arguments\": {\"order_id\": \"last-order\"}}]}}}",
+            "}",
+        )
+        .replace(
+            "\"id\": \"warranty-question\", \"version\": 1",
+            "\"id\": \"warranty-question\", \"version\": 2",
+        )
+        .replace("\"max_chars\": 400}", "\"max_chars\": 4000}");
+    assert_ne!(loosened, text);
+    repo.write("evals/support.jsonl", &loosened);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("loosen two cases");
+    let refused = repo.evalock(&["check", "--base", "main"]);
+    refused
+        .assert_contains("evals/support.jsonl:2: EL110 policy-loosened (refuse): case `refund-no-order-id` (evals/support.jsonl:2) has 0 negative controls (`mutate`) where it had 1 at version 4")
+        .assert_contains("evals/support.jsonl:9: EL110 policy-loosened (refuse): case `warranty-question` (evals/support.jsonl:9) raises `expect.max_chars` from 400 to 4000");
+    repo.approve(
+        "Evalock-Approved: EL110 evals/support.jsonl: the refund flow moved to a tool, reviewed",
+    );
+    let approved = repo.evalock(&["check", "--base", "main"]);
+    assert!(
+        !approved.stdout.contains("EL110 policy-loosened (refuse)"),
+        "{}",
+        approved.stdout
+    );
+    // A tighter limit at a new version is no loosening.
+    repo.write(
+        "evals/support.jsonl",
+        text.replace(
+            "\"id\": \"warranty-question\", \"version\": 1",
+            "\"id\": \"warranty-question\", \"version\": 2",
+        )
+        .replace("\"max_chars\": 400}", "\"max_chars\": 200}"),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("tighten");
+    let tightened = repo.evalock(&["check", "--base", "main"]);
+    assert!(!tightened.stdout.contains("EL110"), "{}", tightened.stdout);
+}

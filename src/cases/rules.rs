@@ -5,7 +5,7 @@ mod against_lock;
 #[cfg(test)]
 mod tests;
 
-pub use against_base::{cases_edited_in_place, cases_removed};
+pub use against_base::{assertions_loosened, cases_edited_in_place, cases_removed};
 pub use against_lock::{cases_unlocked, prompts_unlocked};
 
 use crate::cases::suite::SuiteModel;
@@ -54,6 +54,7 @@ pub fn check(project: &Side<'_>, base: Option<&Side<'_>>) -> Vec<Finding> {
     if let Some(base) = base {
         findings.extend(cases_edited_in_place(project, base));
         findings.extend(cases_removed(project, base));
+        findings.extend(assertions_loosened(project, base));
     }
     findings
 }

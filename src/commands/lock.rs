@@ -57,7 +57,8 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
             &pinned,
         ));
     }
-    let new_lock = project.to_lock();
+    let mut new_lock = project.to_lock();
+    pin_calibrations(&mut new_lock, &project, &source, project_root)?;
     let rendered = new_lock.render();
     let changed = existing.as_deref() != Some(rendered.as_bytes());
     if !blocking.is_empty() {
@@ -71,6 +72,34 @@ pub fn lock(project_root: &Path, check_only: bool, ci: bool) -> Result<LockOutco
         write_atomic(&lock_path, rendered.as_bytes())?;
     }
     Ok(pinned_outcome(project, new_lock, changed, &source))
+}
+
+/// Each grader that names a labels file, measured against it and pinned with the labels'
+/// digest and its version.
+fn pin_calibrations(
+    lock: &mut Lock,
+    project: &Project,
+    source: &WorktreeSource,
+    project_root: &Path,
+) -> Result<()> {
+    for (id, grader) in &project.config.graders {
+        let (Some(labels), Some(entry)) = (&grader.labels, lock.graders.get_mut(id)) else {
+            continue;
+        };
+        let counts = crate::commands::calibrate::measure_labels(source, project_root, id, labels)?;
+        let Some(digest) = file_digest(source, labels) else {
+            continue;
+        };
+        entry.calibration = Some(crate::project::lock::CalibrationLock {
+            labels: digest,
+            version: grader.version.0.clone(),
+            tp: counts.tp,
+            fp: counts.fp,
+            tn: counts.tn,
+            fn_: counts.fn_,
+        });
+    }
+    Ok(())
 }
 
 /// The project as `lock` needs it: `--check` compares with the lock on disk, so it reads

@@ -3,6 +3,7 @@
 
 pub mod accept;
 pub mod calibrate;
+pub mod calibration_pins;
 pub mod check;
 pub mod compare;
 pub mod debt;

@@ -172,6 +172,9 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         );
     }
     findings.extend(static_findings(&project, &selected, full));
+    findings.extend(crate::commands::calibration_pins::run(
+        &project, &source, &selected,
+    ));
     // A shard holds part of each stratum: the merged results are judged whole.
     if options.shard.is_none() {
         findings.extend(crate::run::strata::ceiling_findings(&cases));

@@ -152,6 +152,16 @@ fn kappa_interval(pairs: &[(bool, bool)], point: f64) -> Rate {
     }
 }
 
+/// The calibration of a grader whose verdicts are counted in `counts` (as the lock
+/// keeps them).
+pub fn of_counts(counts: &Confusion) -> Calibration {
+    let mut pairs = vec![(true, true); counts.tp];
+    pairs.extend(vec![(true, false); counts.fp]);
+    pairs.extend(vec![(false, false); counts.tn]);
+    pairs.extend(vec![(false, true); counts.fn_]);
+    calibrate(&pairs)
+}
+
 /// The calibration of a grader over `(grader passed, person passed)` pairs.
 pub fn calibrate(pairs: &[(bool, bool)]) -> Calibration {
     let mut counts = Confusion::default();

@@ -100,6 +100,28 @@ pub struct GraderLock {
     /// Per source file, so drift names the file.
     #[serde(default)]
     pub files: BTreeMap<String, Digest>,
+    /// How the grader agreed with its labels file, when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<CalibrationLock>,
+}
+
+/// A grader measured against people's labels: the labels' `bytes-v1` digest, the grader
+/// version measured, and the counts of (grader, person) verdicts. Editing the labels or
+/// bumping the version re-opens it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalibrationLock {
+    pub labels: Digest,
+    pub version: String,
+    /// Both pass.
+    pub tp: usize,
+    /// The grader passes what the person failed: a false success.
+    pub fp: usize,
+    /// Both fail.
+    pub tn: usize,
+    /// The grader fails what the person passed.
+    #[serde(rename = "fn")]
+    pub fn_: usize,
 }
 
 impl GraderLock {
@@ -116,6 +138,7 @@ impl GraderLock {
             command,
             digest,
             files: BTreeMap::new(),
+            calibration: None,
         }
     }
 }

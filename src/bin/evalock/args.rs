@@ -127,9 +127,10 @@ pub struct CalibrateArgs {
     /// Calibrate every suite this grader grades.
     #[arg(long, value_name = "GRADER")]
     pub grader: Option<String>,
-    /// The labelled completions (JSONL), from the project folder.
+    /// The labelled completions (JSONL), from the project folder; by default the
+    /// grader's own `labels` in evalock.toml.
     #[arg(long, value_name = "FILE")]
-    pub labels: PathBuf,
+    pub labels: Option<PathBuf>,
     /// `human` (default) or `json`.
     #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
     pub format: CompareFormat,
@@ -534,7 +535,7 @@ impl Command {
             Command::Run(args) => args.completions.iter_mut().chain(&mut args.out).collect(),
             Command::Accept(args) => args.from.iter_mut().collect(),
             Command::Compare(args) => args.files.iter_mut().collect(),
-            Command::Calibrate(args) => vec![&mut args.labels],
+            Command::Calibrate(args) => args.labels.iter_mut().collect(),
             Command::Review(args) => args.from.iter_mut().collect(),
             Command::Github(args) => args.from.iter_mut().collect(),
             _ => Vec::new(),

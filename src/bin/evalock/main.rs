@@ -229,7 +229,7 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
                 &commands::calibrate::CalibrateOptions {
                     suite: calibrate_args.suite.as_deref(),
                     grader: calibrate_args.grader.as_deref(),
-                    labels: &calibrate_args.labels,
+                    labels: calibrate_args.labels.as_deref(),
                 },
             )?;
             printer.calibration(&outcomes, calibrate_args.format)?;

@@ -75,6 +75,86 @@ pub fn cases_edited_in_place(project: &Side<'_>, base: &Side<'_>) -> Vec<Finding
     findings
 }
 
+/// EL110: a case that, at a new version, asks its grader less than at the base: its
+/// negative controls (`mutate`) or known-good completions (`expect_pass`) removed, or its
+/// `expect.max_chars` raised or dropped. An edit at the same version is EL102 already.
+pub fn assertions_loosened(project: &Side<'_>, base: &Side<'_>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for suite in project.suites {
+        let Some(base_suite) = base.suite(&suite.name) else {
+            continue;
+        };
+        let suite = project.compared_with_base(&suite.name).unwrap_or(suite);
+        for case in suite.cases_by_id() {
+            let Some(base_case) = base_suite.case(&case.id) else {
+                continue;
+            };
+            if case.version <= base_case.version {
+                continue;
+            }
+            let (Some(then), now) = (base_case.graded_value(), case.graded_value()) else {
+                continue;
+            };
+            let now = now.unwrap_or_default();
+            let count = |value: &serde_json::Value, key: &str| match value.get(key) {
+                Some(serde_json::Value::Array(items)) => items.len(),
+                Some(serde_json::Value::Null) | None => 0,
+                Some(_) => 1,
+            };
+            let mut loosened = Vec::new();
+            for (key, what) in [
+                ("mutate", "negative controls (`mutate`)"),
+                ("expect_pass", "known-good completions (`expect_pass`)"),
+            ] {
+                let (before, after) = (count(&then, key), count(&now, key));
+                if after < before {
+                    loosened.push((key, format!("has {after} {what} where it had {before}")));
+                }
+            }
+            let max_chars = |value: &serde_json::Value| {
+                value
+                    .pointer("/expect/max_chars")
+                    .and_then(serde_json::Value::as_u64)
+            };
+            if let Some(before) = max_chars(&then) {
+                match max_chars(&now) {
+                    Some(after) if after > before => loosened.push((
+                        "max_chars",
+                        format!("raises `expect.max_chars` from {before} to {after}"),
+                    )),
+                    None => {
+                        loosened.push(("max_chars", format!("drops `expect.max_chars` ({before})")))
+                    }
+                    Some(_) => {}
+                }
+            }
+            for (key, change) in loosened {
+                findings.push(
+                    Finding::new(
+                        RuleId::PolicyLoosened,
+                        Subject::case(&suite.name, &case.id),
+                        format!(
+                            "case `{}` ({}) {change} at version {}, compared with version {} in {}",
+                            case.id,
+                            case_at(case),
+                            case.version,
+                            base_case.version,
+                            base.source
+                        ),
+                    )
+                    .at(case_location(case))
+                    .help(format!(
+                        "keep what the case asks of its grader; if loosening it is intended, give a commit since the base the trailer `Evalock-Approved: EL110 {}: <why>`",
+                        case.file
+                    ))
+                    .discriminator(&format!("assertion\u{1f}{key}")),
+                );
+            }
+        }
+    }
+    findings
+}
+
 /// EL103: a case the base froze (in its lock or its files) is gone instead of retired.
 pub fn cases_removed(project: &Side<'_>, base: &Side<'_>) -> Vec<Finding> {
     let mut findings = Vec::new();

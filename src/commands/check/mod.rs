@@ -214,6 +214,11 @@ fn judge(
         )
     });
     let mut findings = check_project(&project, base_project.as_ref());
+    findings.extend(crate::commands::calibration_pins::check(
+        &project,
+        content,
+        &options.project_root,
+    )?);
     if let Some(base) = base {
         judge_mixed_changes_by_commit(&mut findings, &project, base, options, content)?;
     }

@@ -23,6 +23,11 @@ pub struct GraderConfig {
     #[serde(default)]
     #[schemars(with = "Option<Vec<String>>")]
     pub command: Option<Spanned<Vec<String>>>,
+    /// JSONL of completions people labelled (`{"case_id", "completion", "verdict":
+    /// "pass"|"fail", "labeller"}`): `evalock lock` measures the grader against them and
+    /// pins the result; below the floors the grader's passes cannot make a run green.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<String>,
     /// The line of evalock.toml that says what the grader runs: its `command`, else its
     /// table header. Set by [`Config::parse`](super::Config::parse); findings about the grader point there.
     #[serde(skip)]

@@ -60,6 +60,16 @@ impl Lock {
                     )?;
                 }
             }
+            if let Some(calibration) = &grader.calibration {
+                writeln!(out, "\n[grader.{}.calibration]", toml_key(id))?;
+                writeln!(out, "labels = \"{}\"", calibration.labels)?;
+                writeln!(out, "version = {}", toml_string(&calibration.version))?;
+                writeln!(
+                    out,
+                    "tp = {}\nfp = {}\ntn = {}\nfn = {}",
+                    calibration.tp, calibration.fp, calibration.tn, calibration.fn_
+                )?;
+            }
         }
         for (suite, cases) in &self.cases {
             let suite_key = toml_key(suite);
