@@ -15,13 +15,34 @@ use std::collections::BTreeMap;
 
 pub const BASELINE_SCHEMA: &str = "evalock.baseline/v1";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BaselineFile {
     pub schema: String,
     pub suite: String,
     /// By case id, sorted.
     pub entries: BTreeMap<String, BaselineEntry>,
+    /// The suite's noise floor, as `evalock run --repeat N` measured it and `accept`
+    /// recorded it: kept beside the baselines, so a pull request that raises it is seen
+    /// (EL110), and `compare` calls a suite-level change under it "within noise".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<SuiteNoise>,
+}
+
+/// What repeating a suite measured (`run --repeat`, [`crate::run::noise`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteNoise {
+    pub repeats: usize,
+    pub cases: usize,
+    /// Pass rate of repeat 1 minus repeat 2, in percentage points, with its 95 % interval.
+    pub delta: f64,
+    pub low: f64,
+    pub high: f64,
+    /// The minimum detectable effect: a pass-rate change smaller than this many points is
+    /// within noise.
+    pub mde: f64,
+    pub flaky: usize,
 }
 
 /// One case's last-good completion.
@@ -73,6 +94,7 @@ impl BaselineFile {
             schema: BASELINE_SCHEMA.into(),
             suite: suite.into(),
             entries: BTreeMap::new(),
+            noise: None,
         }
     }
 
@@ -168,6 +190,8 @@ pub enum BaselineState {
         file: BaselineFile,
         /// 1-based line of each entry, for findings that point at it.
         lines: BTreeMap<String, u32>,
+        /// The line of the noise floor's `mde`, when the file records one.
+        noise_line: Option<u32>,
     },
     Malformed {
         line: u32,
@@ -201,6 +225,16 @@ impl SuiteBaseline {
         self.entries().and_then(|entries| entries.get(case_id))
     }
 
+    /// The recorded noise floor and the line of its `mde`.
+    pub fn noise(&self) -> Option<(&SuiteNoise, u32)> {
+        match &self.state {
+            BaselineState::Parsed {
+                file, noise_line, ..
+            } => Some((file.noise.as_ref()?, noise_line.unwrap_or(1))),
+            _ => None,
+        }
+    }
+
     pub fn line_of(&self, case_id: &str) -> Option<u32> {
         match &self.state {
             BaselineState::Parsed { lines, .. } => lines.get(case_id).copied(),
@@ -226,7 +260,14 @@ pub fn load_baseline(source: &dyn ContentSource, suite: &str, path: &str) -> Res
         Some(bytes) => match BaselineFile::parse(suite, &bytes) {
             Ok(file) => {
                 let lines = entry_lines(&bytes, &file);
-                BaselineState::Parsed { file, lines }
+                let noise_line = String::from_utf8_lossy(&bytes)
+                    .find("\n    \"mde\": ")
+                    .map(|offset| LineIndex::new(&bytes).line_of(offset + 1));
+                BaselineState::Parsed {
+                    file,
+                    lines,
+                    noise_line,
+                }
             }
             Err((line, column, message)) => BaselineState::Malformed {
                 line,

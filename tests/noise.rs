@@ -71,3 +71,98 @@ fn repeat_is_not_for_a_shard() {
         .assert_code(64)
         .assert_contains("--repeat measures a whole suite's noise: run it without --shard");
 }
+
+/// Four cases answered "hello" unless `fail.txt` names them.
+fn banded_project() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[[suite]]\nname = \"greet\"\ncases = [\"evals/greet.jsonl\"]\nbaseline = \"evals/greet.baseline.json\"\ncompleter = [\"python3\", \"complete.py\"]\n",
+    );
+    let cases: String = ["c1", "c2", "c3", "c4"]
+        .iter()
+        .map(|id| format!("{{\"id\": \"{id}\", \"input\": \"hi\", \"expect\": {{\"must_include\": [\"hello\"]}}}}\n"))
+        .collect();
+    repo.write("evals/greet.jsonl", cases);
+    repo.write(
+        "complete.py",
+        "import json, os, sys\ncase = json.loads(sys.stdin.read())\nfailing = open('fail.txt').read().split() if os.path.exists('fail.txt') else []\nprint('nope' if case['case_id'] in failing else 'hello')\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo
+}
+
+#[test]
+fn the_noise_floor_is_kept_beside_the_baselines_and_raising_it_is_a_loosening() {
+    let repo = banded_project();
+    repo.evalock(&["run", "--repeat", "3"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "first floor"])
+        .assert_code(0)
+        .assert_contains(
+            "recorded the noise floor of suite greet: changes under 0.0 points are within noise",
+        );
+    let baseline = repo.read("evals/greet.baseline.json");
+    assert!(
+        baseline.contains("\"noise\": {") && baseline.contains("\"mde\": 0.0"),
+        "{baseline}"
+    );
+    // A run without --repeat keeps the recorded floor.
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "again"])
+        .assert_code(0)
+        .assert_contains("nothing to write");
+    repo.commit_all("baselines with their noise floor");
+    repo.git(&["switch", "-q", "-c", "wider"]);
+    repo.replace("evals/greet.baseline.json", "\"mde\": 0.0", "\"mde\": 30.0");
+    repo.commit_all("a wider floor");
+    let line = repo
+        .read("evals/greet.baseline.json")
+        .lines()
+        .position(|line| line.contains("\"mde\""))
+        .expect("mde line")
+        + 1;
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains(&format!("evals/greet.baseline.json:{line}: EL110 policy-loosened (refuse): evals/greet.baseline.json raises suite `greet`'s noise floor from 0.0 to 30.0 points"));
+    repo.approve("Evalock-Approved: EL110 evals/greet.baseline.json: measured on the new sampler");
+    repo.evalock(&["check", "--base", "main"]).assert_code(0);
+    // A lower floor is stricter: no loosening.
+    repo.git(&["switch", "-q", "-c", "narrower"]);
+    repo.replace(
+        "evals/greet.baseline.json",
+        "\"mde\": 30.0",
+        "\"mde\": 10.0",
+    );
+    repo.commit_all("a narrower floor");
+    repo.evalock(&["check", "--base", "wider"])
+        .assert_code(0)
+        .assert_not_contains("EL110");
+}
+
+#[test]
+fn compare_calls_a_suite_change_under_the_noise_floor_within_noise() {
+    let repo = banded_project();
+    repo.evalock(&["run", "--repeat", "2"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "floor"])
+        .assert_code(0);
+    repo.replace("evals/greet.baseline.json", "\"mde\": 0.0", "\"mde\": 30.0");
+    repo.commit_all("baselines, floor 30 points");
+    repo.write("fail.txt", "c1\n");
+    repo.evalock(&["run", "--out", "one.json"]).assert_code(1);
+    repo.evalock(&["compare", "--base", "HEAD", "one.json"])
+        .assert_code(1)
+        .assert_contains("suite greet: ")
+        .assert_contains(
+            "pass rate 100.0 % -> 75.0 % (-25.0 points, within noise: floor 30.0 points)",
+        );
+    repo.write("fail.txt", "c1\nc2\n");
+    repo.evalock(&["run", "--out", "two.json"]).assert_code(1);
+    let markdown = repo.evalock(&[
+        "compare", "--base", "HEAD", "two.json", "--format", "markdown",
+    ]);
+    markdown.assert_contains("- suite `greet`: pass rate 100.0 % -> 50.0 % (-50.0 points, beyond the noise floor of 30.0 points)");
+    let json = repo.evalock(&["compare", "--base", "HEAD", "two.json", "--format", "json"]);
+    let document: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(document["rates"]["greet"]["within_noise"], false);
+    assert_eq!(document["rates"]["greet"]["noise_floor"], 30.0);
+}

@@ -90,6 +90,7 @@ pub fn check(
         if let Some(base) = base {
             findings.extend(rebaselined_without_reason(project, base, suite, baseline));
             findings.extend(mixed_change(base, suite, baseline));
+            findings.extend(against_base::noise_floor_raised(base, suite, baseline));
         }
     }
     findings

@@ -41,6 +41,9 @@ pub struct AcceptedSuite {
     pub recorded: Vec<String>,
     pub unchanged: usize,
     pub dropped: Vec<String>,
+    /// The suite's noise floor (minimum detectable effect, in points), when this accept
+    /// recorded a new one.
+    pub noise_floor: Option<f64>,
 }
 
 #[derive(Debug)]
@@ -102,7 +105,10 @@ pub fn accept(options: &AcceptOptions) -> Result<AcceptOutcome> {
     for suite in &suites {
         let (file, summary) =
             accept_suite(&project, &results, suite, options, &display, &mut skipped)?;
-        if !summary.recorded.is_empty() || !summary.dropped.is_empty() {
+        if !summary.recorded.is_empty()
+            || !summary.dropped.is_empty()
+            || summary.noise_floor.is_some()
+        {
             writes.push((
                 destination(&options.project_root, &summary.path),
                 file.render().into_bytes(),
@@ -273,6 +279,7 @@ fn accept_suite(
         recorded: Vec::new(),
         unchanged: 0,
         dropped: Vec::new(),
+        noise_floor: None,
     };
     for result in results.cases.iter().filter(|case| case.suite == suite_name) {
         if !options.cases.is_empty() && !options.cases.contains(&result.case_id) {
@@ -309,6 +316,14 @@ fn accept_suite(
             file.entries.insert(result.case_id.clone(), entry);
             summary.recorded.push(result.case_id.clone());
         }
+    }
+    // A run repeated with `--repeat` measured the suite's noise floor: it is recorded
+    // with the baselines; a run that did not measure it keeps the recorded one.
+    if let Some(noise) = results.noise.get(suite_name) {
+        if file.noise.as_ref() != Some(noise) {
+            summary.noise_floor = Some(noise.mde);
+        }
+        file.noise = Some(*noise);
     }
     if options.cases.is_empty() {
         let suite = project.suite(suite_name);

@@ -84,7 +84,11 @@ pub fn baselines_as_results(project_root: &Path, revision: &str) -> Result<Resul
         completions: BTreeMap::new(),
         counts,
         strata: crate::run::strata::rates(&cases),
-        noise: BTreeMap::new(),
+        noise: project
+            .baselines
+            .iter()
+            .filter_map(|(suite, baseline)| Some((suite.clone(), *baseline.noise()?.0)))
+            .collect(),
         cases,
         findings: Vec::new(),
     })

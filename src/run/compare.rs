@@ -81,6 +81,88 @@ pub struct Comparison {
     /// Per channel (`correctness`, `size`, `time`): cases stable, cases compared.
     pub stable: BTreeMap<&'static str, (usize, usize)>,
     pub slack: Slack,
+    /// Each suite's pass rate on both sides, and whether the change is within its noise
+    /// floor.
+    pub rates: BTreeMap<String, SuiteRate>,
+}
+
+/// A suite's pass rate in each run, in percent, and its change against the noise floor
+/// (`run --repeat`, from either results file or the baselines).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuiteRate {
+    pub old: Option<f64>,
+    pub new: Option<f64>,
+    /// New minus old, in percentage points.
+    pub change: Option<f64>,
+    /// The minimum detectable effect, in points.
+    pub noise_floor: Option<f64>,
+    /// A change smaller than the noise floor: not a measured difference.
+    pub within_noise: bool,
+}
+
+impl SuiteRate {
+    /// `pass rate 90.0 % -> 85.0 % (-5.0 points, within noise: floor 6.0 points)`.
+    pub fn describe(&self) -> String {
+        let rate = |rate: Option<f64>| rate.map_or("-".to_owned(), |rate| format!("{rate:.1} %"));
+        let mut text = format!("pass rate {} -> {}", rate(self.old), rate(self.new));
+        if let Some(change) = self.change {
+            let judged = match (self.noise_floor, self.within_noise) {
+                (Some(floor), true) => format!(", within noise: floor {floor:.1} points"),
+                (Some(floor), false) => format!(", beyond the noise floor of {floor:.1} points"),
+                (None, _) => ", no noise floor measured (`run --repeat N`)".to_owned(),
+            };
+            text.push_str(&format!(" ({change:+.1} points{judged})"));
+        }
+        text
+    }
+}
+
+/// Each suite's pass rate in `old` and `new`, judged against the first noise floor found
+/// in `new`, then `old`.
+fn suite_rates(old: &Results, new: &Results) -> BTreeMap<String, SuiteRate> {
+    let rate = |results: &Results, suite: &str| {
+        let cases: Vec<&CaseResult> = results
+            .cases
+            .iter()
+            .filter(|case| case.suite == suite)
+            .collect();
+        (!cases.is_empty()).then(|| {
+            let passed = cases.iter().filter(|case| passing(case.status)).count();
+            100.0 * passed as f64 / cases.len() as f64
+        })
+    };
+    let suites: BTreeSet<&str> = old
+        .cases
+        .iter()
+        .chain(&new.cases)
+        .map(|case| case.suite.as_str())
+        .collect();
+    suites
+        .into_iter()
+        .map(|suite| {
+            let (before, after) = (rate(old, suite), rate(new, suite));
+            let change = before.zip(after).map(|(before, after)| after - before);
+            let noise_floor = new
+                .noise
+                .get(suite)
+                .or_else(|| old.noise.get(suite))
+                .map(|noise| noise.mde);
+            let within_noise = match (change, noise_floor) {
+                (Some(change), Some(floor)) => change.abs() < floor,
+                _ => false,
+            };
+            (
+                suite.to_owned(),
+                SuiteRate {
+                    old: before,
+                    new: after,
+                    change,
+                    noise_floor,
+                    within_noise,
+                },
+            )
+        })
+        .collect()
 }
 
 fn passing(status: Status) -> bool {
@@ -155,6 +237,7 @@ pub fn compare(
         per_stratum,
         stable,
         slack,
+        rates: suite_rates(old, new),
     }
 }
 

@@ -16,20 +16,7 @@ use std::path::Path;
 
 pub const RESULTS_SCHEMA: &str = "evalock.results/v1";
 
-/// What repeating a suite measured ([`crate::run::noise`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SuiteNoise {
-    pub repeats: usize,
-    pub cases: usize,
-    /// Pass rate of repeat 1 minus repeat 2, in percentage points, with its 95 % interval.
-    pub delta: f64,
-    pub low: f64,
-    pub high: f64,
-    /// The minimum detectable effect: a pass-rate change smaller than this many points is
-    /// within noise.
-    pub mde: f64,
-    pub flaky: usize,
-}
+pub use crate::baselines::SuiteNoise;
 
 /// One stratum's cases, passes and failures (errors count as neither), as
 /// [`crate::run::strata`] counts them.

@@ -19,6 +19,34 @@ fn entry_changed(current: &BaselineEntry, base: Option<&BaselineEntry>) -> bool 
     })
 }
 
+/// EL110: the noise floor recorded beside the baselines is higher than the base's: more
+/// of a suite's changes would be called "within noise". A first floor, or a lower one, is
+/// not a loosening.
+pub fn noise_floor_raised(
+    base: &Side<'_>,
+    suite: &SuiteModel,
+    baseline: &SuiteBaseline,
+) -> Option<Finding> {
+    let (now, line) = baseline.noise()?;
+    let (then, _) = base.baselines.get(&suite.name)?.noise()?;
+    (now.mde > then.mde).then(|| {
+        Finding::new(
+            RuleId::PolicyLoosened,
+            Subject::suite(&suite.name),
+            format!(
+                "{} raises suite `{}`'s noise floor from {:.1} to {:.1} points, compared with {}: larger changes would pass as within noise",
+                baseline.path, suite.name, then.mde, now.mde, base.source
+            ),
+        )
+        .at(Location::line(&baseline.path, line))
+        .help(format!(
+            "measure it again (`evalock run --repeat N`, then `evalock accept`) after reducing the noise; if the wider floor is intended, give a commit since the base the trailer `Evalock-Approved: EL110 {}: <why>`",
+            baseline.path
+        ))
+        .discriminator("noise-floor")
+    })
+}
+
 /// EL406: compared with the base, baselines changed without a reason, unless a commit
 /// since the base carries a `Rebaseline-Reason:` trailer. A re-recording made by
 /// `evalock accept` carries one: `--reason` is required, and the entry names the commit of

@@ -456,6 +456,10 @@ impl Printer {
                         );
                     }
                 }
+                outln!();
+                for (suite, rate) in &comparison.rates {
+                    outln!("- suite `{suite}`: {}", rate.describe());
+                }
                 outln!("\n{}", tally(&comparison.tally()));
             }
             crate::args::CompareFormat::Human => {
@@ -513,7 +517,12 @@ impl Printer {
                 }
                 outln!();
                 for (suite, counts) in &comparison.per_suite {
-                    outln!("  suite {suite}: {}", tally(counts));
+                    match comparison.rates.get(suite) {
+                        Some(rate) => {
+                            outln!("  suite {suite}: {}; {}", tally(counts), rate.describe())
+                        }
+                        None => outln!("  suite {suite}: {}", tally(counts)),
+                    }
                 }
                 for (stratum, counts) in &comparison.per_stratum {
                     outln!("  stratum {stratum}: {}", tally(counts));
@@ -750,7 +759,8 @@ impl Printer {
     pub fn accept_summary(&self, outcome: &AcceptOutcome) {
         err!("{}", self.project_folder_note(self.colour_stderr));
         for suite in &outcome.suites {
-            if suite.recorded.is_empty() && suite.dropped.is_empty() {
+            if suite.recorded.is_empty() && suite.dropped.is_empty() && suite.noise_floor.is_none()
+            {
                 errln!(
                     "{}: {} unchanged, nothing to write",
                     suite.path,
@@ -770,6 +780,12 @@ impl Printer {
             }
             for id in &suite.dropped {
                 errln!("  dropped {}/{id} (no such active case)", suite.suite);
+            }
+            if let Some(floor) = suite.noise_floor {
+                errln!(
+                    "  recorded the noise floor of suite {}: changes under {floor:.1} points are within noise",
+                    suite.suite
+                );
             }
         }
         for skipped in &outcome.skipped {
