@@ -68,6 +68,9 @@ pub struct BaselineEntry {
     /// How long the case took when it was accepted (all samples), for its time pin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// Each assertion's outcome when it was accepted, for `compare --base`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assertions: Vec<crate::graders::AssertionOutcome>,
     /// The full normalized completion.
     pub completion: String,
 }
@@ -322,6 +325,7 @@ mod tests {
                 reason: "first".into(),
                 failure: Vec::new(),
                 duration_ms: None,
+                assertions: Vec::new(),
                 completion: "hello".into(),
             },
         );

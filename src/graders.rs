@@ -16,7 +16,7 @@ pub mod sources;
 
 pub use normalize::{completion_digest, Normalizer};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The id and version of the grader suites use when they name none.
@@ -121,6 +121,76 @@ impl Grader {
             GraderProgram::Promptfoo => Some(promptfoo::grade(case.get("assert"), completion)),
             GraderProgram::Command(_) => None,
         }
+    }
+}
+
+/// One assertion of a case over one completion: its key (`must_include`, `assert[1]
+/// icontains`), whether it held, and the reason codes it failed with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssertionOutcome {
+    pub key: String,
+    pub pass: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+/// Each assertion of `case` with its outcome, given the `reasons` the case failed with
+/// over `completion`: for the built-in grader, every `expect` key (graded alone, its
+/// reasons are those it shares with the whole verdict); for promptfoo, every `assert`
+/// item. A command grader's verdict has no assertions evalock can see: none.
+pub fn assertion_outcomes(
+    program: &GraderProgram,
+    case: &Value,
+    completion: &str,
+    reasons: &[String],
+) -> Vec<AssertionOutcome> {
+    let outcome = |key: String, own: Vec<String>| AssertionOutcome {
+        key,
+        pass: own.is_empty(),
+        reasons: own,
+    };
+    match program {
+        GraderProgram::Builtin => {
+            let Some(Value::Object(expect)) = case.get("expect") else {
+                return Vec::new();
+            };
+            expect
+                .iter()
+                .map(|(key, value)| {
+                    let alone = Value::Object([(key.clone(), value.clone())].into_iter().collect());
+                    let own = match reasons.is_empty() {
+                        true => Vec::new(),
+                        false => builtin::grade(Some(&alone), completion)
+                            .reasons
+                            .into_iter()
+                            .filter(|reason| reasons.contains(reason))
+                            .collect(),
+                    };
+                    outcome(key.clone(), own)
+                })
+                .collect()
+        }
+        GraderProgram::Promptfoo => {
+            let Some(Value::Array(asserts)) = case.get("assert") else {
+                return Vec::new();
+            };
+            asserts
+                .iter()
+                .enumerate()
+                .map(|(index, assertion)| {
+                    let kind = assertion.get("type").and_then(Value::as_str).unwrap_or("?");
+                    let prefix = format!("assert[{index}]:");
+                    let own = reasons
+                        .iter()
+                        .filter(|reason| reason.starts_with(&prefix))
+                        .cloned()
+                        .collect();
+                    outcome(format!("assert[{index}] {kind}"), own)
+                })
+                .collect()
+        }
+        GraderProgram::Command(_) => Vec::new(),
     }
 }
 

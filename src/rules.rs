@@ -192,7 +192,7 @@ rule_table! {
         "a case of the easy stratum fails: catastrophic, whatever the other strata do",
         "fix the behaviour before anything else; an easy case never becomes a known failure"),
     EnvelopeBreach => ("EL510", "envelope-breach", Warn,
-        "the case still passes, but its completion grew past its size pin, or it took longer than its time pin, over last-good (+10 % and +15 % by default; growth under 16 characters never counts, and time is pinned where last-good took 1 s or more)",
+        "the case still passes, but its completion (or its reported output tokens) grew past its size pin, or it took longer than its time pin, over last-good (+10 % and +15 % by default; growth under 16 characters never counts, and time is pinned where last-good took 1 s or more)",
         "find what made the answer fatter or slower; if it is intended, `evalock accept --reason \"…\"` records the new last-good, or widen the suite's `envelope` slack; `[rules] EL510 = \"error\"` makes a breach fail the gate, as the seeds' envelope harness does"),
     CaseFlaky => ("EL511", "case-flaky", Warn,
         "over `run --repeat`, the case's verdict flipped more often than `[policy] flaky_max` allows: it is flaky, and its verdict does not move the gate until it is fixed",

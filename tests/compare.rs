@@ -125,5 +125,76 @@ fn the_comparison_reads_as_json_and_markdown() {
     markdown
         .assert_contains("## evalock compare: BLOCK")
         .assert_contains("| case | behaviour | old | new | verdict |")
-        .assert_contains("| forbidden\\_tool:create\\_refund | pass | fail | **REGRESS** |");
+        .assert_contains(
+            "| must\\_not\\_call: forbidden\\_tool:create\\_refund | pass | fail | **REGRESS** |",
+        );
+}
+
+/// Each result and each baseline entry records every assertion's outcome, and `compare`
+/// judges them one by one; a results file without them compares by reason codes.
+#[test]
+fn assertions_are_recorded_and_compared_one_by_one() {
+    let repo = swapped();
+    let assertions = |file: &str, case: &str| -> Vec<Value> {
+        let results: Value = serde_json::from_str(&repo.read(file)).expect("results");
+        results["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|result| result["case_id"] == case)
+            .map(|result| result["assertions"].as_array().cloned().unwrap_or_default())
+            .unwrap()
+    };
+    let old = assertions("old.json", "refund-no-order-id");
+    let keys: Vec<&str> = old
+        .iter()
+        .map(|outcome| outcome["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        ["require_clarification", "must_not_call", "forbidden"]
+    );
+    assert!(old.iter().all(|outcome| outcome["pass"] == true), "{old:?}");
+    let new = assertions("new.json", "refund-no-order-id");
+    assert_eq!(new[1]["pass"], false);
+    assert_eq!(new[1]["reasons"][0], "forbidden_tool:create_refund");
+    // The escalation suite's command grader reports no assertions.
+    assert!(assertions("old.json", "angry-customer-escalates").is_empty());
+    // Accepted, they are part of the baseline entry, and `compare --base` uses them.
+    let swapped_config = repo.read("evalock.toml");
+    repo.replace(
+        "evalock.toml",
+        "\"completers/stub.py\", \"regressed\"]",
+        "\"completers/stub.py\"]",
+    );
+    repo.replace(
+        "evalock.toml",
+        "model = \"acme-support-next\"",
+        "model = \"acme-support-stub\"",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["accept", "--from", "old.json", "--reason", "last good"])
+        .assert_code(0);
+    repo.write("evalock.toml", swapped_config);
+    repo.evalock(&["lock"]).assert_code(0);
+    let baseline = repo.read("evals/support.baseline.json");
+    assert!(
+        baseline.contains("\"key\": \"must_not_call\""),
+        "{baseline}"
+    );
+    repo.commit_all("accept");
+    repo.evalock(&["compare", "--base", "HEAD", "new.json"])
+        .assert_code(1)
+        .assert_contains("must_not_call: forbidden_tool:create_refund");
+    // Without recorded assertions, the rows are the reason codes.
+    let text = repo.read("new.json");
+    let mut stripped: Value = serde_json::from_str(&text).unwrap();
+    for case in stripped["cases"].as_array_mut().unwrap() {
+        case.as_object_mut().unwrap().remove("assertions");
+    }
+    repo.write("bare.json", serde_json::to_string(&stripped).unwrap());
+    let bare = repo.evalock(&["compare", "old.json", "bare.json"]);
+    bare.assert_code(1)
+        .assert_contains("forbidden_tool:create_refund")
+        .assert_not_contains("must_not_call:");
 }

@@ -106,3 +106,26 @@ fn a_negative_slack_is_refused_with_its_line() {
         .assert_contains("evalock.toml:6:1")
         .assert_contains("`envelope.size` must be a share of growth of 0 or more");
 }
+
+const COUNTING_COMPLETER: &str = r#"import json, os, sys
+case = json.loads(sys.stdin.read())
+tokens = int(os.environ.get("TOKENS", "200"))
+print(json.dumps({"city": "Paris", "country": "France", "usage": {"input_tokens": 30, "output_tokens": tokens}}))
+"#;
+
+#[test]
+fn output_tokens_the_completer_reports_are_recorded_and_pinned() {
+    let repo = project("");
+    repo.write("complete.py", COUNTING_COMPLETER);
+    repo.evalock(&["lock"]).assert_code(0);
+    accept(&repo, &[]);
+    let results: serde_json::Value =
+        serde_json::from_str(&repo.read(".evalock/results.json")).expect("results");
+    assert_eq!(results["cases"][0]["usage"]["output_tokens"], 200);
+    assert_eq!(results["cases"][0]["usage"]["input_tokens"], 30);
+    repo.evalock_with(&["run"], &[("TOKENS", "205")])
+        .assert_not_contains("EL510");
+    repo.evalock_with(&["run"], &[("TOKENS", "400")])
+        .assert_contains("EL510 envelope-breach (warn): case `capital_json` (evals/capitals.jsonl:1) still passes, but its envelope broke its pin: tokens 400 output tokens against 200 at last-good (+100 %, slack 10 %)")
+        .assert_contains("(tokens 1)");
+}

@@ -386,6 +386,7 @@ fn entry_from_result(
             false => result.reasons.clone(),
         },
         duration_ms: Some(result.duration_ms),
+        assertions: result.assertions.clone(),
         completion: completion.to_owned(),
     })
 }

@@ -64,6 +64,8 @@ pub fn baselines_as_results(project_root: &Path, revision: &str) -> Result<Resul
                     == Some(&serde_json::Value::Bool(true)),
                 envelope: Vec::new(),
                 flip_rate: None,
+                assertions: entry.assertions.clone(),
+                usage: crate::run::envelope::usage(&entry.completion),
             });
         }
     }

@@ -549,6 +549,7 @@ fn assemble(
                 baseline: baseline_ref(&project.baselines_side(), suite.model, case),
                 agreement_min,
                 slack: suite_slack(&project.config, &suite.model.name),
+                grader: &suite.grader.program,
             });
             cases.push(result);
             findings.extend(case_findings);

@@ -83,6 +83,8 @@ pub struct CaseRun<'a> {
     pub agreement_min: f64,
     /// The suite's envelope slack against last-good (EL510).
     pub slack: crate::run::envelope::Slack,
+    /// What grades the case, for its assertions' outcomes.
+    pub grader: &'a crate::graders::GraderProgram,
 }
 
 fn millis(duration: Duration) -> u64 {
@@ -117,6 +119,8 @@ pub fn unjudged_result(suite: &str, case: &Case, context: BaselineContext) -> Ca
         critical: case.value().get("critical") == Some(&serde_json::Value::Bool(true)),
         envelope: Vec::new(),
         flip_rate: None,
+        assertions: Vec::new(),
+        usage: None,
     }
 }
 
@@ -201,6 +205,9 @@ pub fn assess(run: CaseRun<'_>) -> (CaseResult, Vec<Finding>) {
             );
         }
     }
+    result.assertions =
+        crate::graders::assertion_outcomes(run.grader, run.case.value(), modal, &reasons);
+    result.usage = crate::run::envelope::usage(modal);
     result.reasons = reasons;
     (result, findings)
 }

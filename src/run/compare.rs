@@ -109,7 +109,7 @@ impl SuiteRate {
             let judged = match (self.noise_floor, self.within_noise) {
                 (Some(floor), true) => format!(", within noise: floor {floor:.1} points"),
                 (Some(floor), false) => format!(", beyond the noise floor of {floor:.1} points"),
-                (None, _) => ", no noise floor measured (`run --repeat N`)".to_owned(),
+                (None, _) => ", no noise floor measured".to_owned(),
             };
             text.push_str(&format!(" ({change:+.1} points{judged})"));
         }
@@ -190,12 +190,16 @@ pub fn compare(
             contexts.extend(context_changes(before, after));
         }
         let comparison = compare_case(before, after, slack);
-        if let (Some(_), Some(_)) = (before, after) {
+        if let (Some(was), Some(is)) = (before, after) {
             let correct = comparison.verdict == Verdict::Same;
             let entry = stable.entry("correctness").or_default();
             entry.0 += usize::from(correct);
             entry.1 += 1;
-            for channel in ["size", "time"] {
+            let tokens_reported = was.usage.is_some() && is.usage.is_some();
+            for channel in ["size", "time", "tokens"] {
+                if channel == "tokens" && !tokens_reported {
+                    continue;
+                }
                 let entry = stable.entry(channel).or_default();
                 entry.0 += usize::from(
                     !comparison
@@ -278,6 +282,17 @@ fn context_changes(before: &CaseResult, after: &CaseResult) -> Vec<String> {
     changes
 }
 
+/// The outcome of assertion `key` on a side that judged the case.
+fn assertion<'a>(
+    case: Option<&'a CaseResult>,
+    key: &str,
+) -> Option<&'a crate::graders::AssertionOutcome> {
+    case.filter(|case| case.status != Status::Error)?
+        .assertions
+        .iter()
+        .find(|outcome| outcome.key == key)
+}
+
 fn compare_case(
     before: Option<&CaseResult>,
     after: Option<&CaseResult>,
@@ -322,11 +337,62 @@ fn compare_case(
             after.map(|case| passing(case.status)),
         ),
     });
-    let reasons: BTreeSet<&String> = before
-        .into_iter()
-        .chain(after)
-        .filter(|case| case.status != Status::Error)
+    let judged = || {
+        before
+            .into_iter()
+            .chain(after)
+            .filter(|case| case.status != Status::Error)
+    };
+    // Assertion by assertion when every judged side recorded them; the reasons no
+    // assertion accounts for (samples that disagree) stay rows of their own.
+    let by_assertion =
+        judged().next().is_some() && judged().all(|case| !case.assertions.is_empty());
+    let mut covered: BTreeSet<&String> = BTreeSet::new();
+    if by_assertion {
+        let mut keys: Vec<&str> = Vec::new();
+        for outcome in judged().flat_map(|case| &case.assertions) {
+            if !keys.contains(&outcome.key.as_str()) {
+                keys.push(&outcome.key);
+            }
+        }
+        for key in keys {
+            let (was, is) = (assertion(before, key), assertion(after, key));
+            let mut reasons: Vec<&String> = Vec::new();
+            for reason in was
+                .into_iter()
+                .chain(is)
+                .flat_map(|outcome| &outcome.reasons)
+            {
+                if !reasons.contains(&reason) {
+                    reasons.push(reason);
+                }
+                covered.insert(reason);
+            }
+            let (old, new) = (
+                was.map(|outcome| outcome.pass),
+                is.map(|outcome| outcome.pass),
+            );
+            behaviours.push(Behaviour {
+                behaviour: match reasons.is_empty() {
+                    true => key.to_owned(),
+                    false => format!(
+                        "{key}: {}",
+                        reasons
+                            .iter()
+                            .map(|reason| reason.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                },
+                old,
+                new,
+                verdict: behaviour_verdict(old, new),
+            });
+        }
+    }
+    let reasons: BTreeSet<&String> = judged()
         .flat_map(|case| &case.reasons)
+        .filter(|reason| !covered.contains(reason))
         .collect();
     for reason in reasons {
         let (old, new) = (holds(before, reason), holds(after, reason));

@@ -4,7 +4,9 @@
 //! last-good, each with slack: +10 % and +15 % by default, and growth by fewer than 16
 //! characters never counts. Time is pinned only where
 //! last-good took a second or more: below that, process start-up and scheduling are most
-//! of what is measured. A channel past its slack is a breach that names it.
+//! of what is measured. Tokens, when the completer's envelope reports `usage:
+//! {input_tokens, output_tokens}`, are compared as size is: output tokens, +10 %, growth by
+//! fewer than 16 never counts. A channel past its slack is a breach that names it.
 
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +49,7 @@ impl Breach {
     pub fn describe(&self) -> String {
         let unit = match self.channel {
             "size" => "chars",
+            "tokens" => "output tokens",
             _ => "ms",
         };
         let growth = match self.old {
@@ -63,12 +66,13 @@ impl Breach {
     }
 }
 
-/// One side of a comparison: the completion's characters and the case's milliseconds,
-/// when known.
+/// One side of a comparison: the completion's characters, its output tokens and the
+/// case's milliseconds, when known.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Envelope {
     pub chars: Option<u64>,
     pub ms: Option<u64>,
+    pub tokens: Option<u64>,
 }
 
 impl Envelope {
@@ -76,8 +80,29 @@ impl Envelope {
         Envelope {
             chars: completion.map(|text| text.chars().count() as u64),
             ms,
+            tokens: completion
+                .and_then(usage)
+                .and_then(|usage| usage.output_tokens),
         }
     }
+}
+
+pub use crate::run::results::Usage;
+
+/// The `usage` of a completion that is a JSON envelope reporting whole token counts.
+pub fn usage(completion: &str) -> Option<Usage> {
+    let trimmed = completion.trim_start();
+    if !trimmed.starts_with('{') || !trimmed.contains("\"usage\"") {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(completion).ok()?;
+    let usage = value.get("usage")?;
+    let count = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
+    let found = Usage {
+        input_tokens: count("input_tokens"),
+        output_tokens: count("output_tokens"),
+    };
+    (found != Usage::default()).then_some(found)
 }
 
 /// The channels of `new` past their slack over `old`.
@@ -87,6 +112,16 @@ pub fn breaches(old: Envelope, new: Envelope, slack: &Slack) -> Vec<Breach> {
         if new >= old + slack.size_floor_chars && (new as f64) > (old as f64) * (1.0 + slack.size) {
             found.push(Breach {
                 channel: "size",
+                old,
+                new,
+                slack: slack.size,
+            });
+        }
+    }
+    if let (Some(old), Some(new)) = (old.tokens, new.tokens) {
+        if new >= old + slack.size_floor_chars && (new as f64) > (old as f64) * (1.0 + slack.size) {
+            found.push(Breach {
+                channel: "tokens",
                 old,
                 new,
                 slack: slack.size,
@@ -115,7 +150,7 @@ const SCHEMA_REASONS: &[&str] = &[
     "unexpected_key:",
 ];
 
-/// The channel a case broke, in the seeds' order: correctness, schema, size, time; `None`
+/// The channel a case broke, in the seeds' order: correctness, schema, size (then tokens), time; `None`
 /// when it is stable.
 pub fn channel(case: &crate::run::results::CaseResult) -> Option<&'static str> {
     let schema = |reason: &String| SCHEMA_REASONS.iter().any(|code| reason.starts_with(code));
@@ -125,7 +160,7 @@ pub fn channel(case: &crate::run::results::CaseResult) -> Option<&'static str> {
             false => Some("correctness"),
         };
     }
-    ["size", "time"]
+    ["size", "tokens", "time"]
         .into_iter()
         .find(|channel| case.envelope.iter().any(|broken| broken == channel))
 }
@@ -150,7 +185,7 @@ pub fn stable_summary(cases: &[crate::run::results::CaseResult]) -> Option<Strin
     let stable = compared.len() - broken.values().sum::<usize>();
     let mut line = format!("{stable}/{} stable", compared.len());
     if !broken.is_empty() {
-        let order = ["correctness", "schema", "size", "time"];
+        let order = ["correctness", "schema", "size", "tokens", "time"];
         let parts: Vec<String> = order
             .iter()
             .filter_map(|channel| {
@@ -174,6 +209,7 @@ mod tests {
         let at = |chars, ms| Envelope {
             chars: Some(chars),
             ms: Some(ms),
+            tokens: None,
         };
         assert!(breaches(at(100, 1000), at(110, 1150), &slack).is_empty());
         // A few characters more of a short answer is no breach, however large a share.
@@ -188,5 +224,37 @@ mod tests {
         // A last-good under the floor pins no time: start-up jitter is no breach.
         assert!(breaches(at(100, 300), at(100, 900), &slack).is_empty());
         assert!(breaches(Envelope::default(), at(500, 5000), &slack).is_empty());
+    }
+
+    #[test]
+    fn output_tokens_the_completer_reports_are_a_channel_of_their_own() {
+        let slack = Slack::default();
+        let reply = |tokens: u64| {
+            format!("{{\"reply\": \"ok\", \"usage\": {{\"input_tokens\": 12, \"output_tokens\": {tokens}}}}}")
+        };
+        let (old, new) = (reply(200), reply(400));
+        let found = breaches(
+            Envelope::of(Some(&old), None),
+            Envelope::of(Some(&new), None),
+            &slack,
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].describe(),
+            "tokens 400 output tokens against 200 at last-good (+100 %, slack 10 %)"
+        );
+        let steady = breaches(
+            Envelope::of(Some(&reply(200)), None),
+            Envelope::of(Some(&reply(210)), None),
+            &slack,
+        );
+        assert!(steady.is_empty());
+        assert_eq!(usage("plain text"), None);
+        assert_eq!(
+            usage("{\"usage\": {\"input_tokens\": 3}}")
+                .unwrap()
+                .input_tokens,
+            Some(3)
+        );
     }
 }

@@ -162,6 +162,23 @@ pub struct CaseResult {
     /// `run --repeat`: the share of repeats whose verdict was not the case's usual one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flip_rate: Option<f64>,
+    /// Each assertion of the case over the modal completion, as its grader judged it
+    /// ([`crate::graders::assertion_outcomes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assertions: Vec<crate::graders::AssertionOutcome>,
+    /// The tokens the completer reported for the modal completion (its envelope's `usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// What the completer said a completion cost: its envelope's `usage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

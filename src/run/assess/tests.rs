@@ -30,6 +30,7 @@ fn entry(completion: &str, passed: bool) -> BaselineEntry {
         reason: "r".into(),
         failure: Vec::new(),
         duration_ms: None,
+        assertions: Vec::new(),
         completion: completion.into(),
     }
 }
@@ -112,6 +113,7 @@ fn judge_full(
         baseline,
         agreement_min: 1.0,
         slack: crate::run::envelope::Slack::default(),
+        grader: &crate::graders::GraderProgram::Builtin,
     })
 }
 
