@@ -296,8 +296,17 @@ fn the_sharded_example_fans_out_and_gates_on_merge() {
     assert!(runs(gate)
         .iter()
         .any(|run| run.contains("evalock check --base ")));
+    // The merged run is compared with what the base accepted, and that gates too.
+    assert!(runs(gate)
+        .iter()
+        .any(|run| run.contains("evalock compare --base ")
+            && run.contains("results.json")
+            && run.contains("--findings compare.json")));
     let last = runs(gate).pop().expect("a last step");
-    assert!(last.contains("$CHECK") && last.contains("$MERGE"), "{last}");
+    assert!(
+        last.contains("$CHECK") && last.contains("$MERGE") && last.contains("COMPARE"),
+        "{last}"
+    );
 }
 
 /// The script both actions install evalock with, through shellcheck.

@@ -634,3 +634,77 @@ fn a_fork_pull_request_skips_the_suites_and_says_so() {
     let bad = run_action_from_fork(&repo, &[("fork-policy", "maybe")]);
     assert_eq!(bad.code, 64, "{}", bad.log);
 }
+
+/// The demo with baselines accepted on `main`; branch `pr` swaps the model for one whose
+/// prompt lost a rule.
+fn model_swap_pull_request() -> TestRepo {
+    let repo = TestRepo::with_fixture("demo");
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "last good"])
+        .assert_code(0);
+    repo.commit_all("baselines");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.replace(
+        "evalock.toml",
+        "\"completers/stub.py\"]\nmodel = \"acme-support-stub\"",
+        "\"completers/stub.py\", \"regressed\"]\nmodel = \"acme-support-next\"",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("swap the support model");
+    repo
+}
+
+#[test]
+fn compare_puts_the_matrix_in_the_summary_and_each_regression_on_its_line() {
+    let repo = model_swap_pull_request();
+    let job = run_action(
+        &repo,
+        &[
+            ("suites", "all"),
+            ("compare", "true"),
+            ("comment-mode", "annotations"),
+        ],
+    );
+    assert_ne!(job.code, 0, "{}", job.log);
+    assert_eq!(job.outputs["verdict"], "BLOCK");
+    assert!(
+        job.summary.contains("## evalock compare: BLOCK")
+            && job
+                .summary
+                .contains("must\\_not\\_call: forbidden\\_tool:create\\_refund"),
+        "{}",
+        job.summary
+    );
+    assert!(
+        job.log.contains("::notice file=evalock.toml,line=17")
+            && job.log.contains("EL512 behaviour-matrix"),
+        "{}",
+        job.log
+    );
+    assert!(
+        job.log.contains("::error file=evals/support.jsonl,line=2")
+            && job.log.contains("EL501 regressed"),
+        "{}",
+        job.log
+    );
+    // Without the input, nothing is compared.
+    let plain = run_action(&repo, &[("suites", "all"), ("comment-mode", "annotations")]);
+    assert!(
+        !plain.summary.contains("evalock compare"),
+        "{}",
+        plain.summary
+    );
+    assert!(!plain.log.contains("EL512"), "{}", plain.log);
+}
+
+#[test]
+fn a_compare_input_that_is_not_true_or_false_stops_the_job() {
+    let repo = clean_pull_request();
+    let job = run_action(&repo, &[("compare", "yes")]);
+    assert_eq!(job.code, 64, "{}", job.log);
+    assert!(
+        job.log.contains("compare is 'yes': use true or false"),
+        "{}",
+        job.log
+    );
+}

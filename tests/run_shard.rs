@@ -188,6 +188,23 @@ fn four_merged_shards_are_the_unsharded_run_and_cases_keep_their_shard() {
     repo.evalock(&["lock"]).assert_code(0);
     repo.commit_all("drop a04, break a02, move b03");
     assert_eq!(assert_merge_equals_unsharded(&repo, &[]), 1);
+    // Merged shards compare as the unsharded run does, against each other and the base.
+    repo.evalock(&["compare", ".evalock/unsharded.json", ".evalock/merged.json"])
+        .assert_code(0)
+        .assert_not_contains("REGRESS");
+    let against_base = |file: &str| {
+        let run = repo.evalock(&["compare", "--base", "HEAD~1", file, "--format", "json"]);
+        let mut comparison: Value = serde_json::from_str(&run.stdout).expect("comparison");
+        comparison["new"] = Value::Null;
+        for case in comparison["cases"].as_array_mut().unwrap() {
+            case.as_object_mut().unwrap().remove("breaches");
+        }
+        comparison.as_object_mut().unwrap().remove("stable");
+        (run.code, comparison)
+    };
+    let (code, unsharded) = against_base(".evalock/unsharded.json");
+    assert_eq!(code, 1, "{unsharded}");
+    assert_eq!(against_base(".evalock/merged.json"), (code, unsharded));
     let merged = json(&repo, ".evalock/merged.json");
     let rules: Vec<&str> = merged["findings"]
         .as_array()

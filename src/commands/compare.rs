@@ -4,6 +4,9 @@
 
 use crate::commands::project::Project;
 use crate::error::{Error, Result};
+use crate::finding::{Finding, Location, Subject};
+use crate::rules::RuleId;
+use crate::run::compare::{Comparison, Verdict};
 use crate::run::results::{BaselineUse, CaseResult, Results, Status, RESULTS_SCHEMA};
 use crate::source::SourceSpec;
 use std::collections::BTreeMap;
@@ -94,4 +97,156 @@ pub fn baselines_as_results(project_root: &Path, revision: &str) -> Result<Resul
         cases,
         findings: Vec::new(),
     })
+}
+
+/// A comparison as findings, for a review: each regressed case at its line (EL501, with
+/// its behaviour rows), and for each suite whose runs differ in context (another model,
+/// prompt or completer) or that regressed, its matrix (EL512) on the suite's `model` line
+/// of evalock.toml, else its prompt, so the review shows what a swap did where it was made.
+pub fn findings(comparison: &Comparison, project_root: &Path) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut matrices: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for case in &comparison.cases {
+        let rows: Vec<String> = case
+            .behaviours
+            .iter()
+            .filter(|row| row.verdict != Verdict::Same)
+            .map(|row| {
+                let mark = |held: Option<bool>| match held {
+                    Some(true) => "pass",
+                    Some(false) => "fail",
+                    None => "-",
+                };
+                format!(
+                    "| {} | {} | {} | {} | {} |",
+                    crate::report::markdown_escape(&case.case_id),
+                    crate::report::markdown_escape(&row.behaviour),
+                    mark(row.old),
+                    mark(row.new),
+                    row.verdict.as_str()
+                )
+            })
+            .collect();
+        matrices
+            .entry(case.suite.as_str())
+            .or_default()
+            .extend(rows.iter().cloned());
+        if case.verdict != Verdict::Regress {
+            continue;
+        }
+        let lost: Vec<&str> = case
+            .behaviours
+            .iter()
+            .filter(|row| row.verdict == Verdict::Regress && row.behaviour != "passes")
+            .map(|row| row.behaviour.as_str())
+            .collect();
+        let message = format!(
+            "case `{}` ({}:{}) held at {} and fails in {}{}",
+            case.case_id,
+            case.file,
+            case.line,
+            comparison.old,
+            comparison.new,
+            match lost.is_empty() {
+                true => String::new(),
+                false => format!(": lost {}", lost.join("; ")),
+            }
+        );
+        findings.push(
+            Finding::new(
+                RuleId::Regressed,
+                Subject::case(&case.suite, &case.case_id),
+                message,
+            )
+            .at(Location::line(&case.file, case.line))
+            .detail(format!(
+                "| case | behaviour | old | new | verdict |\n| --- | --- | --- | --- | --- |\n{}",
+                rows.join("\n")
+            )),
+        );
+    }
+    let config = std::fs::read_to_string(project_root.join(crate::project::config::CONFIG_FILE))
+        .unwrap_or_default();
+    for (suite, rows) in matrices {
+        let differs: Vec<&String> = comparison
+            .contexts_differ
+            .iter()
+            .filter(|change| change.starts_with(&format!("suite {suite}: ")))
+            .collect();
+        if differs.is_empty() && rows.is_empty() {
+            continue;
+        }
+        let rate = comparison
+            .rates
+            .get(suite)
+            .map(|rate| format!("; {}", rate.describe()))
+            .unwrap_or_default();
+        let changes = match differs.is_empty() {
+            true => String::new(),
+            false => format!(
+                " ({})",
+                differs
+                    .iter()
+                    .map(|change| change.trim_start_matches(&format!("suite {suite}: ")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        findings.push(
+            Finding::new(
+                RuleId::BehaviourMatrix,
+                Subject::suite(suite),
+                format!(
+                    "suite `{suite}`{changes} against {}: {} behaviours changed{rate}",
+                    comparison.old,
+                    rows.len()
+                ),
+            )
+            .at(suite_anchor(&config, suite))
+            .detail(match rows.is_empty() {
+                true => "every behaviour held".to_owned(),
+                false => format!(
+                    "| case | behaviour | old | new | verdict |\n| --- | --- | --- | --- | --- |\n{}",
+                    rows.join("\n")
+                ),
+            }),
+        );
+    }
+    findings
+}
+
+/// Where a suite's matrix goes: its `model` line in evalock.toml, else its `prompt` line,
+/// else its `name` line.
+fn suite_anchor(config: &str, suite: &str) -> Location {
+    let file = crate::project::config::CONFIG_FILE;
+    let lines: Vec<&str> = config.lines().collect();
+    let named = |line: &&str| {
+        let line = line.trim();
+        line.starts_with("name")
+            && line.split_once('=').is_some_and(|(_, value)| {
+                value.trim().trim_matches(|c| c == '"' || c == '\'') == suite
+            })
+    };
+    let Some(start) = lines.iter().position(named) else {
+        return Location::file(file);
+    };
+    let end = lines[start + 1..]
+        .iter()
+        .position(|line| line.trim_start().starts_with('['))
+        .map_or(lines.len(), |offset| start + 1 + offset);
+    let block_start = lines[..start]
+        .iter()
+        .rposition(|line| line.trim_start().starts_with('['))
+        .unwrap_or(0);
+    let key_line = |key: &str| {
+        (block_start..end).find(|index| {
+            let line = lines[*index].trim_start();
+            line.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+    };
+    let index = key_line("model")
+        .or_else(|| key_line("prompt"))
+        .unwrap_or(start);
+    Location::line(file, u32::try_from(index + 1).unwrap_or(u32::MAX))
 }

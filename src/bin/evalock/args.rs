@@ -334,6 +334,12 @@ pub struct CompareArgs {
     /// `human` (default), `json` or `markdown`.
     #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
     pub format: CompareFormat,
+
+    /// Also write the comparison as a findings report (JSON, `evalock.findings/v1`) for
+    /// `evalock report` and `evalock github`: each regressed case (EL501) at its line, and
+    /// each suite's behaviour matrix (EL512) on its `model` line.
+    #[arg(long, value_name = "FILE")]
+    pub findings: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -534,7 +540,7 @@ impl Command {
             Command::Mcp(McpCommand::Audit(args)) => args.paths.iter_mut().collect(),
             Command::Run(args) => args.completions.iter_mut().chain(&mut args.out).collect(),
             Command::Accept(args) => args.from.iter_mut().collect(),
-            Command::Compare(args) => args.files.iter_mut().collect(),
+            Command::Compare(args) => args.files.iter_mut().chain(&mut args.findings).collect(),
             Command::Calibrate(args) => args.labels.iter_mut().collect(),
             Command::Review(args) => args.from.iter_mut().collect(),
             Command::Github(args) => args.from.iter_mut().collect(),

@@ -453,6 +453,19 @@ fn compare(compare_args: &args::CompareArgs, printer: &output::Printer) -> evalo
     };
     let comparison = compare(&old, &new, &old_label, &new_label, slack);
     let code = comparison.exit_code(&fail_on);
+    if let Some(path) = &compare_args.findings {
+        let root = project_from_here().unwrap_or_else(|| PathBuf::from("."));
+        let report = evalock::report::Report::new(
+            "compare",
+            new_label.clone(),
+            Some(old_label.clone()),
+            commands::compare::findings(&comparison, &root),
+        );
+        evalock::source::atomic::write_atomic(
+            path,
+            evalock::report::json::render(&report).as_bytes(),
+        )?;
+    }
     printer.comparison(&comparison, compare_args.format, code)?;
     Ok(code)
 }
