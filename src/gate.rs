@@ -272,6 +272,13 @@ fn loosened_policy(config: &Config, base: &Base) -> Vec<Finding> {
             now.flaky_max.to_string(),
         ));
     }
+    if now.stretch_high > then.stretch_high {
+        loosened.push((
+            "stretch_high",
+            then.stretch_high.to_string(),
+            now.stretch_high.to_string(),
+        ));
+    }
     if then.fail_on_diff && !now.fail_on_diff {
         loosened.push(("fail_on_diff", "true".into(), "false".into()));
     }

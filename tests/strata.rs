@@ -126,3 +126,44 @@ fn markdown_reports_carry_the_rates_per_stratum() {
     flat.evalock(&["run", "--format", "markdown"])
         .assert_not_contains("| stratum |");
 }
+
+/// The seed's `--self-check` with its `--stretch-high 0.50`: half the stretch cases pass,
+/// which the default watermark (0.80) lets through and 0.50 calls `stretch_too_easy`.
+/// Raising the watermark against the base is a loosening.
+#[test]
+fn the_stretch_watermark_is_a_policy_and_raising_it_is_a_loosening() {
+    let repo = banded(&[
+        ("e1", "easy", "hello"),
+        ("e2", "easy", "world"),
+        ("m1", "medium", "hello"),
+        ("m2", "medium", "world"),
+        ("s1", "stretch", "hello"),
+        ("s2", "stretch", "absent"),
+    ]);
+    // s2 fails (EL502: not accepted as a known failure), and the stretch band is quiet.
+    repo.evalock(&["run"]).assert_not_contains("EL508");
+    let config = repo.read("evalock.toml");
+    repo.write(
+        "evalock.toml",
+        config.replacen(
+            "version = 1\n",
+            "version = 1\n\n[policy]\nstretch_high = 0.5\n",
+            1,
+        ),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["run"])
+        .assert_contains("EL508 stretch-too-easy (warn): suite `bands`: stretch_too_easy: 1/2 stretch cases pass (50 %, at least 50 % means they no longer stretch)");
+    repo.commit_all("a watermark of 0.5");
+    repo.git(&["switch", "-q", "-c", "blessed"]);
+    repo.replace("evalock.toml", "stretch_high = 0.5", "stretch_high = 0.9");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("bless a saturated set");
+    repo.evalock(&["check", "--base", "main"])
+        .assert_code(2)
+        .assert_contains("EL110 policy-loosened (refuse): evalock.toml loosens `[policy] stretch_high` from 0.5 to 0.9");
+    repo.replace("evalock.toml", "stretch_high = 0.9", "stretch_high = 1.5");
+    repo.evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("policy.stretch_high must be between 0.0 and 1.0");
+}

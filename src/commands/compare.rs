@@ -84,6 +84,7 @@ pub fn baselines_as_results(project_root: &Path, revision: &str) -> Result<Resul
         commit: None,
         full: true,
         fail_on_diff: false,
+        stretch_high: project.config.policy.stretch_high,
         shard: None,
         suites: project.baselines.keys().cloned().collect(),
         completions: BTreeMap::new(),

@@ -83,9 +83,10 @@ pub fn merge(options: &MergeOptions) -> Result<RunOutcome> {
         .flat_map(|shard| shard.results.findings.iter().cloned())
         .collect();
     // Each shard held part of every stratum: the ceiling is judged on the whole run.
-    merged
-        .findings
-        .extend(crate::run::strata::ceiling_findings(&merged.cases));
+    merged.findings.extend(crate::run::strata::ceiling_findings(
+        &merged.cases,
+        merged.stretch_high,
+    ));
     sort_findings(&mut merged.findings);
 
     write_atomic(&options.out, merged.render().as_bytes())?;

@@ -177,7 +177,10 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
     ));
     // A shard holds part of each stratum: the merged results are judged whole.
     if options.shard.is_none() {
-        findings.extend(crate::run::strata::ceiling_findings(&cases));
+        findings.extend(crate::run::strata::ceiling_findings(
+            &cases,
+            project.config.policy.stretch_high,
+        ));
     }
     crate::gate::apply_severities(&mut findings, &project.config);
     graders::drop_outranked(&mut findings);
@@ -195,6 +198,7 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         commit,
         full,
         fail_on_diff,
+        stretch_high: project.config.policy.stretch_high,
         shard,
         suites: selected.iter().cloned().collect(),
         completions: sources,

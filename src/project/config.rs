@@ -25,7 +25,7 @@ pub use gate::{DebtConfig, DebtEntry, RuleLevel};
 pub use grader::{GraderConfig, GraderKind, VersionLabel, PROMPTFOO_GRADER_ID};
 use locate::{glob_lines, location_of, table_header_offset};
 pub use mcp::{McpConfig, WELL_KNOWN_CONFIGS};
-pub use policy::{Policy, POLICY_KEYS};
+pub use policy::{default_stretch_high, Policy, POLICY_KEYS};
 pub use skills::{compile_pattern, default_allowed_permissions, Acknowledgement, SkillsConfig};
 
 /// Where `evalock run` writes its results unless `--out` says otherwise.

@@ -16,6 +16,10 @@ use std::path::Path;
 
 pub const RESULTS_SCHEMA: &str = "evalock.results/v1";
 
+fn is_default_stretch_high(share: &f64) -> bool {
+    *share == crate::project::config::default_stretch_high()
+}
+
 pub use crate::baselines::SuiteNoise;
 
 /// One stratum's cases, passes and failures (errors count as neither), as
@@ -43,6 +47,13 @@ pub struct Results {
     pub full: bool,
     /// `--fail-on-diff` (or `policy.fail_on_diff`): moved completions exit 3.
     pub fail_on_diff: bool,
+    /// `policy.stretch_high` of the run, for `merge` to judge the ceiling of the whole run
+    /// as `run` does (written only when it is not the default).
+    #[serde(
+        default = "crate::project::config::default_stretch_high",
+        skip_serializing_if = "is_default_stretch_high"
+    )]
+    pub stretch_high: f64,
     /// Set by `run --shard K/N`: which shard this is and what it ran against. `merge`
     /// checks it and leaves it out of the merged (unsharded) results.
     #[serde(default, skip_serializing_if = "Option::is_none")]

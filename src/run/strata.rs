@@ -11,8 +11,6 @@ use std::collections::BTreeMap;
 /// The stratum of cases meant to fail for now, and of cases that must never fail.
 pub const STRETCH: &str = "stretch";
 pub const EASY: &str = "easy";
-/// A stretch stratum passing this share or more is too easy (the seed's `stretch_high`).
-pub const STRETCH_HIGH: f64 = 0.80;
 
 /// Rates per stratum name, over every suite.
 pub fn rates(cases: &[CaseResult]) -> BTreeMap<String, StratumRate> {
@@ -48,8 +46,9 @@ fn finish(rate: &mut StratumRate) {
 /// only counted.
 pub const BANDS: [&str; 3] = [EASY, "medium", STRETCH];
 
-/// EL507–EL509 for each banded suite.
-pub fn ceiling_findings(cases: &[CaseResult]) -> Vec<Finding> {
+/// EL507–EL509 for each banded suite; a stretch stratum passing `stretch_high` or more
+/// (`[policy] stretch_high`, the seed's `--stretch-high`) is too easy.
+pub fn ceiling_findings(cases: &[CaseResult], stretch_high: f64) -> Vec<Finding> {
     let mut by_suite: BTreeMap<&str, BTreeMap<&str, (StratumRate, &CaseResult)>> = BTreeMap::new();
     for case in cases {
         let Some(stratum) = &case.stratum else {
@@ -83,7 +82,7 @@ pub fn ceiling_findings(cases: &[CaseResult]) -> Vec<Finding> {
                 );
             }
             let Some(share) = rate.rate else { continue };
-            if *stratum == STRETCH && share >= STRETCH_HIGH {
+            if *stratum == STRETCH && share >= stretch_high {
                 findings.push(
                     Finding::new(
                         RuleId::StretchTooEasy,
@@ -93,7 +92,7 @@ pub fn ceiling_findings(cases: &[CaseResult]) -> Vec<Finding> {
                             rate.pass,
                             rate.pass + rate.fail,
                             share * 100.0,
-                            STRETCH_HIGH * 100.0
+                            stretch_high * 100.0
                         ),
                     )
                     .at(at.clone())

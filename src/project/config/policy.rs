@@ -6,11 +6,12 @@ use serde::{Deserialize, Serialize};
 
 /// The `[policy]` keys EL110 guards: a change that makes one more lenient is refused
 /// against the base.
-pub const POLICY_KEYS: [&str; 5] = [
+pub const POLICY_KEYS: [&str; 6] = [
     "agreement_min",
     "fail_on_diff",
     "flaky_max",
     "max_output_bytes",
+    "stretch_high",
     "timeout_secs",
 ];
 
@@ -41,6 +42,11 @@ pub struct Policy {
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub flaky_max: f64,
+    /// A `stretch` stratum passing this share or more is too easy (EL508, the seeds'
+    /// `--stretch-high`): its cases no longer stretch.
+    #[serde(default = "default_stretch_high")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub stretch_high: f64,
 }
 
 impl Default for Policy {
@@ -52,8 +58,13 @@ impl Default for Policy {
             timeout_secs: default_timeout_secs(),
             max_output_bytes: default_max_output_bytes(),
             flaky_max: 0.0,
+            stretch_high: default_stretch_high(),
         }
     }
+}
+
+pub fn default_stretch_high() -> f64 {
+    0.80
 }
 
 fn default_agreement_min() -> f64 {

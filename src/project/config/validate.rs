@@ -176,6 +176,12 @@ impl Config {
                 "policy.agreement_min must be between 0.0 and 1.0",
             ));
         }
+        if !(0.0..=1.0).contains(&self.policy.stretch_high) {
+            return Err(Error::malformed(
+                policy_key_location(path, text, "stretch_high"),
+                "policy.stretch_high must be between 0.0 and 1.0",
+            ));
+        }
         if !(0.0..=1.0).contains(&self.policy.flaky_max) {
             return Err(Error::malformed(
                 policy_key_location(path, text, "flaky_max"),
