@@ -8,6 +8,7 @@ pub mod calibration;
 pub mod command;
 pub mod envelope;
 pub mod expect;
+pub mod inspect;
 pub mod normalize;
 pub mod probe;
 pub mod promptfoo;
@@ -55,6 +56,8 @@ pub enum GraderProgram {
     Command(Vec<String>),
     /// promptfoo's deterministic assertions over each test's `assert` list.
     Promptfoo,
+    /// inspect_ai's `includes()` or `exact()` scorer over each sample's `target`.
+    Inspect(inspect::Scorer),
 }
 
 /// A grader as suites use it: identity (`id@version`, recorded in baselines) and program.
@@ -82,7 +85,9 @@ impl GraderProgram {
     pub fn kind_and_command(&self) -> (crate::project::config::GraderKind, Option<Vec<String>>) {
         use crate::project::config::GraderKind;
         match self {
-            GraderProgram::Builtin | GraderProgram::Promptfoo => (GraderKind::Builtin, None),
+            GraderProgram::Builtin | GraderProgram::Promptfoo | GraderProgram::Inspect(_) => {
+                (GraderKind::Builtin, None)
+            }
             GraderProgram::Command(argv) => (GraderKind::Command, Some(argv.clone())),
         }
     }
@@ -107,6 +112,15 @@ impl Grader {
         }
     }
 
+    /// The grader of suites that name one of inspect's scorers.
+    pub fn inspect(scorer: inspect::Scorer) -> Grader {
+        Grader {
+            id: scorer.id().into(),
+            version: inspect::INSPECT_GRADER_VERSION.into(),
+            program: GraderProgram::Inspect(scorer),
+        }
+    }
+
     /// `id@version`, as baselines record it.
     pub fn reference(&self) -> String {
         format!("{}@{}", self.id, self.version)
@@ -119,6 +133,9 @@ impl Grader {
         match &self.program {
             GraderProgram::Builtin => Some(builtin_verdict(case, completion)),
             GraderProgram::Promptfoo => Some(promptfoo::grade(case.get("assert"), completion)),
+            GraderProgram::Inspect(scorer) => {
+                Some(inspect::grade(*scorer, case.get("target"), completion))
+            }
             GraderProgram::Command(_) => None,
         }
     }
@@ -190,6 +207,7 @@ pub fn assertion_outcomes(
                 })
                 .collect()
         }
+        GraderProgram::Inspect(scorer) => vec![outcome(scorer.key().to_owned(), reasons.to_vec())],
         GraderProgram::Command(_) => Vec::new(),
     }
 }

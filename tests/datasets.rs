@@ -266,3 +266,62 @@ fn a_suite_that_moves_to_explicit_ids_is_compared_with_the_base_by_its_former_id
         .assert_contains("now identifies cases by the record's `id`, and is compared with the base by its former rule, the content of `input`")
         .assert_contains("EL103 case-removed");
 }
+
+/// inspect_ai samples without ids: `init` identifies them by `input` and grades their
+/// `target` with inspect's `includes()` scorer; `exact()` is the other choice.
+#[test]
+fn inspect_samples_are_graded_by_their_target() {
+    let repo = TestRepo::new();
+    repo.write(
+        "evals/capitals.jsonl",
+        "{\"input\": \"Capital of France?\", \"target\": \"Paris\"}\n{\"input\": \"Two plus two?\", \"target\": [\"4\", \"four\"]}\n{\"input\": \"Capital of Spain?\", \"target\": \"Madrid\"}\n",
+    );
+    repo.write(
+        "tools/answer.sh",
+        "#!/bin/sh\ncat > /dev/null\necho 'it is 4, and Paris'\n",
+    );
+    repo.evalock(&["init"]).assert_code(0);
+    let config = repo.read("evalock.toml");
+    assert!(config.contains("grader = \"inspect-includes\""), "{config}");
+    repo.write(
+        "evalock.toml",
+        config.replace(
+            "# completer = [\"python3\", \"tools/complete.py\"]",
+            "completer = [\"sh\", \"tools/answer.sh\"]",
+        ),
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let run = repo.evalock(&["run"]);
+    run.assert_code(1)
+        .assert_contains("3 cases: 2 PASS, 1 FAIL")
+        .assert_contains("target_missing:Madrid");
+    let results: serde_json::Value =
+        serde_json::from_str(&repo.read(".evalock/results.json")).expect("results");
+    let keys: Vec<&str> = results["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|case| case["assertions"][0]["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["target includes"; 3]);
+    // Exact match: the answers are not the targets, word for word.
+    repo.replace(
+        "evalock.toml",
+        "grader = \"inspect-includes\"",
+        "grader = \"inspect-exact\"",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["run"])
+        .assert_code(1)
+        .assert_contains("3 cases: 3 FAIL")
+        .assert_contains("target_not_exact:Paris");
+    // A name that is no grader is refused where it is written.
+    repo.replace(
+        "evalock.toml",
+        "grader = \"inspect-exact\"",
+        "grader = \"inspect-fuzzy\"",
+    );
+    repo.evalock(&["check"])
+        .assert_code(65)
+        .assert_contains("`inspect-includes` and `inspect-exact`");
+}

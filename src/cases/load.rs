@@ -172,10 +172,11 @@ pub fn detail_for_suite(
     suite: &crate::project::config::SuiteConfig,
     detail: CaseDetail,
 ) -> CaseDetail {
-    // promptfoo's assertions are a test's `assert` list, which a summary does not keep.
+    // promptfoo's assertions are a test's `assert` list, and inspect's a sample's
+    // `target`, which a summary does not keep.
     let command_graded = suite.grader.as_deref().is_some_and(|id| {
         config.graders.get(id).map_or(
-            id == crate::project::config::PROMPTFOO_GRADER_ID,
+            crate::project::config::IN_PROCESS_GRADER_IDS.contains(&id),
             |grader| grader.kind == crate::project::config::GraderKind::Command,
         )
     });

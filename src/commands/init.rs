@@ -746,6 +746,9 @@ fn render(
             if detected.shape.starts_with("promptfoo") {
                 out.push_str("# Their `assert` lists, graded as promptfoo's deterministic assertions.\ngrader = \"promptfoo\"\n");
             }
+            if detected.shape.starts_with("inspect_ai") {
+                out.push_str("# Their `target`, graded as inspect's `includes()` scorer (`inspect-exact` for `exact()`).\ngrader = \"inspect-includes\"\n");
+            }
         }
         // Matched by stem, not by name: a derived name is sanitized, cut or numbered.
         let stem = file_stem(&files[0]);

@@ -358,6 +358,7 @@ fn describe_program(program: &GraderProgram) -> String {
         GraderProgram::Builtin => "the built-in grader".into(),
         GraderProgram::Command(argv) => toml_string_array(argv),
         GraderProgram::Promptfoo => "promptfoo's deterministic assertions".into(),
+        GraderProgram::Inspect(scorer) => format!("inspect's `{}` scorer", scorer.id()),
     }
 }
 
@@ -433,6 +434,9 @@ fn must_fail_findings(
         }),
         (GraderProgram::Promptfoo, _) => probe_case(case, |_, completion| {
             crate::graders::promptfoo::grade(case.value().get("assert"), completion).pass
+        }),
+        (GraderProgram::Inspect(scorer), _) => probe_case(case, |_, completion| {
+            crate::graders::inspect::grade(*scorer, case.value().get("target"), completion).pass
         }),
         _ => probe_builtin(case),
     };

@@ -58,7 +58,10 @@ pub fn grader_for(config: &Config, graders: &[GraderModel], suite: &str) -> Grad
         None if named == Some(crate::graders::promptfoo::PROMPTFOO_GRADER_ID) => {
             Grader::promptfoo()
         }
-        None => Grader::builtin(),
+        None => match named.and_then(crate::graders::inspect::Scorer::of_id) {
+            Some(scorer) => Grader::inspect(scorer),
+            None => Grader::builtin(),
+        },
     }
 }
 

@@ -22,7 +22,9 @@ mod toml_errors;
 mod validate;
 
 pub use gate::{DebtConfig, DebtEntry, RuleLevel};
-pub use grader::{GraderConfig, GraderKind, VersionLabel, PROMPTFOO_GRADER_ID};
+pub use grader::{
+    GraderConfig, GraderKind, VersionLabel, IN_PROCESS_GRADER_IDS, PROMPTFOO_GRADER_ID,
+};
 use locate::{glob_lines, location_of, table_header_offset};
 pub use mcp::{McpConfig, WELL_KNOWN_CONFIGS};
 pub use policy::{default_stretch_high, Policy, POLICY_KEYS};

@@ -54,6 +54,11 @@ pub fn grade(
             case.get("assert"),
             completion,
         )),
+        GraderProgram::Inspect(scorer) => Ok(crate::graders::inspect::grade(
+            *scorer,
+            case.get("target"),
+            completion,
+        )),
         GraderProgram::Command(argv) => {
             let output = run_process(argv, &command::request(case, completion), policy)
                 .map_err(|failure| format!("grader `{}` {failure}", grader.id))?;

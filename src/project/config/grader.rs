@@ -6,6 +6,10 @@ use schemars::JsonSchema;
 /// The grader a suite names without configuring it (`grader = "promptfoo"`): promptfoo's
 /// deterministic assertions, graded in process.
 pub const PROMPTFOO_GRADER_ID: &str = "promptfoo";
+/// The graders a suite may name without a `[grader.<id>]` table: promptfoo's assertions
+/// and inspect_ai's `includes()` and `exact()` scorers, graded in process.
+pub const IN_PROCESS_GRADER_IDS: [&str; 3] =
+    [PROMPTFOO_GRADER_ID, "inspect-includes", "inspect-exact"];
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 

@@ -142,10 +142,12 @@ impl Config {
             ));
         }
         if let Some(grader) = &suite.grader {
-            if !self.graders.contains_key(grader) && grader != "promptfoo" {
+            if !self.graders.contains_key(grader)
+                && !super::grader::IN_PROCESS_GRADER_IDS.contains(&grader.as_str())
+            {
                 return Err(Error::malformed(
                     suite_key_location(suite, "grader", path, text),
-                    format!("suite `{name}` names grader `{grader}`, but there is no `[grader.{grader}]` table (the built-in graders are the default and `promptfoo`)"),
+                    format!("suite `{name}` names grader `{grader}`, but there is no `[grader.{grader}]` table (the built-in graders are the default, `promptfoo`, `inspect-includes` and `inspect-exact`)"),
                 ));
             }
         }
