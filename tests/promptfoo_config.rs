@@ -263,3 +263,39 @@ fn the_hook_refuses_a_commit_that_edits_only_a_vars_file() {
     let passed = repo.git_run(&["commit", "-q", "-m", "slower shipping, relocked"]);
     assert_eq!(passed.code, 0, "{}", passed.all());
 }
+
+/// `promptfoo eval -c support-eval.yaml`: a configuration is known by what it holds, not
+/// only by promptfoo's default name; a test file named by an absolute path is refused as
+/// one machine's.
+#[test]
+fn a_configuration_under_another_name_is_read_as_one() {
+    let repo = common::TestRepo::new();
+    repo.write(
+        "evals/support-eval.yaml",
+        "prompts:\n  - 'Answer: {{question}}'\nproviders:\n  - openai:gpt-4o-mini\ntests:\n  - vars:\n      question: Where is my order?\n    assert:\n      - type: icontains\n        value: order\n",
+    );
+    repo.write(
+        "evals/cases.yaml",
+        "- id: plain\n  input: a native case beside it\n  expect:\n    must_include: [x]\n",
+    );
+    repo.evalock(&["init"]).assert_code(0);
+    let config = repo.read("evalock.toml");
+    assert!(
+        config.contains("cases = [\"evals/support-eval.yaml\"]")
+            && config.contains("grader = \"promptfoo\""),
+        "{config}"
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+    repo.replace("evals/support-eval.yaml", "value: order", "value: parcel");
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/support-eval.yaml:6: EL101");
+    repo.replace(
+        "evals/support-eval.yaml",
+        "tests:\n",
+        "tests:\n  - file:///Users/me/more-tests.csv\n",
+    );
+    repo.evalock(&["check"])
+        .assert_contains("EL105 malformed-case (refuse): suite `support-eval`: `evals/support-eval.yaml` names the absolute path `/Users/me/more-tests.csv`, which only one machine has");
+}

@@ -236,15 +236,24 @@ fn promptfoo_test_files(
     case_files: &[String],
     unmatched: &mut Vec<UnmatchedGlob>,
 ) -> Result<BTreeMap<String, FileContext>> {
-    use crate::cases::promptfoo_config::{default_test, is_promptfoo_config, test_file_references};
+    use crate::cases::promptfoo_config::{
+        default_test, is_promptfoo_config_text, test_file_references,
+    };
     let mut files = BTreeMap::new();
-    for config in case_files.iter().filter(|path| is_promptfoo_config(path)) {
+    let maybe_config = |path: &&String| {
+        let lower = path.to_ascii_lowercase();
+        lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")
+    };
+    for config in case_files.iter().filter(maybe_config) {
         if source.kind_of(config)? == Some(EntryKind::Symlink) {
             continue;
         }
         let Some(bytes) = source.read(config)? else {
             continue;
         };
+        if !is_promptfoo_config_text(config, &bytes) {
+            continue;
+        }
         let Ok(text) = std::str::from_utf8(&bytes) else {
             continue;
         };
@@ -253,7 +262,11 @@ fn promptfoo_test_files(
             defaults: default_test(text).map(Arc::new),
         };
         for pattern in test_file_references(config, text) {
-            let matched = glob_files(source, std::slice::from_ref(&pattern))?;
+            // An absolute path is one machine's: it matches nothing here.
+            let matched = match pattern.starts_with('/') {
+                true => Vec::new(),
+                false => glob_files(source, std::slice::from_ref(&pattern))?,
+            };
             if matched.is_empty() {
                 let written = pattern.rsplit('/').next().unwrap_or(&pattern);
                 unmatched.push(UnmatchedGlob {

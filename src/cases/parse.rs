@@ -39,6 +39,19 @@ fn format_of(path: &str) -> Option<CaseFormat> {
     }
 }
 
+/// [`format_of`], with a YAML file that configures promptfoo read as its configuration
+/// whatever its name.
+fn format_of_content(path: &str, bytes: &[u8]) -> Option<CaseFormat> {
+    match format_of(path) {
+        Some(CaseFormat::Yaml)
+            if crate::cases::promptfoo_config::is_promptfoo_config_text(path, bytes) =>
+        {
+            Some(CaseFormat::Promptfoo)
+        }
+        other => other,
+    }
+}
+
 pub(crate) const CONFLICT_MESSAGE: &str = "unresolved merge conflict: keep one side (or both cases, with distinct ids), delete the markers, then run `evalock lock`";
 
 /// Parses one case file, keeping every case's value. Never fails: every problem is
@@ -74,7 +87,7 @@ pub fn parse_case_file_under(
     if *identity == Identity::Member
         && defaults.is_none()
         && !matches!(
-            format_of(path),
+            format_of_content(path, bytes),
             Some(CaseFormat::Csv | CaseFormat::Promptfoo)
         )
     {
@@ -101,7 +114,7 @@ fn parse_records(
         column,
         message,
     };
-    let format = format_of(path);
+    let format = format_of_content(path, bytes);
     // CSV files come from spreadsheets: a byte-order mark and CRLF are theirs to have.
     let text = match format {
         Some(CaseFormat::Csv) => crate::text::require_utf8(bytes),

@@ -21,6 +21,27 @@ pub fn is_promptfoo_config(path: &str) -> bool {
             .any(|extension| name.ends_with(extension))
 }
 
+/// Whether `path`, holding `text`, is a promptfoo configuration: named as promptfoo names
+/// its default (`promptfooconfig*.yaml`), or any YAML file that configures what promptfoo
+/// runs (`promptfoo eval -c customer-service-eval.yaml`): top-level `tests:` beside
+/// `prompts:` or `providers:`.
+pub fn is_promptfoo_config_text(path: &str, text: &[u8]) -> bool {
+    if is_promptfoo_config(path) {
+        return true;
+    }
+    let lower = path.to_ascii_lowercase();
+    if !(lower.ends_with(".yaml") || lower.ends_with(".yml")) {
+        return false;
+    }
+    let top_level = |key: &str| {
+        text.split(|byte| *byte == b'\n').any(|line| {
+            line.strip_prefix(key.as_bytes())
+                .is_some_and(|rest| rest.first() == Some(&b':'))
+        })
+    };
+    top_level("tests") && (top_level("prompts") || top_level("providers"))
+}
+
 /// What evalock reads of a configuration; everything else (prompts, providers) is the
 /// runner's.
 #[derive(Deserialize)]
@@ -144,12 +165,19 @@ pub fn test_file_references(config_path: &str, text: &str) -> Vec<String> {
     named
         .into_iter()
         .filter_map(|reference| reference.strip_prefix("file://"))
-        .filter_map(|relative| join(folder, relative))
+        .filter_map(|path| match path.starts_with('/') {
+            // Kept as written: it matches nothing, and is reported as absolute.
+            true => Some(path.to_owned()),
+            false => join(folder, path),
+        })
         .collect()
 }
 
 /// `relative` from `folder`, without leaving the project.
 pub(crate) fn join(folder: &str, relative: &str) -> Option<String> {
+    if relative.starts_with('/') {
+        return None;
+    }
     let mut parts: Vec<&str> = folder.split('/').filter(|part| !part.is_empty()).collect();
     for part in relative.split('/') {
         match part {
@@ -196,7 +224,24 @@ mod tests {
             test_file_references("promptfooconfig.yaml", "tests: file://../x.csv\n"),
             Vec::<String>::new()
         );
+        assert_eq!(
+            test_file_references("promptfooconfig.yaml", "tests: file:///Users/me/x.csv\n"),
+            ["/Users/me/x.csv"]
+        );
         assert!(is_promptfoo_config("evals/promptfooconfig.smoke.yaml"));
         assert!(!is_promptfoo_config("evals/config.yaml"));
+        let named_otherwise = b"description: x\nprompts:\n  - hi {{q}}\ntests:\n  - vars: {q: a}\n";
+        assert!(is_promptfoo_config_text(
+            "evals/support-eval.yaml",
+            named_otherwise
+        ));
+        assert!(!is_promptfoo_config_text(
+            "evals/support-eval.json",
+            named_otherwise
+        ));
+        assert!(!is_promptfoo_config_text(
+            "evals/cases.yaml",
+            b"- id: tests\n  input: prompts\n"
+        ));
     }
 }

@@ -136,6 +136,14 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
                     format!("match the case files in it, for example `{directory}/*.jsonl`"),
                 )
             }
+            (None, false) if pattern.starts_with('/') => (
+                format!(
+                    "suite `{}`: `{}` names the absolute path `{pattern}`, which only one machine has",
+                    suite.name,
+                    unmatched.named_in.as_deref().unwrap_or(CONFIG_FILE)
+                ),
+                "name the file relative to the configuration's folder (`file://tests.csv`) and commit it".to_owned(),
+            ),
             (None, false) => (
                 format!("suite `{}`: no case file matches `{pattern}`", suite.name),
                 format!(

@@ -302,12 +302,19 @@ fn promptfoo_suites(
     by_stem: &mut BTreeMap<String, Vec<SuiteFiles>>,
     identified: &mut BTreeMap<String, DetectedIdentity>,
 ) -> Result<BTreeSet<String>> {
-    use crate::cases::promptfoo_config::{is_promptfoo_config, test_file_references};
+    use crate::cases::promptfoo_config::{is_promptfoo_config_text, test_file_references};
     let mut taken = BTreeSet::new();
-    for config in files.iter().filter(|path| is_promptfoo_config(path)) {
+    let maybe_config = |path: &&String| {
+        let lower = path.to_ascii_lowercase();
+        lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")
+    };
+    for config in files.iter().filter(maybe_config) {
         let Some(bytes) = source.read(config)? else {
             continue;
         };
+        if !is_promptfoo_config_text(config, &bytes) {
+            continue;
+        }
         let text = String::from_utf8_lossy(&bytes);
         let mut named = BTreeSet::new();
         for pattern in test_file_references(config, &text) {
