@@ -198,3 +198,62 @@ fn assertions_are_recorded_and_compared_one_by_one() {
         .assert_contains("forbidden_tool:create_refund")
         .assert_not_contains("must_not_call:");
 }
+
+/// A model swap drifts every baseline (EL401, exit 2), and the run still says what the
+/// swap did to each recorded verdict, so the author sees it before re-recording.
+#[test]
+fn a_run_after_a_model_swap_shows_what_it_did_to_the_recorded_verdicts() {
+    let repo = TestRepo::with_fixture("demo");
+    repo.evalock(&["run"]).assert_code(0);
+    repo.evalock(&["accept", "--reason", "last good"])
+        .assert_code(0);
+    let quiet = repo.evalock(&["run"]);
+    assert!(
+        !quiet.stderr.contains("another context"),
+        "{}",
+        quiet.stderr
+    );
+    repo.replace(
+        "evalock.toml",
+        "\"completers/stub.py\"]\nmodel = \"acme-support-stub\"",
+        "\"completers/stub.py\", \"regressed\"]\nmodel = \"acme-support-next\"",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let run = repo.evalock(&["run"]);
+    run.assert_code(2)
+        .assert_contains("EL401 baseline-drifted")
+        .assert_contains("against last-good recorded in another context (EL401), this run: 2 REGRESS, 9 SAME")
+        .assert_contains("support/refund-no-order-id  must_not_call: forbidden_tool:create_refund  pass -> fail  REGRESS");
+}
+
+#[test]
+fn the_comparison_reads_as_sarif_for_code_scanning() {
+    let repo = swapped();
+    let sarif = repo.evalock(&["compare", "old.json", "new.json", "--format", "sarif"]);
+    sarif.assert_code(1);
+    let document: Value = serde_json::from_str(&sarif.stdout).expect("SARIF is JSON");
+    assert_eq!(document["version"], "2.1.0");
+    let rules: Vec<&str> = document["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|result| result["ruleId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rules.iter().filter(|rule| **rule == "EL501").count(),
+        2,
+        "{rules:?}"
+    );
+    assert!(rules.contains(&"EL512"), "{rules:?}");
+    let quiet = repo.evalock(&["compare", "old.json", "old.json", "--format", "sarif"]);
+    quiet.assert_code(0);
+    let document: Value = serde_json::from_str(&quiet.stdout).expect("SARIF is JSON");
+    assert!(
+        !document["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|result| result["ruleId"] == "EL501"),
+        "{document}"
+    );
+}

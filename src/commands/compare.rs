@@ -16,7 +16,39 @@ use std::path::Path;
 /// (or failed, with the reasons it was accepted failing), with its completion and time.
 pub fn baselines_as_results(project_root: &Path, revision: &str) -> Result<Results> {
     let source = crate::source::open(project_root, &SourceSpec::Revision(revision.to_owned()))?;
-    let project = Project::load_if_configured(source.as_ref())?.ok_or_else(|| {
+    baselines_in(source.as_ref())
+}
+
+/// What a run whose baselines were recorded against another context (a model, prompt or
+/// completer swap: EL401, so not compared digest by digest) did to their verdicts: its
+/// drifted cases compared with the working tree's baselines, behaviour by behaviour.
+/// `None` when no case drifted.
+pub fn drifted_against_baselines(project_root: &Path, results: &Results) -> Option<Comparison> {
+    let drifted: std::collections::BTreeSet<(&str, &str)> = results
+        .cases
+        .iter()
+        .filter(|case| case.baseline == BaselineUse::Drifted)
+        .map(|case| (case.suite.as_str(), case.case_id.as_str()))
+        .collect();
+    if drifted.is_empty() {
+        return None;
+    }
+    let mut last_good = baselines_in(&crate::source::WorktreeSource::new(project_root)).ok()?;
+    let keep = |case: &CaseResult| drifted.contains(&(case.suite.as_str(), case.case_id.as_str()));
+    last_good.cases.retain(keep);
+    let mut now = results.clone();
+    now.cases.retain(keep);
+    Some(crate::run::compare::compare(
+        &last_good,
+        &now,
+        "last-good",
+        "this run",
+        crate::run::compare::Slack::default(),
+    ))
+}
+
+fn baselines_in(source: &dyn crate::source::ContentSource) -> Result<Results> {
+    let project = Project::load_if_configured(source)?.ok_or_else(|| {
         Error::Usage(format!(
             "{} has no evalock.toml, so it has no baselines to compare with",
             source.describe()

@@ -132,8 +132,14 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "FILE")]
     pub labels: Option<PathBuf>,
     /// `human` (default) or `json`.
-    #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
-    pub format: CompareFormat,
+    #[arg(long, value_enum, default_value_t = CalibrateFormat::Human)]
+    pub format: CalibrateFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CalibrateFormat {
+    Human,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -331,7 +337,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "SHARE", default_value_t = 0.15)]
     pub latency_slack: f64,
 
-    /// `human` (default), `json` or `markdown`.
+    /// `human` (default), `json`, `markdown` or `sarif` (its findings, for code scanning).
     #[arg(long, value_enum, default_value_t = CompareFormat::Human)]
     pub format: CompareFormat,
 
@@ -347,6 +353,8 @@ pub enum CompareFormat {
     Human,
     Json,
     Markdown,
+    /// SARIF 2.1.0 of the comparison's findings (as `--findings` writes them).
+    Sarif,
 }
 
 #[derive(Debug, Args)]

@@ -453,18 +453,24 @@ fn compare(compare_args: &args::CompareArgs, printer: &output::Printer) -> evalo
     };
     let comparison = compare(&old, &new, &old_label, &new_label, slack);
     let code = comparison.exit_code(&fail_on);
-    if let Some(path) = &compare_args.findings {
+    let findings_report = || {
         let root = project_from_here().unwrap_or_else(|| PathBuf::from("."));
-        let report = evalock::report::Report::new(
+        evalock::report::Report::new(
             "compare",
             new_label.clone(),
             Some(old_label.clone()),
             commands::compare::findings(&comparison, &root),
-        );
+        )
+    };
+    if let Some(path) = &compare_args.findings {
         evalock::source::atomic::write_atomic(
             path,
-            evalock::report::json::render(&report).as_bytes(),
+            evalock::report::json::render(&findings_report()).as_bytes(),
         )?;
+    }
+    if compare_args.format == args::CompareFormat::Sarif {
+        printer.text(&evalock::report::sarif::render(&findings_report()));
+        return Ok(code);
     }
     printer.comparison(&comparison, compare_args.format, code)?;
     Ok(code)
@@ -494,6 +500,11 @@ fn print_run_outcome(
     printer.report(&outcome.report, format, None)?;
     if format == args::Format::Human {
         printer.run_summary(outcome, project);
+        if let Some(comparison) = project
+            .and_then(|root| commands::compare::drifted_against_baselines(root, &outcome.results))
+        {
+            printer.drifted_matrix(&comparison);
+        }
     }
     Ok(outcome.report.exit_code())
 }

@@ -385,6 +385,52 @@ impl Printer {
         Ok(())
     }
 
+    /// A rendered document on standard output, as it is (a closed pipe ends it quietly).
+    pub fn text(&self, text: &str) {
+        out!("{text}");
+    }
+
+    /// After a run whose baselines were recorded against another context (EL401): what
+    /// the swap did to each behaviour, on standard error, before anything is re-recorded.
+    pub fn drifted_matrix(&self, comparison: &evalock::run::compare::Comparison) {
+        use evalock::run::compare::Verdict;
+        let mark = |held: Option<bool>| match held {
+            Some(true) => "pass",
+            Some(false) => "fail",
+            None => "-",
+        };
+        let tally: Vec<String> = comparison
+            .tally()
+            .iter()
+            .map(|(verdict, count)| format!("{count} {}", verdict.as_str()))
+            .collect();
+        errln!(
+            "against last-good recorded in another context (EL401), this run: {}",
+            tally.join(", ")
+        );
+        for change in &comparison.contexts_differ {
+            errln!("  contexts differ: {change}");
+        }
+        for case in &comparison.cases {
+            for row in case
+                .behaviours
+                .iter()
+                .filter(|row| row.verdict != Verdict::Same)
+            {
+                errln!(
+                    "  {}/{}  {}  {} -> {}  {}",
+                    case.suite,
+                    case.case_id,
+                    row.behaviour,
+                    mark(row.old),
+                    mark(row.new),
+                    row.verdict.as_str()
+                );
+            }
+        }
+        errln!("  (`evalock compare --base HEAD` shows the whole matrix; re-record with `evalock accept --reason \"…\"` once it reads right)");
+    }
+
     /// `evalock compare`: the behaviour matrix of every case that changed, then counts.
     pub fn comparison(
         &self,
@@ -415,6 +461,8 @@ impl Printer {
                     serde_json::to_string_pretty(&document).unwrap_or_default()
                 );
             }
+            // The caller prints SARIF from the comparison's findings.
+            crate::args::CompareFormat::Sarif => {}
             crate::args::CompareFormat::Markdown => {
                 outln!("## evalock compare: {verdict}\n");
                 outln!("{} → {}\n", comparison.old, comparison.new);
@@ -1026,9 +1074,9 @@ impl Printer {
     pub fn calibration(
         &self,
         outcomes: &[evalock::commands::calibrate::SuiteCalibration],
-        format: crate::args::CompareFormat,
+        format: crate::args::CalibrateFormat,
     ) -> evalock::Result<()> {
-        if format == crate::args::CompareFormat::Json {
+        if format == crate::args::CalibrateFormat::Json {
             let text = serde_json::to_string_pretty(outcomes)
                 .map_err(|error| evalock::Error::Internal(error.to_string()))?;
             outln!("{text}");
