@@ -237,14 +237,10 @@ fn promptfoo_test_files(
     unmatched: &mut Vec<UnmatchedGlob>,
 ) -> Result<BTreeMap<String, FileContext>> {
     use crate::cases::promptfoo_config::{
-        default_test, is_promptfoo_config_text, test_file_references,
+        default_test, is_promptfoo_config_text, may_be_config, test_file_references,
     };
     let mut files = BTreeMap::new();
-    let maybe_config = |path: &&String| {
-        let lower = path.to_ascii_lowercase();
-        lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")
-    };
-    for config in case_files.iter().filter(maybe_config) {
+    for config in case_files.iter().filter(|path| may_be_config(path)) {
         if source.kind_of(config)? == Some(EntryKind::Symlink) {
             continue;
         }

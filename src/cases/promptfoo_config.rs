@@ -42,6 +42,15 @@ pub fn is_promptfoo_config_text(path: &str, text: &[u8]) -> bool {
     top_level("tests") && (top_level("prompts") || top_level("providers"))
 }
 
+/// Whether `path` has an extension a configuration can have: worth reading to ask
+/// [`is_promptfoo_config_text`].
+pub fn may_be_config(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    [".yaml", ".yml", ".json"]
+        .iter()
+        .any(|extension| lower.ends_with(extension))
+}
+
 /// What evalock reads of a configuration; everything else (prompts, providers) is the
 /// runner's.
 #[derive(Deserialize)]

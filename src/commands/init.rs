@@ -302,13 +302,11 @@ fn promptfoo_suites(
     by_stem: &mut BTreeMap<String, Vec<SuiteFiles>>,
     identified: &mut BTreeMap<String, DetectedIdentity>,
 ) -> Result<BTreeSet<String>> {
-    use crate::cases::promptfoo_config::{is_promptfoo_config_text, test_file_references};
-    let mut taken = BTreeSet::new();
-    let maybe_config = |path: &&String| {
-        let lower = path.to_ascii_lowercase();
-        lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")
+    use crate::cases::promptfoo_config::{
+        is_promptfoo_config_text, may_be_config, test_file_references,
     };
-    for config in files.iter().filter(maybe_config) {
+    let mut taken = BTreeSet::new();
+    for config in files.iter().filter(|path| may_be_config(path)) {
         let Some(bytes) = source.read(config)? else {
             continue;
         };
