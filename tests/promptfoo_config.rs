@@ -170,19 +170,30 @@ fn a_named_test_file_is_judged_row_by_row_and_a_missing_one_is_refused_where_it_
     );
 }
 
-#[test]
-fn the_hook_judges_a_commit_that_touches_only_a_named_test_file() {
+/// Through the installed hook: a commit of `path` edited (`from` -> `to`) alone is refused
+/// with `expected`, and passes once relocked.
+fn hook_refuses_until_relocked(path: &str, from: &str, to: &str, expected: &str) {
     let repo = adopted();
     repo.evalock(&["hook", "install"]).assert_code(0);
-    repo.replace("tests/cases.csv", "icontains: canada", "icontains: usa");
+    repo.replace(path, from, to);
     repo.git(&["add", "-A"]);
-    let refused = repo.git_run(&["commit", "-q", "-m", "edit a row"]);
+    let refused = repo.git_run(&["commit", "-q", "-m", "edit"]);
     assert_ne!(refused.code, 0, "{}", refused.all());
-    refused.assert_contains("tests/cases.csv:2: EL101 case-unlocked (refuse)");
+    refused.assert_contains(expected);
     repo.evalock(&["lock"]).assert_code(0);
     repo.git(&["add", "-A"]);
-    let passed = repo.git_run(&["commit", "-q", "-m", "edit a row, relocked"]);
+    let passed = repo.git_run(&["commit", "-q", "-m", "edit, relocked"]);
     assert_eq!(passed.code, 0, "{}", passed.all());
+}
+
+#[test]
+fn the_hook_judges_a_commit_that_touches_only_a_named_test_file() {
+    hook_refuses_until_relocked(
+        "tests/cases.csv",
+        "icontains: canada",
+        "icontains: usa",
+        "tests/cases.csv:2: EL101 case-unlocked (refuse)",
+    );
 }
 
 #[test]
@@ -251,17 +262,12 @@ fn a_vars_file_that_is_missing_or_outside_the_project_is_refused_at_its_test() {
 
 #[test]
 fn the_hook_refuses_a_commit_that_edits_only_a_vars_file() {
-    let repo = adopted();
-    repo.evalock(&["hook", "install"]).assert_code(0);
-    repo.replace("docs/shipping.md", "two days", "a week");
-    repo.git(&["add", "-A"]);
-    let refused = repo.git_run(&["commit", "-q", "-m", "slower shipping"]);
-    assert_ne!(refused.code, 0, "{}", refused.all());
-    refused.assert_contains("tests/cases.csv:2: EL101 case-unlocked (refuse)");
-    repo.evalock(&["lock"]).assert_code(0);
-    repo.git(&["add", "-A"]);
-    let passed = repo.git_run(&["commit", "-q", "-m", "slower shipping, relocked"]);
-    assert_eq!(passed.code, 0, "{}", passed.all());
+    hook_refuses_until_relocked(
+        "docs/shipping.md",
+        "two days",
+        "a week",
+        "tests/cases.csv:2: EL101 case-unlocked (refuse)",
+    );
 }
 
 /// `promptfoo eval -c support-eval.yaml`: a configuration is known by what it holds, not
