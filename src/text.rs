@@ -76,11 +76,7 @@ fn code_points_before(bytes: &[u8]) -> u32 {
 }
 
 fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|(_, byte)| **byte == b'\n')
-        .map(|(position, _)| position)
+    memchr::memchr_iter(b'\n', bytes)
 }
 
 /// The 1-based line of the first of `needles` found in `text` (tried in order), for
@@ -90,8 +86,14 @@ pub fn line_of_first(text: &str, needles: &[&str]) -> u32 {
         .iter()
         .filter(|needle| !needle.is_empty())
         .find_map(|needle| text.find(needle))
-        .map(|offset| LineIndex::new(text.as_bytes()).line_of(offset))
+        .map(|offset| line_at(text, offset))
         .unwrap_or(1)
+}
+
+/// The 1-based line of a byte offset into `text`, without an index: for one lookup.
+fn line_at(text: &str, offset: usize) -> u32 {
+    let before = text.as_bytes().get(..offset).unwrap_or(text.as_bytes());
+    u32::try_from(memchr_newlines(before).count() + 1).unwrap_or(u32::MAX)
 }
 
 /// The lines of `text` exactly as `text.split('\n')` gives them, found with a vectorized

@@ -112,7 +112,11 @@ fn warm_check_writes_the_memo_and_agrees_with_a_cold_one() {
     assert_same_as_uncached(&repo, &["check"]).assert_code(0);
     repo.evalock(&["check", "--staged"]).assert_code(0);
     repo.evalock(&["check", "--rev", "HEAD"]).assert_code(0);
-    assert_eq!(cache_files(&repo).len(), 2, "one more for git's content");
+    assert_eq!(
+        cache_files(&repo).len(),
+        3,
+        "one more for git's content, one for what the hook's configuration tracks"
+    );
     assert!(
         repo.git(&["status", "--porcelain"]).is_empty(),
         "the memo must not show up in git status"
@@ -332,4 +336,60 @@ fn verbose_says_which_way_the_verdict_was_reached() {
         lines(&cold),
         ["evalock: every rule was applied to the content"]
     );
+}
+
+/// The hook remembers which paths a configuration tracks by the configuration's object
+/// id: a commit that stages an untracked path is passed from the memo, and once the
+/// configuration tracks that path, the same kind of commit is judged in full.
+#[test]
+fn the_hook_remembers_what_a_configuration_tracks_by_its_content() {
+    let repo = demo();
+    let memo = repo.join(".evalock/cache/staged-paths.json");
+    let untouched = "evalock: nothing staged is a file evalock reads";
+    repo.write(
+        "notes/extra.jsonl",
+        "{\"id\": \"brand-new\", \"input\": \"hi\"}\n",
+    );
+    repo.git(&["add", "notes/extra.jsonl"]);
+    repo.evalock(&["check", "--staged", "--verbose"])
+        .assert_code(0)
+        .assert_contains(untouched);
+    assert!(memo.is_file(), "the hook wrote no memo");
+    // Answered from the memo, the same way.
+    repo.evalock(&["check", "--staged", "--verbose"])
+        .assert_code(0)
+        .assert_contains(untouched);
+
+    // The suite now reads notes/*.jsonl: a commit that stages one of them is judged.
+    repo.git(&["reset", "-q"]);
+    repo.replace(
+        "evalock.toml",
+        "cases = [\"evals/support.jsonl\"]",
+        "cases = [\"evals/support.jsonl\", \"notes/*.jsonl\"]",
+    );
+    repo.remove("notes/extra.jsonl");
+    repo.write(
+        "notes/first.jsonl",
+        "{\"id\": \"first-note\", \"input\": \"hi\"}\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("the support suite reads notes too");
+    repo.write(
+        "notes/extra.jsonl",
+        "{\"id\": \"brand-new\", \"input\": \"hi\"}\n",
+    );
+    repo.git(&["add", "notes/extra.jsonl"]);
+    assert_same_as_uncached(&repo, &["check", "--staged"])
+        .assert_code(2)
+        .assert_contains("brand-new");
+
+    // A memo that does not read back is ignored, and `--no-cache` writes none.
+    std::fs::write(&memo, b"not a memo").expect("corrupt the memo");
+    repo.evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains("brand-new");
+    std::fs::remove_file(&memo).expect("remove the memo");
+    repo.evalock(&["check", "--staged", "--no-cache"])
+        .assert_code(2);
+    assert!(!memo.exists(), "--no-cache wrote a memo");
 }

@@ -13,6 +13,7 @@ pub mod hook;
 pub mod init;
 pub mod lock;
 pub mod mcp;
+pub mod memo;
 pub mod merge;
 pub mod project;
 pub mod review;

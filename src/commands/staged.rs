@@ -2,6 +2,7 @@
 //! tracks cannot introduce drift, so it is answered from the index and HEAD alone,
 //! without loading the lock or any case. Everything else gets the full check.
 
+use crate::commands::memo::Memo;
 use crate::digest::EntryKind;
 use crate::error::Result;
 use crate::finding::Finding;
@@ -10,11 +11,12 @@ use crate::project::lock::LOCK_FILE;
 use crate::report::Report;
 use crate::rules::{RuleId, Severity};
 use crate::source::{
-    glob_files, read_regular_file, ContentSource, GitRepo, GitSnapshot, StagedChanges,
+    glob_files, read_regular_file, ContentSource, GitRepo, GitSnapshot, StagedChanges, StagedIndex,
     WorktreeSource,
 };
 use crate::text::shell_word;
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
 use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -29,26 +31,22 @@ pub enum StagedTriage {
 
 /// Decides whether the staged change can be skipped. Anything that cannot be decided
 /// exactly (no HEAD yet, no or an unreadable `evalock.toml`, skills listed by marketplace
-/// manifests) is judged in full, never passed.
-pub fn triage(project_root: &Path) -> Result<StagedTriage> {
+/// manifests) is judged in full, never passed. `remember`: use and update the memo of
+/// what the configuration tracks.
+pub fn triage(project_root: &Path, remember: bool) -> Result<StagedTriage> {
     let repo = GitRepo::discover(project_root)?;
     let staged = repo.staged_index()?;
-    let Some(config_bytes) = staged.read_file(CONFIG_FILE)? else {
-        return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
-    };
-    let Ok(config) = Config::parse(CONFIG_FILE, &config_bytes) else {
+    let memo = remember
+        .then(|| Memo::open(project_root, "staged-paths"))
+        .flatten();
+    let Some(Some(tracked)) = staged_tracked_paths(memo.as_ref(), &staged)? else {
         return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
     };
     let StagedChanges::Paths(changed) = staged.changes_since_head()? else {
         return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
     };
-    if !changed.is_empty() {
-        let Some(tracked) = tracked_paths(&config) else {
-            return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
-        };
-        if changed.iter().any(|path| tracked.contains(path)) {
-            return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
-        }
+    if changed.iter().any(|path| tracked.contains(path)) {
+        return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
     }
     let source = "index: no staged change touches what evalock tracks".to_owned();
     Ok(StagedTriage::Untouched(Report::new(
@@ -57,6 +55,41 @@ pub fn triage(project_root: &Path) -> Result<StagedTriage> {
         None,
         Vec::new(),
     )))
+}
+
+/// The paths the staged `evalock.toml` makes evalock read: `None` when it is absent or
+/// does not parse, `Some(None)` when they are not known from it alone (see
+/// [`tracked_paths`]).
+///
+/// They follow from the file's bytes alone, so they are remembered by its object id:
+/// parsing and validating a configuration of 400 suites takes longer than the rest of a
+/// commit that touches nothing evalock tracks (2.4 ms of 5.6 ms, against 2.3 ms for
+/// `git diff --cached --name-only`).
+fn staged_tracked_paths(
+    memo: Option<&Memo>,
+    staged: &StagedIndex,
+) -> Result<Option<Option<TrackedPaths>>> {
+    let Some(config_id) = staged.file_id(CONFIG_FILE) else {
+        return Ok(None);
+    };
+    let question = format!("tracked paths of {CONFIG_FILE} {config_id}");
+    let remembered = memo
+        .and_then(|memo| memo.recall_answer(&question))
+        .and_then(|text| serde_json::from_str::<Option<TrackedStrings>>(&text).ok());
+    if let Some(strings) = remembered {
+        return Ok(Some(strings.map(TrackedPaths::new)));
+    }
+    let Some(config_bytes) = staged.read_file(CONFIG_FILE)? else {
+        return Ok(None);
+    };
+    let Ok(config) = Config::parse(CONFIG_FILE, &config_bytes) else {
+        return Ok(None);
+    };
+    let strings = tracked_strings(&config);
+    if let (Some(memo), Ok(text)) = (memo, serde_json::to_string(&strings)) {
+        memo.remember_answer(&question, &text);
+    }
+    Ok(Some(strings.map(TrackedPaths::new)))
 }
 
 /// Every path evalock may read for this config: `evalock.toml`, `evalock.lock`, and every
@@ -69,6 +102,10 @@ pub fn triage(project_root: &Path) -> Result<StagedTriage> {
 /// configurations, or files inside promptfoo tests' `vars` (`file://…`, in suites graded
 /// by `promptfoo`), whose paths only those files know.
 pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
+    tracked_strings(config).map(TrackedPaths::new)
+}
+
+fn tracked_strings(config: &Config) -> Option<TrackedStrings> {
     if config
         .skills
         .as_ref()
@@ -91,29 +128,19 @@ pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
     let value = serde_json::to_value(config).ok()?;
     let mut strings = vec![CONFIG_FILE.to_owned(), LOCK_FILE.to_owned()];
     collect_strings(&value, &mut Vec::new(), &mut strings);
-    let mut literals = Vec::new();
-    let mut patterns = Vec::new();
+    let mut tracked = TrackedStrings::default();
     for text in &strings {
         let path = text.trim_start_matches("./").trim_end_matches('/');
         if path.is_empty() {
             continue;
         }
         // Also taken literally: `evals/[draft].jsonl` may name exactly that file.
-        literals.push(path.to_owned());
-        if let Some(wildcard) = path.find(GLOB_SYNTAX) {
-            if let (Ok(glob), Ok(below)) = (Glob::new(path), Glob::new(&format!("{path}/**"))) {
-                patterns.push(Pattern {
-                    prefix: path[..wildcard].to_owned(),
-                    globs: [glob, below],
-                });
-            }
+        tracked.literals.push(path.to_owned());
+        if path.contains(GLOB_SYNTAX) {
+            tracked.patterns.push(path.to_owned());
         }
     }
-    Some(TrackedPaths {
-        literals,
-        patterns,
-        compiled: OnceCell::new(),
-    })
+    Some(tracked)
 }
 
 /// Whether a case glob names a promptfoo configuration (as `init` writes it: by its
@@ -131,11 +158,18 @@ fn may_match_promptfoo_config(pattern: &str) -> bool {
 /// literal in every path the pattern matches.
 const GLOB_SYNTAX: [char; 5] = ['*', '?', '[', '{', '\\'];
 
-/// The paths a config makes evalock read.
-pub struct TrackedPaths {
+/// The paths a config makes evalock read, as written: what the hook's memo keeps.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct TrackedStrings {
     /// Each names a file, or a folder and everything below it.
     literals: Vec<String>,
     /// Wildcard patterns, matched as evalock matches case globs, plus everything below a match.
+    patterns: Vec<String>,
+}
+
+/// The paths a config makes evalock read.
+pub struct TrackedPaths {
+    literals: Vec<String>,
     patterns: Vec<Pattern>,
     /// `patterns` as one set, compiled for the first path that starts with the literal
     /// prefix of one of them: compiling costs more than the rest of a commit that touches
@@ -151,6 +185,27 @@ struct Pattern {
 }
 
 impl TrackedPaths {
+    fn new(strings: TrackedStrings) -> TrackedPaths {
+        let patterns = strings
+            .patterns
+            .iter()
+            .filter_map(|path| {
+                let wildcard = path.find(GLOB_SYNTAX)?;
+                let glob = Glob::new(path).ok()?;
+                let below = Glob::new(&format!("{path}/**")).ok()?;
+                Some(Pattern {
+                    prefix: path[..wildcard].to_owned(),
+                    globs: [glob, below],
+                })
+            })
+            .collect();
+        TrackedPaths {
+            literals: strings.literals,
+            patterns,
+            compiled: OnceCell::new(),
+        }
+    }
+
     pub fn contains(&self, path: &str) -> bool {
         let below_literal = |literal: &String| {
             path.strip_prefix(literal.as_str())

@@ -3,6 +3,7 @@
 use super::staged::{self, StagedTriage};
 use crate::cases::CaseDetail;
 use crate::commands::check::families::check_project;
+use crate::commands::memo::Memo;
 use crate::commands::project::{LoadOptions, Project};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Subject};
@@ -15,9 +16,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 pub mod families;
-mod memo;
 
-pub use memo::CACHE_DIR;
+pub use crate::commands::memo::CACHE_DIR;
 
 #[derive(Debug, Clone)]
 pub struct CheckOptions {
@@ -85,7 +85,7 @@ pub fn check_explained(options: &CheckOptions) -> Result<Checked> {
     let content: Box<dyn ContentSource> = match (&options.source, &options.base) {
         // The pre-commit path: a commit that touches nothing evalock tracks is answered
         // without loading the lock.
-        (SourceSpec::Index, None) => match staged::triage(&options.project_root)? {
+        (SourceSpec::Index, None) => match staged::triage(&options.project_root, options.cache)? {
             StagedTriage::Untouched(report) => {
                 return Ok(Checked {
                     report,
@@ -125,7 +125,7 @@ fn check_content(options: &CheckOptions, content: &dyn ContentSource) -> Result<
     };
     let memo = options
         .cache
-        .then(|| memo::Memo::open(&options.project_root, kind))
+        .then(|| Memo::open(&options.project_root, &format!("check-{kind}")))
         .flatten();
     let Some(memo) = memo else {
         let (report, _) = judge(options, content, base.as_ref())?;
@@ -135,7 +135,10 @@ fn check_content(options: &CheckOptions, content: &dyn ContentSource) -> Result<
         });
     };
     let question = question(options, content, base.as_ref());
-    if let Some(report) = memo.recall(&question, content) {
+    let remembered = memo
+        .recall(&question, content)
+        .and_then(|text| crate::report::json::parse("memo", text.as_bytes()).ok());
+    if let Some(report) = remembered {
         return Ok(Checked {
             report,
             shortcut: Shortcut::Memo,
@@ -145,7 +148,7 @@ fn check_content(options: &CheckOptions, content: &dyn ContentSource) -> Result<
     let (report, ran_commands) = judge(options, &recording, base.as_ref())?;
     // Command graders were probed: their behaviour is not content evalock read.
     if !ran_commands {
-        memo.remember(&question, &recording, &report);
+        memo.remember(&question, &recording, &crate::report::json::render(&report));
     }
     Ok(Checked {
         report,

@@ -69,24 +69,28 @@ impl StagedIndex {
         }
     }
 
-    /// The staged bytes of a project-relative file; `None` when the next commit will not
-    /// hold it (absent, only intended to be added, or a symlink, which is never followed).
-    pub fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
+    /// The object id of a project-relative file as staged; `None` when the next commit
+    /// will not hold it as a file (absent, only intended to be added, or a symlink, which
+    /// is never followed).
+    pub fn file_id(&self, path: &str) -> Option<ObjectId> {
         let repo_path = self.repo_path(path);
-        let Some(entry) = self
+        let entry = self
             .index
-            .entry_by_path_and_stage(repo_path.as_bytes().as_bstr(), Stage::Unconflicted)
-        else {
+            .entry_by_path_and_stage(repo_path.as_bytes().as_bstr(), Stage::Unconflicted)?;
+        let regular = !entry.flags.contains(Flags::INTENT_TO_ADD)
+            && matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE);
+        regular.then_some(entry.id)
+    }
+
+    /// The staged bytes of a project-relative file; `None` when [`StagedIndex::file_id`]
+    /// has none.
+    pub fn read_file(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let Some(id) = self.file_id(path) else {
             return Ok(None);
         };
-        if entry.flags.contains(Flags::INTENT_TO_ADD)
-            || !matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE)
-        {
-            return Ok(None);
-        }
         let repo = self.repo.to_thread_local();
         let object = repo
-            .find_object(entry.id)
+            .find_object(id)
             .map_err(|error| Error::git(format!("cannot read {path} from the index: {error}")))?;
         Ok(Some(object.detach().data))
     }
