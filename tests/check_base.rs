@@ -289,3 +289,38 @@ fn check_base_judges_a_packed_repository_as_a_loose_one() {
     }
     assert!(reports.windows(2).all(|pair| pair[0] == pair[1]));
 }
+
+/// The base parses again each case file whose bytes the index cannot vouch for: an edit
+/// of the same length, with the file's modification time put back as it was, still
+/// changes the file's inode change time, so it is compared with the base's own bytes.
+#[test]
+fn check_base_sees_an_edit_that_keeps_the_size_and_the_modification_time() {
+    let repo = demo_with_a_case_edited_in_place();
+    repo.git(&["checkout", "--", "evals/support.jsonl"]);
+    // Written well before the index records it: its index entry is not racy.
+    let stamp = "2026-01-01 00:00:00.123456789";
+    let touch = || {
+        let touched = Command::new("touch")
+            .args(["-m", "-d", stamp, "evals/support.jsonl"])
+            .current_dir(repo.path())
+            .status()
+            .expect("touch");
+        assert!(touched.success());
+    };
+    touch();
+    repo.git(&["update-index", "--refresh"]);
+    repo.evalock(&["check", "--base", "HEAD", "--no-cache"])
+        .assert_code(0)
+        .assert_not_contains("EL102");
+    // One character for another: the same size, and the same modification time.
+    repo.replace(
+        "evals/support.jsonl",
+        "I want my money back.",
+        "I want my money back!",
+    );
+    touch();
+    repo.evalock(&["check", "--base", "HEAD", "--no-cache"])
+        .assert_code(2)
+        .assert_contains("EL102 case-edited-in-place")
+        .assert_contains("`refund-no-order-id`");
+}

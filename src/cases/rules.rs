@@ -90,7 +90,6 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
     let mut seen: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     let mut findings: Vec<Finding> = suite
         .problems()
-        .iter()
         .map(|problem| {
             let repeat = seen
                 .entry((&problem.file, &problem.message))
@@ -207,7 +206,6 @@ pub fn duplicate_case_ids(suite: &SuiteModel) -> Vec<Finding> {
 fn files_with_problems(suite: &SuiteModel) -> BTreeSet<&str> {
     suite
         .problems()
-        .iter()
         .filter(|problem| problem.is_malformed())
         .map(|problem| problem.file.as_str())
         .collect()

@@ -31,24 +31,23 @@ pub struct UnmatchedGlob {
 #[derive(Debug)]
 pub struct SuiteModel {
     pub name: String,
-    /// Shared with the other snapshot of a check with a base when both hold the same
-    /// case files byte for byte (see [`SuiteCases`]).
-    content: Arc<SuiteCases>,
+    content: SuiteCases,
     /// Case globs that matched no file.
     pub unmatched_globs: Vec<UnmatchedGlob>,
     pub prompts: Vec<PromptFile>,
 }
 
-/// What a suite's case files hold, with what lookups by id need. It follows from the
-/// files' bytes alone (not from the suite's name, its globs or its grader), so two
-/// snapshots that hold the same files can share it.
+/// What a suite's case files hold, with what lookups by id need.
 #[derive(Debug)]
-pub struct SuiteCases {
+struct SuiteCases {
     /// The case files, sorted; their cases come in this order.
     files: Vec<String>,
-    cases: Vec<Case>,
-    /// Places in case files that could not become cases (EL105).
-    problems: Vec<CaseProblem>,
+    /// What each file yielded, in the order of `files`. A check with a base shares a file's
+    /// part between the two snapshots when both hold the same bytes (see
+    /// [`crate::cases::load::Reuse`]); kept apart, the parts are never copied into one list.
+    parts: Vec<Arc<ParsedCaseFile>>,
+    /// Where each part's cases start among the suite's positions, and then their count.
+    starts: Vec<u32>,
     /// Positions of the cases sorted by id (first occurrence first), so lookups by id
     /// are a binary search rather than a scan.
     case_index: Vec<u32>,
@@ -60,24 +59,23 @@ pub struct SuiteCases {
     ascii_ids: bool,
 }
 
-/// What lookups by id need, worked out from the cases alone (a load builds it while the
-/// suite's cache entry is written).
-#[derive(Debug)]
-pub(super) struct CaseIndex {
-    case_index: Vec<u32>,
-    repeats: Vec<u32>,
-    ascii_ids: bool,
-}
-
-impl CaseIndex {
-    pub(super) fn of(cases: &[Case]) -> CaseIndex {
+impl SuiteCases {
+    /// The parts of `files` (sorted, one part each), indexed by id.
+    fn new(files: Vec<String>, parts: Vec<Arc<ParsedCaseFile>>) -> SuiteCases {
+        let mut starts = Vec::with_capacity(parts.len() + 1);
+        let mut count = 0u32;
+        for part in &parts {
+            starts.push(count);
+            count = count.saturating_add(u32::try_from(part.cases.len()).unwrap_or(u32::MAX));
+        }
+        starts.push(count);
+        let cases = parts.iter().flat_map(|part| &part.cases);
         // The ids with their positions, sorted as pairs: a comparison reads two ids, not
         // two cases scattered over the suite's memory. A stable sort keeps the first of
         // duplicate ids first. Whether every id is ASCII is read on the way, while the
         // sort is about to read the ids anyway.
         let mut ascii_ids = true;
         let mut by_id: Vec<(&str, u32)> = cases
-            .iter()
             .zip(0..u32::MAX)
             .map(|(case, position)| {
                 ascii_ids &= case.id.is_ascii();
@@ -92,72 +90,25 @@ impl CaseIndex {
             .collect();
         repeats.sort_unstable();
         let case_index = by_id.into_iter().map(|(_, position)| position).collect();
-        CaseIndex {
+        SuiteCases {
+            files,
+            parts,
+            starts,
             case_index,
             repeats,
             ascii_ids,
         }
     }
-}
 
-impl SuiteCases {
-    /// The cases and problems of `files` (sorted), as they were joined in the files'
-    /// order, indexed by id.
-    pub fn new(files: Vec<String>, parsed: ParsedCaseFile) -> SuiteCases {
-        let index = CaseIndex::of(&parsed.cases);
-        SuiteCases::indexed(files, parsed, index)
+    /// The case at a position of the suite.
+    fn at(&self, position: usize) -> &Case {
+        let position = position as u32;
+        let part = self.starts.partition_point(|start| *start <= position) - 1;
+        &self.parts[part].cases[(position - self.starts[part]) as usize]
     }
 
-    /// The files' cases and problems, in the files' order, with the index of `cases`
-    /// already built.
-    pub(super) fn indexed(
-        files: Vec<String>,
-        parsed: ParsedCaseFile,
-        index: CaseIndex,
-    ) -> SuiteCases {
-        SuiteCases {
-            files,
-            cases: parsed.cases,
-            problems: parsed.problems,
-            case_index: index.case_index,
-            repeats: index.repeats,
-            ascii_ids: index.ascii_ids,
-        }
-    }
-
-    /// The case files, sorted.
-    pub fn files(&self) -> &[String] {
-        &self.files
-    }
-
-    /// Every case, in file order.
-    pub fn cases(&self) -> &[Case] {
-        &self.cases
-    }
-
-    /// The cases, moved out.
-    pub fn into_cases(self) -> Vec<Case> {
-        self.cases
-    }
-
-    /// What one of the files yielded, copied out: its cases are the ones that name it
-    /// (they sit together, the files being joined in order), as are its problems. `None`
-    /// when `path` is not one of the files.
-    pub fn file(&self, path: &str) -> Option<ParsedCaseFile> {
-        self.files
-            .binary_search_by(|file| file.as_str().cmp(path))
-            .ok()?;
-        let start = self.cases.partition_point(|case| &*case.file < path);
-        let end = start + self.cases[start..].partition_point(|case| &*case.file == path);
-        Some(ParsedCaseFile {
-            cases: self.cases[start..end].to_vec(),
-            problems: self
-                .problems
-                .iter()
-                .filter(|problem| problem.file == path)
-                .cloned()
-                .collect(),
-        })
+    fn cases(&self) -> impl Iterator<Item = &Case> + '_ {
+        self.parts.iter().flat_map(|part| &part.cases)
     }
 }
 
@@ -170,30 +121,44 @@ impl SuiteModel {
 
     /// The cases and their suite, with what lookups by id need.
     pub fn new(name: String, cases: Vec<Case>) -> SuiteModel {
-        let index = CaseIndex::of(&cases);
         let parsed = ParsedCaseFile {
             cases,
             problems: Vec::new(),
         };
-        SuiteModel::of(
-            name,
-            Arc::new(SuiteCases::indexed(Vec::new(), parsed, index)),
-        )
+        SuiteModel::of(name, Vec::new(), vec![Arc::new(parsed)])
     }
 
-    /// The suite `name` holding `content` (neither globs that matched nothing nor prompts).
-    pub(super) fn of(name: String, content: Arc<SuiteCases>) -> SuiteModel {
+    /// The suite `name` holding what its case `files` (sorted) yielded, one part each in
+    /// the same order (neither globs that matched nothing nor prompts).
+    pub(super) fn of(
+        name: String,
+        files: Vec<String>,
+        parts: Vec<Arc<ParsedCaseFile>>,
+    ) -> SuiteModel {
         SuiteModel {
             name,
-            content,
+            content: SuiteCases::new(files, parts),
             unmatched_globs: Vec::new(),
             prompts: Vec::new(),
         }
     }
 
     /// Every case, in file order.
-    pub fn cases(&self) -> &[Case] {
-        &self.content.cases
+    pub fn cases(&self) -> impl Iterator<Item = &Case> + '_ {
+        self.content.cases()
+    }
+
+    /// How many cases the suite holds.
+    pub fn case_count(&self) -> usize {
+        self.content
+            .starts
+            .last()
+            .map_or(0, |count| *count as usize)
+    }
+
+    /// The case at a position of [`SuiteModel::cases`].
+    pub fn case_at(&self, position: usize) -> &Case {
+        self.content.at(position)
     }
 
     /// The case files, sorted.
@@ -201,19 +166,19 @@ impl SuiteModel {
         &self.content.files
     }
 
+    /// What case file `path` yielded, when it is one of the suite's.
+    pub fn parsed_file(&self, path: &str) -> Option<&Arc<ParsedCaseFile>> {
+        let index = self
+            .content
+            .files
+            .binary_search_by(|file| file.as_str().cmp(path))
+            .ok()?;
+        self.content.parts.get(index)
+    }
+
     /// Places in case files that could not become cases (EL105).
-    pub fn problems(&self) -> &[CaseProblem] {
-        &self.content.problems
-    }
-
-    /// What the case files hold, as shared between snapshots.
-    pub fn content(&self) -> &Arc<SuiteCases> {
-        &self.content
-    }
-
-    /// The suite's content, moved out when no other snapshot shares it.
-    pub fn into_content(self) -> Result<SuiteCases, Arc<SuiteCases>> {
-        Arc::try_unwrap(self.content)
+    pub fn problems(&self) -> impl Iterator<Item = &CaseProblem> + '_ {
+        self.content.parts.iter().flat_map(|part| &part.problems)
     }
 
     /// The first case of each id, in file order.
@@ -225,8 +190,7 @@ impl SuiteModel {
     pub fn first_of_each_id_at(&self) -> impl Iterator<Item = (usize, &Case)> {
         let mut repeats = self.content.repeats.iter().peekable();
         self.content
-            .cases
-            .iter()
+            .cases()
             .enumerate()
             .filter(move |(position, _)| {
                 repeats
@@ -241,20 +205,20 @@ impl SuiteModel {
         self.content
             .case_index
             .iter()
-            .map(|position| &self.content.cases[*position as usize])
+            .map(|position| self.content.at(*position as usize))
     }
 
     /// The first case of each id, in id order.
     pub fn first_cases_by_id(&self) -> impl Iterator<Item = &Case> + '_ {
         self.first_positions_by_id()
-            .map(|position| &self.content.cases[position])
+            .map(|position| self.content.at(position))
     }
 
     /// The positions of the first case of each id, in id order.
     pub fn first_positions_by_id(&self) -> impl Iterator<Item = usize> + '_ {
         let mut previous: Option<&str> = None;
         self.content.case_index.iter().filter_map(move |position| {
-            let id = self.content.cases[*position as usize].id.as_str();
+            let id = self.content.at(*position as usize).id.as_str();
             let first = previous != Some(id);
             previous = Some(id);
             first.then_some(*position as usize)
@@ -264,7 +228,7 @@ impl SuiteModel {
     /// Each case that repeats an earlier case's id, with that first case, in file order.
     pub fn repeated_ids(&self) -> impl Iterator<Item = (&Case, &Case)> {
         self.content.repeats.iter().filter_map(|position| {
-            let repeat = &self.content.cases[*position as usize];
+            let repeat = self.content.at(*position as usize);
             Some((repeat, self.case(&repeat.id)?))
         })
     }
@@ -272,7 +236,7 @@ impl SuiteModel {
     /// The first case with this id.
     pub fn case(&self, id: &str) -> Option<&Case> {
         self.case_position(id)
-            .map(|position| &self.content.cases[position])
+            .map(|position| self.content.at(position))
     }
 
     /// The position of the first case with this id.
@@ -280,9 +244,9 @@ impl SuiteModel {
         let first = self
             .content
             .case_index
-            .partition_point(|position| self.content.cases[*position as usize].id.as_str() < id);
+            .partition_point(|position| self.content.at(*position as usize).id.as_str() < id);
         let position = *self.content.case_index.get(first)? as usize;
-        (self.content.cases[position].id == id).then_some(position)
+        (self.content.at(position).id == id).then_some(position)
     }
 
     /// Each case whose id differs from an earlier case's id only in Unicode normalisation
@@ -312,7 +276,7 @@ impl SuiteModel {
         twins.sort_unstable();
         twins
             .into_iter()
-            .map(|(twin, first)| (&self.content.cases[twin], &self.content.cases[first]))
+            .map(|(twin, first)| (self.content.at(twin), self.content.at(first)))
             .collect()
     }
 
@@ -320,7 +284,7 @@ impl SuiteModel {
     pub fn case_locks(&self) -> CaseEntries {
         let firsts = || {
             self.first_positions_by_id()
-                .map(|position| &self.content.cases[position])
+                .map(|position| self.content.at(position))
         };
         let mut entries = CaseEntries::new();
         for case in firsts() {
@@ -475,8 +439,8 @@ mod tests {
                 .first_positions_by_id()
                 .map(|position| {
                     (
-                        suite.cases()[position].id.as_str(),
-                        suite.cases()[position].line,
+                        suite.case_at(position).id.as_str(),
+                        suite.case_at(position).line,
                     )
                 })
                 .collect();

@@ -144,6 +144,7 @@ fn adoptable_findings(
     let options = crate::commands::project::LoadOptions {
         read_lock: false,
         detail: crate::cases::CaseDetail::Summary,
+        ..Default::default()
     };
     let Some(mut project) = crate::commands::project::Project::load_with_options(source, &options)?
     else {

@@ -111,6 +111,7 @@ fn load_project(source: &WorktreeSource, check_only: bool) -> Result<Project> {
     let options = LoadOptions {
         read_lock: false,
         detail: CaseDetail::Summary,
+        ..Default::default()
     };
     Project::load_with_options(source, &options)?.ok_or_else(|| {
         Error::Usage(format!(

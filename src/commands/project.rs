@@ -14,22 +14,30 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::cases::load::{detail_for_suite, load_suite};
+use crate::cases::load::{detail_for_suite, load_suite, ParsedFiles};
+use crate::skills::SkillDetail;
 
 /// What a load reads and keeps.
 #[derive(Clone, Copy)]
-pub struct LoadOptions {
+pub struct LoadOptions<'a> {
     /// Read and parse `evalock.lock` (`evalock lock` regenerates a corrupt one without).
     pub read_lock: bool,
     /// How much of each case to keep: checks need only [`CaseDetail::Summary`].
     pub detail: CaseDetail,
+    /// Case files another load of the same check parsed: those that hold the same object
+    /// are not parsed again.
+    pub parsed_files: Option<&'a ParsedFiles>,
+    /// How much of each skill to read.
+    pub skill_detail: SkillDetail,
 }
 
-impl Default for LoadOptions {
+impl Default for LoadOptions<'_> {
     fn default() -> Self {
         LoadOptions {
             read_lock: true,
             detail: CaseDetail::Full,
+            parsed_files: None,
+            skill_detail: SkillDetail::Full,
         }
     }
 }
@@ -87,7 +95,8 @@ impl Project {
         )
     }
 
-    fn load_required(source: &dyn ContentSource, options: &LoadOptions) -> Result<Project> {
+    /// Loads the project as `options` ask; a missing `evalock.toml` is a usage error.
+    pub fn load_required(source: &dyn ContentSource, options: &LoadOptions) -> Result<Project> {
         Project::load_with_options(source, options)?.ok_or_else(|| {
             Error::Usage(format!(
                 "no {CONFIG_FILE} in the {}: run `evalock init` to create one (or pass -C DIR)",
@@ -129,21 +138,40 @@ impl Project {
         source: &dyn ContentSource,
         options: &LoadOptions,
     ) -> Result<Option<Project>> {
+        let read_lock = || match options.read_lock {
+            true => Project::read_lock(source),
+            false => Ok(None),
+        };
+        Project::load_parts(source, options, read_lock)
+    }
+
+    /// [`Project::load_with_options`] with the lock as [`Project::read_lock`] read it
+    /// before.
+    pub fn load_with_lock(
+        source: &dyn ContentSource,
+        options: &LoadOptions,
+        lock: Result<Option<Lock>>,
+    ) -> Result<Option<Project>> {
+        Project::load_parts(source, options, || lock)
+    }
+
+    /// The snapshot's `evalock.lock`; `None` when it has none.
+    pub fn read_lock(source: &dyn ContentSource) -> Result<Option<Lock>> {
+        refuse_non_file(source, LOCK_FILE)?;
+        Lock::read(source, LOCK_FILE)
+    }
+
+    fn load_parts(
+        source: &dyn ContentSource,
+        options: &LoadOptions,
+        read_lock: impl FnOnce() -> Result<Option<Lock>> + Send,
+    ) -> Result<Option<Project>> {
         let Some(config_bytes) = read_regular_file(source, CONFIG_FILE)? else {
             return Ok(None);
         };
         let config = Config::parse(CONFIG_FILE, &config_bytes)?;
         // The lock is read long before the case files are all hashed: its suites'
         // summaries are worked out then, instead of one suite per thread at the end.
-        let read_lock = || -> Result<Option<Lock>> {
-            match options.read_lock {
-                true => {
-                    refuse_non_file(source, LOCK_FILE)?;
-                    Lock::read(source, LOCK_FILE)
-                }
-                false => Ok(None),
-            }
-        };
         // Suites load side by side: what each does alone (listing its files, joining
         // their cases, indexing them by id) overlaps with the others' parsing instead of
         // leaving a core idle at every suite's end. The first error in config order wins.
@@ -153,13 +181,15 @@ impl Project {
                 .par_iter()
                 .map(|suite| {
                     let detail = detail_for_suite(&config, suite, options.detail);
-                    load_suite(source, suite, detail)
+                    load_suite(source, suite, detail, options.parsed_files)
                 })
                 .collect();
             loaded.into_iter().collect::<Result<Vec<_>>>()
         };
         let load_skills = || match &config.skills {
-            Some(skills_config) => crate::skills::load_skills(source, skills_config),
+            Some(skills_config) => {
+                crate::skills::load_skills_as(source, skills_config, options.skill_detail)
+            }
             None => Ok(crate::skills::SkillSet::default()),
         };
         // The lock parses while the case files and skills are hashed.
@@ -201,7 +231,6 @@ impl Project {
         let cases = self.suites.iter().flat_map(|suite| {
             suite
                 .cases()
-                .iter()
                 .map(|case| Subject::case(&suite.name, &case.id))
         });
         let servers = self.mcp.servers.iter().map(crate::mcp::Server::subject);
@@ -390,10 +419,13 @@ impl Project {
                 now: Box::new(Identity::of(suite)),
                 then: Box::new(Identity::of(base_suite)),
             };
-            let detail = detail_for_suite(&self.config, suite, CaseDetail::Summary);
-            let former =
-                crate::cases::load::load_suite_identified(source, suite, detail, &identity)?;
-            if former.problems().len() <= current.problems().len() {
+            let how = crate::cases::load::HowToLoad {
+                detail: detail_for_suite(&self.config, suite, CaseDetail::Summary),
+                identity: &identity,
+                parsed_files: None,
+            };
+            let former = crate::cases::load::load_suite_as(source, suite, &how)?;
+            if former.problems().count() <= current.problems().count() {
                 self.former_identities.push(former);
                 self.former_rules
                     .insert(suite.name().to_owned(), Identity::of(base_suite));

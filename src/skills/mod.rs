@@ -308,8 +308,29 @@ impl LoadSettings {
     }
 }
 
+/// How much of each skill a load reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SkillDetail {
+    /// Every file, pinned and scanned.
+    #[default]
+    Full,
+    /// SKILL.md and skill.json alone: what a skill declares (its name and permissions),
+    /// all that a base revision is compared on. A pull request's check then does not read
+    /// every file of every skill a second time from git.
+    Declarations,
+}
+
 /// Loads every configured skill of a snapshot.
 pub fn load_skills(source: &dyn ContentSource, config: &SkillsConfig) -> Result<SkillSet> {
+    load_skills_as(source, config, SkillDetail::Full)
+}
+
+/// [`load_skills`], reading as much of each skill as `detail` says.
+pub fn load_skills_as(
+    source: &dyn ContentSource,
+    config: &SkillsConfig,
+    detail: SkillDetail,
+) -> Result<SkillSet> {
     let settings = LoadSettings::new(config)?;
     let discovered = discovery::discover(source, config)?;
     // Each skill's files come from the listing discovery made of its root (one walk of
@@ -318,10 +339,17 @@ pub fn load_skills(source: &dyn ContentSource, config: &SkillsConfig) -> Result<
         .skill_paths
         .par_iter()
         .map(|path| {
-            let listing = match discovered.listing_of(path) {
+            let mut listing = match discovered.listing_of(path) {
                 Some(listing) => listing,
                 None => source.listing(path)?,
             };
+            if detail == SkillDetail::Declarations {
+                let declarations = [SKILL_FILE, MANIFEST_FILE].map(|file| format!("{path}/{file}"));
+                listing
+                    .files
+                    .retain(|file| declarations.contains(&file.path));
+                listing.unpinnable.clear();
+            }
             load_skill(source, path, listing, true, &settings)
         })
         .collect::<Result<Vec<_>>>()?;

@@ -11,9 +11,11 @@ use std::path::{Path, PathBuf};
 mod commit_tree;
 mod ignored;
 mod staged;
+mod worktree_objects;
 
 pub use ignored::git_ignored;
 pub use staged::{StagedChanges, StagedIndex};
+pub use worktree_objects::WorktreeObjects;
 
 /// A discovered repository and where the project sits inside its work tree.
 /// One commit of a range: what `check --base` reads of it.
@@ -337,7 +339,11 @@ impl ContentSource for GitSnapshot {
                 self.description
             ))
         })?;
-        Ok(Some(object.detach().data))
+        let mut data = object.detach().data;
+        // A blob stored as a delta is resolved in a buffer that also holds its base: as
+        // large again as the blob, for as long as the caller keeps the bytes.
+        data.shrink_to_fit();
+        Ok(Some(data))
     }
 
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
@@ -373,6 +379,15 @@ impl ContentSource for GitSnapshot {
             .entries
             .get(path)
             .map(|(id, _)| ContentIdentity::Object(id.to_string())))
+    }
+
+    fn object_id(&self, path: &str) -> Result<Option<ObjectId>> {
+        Ok(self
+            .entries
+            .get(path)
+            .filter(|(_, kind)| matches!(kind, EntryKind::File | EntryKind::Executable))
+            .filter(|_| !self.unmerged.contains(path))
+            .map(|(id, _)| *id))
     }
 
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {

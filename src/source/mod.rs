@@ -9,13 +9,14 @@ mod worktree;
 
 pub use git::{
     git_ignored, trailer_values, CommitInfo, GitRepo, GitSnapshot, IndexSource, RevisionSource,
-    StagedChanges, StagedIndex,
+    StagedChanges, StagedIndex, WorktreeObjects,
 };
 pub use recording::{Dependency, RecordingSource};
 pub use worktree::WorktreeSource;
 
 use crate::digest::EntryKind;
 use crate::error::{Error, Result};
+pub use gix::ObjectId;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::Path;
 
@@ -152,6 +153,13 @@ pub trait ContentSource: Send + Sync {
     /// What identifies the content at `path` without reading it, for caches; `None` when
     /// absent or when this source cannot vouch for its content that way.
     fn identity(&self, _path: &str) -> Result<Option<ContentIdentity>> {
+        Ok(None)
+    }
+
+    /// The git object the regular file at `path` holds, when this source knows it without
+    /// reading the file: a commit's or the index's entry, or for the working tree the
+    /// index entry of a file whose stat data shows it unchanged. `None` otherwise.
+    fn object_id(&self, _path: &str) -> Result<Option<ObjectId>> {
         Ok(None)
     }
 }

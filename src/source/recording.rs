@@ -165,6 +165,12 @@ impl ContentSource for RecordingSource<'_> {
         Ok(listing)
     }
 
+    /// Not recorded: an object id decides only whether a file is parsed again, never what
+    /// parsing it yields.
+    fn object_id(&self, path: &str) -> Result<Option<gix::ObjectId>> {
+        self.inner.object_id(path)
+    }
+
     fn identity(&self, path: &str) -> Result<Option<ContentIdentity>> {
         let identity = self.inner.identity(path)?;
         if identity.is_some() {

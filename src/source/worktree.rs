@@ -1,13 +1,16 @@
 //! The working tree as a content source: the bytes on disk right now.
 
-use super::{ContentIdentity, ContentSource, Listing, SourceFile, Unpinnable, UnpinnableReason};
+use super::{
+    ContentIdentity, ContentSource, Listing, SourceFile, Unpinnable, UnpinnableReason,
+    WorktreeObjects,
+};
 use crate::digest::EntryKind;
 use crate::error::{Error, Result};
 use std::collections::HashSet;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{OnceLock, RwLock};
 
 /// Directories at the project root that never hold evaluation assets.
 const SKIPPED_ROOT_DIRECTORIES: &[&str] = &[".git", ".evalock"];
@@ -17,6 +20,8 @@ pub struct WorktreeSource {
     /// Project-relative directories seen to be real directories, not symlinks: every
     /// path is checked for a symlink on its way, and most share their few folders.
     real_directories: RwLock<HashSet<String>>,
+    /// The git index, read when an object id is first asked for.
+    objects: OnceLock<Option<WorktreeObjects>>,
 }
 
 impl WorktreeSource {
@@ -24,6 +29,7 @@ impl WorktreeSource {
         WorktreeSource {
             root: root.to_path_buf(),
             real_directories: RwLock::default(),
+            objects: OnceLock::new(),
         }
     }
 
@@ -165,6 +171,19 @@ impl ContentSource for WorktreeSource {
                 None => Ok(false),
             },
         }
+    }
+
+    fn object_id(&self, path: &str) -> Result<Option<gix::ObjectId>> {
+        let absolute = self.absolute(path)?;
+        if self.through_symlink(path) {
+            return Ok(None);
+        }
+        let objects = self
+            .objects
+            .get_or_init(|| WorktreeObjects::open(&self.root));
+        Ok(objects
+            .as_ref()
+            .and_then(|objects| objects.object_id(path, &absolute)))
     }
 
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {

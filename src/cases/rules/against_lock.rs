@@ -19,11 +19,11 @@ pub(super) fn pair_with_lock<'a>(
     suite: &'a SuiteModel,
     locked: &'a LockedCases,
 ) -> (impl Iterator<Item = Paired<'a>> + 'a, Vec<Unpaired<'a>>) {
-    let mut entry_of: Vec<Option<&CaseLock>> = vec![None; suite.cases().len()];
+    let mut entry_of: Vec<Option<&CaseLock>> = vec![None; suite.case_count()];
     let mut missing = Vec::new();
     let mut entries = locked.iter().peekable();
     for position in suite.first_positions_by_id() {
-        let id = suite.cases()[position].id.as_str();
+        let id = suite.case_at(position).id.as_str();
         while let Some(unmatched) = entries.next_if(|(locked_id, _)| *locked_id < id) {
             missing.push(unmatched);
         }
@@ -50,7 +50,7 @@ pub fn cases_unlocked(project: &Side<'_>) -> Vec<Finding> {
         if project
             .suites
             .iter()
-            .all(|suite| suite.cases().is_empty() && suite.prompts.is_empty())
+            .all(|suite| suite.case_count() == 0 && suite.prompts.is_empty())
         {
             return Vec::new();
         }
