@@ -324,3 +324,31 @@ fn check_base_sees_an_edit_that_keeps_the_size_and_the_modification_time() {
         .assert_contains("EL102 case-edited-in-place")
         .assert_contains("`refund-no-order-id`");
 }
+
+/// The base reads a file from the working tree only where the index vouches that both
+/// hold the same object: a skill widened in the working tree, not staged (its index entry
+/// still names the base's object), is compared with the base's own bytes.
+#[test]
+fn check_base_reads_an_unstaged_edit_s_base_from_git() {
+    let skill = "---\nname: notes\ndescription: Does notes things. Use when asked for notes.\nmetadata:\n  version: \"1.0.0\"\nallowed-tools: Read\n---\n\n# notes\n";
+    let repo = committed(&[
+        (
+            "evalock.toml",
+            "version = 1\n\n[skills]\nroots = [\"skills/*\"]\nallowed_permissions = [\"Read\", \"Grep\"]\n",
+        ),
+        ("skills/notes/SKILL.md", skill),
+    ]);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("lock");
+    check_out_again(&repo, "skills/notes/SKILL.md");
+    let run = check_json(&repo, "HEAD", &[]);
+    assert_eq!(rules_and_files(run.assert_code(0)), Vec::<String>::new());
+    repo.replace(
+        "skills/notes/SKILL.md",
+        "allowed-tools: Read",
+        "allowed-tools: Read Grep",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let run = check_json(&repo, "HEAD", &[]);
+    assert_eq!(rules_and_files(&run), ["EL209 skills/notes/SKILL.md"]);
+}

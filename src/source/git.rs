@@ -315,6 +315,15 @@ impl GitSnapshot {
         self.entries.get(path).map(|(id, _)| *id)
     }
 
+    /// The same snapshot, reading its objects through `repo` (another handle on the same
+    /// repository): the one it was read with, and the pack pages it mapped, can then go.
+    pub fn read_through(self, repo: &GitRepo) -> GitSnapshot {
+        GitSnapshot {
+            repo: repo.repo.clone(),
+            ..self
+        }
+    }
+
     fn unmerged_error(&self, path: &str) -> Error {
         Error::Usage(format!("{path} has unresolved merge conflicts in the index: resolve them and `git add` the file"))
     }

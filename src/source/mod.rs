@@ -5,6 +5,7 @@
 pub mod atomic;
 mod git;
 mod recording;
+mod same_objects;
 mod worktree;
 
 pub use git::{
@@ -12,6 +13,7 @@ pub use git::{
     StagedChanges, StagedIndex, WorktreeObjects,
 };
 pub use recording::{Dependency, RecordingSource};
+pub use same_objects::SameObjects;
 pub use worktree::WorktreeSource;
 
 use crate::digest::EntryKind;

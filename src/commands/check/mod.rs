@@ -13,7 +13,10 @@ use crate::project::lock::Lock;
 use crate::report::Report;
 use crate::rules::RuleId;
 use crate::skills::SkillDetail;
-use crate::source::{self, trailer_values, ContentSource, GitRepo, RecordingSource, SourceSpec};
+use crate::source::{
+    self, trailer_values, ContentSource, GitRepo, GitSnapshot, RecordingSource, SameObjects,
+    SourceSpec,
+};
 use gix::ObjectId;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -197,15 +200,13 @@ fn judge(
         parsed_files: parsed_files.as_ref(),
         ..LoadOptions::default()
     };
-    let base_lock = base.map(|base| read_base_lock(options, base)).transpose()?;
+    let base_read = base.map(|base| read_base(options, base)).transpose()?;
     let project =
         Project::load_required(content, &load_options)?.with_workdir(options.project_root.clone());
     let mut unreadable_base = None;
-    let base_project = match base.zip(base_lock) {
-        Some((base, base_lock)) => {
-            let snapshot = base
-                .repo
-                .commit_source(base.commit, base.description.clone())?;
+    let base_project = match base.zip(base_read) {
+        Some((base, (snapshot, base_lock))) => {
+            let snapshot = SameObjects::new(snapshot, content);
             // The base's skills are compared on what they declare.
             let base_options = LoadOptions {
                 skill_detail: SkillDetail::Declarations,
@@ -271,15 +272,17 @@ fn judge(
     Ok((report, ran_commands))
 }
 
-/// The base's lock, read before the judged snapshot is loaded and through a repository of
-/// its own. git resolves a lock stored as a delta in a buffer that also holds the delta's
-/// base, twice the lock's size, and the pack it reads stays mapped as long as its
-/// repository is open: both are gone before the judged snapshot's model is built, instead
-/// of adding to it (on the benchmark's pull request, 31 MiB locks, about 70 MB).
-fn read_base_lock(options: &CheckOptions, base: &Base) -> Result<Result<Option<Lock>>> {
+/// The base's files and its lock, read before the judged snapshot is loaded and through a
+/// repository of its own. Walking the base's trees maps pages of git's pack all over it
+/// (22 MB for the benchmark's 1,000 trees), git resolves a lock stored as a delta in a
+/// buffer twice the lock's size, and a pack stays mapped as long as its repository is
+/// open: all of it is gone before the judged snapshot's model is built, instead of adding
+/// to it. The snapshot then reads what else it needs through `base.repo`.
+fn read_base(options: &CheckOptions, base: &Base) -> Result<(GitSnapshot, Result<Option<Lock>>)> {
     let repo = GitRepo::discover(&options.project_root)?;
     let snapshot = repo.commit_source(base.commit, base.description.clone())?;
-    Ok(Project::read_lock(&snapshot))
+    let lock = Project::read_lock(&snapshot);
+    Ok((snapshot.read_through(&base.repo), lock))
 }
 
 /// EL407 is about one change that both moves a suite's contract and re-records its
