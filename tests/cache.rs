@@ -393,3 +393,34 @@ fn the_hook_remembers_what_a_configuration_tracks_by_its_content() {
         .assert_code(2);
     assert!(!memo.exists(), "--no-cache wrote a memo");
 }
+
+/// A memo checks folders by their entries, not by each file's mode: a file made
+/// executable is seen all the same, through its own identity (its inode change time).
+#[test]
+fn a_file_made_executable_is_seen_through_the_memo() {
+    let repo = TestRepo::new();
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[skills]\nroots = [\"skills/*\"]\nallowed_permissions = [\"Read\"]\n",
+    );
+    repo.write(
+        "skills/notes/SKILL.md",
+        "---\nname: notes\ndescription: Takes notes. Use when asked to take notes.\nmetadata:\n  version: \"1.0.0\"\nallowed-tools: Read\n---\n\n# notes\n",
+    );
+    repo.write("skills/notes/reference/style.md", "# Style\n");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("a skill");
+    std::thread::sleep(SETTLE);
+    repo.evalock(&["check"]).assert_code(0);
+    repo.evalock(&["check", "--verbose"])
+        .assert_code(0)
+        .assert_contains("its report is reused");
+    std::fs::set_permissions(
+        repo.join("skills/notes/reference/style.md"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    assert_same_as_uncached(&repo, &["check"])
+        .assert_code(2)
+        .assert_contains("skills/notes/reference/style.md");
+}

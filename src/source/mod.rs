@@ -152,6 +152,20 @@ pub trait ContentSource: Send + Sync {
         })
     }
 
+    /// [`ContentSource::listing`] as a memo checks it: whether a file is executable is
+    /// left out (as [`EntryKind::File`]), which the working tree can tell from its
+    /// folders alone, without the stat data of each file. Nothing is lost: a file whose
+    /// mode matters is read, and its identity changes with its mode.
+    fn listed_names(&self, dir: &str) -> Result<Listing> {
+        let mut listing = self.listing(dir)?;
+        for file in &mut listing.files {
+            if file.kind == EntryKind::Executable {
+                file.kind = EntryKind::File;
+            }
+        }
+        Ok(listing)
+    }
+
     /// What identifies the content at `path` without reading it, for caches; `None` when
     /// absent or when this source cannot vouch for its content that way.
     fn identity(&self, _path: &str) -> Result<Option<ContentIdentity>> {

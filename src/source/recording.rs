@@ -16,7 +16,8 @@ pub enum Dependency {
     /// A file's content by identity (`None`: absent).
     Content(String, Option<ContentIdentity>),
     Kind(String, Option<EntryKind>),
-    /// A directory's listing, by the SHA-256 (hex) of its paths and kinds.
+    /// A directory's listing, by the SHA-256 (hex) of its paths and kinds, executable
+    /// files as files (see [`ContentSource::listed_names`]).
     Listing(String, String),
 }
 
@@ -33,7 +34,7 @@ impl Dependency {
                 }
                 Dependency::Kind(path, kind) => source.kind_of(path)? == *kind,
                 Dependency::Listing(dir, digest) => {
-                    listing_digest(&source.listing(dir)?) == *digest
+                    listing_digest(&source.listed_names(dir)?) == *digest
                 }
             })
         };
@@ -92,8 +93,12 @@ impl<'a> RecordingSource<'a> {
 fn listing_digest(listing: &Listing) -> String {
     let mut hasher = Sha256::new();
     for file in &listing.files {
+        let kind = match file.kind {
+            EntryKind::Executable => EntryKind::File,
+            kind => kind,
+        };
         hasher.update(file.path.as_bytes());
-        hasher.update([b' ', file.kind.letter() as u8, b'\n']);
+        hasher.update([b' ', kind.letter() as u8, b'\n']);
     }
     for entry in &listing.unpinnable {
         let reason = match entry.reason {
@@ -154,6 +159,10 @@ impl ContentSource for RecordingSource<'_> {
 
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
         Ok(self.listing(dir)?.files)
+    }
+
+    fn listed_names(&self, dir: &str) -> Result<Listing> {
+        self.inner.listed_names(dir)
     }
 
     fn listing(&self, dir: &str) -> Result<Listing> {

@@ -48,7 +48,10 @@ impl WorktreeSource {
         Ok(self.root.join(path))
     }
 
-    fn walk(&self, relative: &str, listing: &mut Listing) -> Result<()> {
+    /// Every file below `relative` into `listing`; with `exact` kinds, each file's stat
+    /// data tell whether it is executable, else its folder entry tells a file from a
+    /// symlink (see [`ContentSource::listed_names`]).
+    fn walk(&self, relative: &str, listing: &mut Listing, exact: bool) -> Result<()> {
         let directory = self.absolute(relative)?;
         let entries = match fs::read_dir(&directory) {
             Ok(entries) => entries,
@@ -86,12 +89,32 @@ impl WorktreeSource {
                 if let Ok(mut known) = self.real_directories.write() {
                     known.insert(path.clone());
                 }
-                self.walk(&path, listing)?;
-            } else if let Some(kind) = self.kind_of(&path)? {
+                self.walk(&path, listing, exact)?;
+                continue;
+            }
+            let kind = match exact {
+                true => self.kind_of(&path)?,
+                false if file_type.is_file() => Some(EntryKind::File),
+                false if file_type.is_symlink() => Some(EntryKind::Symlink),
+                false => None,
+            };
+            if let Some(kind) = kind {
                 listing.files.push(SourceFile { path, kind });
             }
         }
         Ok(())
+    }
+
+    fn walk_below(&self, dir: &str, exact: bool) -> Result<Listing> {
+        let mut listing = Listing::default();
+        match self.kind_of(dir)? {
+            Some(_) if !dir.is_empty() => {}
+            _ if self.through_symlink(dir) => {}
+            _ => self.walk(dir, &mut listing, exact)?,
+        }
+        listing.files.sort();
+        listing.unpinnable.sort();
+        Ok(listing)
     }
 
     /// Whether a directory on the way from the project root to `path` is a symlink: a
@@ -244,15 +267,11 @@ impl ContentSource for WorktreeSource {
     }
 
     fn listing(&self, dir: &str) -> Result<Listing> {
-        let mut listing = Listing::default();
-        match self.kind_of(dir)? {
-            Some(_) if !dir.is_empty() => {}
-            _ if self.through_symlink(dir) => {}
-            _ => self.walk(dir, &mut listing)?,
-        }
-        listing.files.sort();
-        listing.unpinnable.sort();
-        Ok(listing)
+        self.walk_below(dir, true)
+    }
+
+    fn listed_names(&self, dir: &str) -> Result<Listing> {
+        self.walk_below(dir, false)
     }
 }
 
