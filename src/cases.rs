@@ -27,8 +27,8 @@ pub use fields::MAX_CASE_VERSION;
 pub(super) use json_errors::{column_u32, json_error_message_at, line_u32};
 pub(super) use parse::case_from_element;
 pub use parse::{
-    parse_case_file, parse_case_file_under, parse_case_file_with, parse_identified_case_file,
-    parse_owned_case_file,
+    parse_case_file, parse_case_file_in_parts, parse_case_file_under, parse_case_file_with,
+    parse_identified_case_file, parse_owned_case_file,
 };
 
 /// A case's top-level members by name.
@@ -59,7 +59,7 @@ impl CaseMembers for [(&str, Value)] {
 /// One golden case as loaded from a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
-    pub id: String,
+    pub id: Box<str>,
     pub version: u64,
     pub digest: Digest,
     /// The digest of everything but `retired` (retiring a case is not an edit in place),

@@ -292,7 +292,7 @@ pub fn missing(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
 
 /// EL405: entries for cases that are gone or retired.
 pub fn orphans(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
-    let active: BTreeSet<&str> = active_cases(suite).map(|case| case.id.as_str()).collect();
+    let active: BTreeSet<&str> = active_cases(suite).map(|case| &*case.id).collect();
     let Some(entries) = baseline.entries() else {
         return Vec::new();
     };

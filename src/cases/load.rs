@@ -4,7 +4,9 @@
 
 use crate::cases::identity::Identity;
 use crate::cases::suite::{PromptFile, SuiteModel, UnmatchedGlob};
-use crate::cases::{parse_case_file_under, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind};
+use crate::cases::{
+    parse_case_file_in_parts, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind,
+};
 use crate::digest::{bytes_digest, EntryKind};
 use crate::error::{Error, Result};
 use crate::project::config::{Config, CONFIG_FILE};
@@ -68,20 +70,23 @@ fn folder_of(path: &str) -> &str {
 /// Case files parsed once in a check, by the git object they hold. A check with a base
 /// parses the judged snapshot first, and then only those of the base's files whose objects
 /// differ (in a pull request, the few it touches): the others share the judged snapshot's
-/// part, its memory included. On the benchmark's pull request (200,000 cases, one file
+/// parts, their memory included. On the benchmark's pull request (200,000 cases, one file
 /// changed) this halves the time of `check --base` and its peak memory.
 #[derive(Default)]
 pub struct ParsedFiles {
     parsed: Mutex<HashMap<(String, ObjectId), Vec<ParsedFile>>>,
 }
 
-/// One file's part, with everything that parsing it depended on besides its bytes.
+/// One file's parts, with everything that parsing it depended on besides its bytes.
 struct ParsedFile {
     detail: CaseDetail,
     identity: Identity,
     defaults: Option<Arc<serde_json::Value>>,
-    part: Arc<ParsedCaseFile>,
+    parts: FileParts,
 }
+
+/// What one case file yielded, in parts (see [`parse_case_file_in_parts`]).
+type FileParts = Vec<Arc<ParsedCaseFile>>;
 
 impl ParsedFiles {
     fn get(
@@ -90,20 +95,24 @@ impl ParsedFiles {
         detail: CaseDetail,
         identity: &Identity,
         context: &FileContext,
-    ) -> Option<Arc<ParsedCaseFile>> {
+    ) -> Option<FileParts> {
         let parsed = self.parsed.lock().ok()?;
         parsed.get(key)?.iter().find_map(|file| {
             let same = file.detail == detail
                 && file.identity == *identity
                 && file.defaults == context.defaults;
-            same.then(|| Arc::clone(&file.part))
+            same.then(|| file.parts.clone())
         })
     }
 
-    /// Keeps `part` for reuse, unless one of its cases pins files its `vars` name: those
-    /// are read apart, and may differ where the case file does not.
+    /// Keeps a file's parts for reuse, unless one of its cases pins files its `vars`
+    /// name: those are read apart, and may differ where the case file does not.
     fn insert(&self, key: (String, ObjectId), file: ParsedFile) {
-        if file.part.cases.iter().any(|case| case.var_files.is_some()) {
+        let pins_files = file
+            .parts
+            .iter()
+            .any(|part| part.cases.iter().any(|case| case.var_files.is_some()));
+        if pins_files {
             return;
         }
         if let Ok(mut parsed) = self.parsed.lock() {
@@ -112,15 +121,15 @@ impl ParsedFiles {
     }
 }
 
-/// One case file, or the part another snapshot of the check parsed from the same object.
+/// One case file, or the parts another snapshot of the check parsed from the same object.
 fn load_case_file(
     source: &dyn ContentSource,
     path: &str,
     how: &HowToLoad<'_>,
     context: &FileContext,
-) -> Result<Arc<ParsedCaseFile>> {
+) -> Result<FileParts> {
     if source.kind_of(path)? == Some(EntryKind::Symlink) {
-        return Ok(Arc::new(symlinked_case_file(path)));
+        return Ok(vec![Arc::new(symlinked_case_file(path))]);
     }
     let key = match how.parsed_files {
         Some(_) => source.object_id(path)?.map(|id| (path.to_owned(), id)),
@@ -130,26 +139,23 @@ fn load_case_file(
         .as_ref()
         .zip(how.parsed_files)
         .and_then(|(key, files)| files.get(key, how.detail, how.identity, context));
-    if let Some(part) = reused {
-        return Ok(part);
+    if let Some(parts) = reused {
+        return Ok(parts);
     }
-    let part = Arc::new(parse_case_file(
-        source,
-        path,
-        how.detail,
-        how.identity,
-        context,
-    )?);
+    let parts: FileParts = parse_case_file(source, path, how.detail, how.identity, context)?
+        .into_iter()
+        .map(Arc::new)
+        .collect();
     if let (Some(key), Some(files)) = (key, how.parsed_files) {
         let file = ParsedFile {
             detail: how.detail,
             identity: how.identity.clone(),
             defaults: context.defaults.clone(),
-            part: Arc::clone(&part),
+            parts: parts.clone(),
         };
         files.insert(key, file);
     }
-    Ok(part)
+    Ok(parts)
 }
 
 /// How a suite's case files are read: how much of each case to keep, how cases are
@@ -160,33 +166,39 @@ pub struct HowToLoad<'a> {
     pub parsed_files: Option<&'a ParsedFiles>,
 }
 
-/// One case file, parsed; empty when it is absent.
+/// One case file, parsed in parts; none when it is absent.
 fn parse_case_file(
     source: &dyn ContentSource,
     path: &str,
     detail: CaseDetail,
     identity: &Identity,
     context: &FileContext,
-) -> Result<ParsedCaseFile> {
+) -> Result<Vec<ParsedCaseFile>> {
     // Each thread reads its case files into one buffer, kept from file to file.
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    let mut parsed = BUFFER.with_borrow_mut(|buffer| -> Result<ParsedCaseFile> {
-        let parsed = match source.read_into(path, buffer)? {
-            true => {
-                parse_case_file_under(path, buffer, detail, identity, context.defaults.as_deref())
-            }
-            false => ParsedCaseFile::default(),
+    let mut parts = BUFFER.with_borrow_mut(|buffer| -> Result<Vec<ParsedCaseFile>> {
+        let parts = match source.read_into(path, buffer)? {
+            true => parse_case_file_in_parts(
+                path,
+                buffer,
+                detail,
+                identity,
+                context.defaults.as_deref(),
+            ),
+            false => Vec::new(),
         };
         // A very large file's buffer is not kept past its parse.
         if buffer.capacity() > 64 << 20 {
             *buffer = Vec::new();
         }
-        Ok(parsed)
+        Ok(parts)
     })?;
-    pin_var_files(source, &mut parsed, &context.folder)?;
-    Ok(parsed)
+    for part in &mut parts {
+        pin_var_files(source, part, &context.folder)?;
+    }
+    Ok(parts)
 }
 
 /// Folds the bytes of the files each case's `vars` name (`file://…`) into its digest, so
@@ -295,15 +307,15 @@ fn symlink_on_the_way(source: &dyn ContentSource, pattern: &str) -> Result<Optio
     Ok(None)
 }
 
-/// What each of `files` yields, parsed side by side; a file in `named` is read as the
-/// configuration that names it reads it.
+/// What `files` yield, in file order, parsed side by side; a file in `named` is read as
+/// the configuration that names it reads it.
 fn load_content(
     source: &dyn ContentSource,
     files: &[String],
     named: &BTreeMap<String, FileContext>,
     how: &HowToLoad<'_>,
 ) -> Result<Vec<Arc<ParsedCaseFile>>> {
-    files
+    let per_file: Vec<FileParts> = files
         .par_iter()
         .map(|path| {
             let context = named
@@ -312,7 +324,8 @@ fn load_content(
                 .unwrap_or_else(|| FileContext::own(path));
             load_case_file(source, path, how, &context)
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok(per_file.into_iter().flatten().collect())
 }
 
 /// The test files the promptfoo configurations among `case_files` name (`tests:

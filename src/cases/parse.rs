@@ -84,6 +84,20 @@ pub fn parse_case_file_under(
     identity: &Identity,
     defaults: Option<&Value>,
 ) -> ParsedCaseFile {
+    ParsedCaseFile::joined(parse_case_file_in_parts(
+        path, bytes, detail, identity, defaults,
+    ))
+}
+
+/// [`parse_case_file_under`] in parts, in file order: one part, or one per chunk of a
+/// large JSONL file (a suite keeps them as they come, never copied into one list).
+pub fn parse_case_file_in_parts(
+    path: &str,
+    bytes: &[u8],
+    detail: CaseDetail,
+    identity: &Identity,
+    defaults: Option<&Value>,
+) -> Vec<ParsedCaseFile> {
     if *identity == Identity::Member
         && defaults.is_none()
         && !matches!(
@@ -91,9 +105,9 @@ pub fn parse_case_file_under(
             Some(CaseFormat::Csv | CaseFormat::Promptfoo)
         )
     {
-        return ParsedCaseFile::joined(parse_case_file_parts(path, bytes, detail));
+        return parse_case_file_parts(path, bytes, detail);
     }
-    parse_records(path, bytes, detail, identity, defaults)
+    vec![parse_records(path, bytes, detail, identity, defaults)]
 }
 
 /// Files of records read one by one, each given its identity before it is hashed: CSV,
@@ -367,7 +381,7 @@ pub(crate) fn case_from_element(
         CaseDetail::Summary => CaseBody::Graded(GradedMembers::of_value(&value)),
     };
     Ok(Case {
-        id,
+        id: id.into(),
         version,
         digest,
         contract,

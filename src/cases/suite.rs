@@ -79,7 +79,7 @@ impl SuiteCases {
             .zip(0..u32::MAX)
             .map(|(case, position)| {
                 ascii_ids &= case.id.is_ascii();
-                (case.id.as_str(), position)
+                (&*case.id, position)
             })
             .collect();
         by_id.sort_by(|left, right| left.0.cmp(right.0));
@@ -218,7 +218,7 @@ impl SuiteModel {
     pub fn first_positions_by_id(&self) -> impl Iterator<Item = usize> + '_ {
         let mut previous: Option<&str> = None;
         self.content.case_index.iter().filter_map(move |position| {
-            let id = self.content.at(*position as usize).id.as_str();
+            let id = self.content.at(*position as usize).id.as_ref();
             let first = previous != Some(id);
             previous = Some(id);
             first.then_some(*position as usize)
@@ -244,9 +244,9 @@ impl SuiteModel {
         let first = self
             .content
             .case_index
-            .partition_point(|position| self.content.at(*position as usize).id.as_str() < id);
+            .partition_point(|position| self.content.at(*position as usize).id.as_ref() < id);
         let position = *self.content.case_index.get(first)? as usize;
-        (self.content.at(position).id == id).then_some(position)
+        (*self.content.at(position).id == *id).then_some(position)
     }
 
     /// Each case whose id differs from an earlier case's id only in Unicode normalisation
@@ -388,7 +388,7 @@ mod tests {
     fn case(id: String, line: u32) -> Case {
         Case {
             digest: crate::digest::bytes_digest(id.as_bytes()),
-            id,
+            id: id.into(),
             version: 1,
             contract: None,
             file: Arc::from("evals/a.jsonl"),
@@ -439,7 +439,7 @@ mod tests {
                 .first_positions_by_id()
                 .map(|position| {
                     (
-                        suite.case_at(position).id.as_str(),
+                        suite.case_at(position).id.as_ref(),
                         suite.case_at(position).line,
                     )
                 })

@@ -4,7 +4,7 @@ fn ids(parsed: &ParsedCaseFile) -> Vec<(&str, u32, u32)> {
     parsed
         .cases
         .iter()
-        .map(|case| (case.id.as_str(), case.line, case.end_line))
+        .map(|case| (&*case.id, case.line, case.end_line))
         .collect()
 }
 
@@ -60,7 +60,7 @@ fn ids_of_every_length_are_kept_exactly_by_every_reader() {
     ] {
         let parsed = parse_case_file_with(path, text.as_bytes(), detail);
         assert!(parsed.problems.is_empty(), "{path}: {:?}", parsed.problems);
-        let ids: Vec<&str> = parsed.cases.iter().map(|case| case.id.as_str()).collect();
+        let ids: Vec<&str> = parsed.cases.iter().map(|case| &*case.id).collect();
         assert_eq!(ids, wanted, "{path} {detail:?}");
     }
 }
@@ -155,11 +155,11 @@ fn a_duplicate_key_in_a_document_refuses_only_its_case() {
             .collect();
         assert_eq!(found, positions, "{path}: {:?}", parsed.problems);
         assert!(parsed.problems.iter().all(|problem| problem.is_malformed()));
-        let loaded: Vec<&str> = parsed.cases.iter().map(|case| case.id.as_str()).collect();
+        let loaded: Vec<&str> = parsed.cases.iter().map(|case| &*case.id).collect();
         assert_eq!(loaded, ["c"], "{path}");
         let clean = parse_case_file(path, clean.as_bytes());
         assert!(clean.problems.is_empty(), "{path}: {:?}", clean.problems);
-        let clean_c = clean.cases.iter().find(|case| case.id == "c").expect("c");
+        let clean_c = clean.cases.iter().find(|case| &*case.id == "c").expect("c");
         assert_eq!(parsed.cases[0].digest, clean_c.digest, "{path}");
         assert_eq!(parsed.cases[0].value(), clean_c.value(), "{path}");
     }
@@ -188,8 +188,8 @@ fn a_case_read_on_its_own_lines_keeps_its_own_trailing_dashes() {
         let clean = parse_case_file("a.yaml", clean.as_bytes());
         assert!(clean.problems.is_empty(), "{:?}", clean.problems);
         let (Some(alone), Some(whole)) = (
-            parsed.cases.iter().find(|case| case.id == "a"),
-            clean.cases.iter().find(|case| case.id == "a"),
+            parsed.cases.iter().find(|case| &*case.id == "a"),
+            clean.cases.iter().find(|case| &*case.id == "a"),
         ) else {
             panic!("{text}: case `a` did not load: {:?}", parsed.problems);
         };

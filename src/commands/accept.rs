@@ -328,7 +328,7 @@ fn accept_suite(
     if options.cases.is_empty() {
         let suite = project.suite(suite_name);
         let active: BTreeSet<&str> = suite
-            .map(|suite| active_cases(suite).map(|case| case.id.as_str()).collect())
+            .map(|suite| active_cases(suite).map(|case| &*case.id).collect())
             .unwrap_or_default();
         let orphans: Vec<String> = file
             .entries
@@ -364,7 +364,7 @@ fn entry_from_result(
         .suite(suite_name)
         .ok_or_else(|| stale("its suite is gone".into()))?;
     let case = active_cases(suite)
-        .find(|case| case.id == result.case_id)
+        .find(|case| *case.id == *result.case_id)
         .ok_or_else(|| stale("the case is gone or retired".into()))?;
     let changes = context_changes(
         &result.context,

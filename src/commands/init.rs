@@ -267,7 +267,11 @@ fn detect_case_files(
         if !writable(path, "case file", skipped) {
             continue;
         }
-        let ids: BTreeSet<String> = parsed.cases.into_iter().map(|case| case.id).collect();
+        let ids: BTreeSet<String> = parsed
+            .cases
+            .into_iter()
+            .map(|case| case.id.into())
+            .collect();
         let groups = by_stem.entry(file_stem(path).to_owned()).or_default();
         // Files identified by different rules never share a suite.
         let rule = identity

@@ -118,20 +118,21 @@ impl Memo {
             question: question.to_owned(),
             dependencies,
         };
-        let Ok(mut text) = serde_json::to_string(&header) else {
-            return;
-        };
-        text.push('\n');
-        text.push_str(answer);
-        let _ = self.write_file(text.as_bytes());
+        let _ = self.write_file(&header, answer);
     }
 
-    fn write_file(&self, bytes: &[u8]) -> std::io::Result<()> {
+    /// Written straight to the file: the header of a check of 20,000 files is megabytes.
+    fn write_file(&self, header: &Header, answer: &str) -> std::io::Result<()> {
+        use std::io::Write as _;
         let directory = self.file.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(directory)?;
         crate::source::atomic::ignore_state_folder(directory);
-        let mut file = tempfile::NamedTempFile::new_in(directory)?;
-        std::io::Write::write_all(&mut file, bytes)?;
+        let file = tempfile::NamedTempFile::new_in(directory)?;
+        let mut writer = std::io::BufWriter::new(file);
+        serde_json::to_writer(&mut writer, header)?;
+        writer.write_all(b"\n")?;
+        writer.write_all(answer.as_bytes())?;
+        let file = writer.into_inner().map_err(|error| error.into_error())?;
         file.persist(&self.file).map_err(|error| error.error)?;
         Ok(())
     }

@@ -76,7 +76,7 @@ pub fn completion_source(
 pub fn request(context: &SuiteContext, case: &Case, sample: u32) -> Vec<u8> {
     let mut request = json!({
         "suite": context.suite,
-        "case_id": case.id.as_str(),
+        "case_id": &*case.id,
         "case_version": case.version,
         "sample": sample,
         "input": case.value().get("input").cloned().unwrap_or(Value::Null),

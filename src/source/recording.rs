@@ -70,23 +70,28 @@ impl<'a> RecordingSource<'a> {
         self.verifiable.store(false, Ordering::Relaxed);
     }
 
-    /// What was read, sorted and deduplicated; `None` when it cannot be verified later
-    /// (content without identity, or one path seen two ways during the run).
+    /// What was read, sorted and deduplicated (taken: what is read later is recorded
+    /// anew); `None` when it cannot be verified later (content without identity, or one
+    /// path seen two ways during the run).
     pub fn dependencies(&self) -> Option<Vec<Dependency>> {
         if !self.verifiable.load(Ordering::Relaxed) {
             return None;
         }
-        let mut dependencies = self.dependencies.lock().ok()?.clone();
+        let mut dependencies = std::mem::take(&mut *self.dependencies.lock().ok()?);
         dependencies.sort();
         dependencies.dedup();
-        let keys = |dependency: &Dependency| match dependency {
-            Dependency::Content(path, _) => (0, path.clone()),
-            Dependency::Kind(path, _) => (1, path.clone()),
-            Dependency::Listing(path, _) => (2, path.clone()),
-        };
-        let mut seen: Vec<(u8, String)> = dependencies.iter().map(keys).collect();
-        seen.dedup();
-        (seen.len() == dependencies.len()).then_some(dependencies)
+        // Sorted, two findings of one path by one kind of dependency are neighbours.
+        fn key(dependency: &Dependency) -> (u8, &str) {
+            match dependency {
+                Dependency::Content(path, _) => (0, path),
+                Dependency::Kind(path, _) => (1, path),
+                Dependency::Listing(path, _) => (2, path),
+            }
+        }
+        let seen_once = dependencies
+            .windows(2)
+            .all(|pair| key(&pair[0]) != key(&pair[1]));
+        seen_once.then_some(dependencies)
     }
 }
 

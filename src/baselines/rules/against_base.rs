@@ -161,7 +161,7 @@ fn removed_without_reason(
     gone: &str,
 ) -> Vec<Finding> {
     let removed: Vec<&str> = active_cases(suite)
-        .map(|case| case.id.as_str())
+        .map(|case| &*case.id)
         .filter(|id| base_entries.contains_key(*id))
         .filter(|id| match &baseline.state {
             BaselineState::Parsed { file, .. } => !file.entries.contains_key(*id),

@@ -163,10 +163,7 @@ pub fn cases_removed(project: &Side<'_>, base: &Side<'_>) -> Vec<Finding> {
         // for another contract.
         let cases = base_suite.first_cases_by_id().map(|case| {
             let lines = Some((case.line, case.end_line));
-            (
-                case.id.as_str(),
-                (&*case.file, case.version, case.retired, lines),
-            )
+            (&*case.id, (&*case.file, case.version, case.retired, lines))
         });
         let locked = base
             .lock
@@ -181,7 +178,7 @@ pub fn cases_removed(project: &Side<'_>, base: &Side<'_>) -> Vec<Finding> {
         let mut current_ids = current
             .into_iter()
             .flat_map(|suite| suite.first_cases_by_id())
-            .map(|case| case.id.as_str())
+            .map(|case| &*case.id)
             .peekable();
         for (id, (file, version, retired, lines)) in merge_by_id(cases, locked) {
             while current_ids.next_if(|current| *current < id).is_some() {}

@@ -23,7 +23,7 @@ pub(super) fn pair_with_lock<'a>(
     let mut missing = Vec::new();
     let mut entries = locked.iter().peekable();
     for position in suite.first_positions_by_id() {
-        let id = suite.case_at(position).id.as_str();
+        let id = suite.case_at(position).id.as_ref();
         while let Some(unmatched) = entries.next_if(|(locked_id, _)| *locked_id < id) {
             missing.push(unmatched);
         }

@@ -43,8 +43,8 @@ fn pair_by_lookup<'a>(suite: &'a SuiteModel, locked: &'a LockedCases) -> LockPai
     let mut seen = std::collections::HashSet::new();
     let paired = suite
         .cases()
-        .filter(|case| seen.insert(case.id.as_str()))
-        .map(|case| (case, locked.get(case.id.as_str())))
+        .filter(|case| seen.insert(&*case.id))
+        .map(|case| (case, locked.get(&case.id)))
         .collect();
     let missing = locked.iter().filter(|(id, _)| !seen.contains(id)).collect();
     (paired, missing)
@@ -207,7 +207,7 @@ fn against_base_by_lookup(project: &Snapshot, base: &Snapshot) -> Vec<(RuleId, S
         }
     }
     let mut base_ids = BTreeSet::new();
-    base_ids.extend(base_suite.cases().map(|case| case.id.as_str()));
+    base_ids.extend(base_suite.cases().map(|case| &*case.id));
     if let Some(lock) = base.lock.as_ref().and_then(|lock| lock.cases.get("s")) {
         base_ids.extend(lock.keys());
     }

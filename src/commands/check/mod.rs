@@ -269,6 +269,9 @@ fn judge(
         true => report.with_subjects(project.subjects()),
         false => report,
     };
+    // Freeing 200,000 cases takes a core 20 to 40 ms: done beside the report's printing
+    // instead of before it.
+    rayon::spawn(move || drop((project, base_project)));
     Ok((report, ran_commands))
 }
 

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
     from = "BTreeMap<String, CaseLock>",
     into = "BTreeMap<String, CaseLock>"
 )]
-pub struct CaseEntries(Vec<(String, CaseLock)>);
+/// Ids as boxed strings: a lock of 200,000 cases, read twice by `check --base`, keeps
+/// them all.
+pub struct CaseEntries(Vec<(Box<str>, CaseLock)>);
 
 impl CaseEntries {
     pub fn new() -> CaseEntries {
@@ -20,7 +22,7 @@ impl CaseEntries {
 
     fn position(&self, id: &str) -> Result<usize, usize> {
         self.0
-            .binary_search_by(|(entry_id, _)| entry_id.as_str().cmp(id))
+            .binary_search_by(|(entry_id, _)| (**entry_id).cmp(id))
     }
 
     pub fn get(&self, id: &str) -> Option<&CaseLock> {
@@ -32,26 +34,26 @@ impl CaseEntries {
         match self.position(&id) {
             Ok(index) => Some(std::mem::replace(&mut self.0[index].1, entry)),
             Err(index) => {
-                self.0.insert(index, (id, entry));
+                self.0.insert(index, (id.into_boxed_str(), entry));
                 None
             }
         }
     }
 
     /// Entries already sorted by id, each id once.
-    pub(super) fn from_sorted(entries: Vec<(String, CaseLock)>) -> CaseEntries {
+    pub(super) fn from_sorted(entries: Vec<(Box<str>, CaseLock)>) -> CaseEntries {
         debug_assert!(entries.windows(2).all(|pair| pair[0].0 < pair[1].0));
         CaseEntries(entries)
     }
 
     /// The entries in id order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &CaseLock)> + Clone + '_ {
-        self.0.iter().map(|(id, entry)| (id.as_str(), entry))
+        self.0.iter().map(|(id, entry)| (&**id, entry))
     }
 
     /// The ids in order.
     pub fn keys(&self) -> impl Iterator<Item = &str> + '_ {
-        self.0.iter().map(|(id, _)| id.as_str())
+        self.0.iter().map(|(id, _)| &**id)
     }
 
     pub fn len(&self) -> usize {
@@ -66,23 +68,31 @@ impl CaseEntries {
 impl<'a> IntoIterator for &'a CaseEntries {
     type Item = (&'a str, &'a CaseLock);
     type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (String, CaseLock)>,
-        fn(&'a (String, CaseLock)) -> (&'a str, &'a CaseLock),
+        std::slice::Iter<'a, (Box<str>, CaseLock)>,
+        fn(&'a (Box<str>, CaseLock)) -> (&'a str, &'a CaseLock),
     >;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter().map(|(id, entry)| (id.as_str(), entry))
+        self.0.iter().map(|(id, entry)| (&**id, entry))
     }
 }
 
 impl From<BTreeMap<String, CaseLock>> for CaseEntries {
     fn from(map: BTreeMap<String, CaseLock>) -> Self {
-        CaseEntries(map.into_iter().collect())
+        CaseEntries(
+            map.into_iter()
+                .map(|(id, entry)| (id.into_boxed_str(), entry))
+                .collect(),
+        )
     }
 }
 
 impl From<CaseEntries> for BTreeMap<String, CaseLock> {
     fn from(entries: CaseEntries) -> Self {
-        entries.0.into_iter().collect()
+        entries
+            .0
+            .into_iter()
+            .map(|(id, entry)| (id.into_string(), entry))
+            .collect()
     }
 }
 

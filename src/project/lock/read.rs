@@ -154,12 +154,12 @@ fn by_table(text: &str) -> Option<Lock> {
         // Parsed side by side, straight into the suite's list; each worker shares the path
         // of the file its neighbouring entries name.
         let unusual = AtomicBool::new(false);
-        let entries: Vec<(String, CaseLock)> = case_tables[range]
+        let entries: Vec<(Box<str>, CaseLock)> = case_tables[range]
             .par_iter()
             .map_init(Scratch::default, |scratch, table| {
                 case_entry(table, scratch).unwrap_or_else(|| {
                     unusual.store(true, Ordering::Relaxed);
-                    (String::new(), CaseLock::placeholder())
+                    (Box::default(), CaseLock::placeholder())
                 })
             })
             .collect();
@@ -219,7 +219,7 @@ fn tables(text: &str) -> impl Iterator<Item = &str> {
 
 /// One `[case.<suite>.<id>]` table's id and entry, its file shared with the one before
 /// when it is the same; `None` when it is anything else.
-fn case_entry(table: &str, scratch: &mut Scratch) -> Option<(String, CaseLock)> {
+fn case_entry(table: &str, scratch: &mut Scratch) -> Option<(Box<str>, CaseLock)> {
     let (header, body) = table.split_once('\n').unwrap_or((table, ""));
     let (_, id) = case_keys(header)?;
     let body = CaseBody::read(body, scratch)?;
@@ -233,7 +233,7 @@ fn case_entry(table: &str, scratch: &mut Scratch) -> Option<(String, CaseLock)> 
         file,
         retired: body.retired,
     };
-    Some((id.into_owned(), entry))
+    Some((id.into(), entry))
 }
 
 /// The suite and id a case table's header names; `None` for any other header.
