@@ -3,10 +3,11 @@
 
 use evalock::cases::canonical::Canonicalizer;
 use evalock::cases::identity::Identity;
+use evalock::cases::jsonl_stream::JsonLinesStream;
 use evalock::cases::strict_json::StrictValue;
 use evalock::cases::{
     parse_case_file, parse_case_file_with, parse_identified_case_file, Case, CaseBody, CaseDetail,
-    GradedMembers,
+    GradedMembers, ParsedCaseFile,
 };
 use evalock::digest::canonical_json;
 use evalock::graders::probe::probe_builtin;
@@ -115,6 +116,20 @@ pub fn case_file(data: &[u8]) {
             "the first conflict marker is at line {line}"
         );
         assert!(parsed.problems[0].message.contains("merge conflict"));
+    }
+    // A JSONL file read in blocks, cut anywhere, gives what the whole text gives.
+    if path.ends_with(".jsonl") {
+        for block in [1, 7, 64] {
+            let mut stream = JsonLinesStream::new(path, CaseDetail::Summary);
+            for piece in bytes.chunks(block) {
+                stream.push(piece);
+            }
+            assert_eq!(
+                ParsedCaseFile::joined(stream.finish()),
+                summary,
+                "blocks of {block}"
+            );
+        }
     }
 }
 

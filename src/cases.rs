@@ -12,6 +12,7 @@ mod fields;
 pub mod identity;
 mod json_errors;
 pub mod jsonl;
+pub mod jsonl_stream;
 pub mod load;
 pub mod numbers;
 mod parse;
@@ -28,7 +29,7 @@ pub(super) use json_errors::{column_u32, json_error_message_at, line_u32};
 pub(super) use parse::case_from_element;
 pub use parse::{
     parse_case_file, parse_case_file_in_parts, parse_case_file_under, parse_case_file_with,
-    parse_identified_case_file, parse_owned_case_file,
+    parse_identified_case_file, parse_owned_case_file, reads_json_lines,
 };
 
 /// A case's top-level members by name.
@@ -139,25 +140,39 @@ impl GradedMembers {
     /// The graded members of a case, from the JSON texts of its members by name (each
     /// valid JSON); `None` when it has none of them.
     pub fn of_texts<'a>(members: impl IntoIterator<Item = (&'a str, &'a str)>) -> Option<Self> {
-        let mut object = String::from("{");
+        // Each of the graded members at most once.
+        let mut kept = [("", ""); GRADED_MEMBERS.len()];
+        let mut count = 0;
         for (name, text) in members {
-            let kept = match name {
+            let graded = match name {
                 "expect" | "mutate" | "expect_pass" => true,
                 "expects_refusal" => text == "true",
                 _ => false,
             };
-            if kept {
-                if object.len() > 1 {
-                    object.push(',');
-                }
-                object.push('"');
-                object.push_str(name);
-                object.push_str("\":");
-                object.push_str(text);
+            if graded && count < kept.len() {
+                kept[count] = (name, text);
+                count += 1;
             }
         }
+        let kept = &kept[..count];
+        if kept.is_empty() {
+            return None;
+        }
+        // Written into its exact size: one allocation a case, not one a member.
+        let size = 1 + kept
+            .iter()
+            .map(|(name, text)| name.len() + text.len() + 4)
+            .sum::<usize>();
+        let mut object = String::with_capacity(size);
+        for (name, text) in kept {
+            object.push(if object.is_empty() { '{' } else { ',' });
+            object.push('"');
+            object.push_str(name);
+            object.push_str("\":");
+            object.push_str(text);
+        }
         object.push('}');
-        (object.len() > 2).then(|| GradedMembers(object.into()))
+        Some(GradedMembers(object.into_boxed_str()))
     }
 
     /// The graded members of a whole case.
@@ -264,7 +279,7 @@ pub struct ParsedCaseFile {
 
 impl ParsedCaseFile {
     /// The parts of one file, in order, as one.
-    pub(crate) fn joined(parts: Vec<ParsedCaseFile>) -> ParsedCaseFile {
+    pub fn joined(parts: Vec<ParsedCaseFile>) -> ParsedCaseFile {
         let mut all = ParsedCaseFile::default();
         all.append(parts);
         all

@@ -1361,3 +1361,52 @@ fn an_empty_configuration_passes_with_a_note_that_nothing_is_configured() {
         .assert_code(0)
         .assert_not_contains(NOTE);
 }
+
+/// A file-wide problem past the first read block still stands for the whole file, as
+/// when the file is read whole: a carriage return near the end outranks a malformed line
+/// before it, from the working tree and from git alike.
+#[test]
+fn a_carriage_return_past_the_first_read_block_stands_for_the_file() {
+    let line = |number: usize| {
+        format!(
+            "{{\"id\": \"case-{number:06}\", \"input\": \"{}\"}}\n",
+            "x".repeat(80)
+        )
+    };
+    let text: String = (1..=100_000).map(line).collect();
+    assert!(text.len() > 9 << 20, "the file spans more than one block");
+    let repo = TestRepo::new();
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[[suite]]\nname = \"big\"\ncases = [\"evals/big.jsonl\"]\n",
+    );
+    repo.write("evals/big.jsonl", &text);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("lock a large file");
+
+    let broken = text
+        .replace("{\"id\": \"case-095000\",", "{\"id\": \"case-095000\"")
+        .replace(
+            "{\"id\": \"case-099999\", \"input\": \"x",
+            "{\"id\": \"case-099999\", \"input\": \"\r\nx",
+        );
+    repo.write("evals/big.jsonl", &broken);
+    for args in [&["check"][..], &["check", "--staged"]] {
+        if args.len() == 2 {
+            repo.git(&["add", "evals/big.jsonl"]);
+        }
+        let run = repo.evalock(args);
+        run.assert_code(2).assert_contains("evals/big.jsonl:99999:");
+        assert!(!run.stdout.contains("big.jsonl:95000:"), "{}", run.all());
+    }
+
+    // Quiet: the malformed line alone is reported at its own line.
+    repo.write(
+        "evals/big.jsonl",
+        text.replace("{\"id\": \"case-095000\",", "{\"id\": \"case-095000\""),
+    );
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains("evals/big.jsonl:95000:")
+        .assert_not_contains("big.jsonl:99999:");
+}

@@ -48,11 +48,21 @@ pub(crate) fn parse_json_lines(
     text: &str,
     detail: CaseDetail,
 ) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
+    parse_json_lines_from(path, 1, text, detail)
+}
+
+/// [`parse_json_lines`] for a piece of a file whose first line is `first_line`.
+pub(crate) fn parse_json_lines_from(
+    path: &str,
+    first_line: u32,
+    text: &str,
+    detail: CaseDetail,
+) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
     let chunk_bytes = match text.len() <= WHOLE_TEXT_BYTES {
         true => WHOLE_TEXT_BYTES,
         false => CHUNK_BYTES,
     };
-    parse_json_lines_in_chunks(path, text, detail, chunk_bytes)
+    parse_json_lines_in_chunks(path, first_line, text, detail, chunk_bytes)
 }
 
 /// The line of the first merge-conflict marker of a JSONL text.
@@ -61,11 +71,12 @@ pub(crate) struct ConflictMarker(pub u32);
 
 fn parse_json_lines_in_chunks(
     path: &str,
+    first_line: u32,
     text: &str,
     detail: CaseDetail,
     chunk_bytes: usize,
 ) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
-    let chunks = line_chunks(text, chunk_bytes);
+    let chunks = line_chunks(text, first_line, chunk_bytes);
     // The chunks are in file order: the first marker found is the file's first.
     chunks
         .par_iter()
@@ -78,11 +89,12 @@ fn line_count(text: &str) -> usize {
     memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1
 }
 
-/// Cuts `text` at newlines into pieces of about `target` bytes, each with the number of
-/// its first line. Joining the pieces with `\n` gives back `text`.
-fn line_chunks(text: &str, target: usize) -> Vec<(u32, &str)> {
+/// Cuts `text`, whose first line is `first_line`, at newlines into pieces of about
+/// `target` bytes, each with the number of its first line. Joining the pieces with `\n`
+/// gives back `text`.
+fn line_chunks(text: &str, first_line: u32, target: usize) -> Vec<(u32, &str)> {
     let mut chunks = Vec::new();
-    let mut first_line = 1u32;
+    let mut first_line = first_line;
     let mut rest = text;
     while rest.len() > target {
         let Some(newline) = memchr::memchr(b'\n', &rest.as_bytes()[target..]) else {
@@ -352,7 +364,7 @@ mod tests {
     fn chunks_rejoin_to_the_text_and_know_their_first_line() {
         let text = "a\nbb\n\nccc\ndddd\ne\n";
         for target in [1, 2, 3, 5, 100] {
-            let chunks = line_chunks(text, target);
+            let chunks = line_chunks(text, 1, target);
             let joined: Vec<&str> = chunks.iter().map(|(_, chunk)| *chunk).collect();
             assert_eq!(joined.join("\n"), text, "target {target}");
             for (first_line, chunk) in &chunks {
@@ -360,7 +372,7 @@ mod tests {
                 assert_eq!(first_line_text, chunk.split('\n').next(), "target {target}");
             }
         }
-        let numbered: Vec<(u32, &str)> = line_chunks("l1\nl2\nl3\nl4", 2);
+        let numbered: Vec<(u32, &str)> = line_chunks("l1\nl2\nl3\nl4", 1, 2);
         assert_eq!(numbered, vec![(1, "l1"), (2, "l2"), (3, "l3"), (4, "l4")]);
     }
 
@@ -417,10 +429,15 @@ mod tests {
         }
         for (text, expected) in &texts {
             for chunk_bytes in [1, 7, 64, 333, 1 << 20] {
-                let found =
-                    parse_json_lines_in_chunks("a.jsonl", text, CaseDetail::Summary, chunk_bytes)
-                        .err()
-                        .map(|ConflictMarker(line)| line as usize);
+                let found = parse_json_lines_in_chunks(
+                    "a.jsonl",
+                    1,
+                    text,
+                    CaseDetail::Summary,
+                    chunk_bytes,
+                )
+                .err()
+                .map(|ConflictMarker(line)| line as usize);
                 assert_eq!(found, *expected, "chunks of {chunk_bytes}: {text}");
             }
         }
@@ -464,10 +481,10 @@ mod tests {
             text.push('\n');
         }
         let full = parse_case_file_with("big.jsonl", text.as_bytes(), CaseDetail::Full);
-        let parts = parse_json_lines_in_chunks("big.jsonl", &text, CaseDetail::Summary, 4096);
+        let parts = parse_json_lines_in_chunks("big.jsonl", 1, &text, CaseDetail::Summary, 4096);
         let summary = ParsedCaseFile::joined(parts.expect("the text has no conflict marker"));
         assert!(
-            line_chunks(&text, 4096).len() > 10,
+            line_chunks(&text, 1, 4096).len() > 10,
             "the file must span several chunks"
         );
         let without_values: Vec<Case> = full

@@ -3,9 +3,11 @@
 //! the project's own files.
 
 use crate::cases::identity::Identity;
+use crate::cases::jsonl_stream::{JsonLinesStream, BLOCK_BYTES};
 use crate::cases::suite::{PromptFile, SuiteModel, UnmatchedGlob};
 use crate::cases::{
-    parse_case_file_in_parts, CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind,
+    parse_case_file_in_parts, reads_json_lines, CaseDetail, CaseProblem, ParsedCaseFile,
+    ProblemKind,
 };
 use crate::digest::{bytes_digest, EntryKind};
 use crate::error::{Error, Result};
@@ -174,19 +176,38 @@ fn parse_case_file(
     identity: &Identity,
     context: &FileContext,
 ) -> Result<Vec<ParsedCaseFile>> {
+    let defaults = context.defaults.as_deref();
+    let mut parts = match reads_json_lines(path, identity, defaults) {
+        true => {
+            let mut lines = JsonLinesStream::new(path, detail);
+            match source.read_blocks(path, BLOCK_BYTES, &mut |block| lines.push(block))? {
+                true => lines.finish(),
+                false => Vec::new(),
+            }
+        }
+        false => read_and_parse(source, path, detail, identity, defaults)?,
+    };
+    for part in &mut parts {
+        pin_var_files(source, part, &context.folder)?;
+    }
+    Ok(parts)
+}
+
+/// One case file read whole, then parsed; nothing when it is absent.
+fn read_and_parse(
+    source: &dyn ContentSource,
+    path: &str,
+    detail: CaseDetail,
+    identity: &Identity,
+    defaults: Option<&serde_json::Value>,
+) -> Result<Vec<ParsedCaseFile>> {
     // Each thread reads its case files into one buffer, kept from file to file.
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    let mut parts = BUFFER.with_borrow_mut(|buffer| -> Result<Vec<ParsedCaseFile>> {
+    BUFFER.with_borrow_mut(|buffer| -> Result<Vec<ParsedCaseFile>> {
         let parts = match source.read_into(path, buffer)? {
-            true => parse_case_file_in_parts(
-                path,
-                buffer,
-                detail,
-                identity,
-                context.defaults.as_deref(),
-            ),
+            true => parse_case_file_in_parts(path, buffer, detail, identity, defaults),
             false => Vec::new(),
         };
         // A very large file's buffer is not kept past its parse.
@@ -194,11 +215,7 @@ fn parse_case_file(
             *buffer = Vec::new();
         }
         Ok(parts)
-    })?;
-    for part in &mut parts {
-        pin_var_files(source, part, &context.folder)?;
-    }
-    Ok(parts)
+    })
 }
 
 /// Folds the bytes of the files each case's `vars` name (`file://…`) into its digest, so

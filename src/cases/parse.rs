@@ -89,6 +89,14 @@ pub fn parse_case_file_under(
     ))
 }
 
+/// Whether [`parse_case_file_in_parts`] reads `path` as JSON lines straight from their
+/// text, which can then come in blocks (see [`crate::cases::jsonl_stream`]).
+pub fn reads_json_lines(path: &str, identity: &Identity, defaults: Option<&Value>) -> bool {
+    *identity == Identity::Member
+        && defaults.is_none()
+        && format_of(path) == Some(CaseFormat::JsonLines)
+}
+
 /// [`parse_case_file_under`] in parts, in file order: one part, or one per chunk of a
 /// large JSONL file (a suite keeps them as they come, never copied into one list).
 pub fn parse_case_file_in_parts(

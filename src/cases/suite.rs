@@ -3,6 +3,7 @@
 use crate::cases::{Case, CaseProblem, ParsedCaseFile};
 use crate::digest::{tree_digest, Digest, EntryKind, TreeEntry};
 use crate::project::lock::{CaseEntries, CaseLock};
+use rayon::slice::ParallelSliceMut;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -82,7 +83,7 @@ impl SuiteCases {
                 (&*case.id, position)
             })
             .collect();
-        by_id.sort_by(|left, right| left.0.cmp(right.0));
+        by_id.par_sort_by(|left, right| left.0.cmp(right.0));
         let mut repeats: Vec<u32> = by_id
             .windows(2)
             .filter(|pair| pair[0].0 == pair[1].0)

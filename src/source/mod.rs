@@ -132,6 +132,25 @@ pub trait ContentSource: Send + Sync {
         }
     }
 
+    /// The bytes of the file at `path` given to `each` in order, in blocks of at most
+    /// `block` bytes where the source reads them so: a caller that parses as it reads
+    /// never holds a large file whole. `false` when absent. A symlink gives its target, as
+    /// [`ContentSource::read`] does.
+    fn read_blocks(
+        &self,
+        path: &str,
+        block: usize,
+        each: &mut (dyn FnMut(&[u8]) + Send),
+    ) -> Result<bool> {
+        let _ = block;
+        let mut bytes = Vec::new();
+        let present = self.read_into(path, &mut bytes)?;
+        if present {
+            each(&bytes);
+        }
+        Ok(present)
+    }
+
     /// The kind of the entry at `path`, `None` when absent.
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>>;
 

@@ -146,6 +146,23 @@ impl ContentSource for RecordingSource<'_> {
         Ok(present)
     }
 
+    fn read_blocks(
+        &self,
+        path: &str,
+        block: usize,
+        each: &mut (dyn FnMut(&[u8]) + Send),
+    ) -> Result<bool> {
+        let identity = self.inner.identity(path)?;
+        let present = self.inner.read_blocks(path, block, each)?;
+        match (&identity, present) {
+            (Some(_), true) | (None, false) => {
+                self.record(Dependency::Content(path.to_owned(), identity))
+            }
+            (None, true) | (Some(_), false) => self.unverifiable(),
+        }
+        Ok(present)
+    }
+
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
         let kind = self.inner.kind_of(path)?;
         self.record(Dependency::Kind(path.to_owned(), kind));

@@ -196,6 +196,51 @@ impl ContentSource for WorktreeSource {
         }
     }
 
+    fn read_blocks(
+        &self,
+        path: &str,
+        block: usize,
+        each: &mut (dyn FnMut(&[u8]) + Send),
+    ) -> Result<bool> {
+        if !matches!(
+            self.kind_of(path)?,
+            Some(EntryKind::File | EntryKind::Executable)
+        ) {
+            let mut bytes = Vec::new();
+            let present = self.read_into(path, &mut bytes)?;
+            if present {
+                each(&bytes);
+            }
+            return Ok(present);
+        }
+        use std::io::Read as _;
+        let mut file =
+            fs::File::open(self.absolute(path)?).map_err(|error| Error::io(path, error))?;
+        let mut read_block = |buffer: &mut Vec<u8>| {
+            buffer.clear();
+            (&mut file)
+                .take(block as u64)
+                .read_to_end(buffer)
+                .map_err(|error| Error::io(path, error))
+        };
+        // Each thread keeps its two blocks from file to file: the next one is read while
+        // the caller works on this one.
+        thread_local! {
+            static BLOCKS: std::cell::RefCell<[Vec<u8>; 2]> =
+                const { std::cell::RefCell::new([Vec::new(), Vec::new()]) };
+        }
+        BLOCKS.with_borrow_mut(|[this, next]| -> Result<()> {
+            read_block(this)?;
+            while !this.is_empty() {
+                let (read, ()) = rayon::join(|| read_block(next), || each(this));
+                read?;
+                std::mem::swap(this, next);
+            }
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
     fn object_id(&self, path: &str) -> Result<Option<gix::ObjectId>> {
         let absolute = self.absolute(path)?;
         if self.through_symlink(path) {
