@@ -619,6 +619,49 @@ fn a_case_glob_through_a_symlinked_folder_names_the_symlink() {
         ));
 }
 
+/// A case file replaced by a symlink to the same text is refused at the file, in the
+/// working tree (even right after a check that was remembered) and in the index; the
+/// file itself passes.
+#[test]
+fn a_symlink_in_place_of_a_case_file_is_refused() {
+    let repo = locked_demo();
+    // Without its command grader, a check of the demo is remembered.
+    repo.replace("evalock.toml", "grader = \"escalation\"\n", "");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("built-in grader only");
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    repo.evalock(&["check"]).assert_code(0);
+    repo.evalock(&["check", "--verbose"])
+        .assert_code(0)
+        .assert_contains("its report is reused");
+    std::fs::rename(
+        repo.join("evals/support.jsonl"),
+        repo.join("support-real.jsonl"),
+    )
+    .expect("move");
+    std::os::unix::fs::symlink("../support-real.jsonl", repo.join("evals/support.jsonl"))
+        .expect("symlink");
+    const REFUSED: &str = "evals/support.jsonl:1:1: EL105 malformed-case (refuse): evals/support.jsonl is a symlink, and evalock never follows symlinks";
+    repo.evalock(&["check"])
+        .assert_code(2)
+        .assert_contains(REFUSED);
+    repo.git(&["add", "-A"]);
+    repo.evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains(REFUSED);
+
+    // Quiet: the file itself again.
+    std::fs::remove_file(repo.join("evals/support.jsonl")).expect("remove");
+    std::fs::rename(
+        repo.join("support-real.jsonl"),
+        repo.join("evals/support.jsonl"),
+    )
+    .expect("move back");
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_not_contains("is a symlink");
+}
+
 /// A case file larger than the 8 MiB blocks the working tree is read in: findings past
 /// the first block point at the same lines as a check of the index, which reads the file
 /// whole.

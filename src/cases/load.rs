@@ -12,7 +12,7 @@ use crate::cases::{
 use crate::digest::{bytes_digest, EntryKind};
 use crate::error::{Error, Result};
 use crate::project::config::{Config, CONFIG_FILE};
-use crate::source::{glob_files, ContentSource, ObjectId};
+use crate::source::{glob_listed, ContentSource, ObjectId, SourceFile};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -126,11 +126,13 @@ impl ParsedFiles {
 /// One case file, or the parts another snapshot of the check parsed from the same object.
 fn load_case_file(
     source: &dyn ContentSource,
-    path: &str,
+    file: &SourceFile,
     how: &HowToLoad<'_>,
     context: &FileContext,
 ) -> Result<FileParts> {
-    if source.kind_of(path)? == Some(EntryKind::Symlink) {
+    let path = file.path.as_str();
+    // Its kind as its folder listed it: a symlink that replaces a file changes the listing.
+    if file.kind == EntryKind::Symlink {
         return Ok(vec![Arc::new(symlinked_case_file(path))]);
     }
     let key = match how.parsed_files {
@@ -201,21 +203,22 @@ fn read_and_parse(
     identity: &Identity,
     defaults: Option<&serde_json::Value>,
 ) -> Result<Vec<ParsedCaseFile>> {
-    // Each thread reads its case files into one buffer, kept from file to file.
+    // Each thread reads its case files into one buffer, kept from file to file; taken out
+    // while in use, since a parse may run another file's read on this thread (rayon
+    // steals work while it waits).
     thread_local! {
-        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        static BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
     }
-    BUFFER.with_borrow_mut(|buffer| -> Result<Vec<ParsedCaseFile>> {
-        let parts = match source.read_into(path, buffer)? {
-            true => parse_case_file_in_parts(path, buffer, detail, identity, defaults),
-            false => Vec::new(),
-        };
-        // A very large file's buffer is not kept past its parse.
-        if buffer.capacity() > 64 << 20 {
-            *buffer = Vec::new();
-        }
-        Ok(parts)
-    })
+    let mut buffer = BUFFER.take();
+    let parts = match source.read_into(path, &mut buffer)? {
+        true => parse_case_file_in_parts(path, &buffer, detail, identity, defaults),
+        false => Vec::new(),
+    };
+    // A very large file's buffer is not kept past its parse.
+    if buffer.capacity() <= 64 << 20 {
+        BUFFER.set(buffer);
+    }
+    Ok(parts)
 }
 
 /// Folds the bytes of the files each case's `vars` name (`file://…`) into its digest, so
@@ -241,7 +244,7 @@ fn pin_var_files(
                 continue;
             };
             let paths = match path.contains(['*', '?', '[', '{']) {
-                true => glob_files(source, std::slice::from_ref(&path))?
+                true => glob_listed(source, std::slice::from_ref(&path))?
                     .into_iter()
                     .map(|file| file.path)
                     .collect(),
@@ -328,18 +331,18 @@ fn symlink_on_the_way(source: &dyn ContentSource, pattern: &str) -> Result<Optio
 /// the configuration that names it reads it.
 fn load_content(
     source: &dyn ContentSource,
-    files: &[String],
-    named: &BTreeMap<String, FileContext>,
+    files: &[SourceFile],
+    named: &BTreeMap<SourceFile, FileContext>,
     how: &HowToLoad<'_>,
 ) -> Result<Vec<Arc<ParsedCaseFile>>> {
     let per_file: Vec<FileParts> = files
         .par_iter()
-        .map(|path| {
+        .map(|file| {
             let context = named
-                .get(path)
+                .get(file)
                 .cloned()
-                .unwrap_or_else(|| FileContext::own(path));
-            load_case_file(source, path, how, &context)
+                .unwrap_or_else(|| FileContext::own(&file.path));
+            load_case_file(source, file, how, &context)
         })
         .collect::<Result<_>>()?;
     Ok(per_file.into_iter().flatten().collect())
@@ -350,15 +353,16 @@ fn load_content(
 /// its line of the configuration.
 fn promptfoo_test_files(
     source: &dyn ContentSource,
-    case_files: &[String],
+    case_files: &[SourceFile],
     unmatched: &mut Vec<UnmatchedGlob>,
-) -> Result<BTreeMap<String, FileContext>> {
+) -> Result<BTreeMap<SourceFile, FileContext>> {
     use crate::cases::promptfoo_config::{
         default_test, is_promptfoo_config_text, may_be_config, test_file_references,
     };
     let mut files = BTreeMap::new();
-    for config in case_files.iter().filter(|path| may_be_config(path)) {
-        if source.kind_of(config)? == Some(EntryKind::Symlink) {
+    for file in case_files.iter().filter(|file| may_be_config(&file.path)) {
+        let config = &file.path;
+        if file.kind == EntryKind::Symlink {
             continue;
         }
         let Some(bytes) = source.read(config)? else {
@@ -378,7 +382,7 @@ fn promptfoo_test_files(
             // An absolute path is one machine's: it matches nothing here.
             let matched = match pattern.starts_with('/') {
                 true => Vec::new(),
-                false => glob_files(source, std::slice::from_ref(&pattern))?,
+                false => glob_listed(source, std::slice::from_ref(&pattern))?,
             };
             if matched.is_empty() {
                 let written = pattern.rsplit('/').next().unwrap_or(&pattern);
@@ -392,7 +396,7 @@ fn promptfoo_test_files(
                 continue;
             }
             for file in matched {
-                files.entry(file.path).or_insert_with(|| context.clone());
+                files.entry(file).or_insert_with(|| context.clone());
             }
         }
     }
@@ -422,7 +426,7 @@ pub fn load_suite_as(
     let mut case_files = Vec::new();
     let mut unmatched_globs = Vec::new();
     for (pattern, line) in suite.case_globs() {
-        let matched = glob_files(source, std::slice::from_ref(pattern))?;
+        let matched = glob_listed(source, std::slice::from_ref(pattern))?;
         if matched.is_empty() {
             let literal = !pattern.contains(['*', '?', '[', '{', '\\']);
             let directory = pattern.trim_end_matches('/');
@@ -436,7 +440,7 @@ pub fn load_suite_as(
                 named_in: None,
             });
         }
-        case_files.extend(matched.into_iter().map(|file| file.path));
+        case_files.extend(matched);
     }
     case_files.sort();
     case_files.dedup();
@@ -460,6 +464,7 @@ pub fn load_suite_as(
             Ok(PromptFile { path, digest })
         })
         .collect::<Result<Vec<_>>>()?;
+    let case_files = case_files.into_iter().map(|file| file.path).collect();
     let mut model = SuiteModel::of(suite.name().to_owned(), case_files, parts);
     model.unmatched_globs = unmatched_globs;
     model.prompts = prompts;

@@ -231,6 +231,21 @@ pub fn open(project_root: &Path, spec: &SourceSpec) -> Result<Box<dyn ContentSou
 
 /// Files of `source` matching any of `patterns` (globs relative to the project root).
 pub fn glob_files(source: &dyn ContentSource, patterns: &[String]) -> Result<Vec<SourceFile>> {
+    glob_in(patterns, |dir| source.list(dir))
+}
+
+/// [`glob_files`] with kinds as [`ContentSource::listed_names`] gives them: a symlink is
+/// told from a file, an executable file shows as a file. The working tree lists them
+/// from its folders alone, without each file's stat data (with 20,000 small case files,
+/// a tenth of a cold check).
+pub fn glob_listed(source: &dyn ContentSource, patterns: &[String]) -> Result<Vec<SourceFile>> {
+    glob_in(patterns, |dir| Ok(source.listed_names(dir)?.files))
+}
+
+fn glob_in(
+    patterns: &[String],
+    list: impl Fn(&str) -> Result<Vec<SourceFile>>,
+) -> Result<Vec<SourceFile>> {
     let matcher = compile_globs(patterns)?;
     let mut prefixes: Vec<String> = patterns
         .iter()
@@ -249,7 +264,7 @@ pub fn glob_files(source: &dyn ContentSource, patterns: &[String]) -> Result<Vec
         .collect();
     let mut files = Vec::new();
     for root in roots {
-        for file in source.list(root)? {
+        for file in list(root)? {
             if matcher.is_match(&file.path) {
                 files.push(file);
             }

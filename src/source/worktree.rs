@@ -202,42 +202,61 @@ impl ContentSource for WorktreeSource {
         block: usize,
         each: &mut (dyn FnMut(&[u8]) + Send),
     ) -> Result<bool> {
-        if !matches!(
-            self.kind_of(path)?,
-            Some(EntryKind::File | EntryKind::Executable)
-        ) {
+        let absolute = self.absolute(path)?;
+        let metadata = match self.through_symlink(path) {
+            true => None,
+            false => match fs::symlink_metadata(&absolute) {
+                Ok(metadata) => Some(metadata),
+                Err(error)
+                    if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
+                {
+                    None
+                }
+                Err(error) => return Err(Error::io(path, error)),
+            },
+        };
+        let Some(size) = metadata
+            .filter(|m| m.file_type().is_file())
+            .map(|m| m.len())
+        else {
             let mut bytes = Vec::new();
             let present = self.read_into(path, &mut bytes)?;
             if present {
                 each(&bytes);
             }
             return Ok(present);
-        }
+        };
         use std::io::Read as _;
-        let mut file =
-            fs::File::open(self.absolute(path)?).map_err(|error| Error::io(path, error))?;
-        let mut read_block = |buffer: &mut Vec<u8>| {
+        let file = fs::File::open(&absolute).map_err(|error| Error::io(path, error))?;
+        let read_block = |buffer: &mut Vec<u8>| {
             buffer.clear();
-            (&mut file)
+            (&file)
                 .take(block as u64)
                 .read_to_end(buffer)
                 .map_err(|error| Error::io(path, error))
         };
         // Each thread keeps its two blocks from file to file: the next one is read while
-        // the caller works on this one.
+        // the caller works on this one. They are taken out while in use, since the
+        // caller's work may run another file's read on this thread (rayon steals work
+        // while it waits); that read then starts with blocks of its own.
         thread_local! {
-            static BLOCKS: std::cell::RefCell<[Vec<u8>; 2]> =
-                const { std::cell::RefCell::new([Vec::new(), Vec::new()]) };
+            static BLOCKS: std::cell::Cell<[Vec<u8>; 2]> =
+                const { std::cell::Cell::new([Vec::new(), Vec::new()]) };
         }
-        BLOCKS.with_borrow_mut(|[this, next]| -> Result<()> {
-            read_block(this)?;
-            while !this.is_empty() {
-                let (read, ()) = rayon::join(|| read_block(next), || each(this));
-                read?;
-                std::mem::swap(this, next);
+        let [mut this, mut next] = BLOCKS.take();
+        this.reserve(usize::try_from(size).unwrap_or(block).min(block) + 1);
+        read_block(&mut this)?;
+        while !this.is_empty() {
+            if this.len() < block {
+                // A short block ends the file: nothing to read beside it.
+                each(&this);
+                break;
             }
-            Ok(())
-        })?;
+            let (read, ()) = rayon::join(|| read_block(&mut next), || each(&this));
+            read?;
+            std::mem::swap(&mut this, &mut next);
+        }
+        BLOCKS.set([this, next]);
         Ok(true)
     }
 
