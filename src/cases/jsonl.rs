@@ -58,11 +58,7 @@ pub(crate) fn parse_json_lines_from(
     text: &str,
     detail: CaseDetail,
 ) -> Result<Vec<ParsedCaseFile>, ConflictMarker> {
-    let chunk_bytes = match text.len() <= WHOLE_TEXT_BYTES {
-        true => WHOLE_TEXT_BYTES,
-        false => CHUNK_BYTES,
-    };
-    parse_json_lines_in_chunks(path, first_line, text, detail, chunk_bytes)
+    parse_json_lines_in_chunks(path, first_line, text, detail, chunk_target(text.len()))
 }
 
 /// The line of the first merge-conflict marker of a JSONL text.
@@ -93,25 +89,49 @@ fn line_count(text: &str) -> usize {
 /// `target` bytes, each with the number of its first line. Joining the pieces with `\n`
 /// gives back `text`.
 fn line_chunks(text: &str, first_line: u32, target: usize) -> Vec<(u32, &str)> {
+    // Cut at newlines, which are never inside a character.
+    line_cuts(text.as_bytes(), first_line, target)
+        .into_iter()
+        .map(|(first_line, range)| (first_line, &text[range]))
+        .collect()
+}
+
+/// [`line_chunks`] of bytes that may not be UTF-8.
+pub(crate) fn byte_line_chunks(bytes: &[u8], first_line: u32, target: usize) -> Vec<(u32, &[u8])> {
+    line_cuts(bytes, first_line, target)
+        .into_iter()
+        .map(|(first_line, range)| (first_line, &bytes[range]))
+        .collect()
+}
+
+fn line_cuts(bytes: &[u8], first_line: u32, target: usize) -> Vec<(u32, std::ops::Range<usize>)> {
     let mut chunks = Vec::new();
     let mut first_line = first_line;
-    let mut rest = text;
-    while rest.len() > target {
-        let Some(newline) = memchr::memchr(b'\n', &rest.as_bytes()[target..]) else {
+    let mut start = 0;
+    while bytes.len() - start > target {
+        let Some(newline) = memchr::memchr(b'\n', &bytes[start + target..]) else {
             break;
         };
-        let (chunk, tail) = rest.split_at(target + newline);
-        chunks.push((first_line, chunk));
-        let lines_in_chunk = u32::try_from(line_count(chunk)).unwrap_or(u32::MAX);
-        first_line = first_line.saturating_add(lines_in_chunk);
-        rest = &tail[1..];
+        let end = start + target + newline;
+        chunks.push((first_line, start..end));
+        let newlines = memchr::memchr_iter(b'\n', &bytes[start..end]).count() + 1;
+        first_line = first_line.saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
+        start = end + 1;
     }
-    chunks.push((first_line, rest));
+    chunks.push((first_line, start..bytes.len()));
     chunks
 }
 
+/// How large the chunks of a text of `len` bytes are that are parsed side by side.
+pub(crate) fn chunk_target(len: usize) -> usize {
+    match len <= WHOLE_TEXT_BYTES {
+        true => WHOLE_TEXT_BYTES,
+        false => CHUNK_BYTES,
+    }
+}
+
 /// The cases of one chunk, whose first line is `first_line` of its file.
-fn parse_chunk(
+pub(crate) fn parse_chunk(
     path: &str,
     first_line: u32,
     chunk: &str,
