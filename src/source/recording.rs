@@ -92,32 +92,7 @@ impl<'a> RecordingSource<'a> {
         let seen_once = dependencies
             .windows(2)
             .all(|pair| key(&pair[0]) != key(&pair[1]));
-        if !seen_once {
-            return None;
-        }
-        // A regular file's stat identity holds its change time, which a chmod or a
-        // replacement moves: its kind need not be checked apart (one stat a file instead
-        // of two; the warm check of 20,000 files takes 30 ms instead of 50).
-        let contents = dependencies.partition_point(|d| matches!(d, Dependency::Content(..)));
-        let implied: Vec<bool> = dependencies
-            .iter()
-            .map(|dependency| match dependency {
-                Dependency::Kind(path, Some(EntryKind::File | EntryKind::Executable)) => {
-                    dependencies[..contents]
-                        .binary_search_by(|content| key(content).1.cmp(path))
-                        .is_ok_and(|at| {
-                            matches!(
-                                dependencies[at],
-                                Dependency::Content(_, Some(ContentIdentity::Stat { .. }))
-                            )
-                        })
-                }
-                _ => false,
-            })
-            .collect();
-        let mut implied = implied.into_iter();
-        dependencies.retain(|_| !implied.next().unwrap_or(false));
-        Some(dependencies)
+        seen_once.then_some(dependencies)
     }
 }
 
@@ -239,47 +214,5 @@ impl ContentSource for RecordingSource<'_> {
             self.record(Dependency::Content(path.to_owned(), identity.clone()));
         }
         Ok(identity)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::source::WorktreeSource;
-
-    /// A file read and asked its kind is checked later by its stat identity alone; a
-    /// file only asked its kind keeps that dependency.
-    #[test]
-    fn a_read_file_s_kind_is_implied_by_its_stat_identity() {
-        let root = tempfile::tempdir().expect("temp dir");
-        std::fs::write(root.path().join("read.txt"), "a").expect("write");
-        std::fs::write(root.path().join("looked-at.txt"), "b").expect("write");
-        let worktree = WorktreeSource::new(root.path());
-        let recording = RecordingSource::new(&worktree);
-        for path in ["read.txt", "looked-at.txt"] {
-            assert_eq!(
-                recording.kind_of(path).expect("kind"),
-                Some(EntryKind::File)
-            );
-        }
-        recording.read("read.txt").expect("read");
-        let dependencies = recording.dependencies().expect("verifiable");
-        let described: Vec<String> = dependencies
-            .iter()
-            .map(|dependency| match dependency {
-                Dependency::Content(path, identity) => {
-                    format!("content {path} {}", identity.is_some())
-                }
-                Dependency::Kind(path, kind) => format!("kind {path} {kind:?}"),
-                Dependency::Listing(path, _) => format!("listing {path}"),
-            })
-            .collect();
-        assert_eq!(
-            described,
-            ["content read.txt true", "kind looked-at.txt Some(File)"]
-        );
-        assert!(dependencies
-            .iter()
-            .all(|dependency| dependency.holds(&worktree)));
     }
 }
