@@ -6,9 +6,9 @@
 
 use crate::digest::Digest;
 use crate::finding::{Finding, Location, Subject};
-use crate::project::config::{Config, DebtEntry, CONFIG_FILE};
+use crate::project::config::{Config, DebtEntry, DebtKey, CONFIG_FILE};
 use crate::rules::{RuleId, Severity};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The trailer that approves an approvable refusal: `Evalock-Approved: <RULE> <path>: <reason>`.
 pub const APPROVAL_TRAILER: &str = "Evalock-Approved";
@@ -96,6 +96,16 @@ pub fn apply(
     gated
 }
 
+/// `[debt]` alone, for the audits: the findings it covers are taken out of `findings`
+/// and returned, as [`apply`] takes them.
+pub fn take_adopted(
+    findings: &mut Vec<Finding>,
+    config: &Config,
+    digest_of: &dyn Fn(&str) -> Option<Digest>,
+) -> Vec<Finding> {
+    adopt(findings, config, digest_of).adopted
+}
+
 /// `[rules]` alone, for the findings of a run: levels apply, debt is `check`'s.
 pub fn apply_severities(findings: &mut Vec<Finding>, config: &Config) {
     set_severities(findings, config);
@@ -121,17 +131,7 @@ fn set_severities(findings: &mut Vec<Finding>, config: &Config) {
 /// base's.
 fn loosened(config: &Config, base: &Base) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let before: BTreeSet<_> = base
-        .config
-        .debt
-        .findings
-        .iter()
-        .map(DebtEntry::key)
-        .collect();
-    for entry in &config.debt.findings {
-        if before.contains(&entry.key()) {
-            continue;
-        }
+    for entry in grown_debt(config, base.config) {
         let rule = entry
             .rule_id()
             .map_or(entry.rule.get_ref().clone(), |rule| rule.id().to_owned());
@@ -148,7 +148,11 @@ fn loosened(config: &Config, base: &Base) -> Vec<Finding> {
             .help(format!(
                 "fix the finding instead (`evalock check` shows it once the entry is gone); if adopting it is intended, give a commit since the base the trailer `{APPROVAL_TRAILER}: EL110 {CONFIG_FILE}: <why>`"
             ))
-            .discriminator(&format!("debt\u{1f}{rule}\u{1f}{}", entry.path)),
+            .discriminator(&format!(
+                "debt\u{1f}{rule}\u{1f}{}\u{1f}{}",
+                entry.path,
+                entry.fingerprint.as_deref().unwrap_or("")
+            )),
         );
     }
     for (id, grader) in &base.config.graders {
@@ -388,8 +392,9 @@ fn approve(findings: &mut [Finding], approvals: &[Approval]) {
     }
 }
 
-/// Takes out the findings `[debt]` covers: same rule, same file, and that file's bytes
-/// as they were when the finding was adopted.
+/// Takes out the findings `[debt]` covers: each fingerprint entry one finding of its rule
+/// on its file with its fingerprint; an entry of the earlier form every finding of its
+/// rule on its file while the file's bytes are as they were.
 fn adopt(
     findings: &mut Vec<Finding>,
     config: &Config,
@@ -400,31 +405,60 @@ fn adopt(
         return Gated::default();
     }
     let mut used = vec![false; entries.len()];
+    // Entries by what they cover; an entry listed twice covers two equal findings.
+    let mut by_fingerprint: HashMap<(RuleId, &str, &str), Vec<usize>> = HashMap::new();
+    let mut by_file: HashMap<(RuleId, &str), Vec<usize>> = HashMap::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let Some(rule) = entry.rule_id() else {
+            continue;
+        };
+        match &entry.fingerprint {
+            Some(fingerprint) => by_fingerprint
+                .entry((rule, entry.path.as_str(), fingerprint.as_str()))
+                .or_default()
+                .push(index),
+            None => by_file
+                .entry((rule, entry.path.as_str()))
+                .or_default()
+                .push(index),
+        }
+    }
     let mut adopted = Vec::new();
-    let mut digests = std::collections::BTreeMap::new();
+    let mut digests = BTreeMap::new();
     findings.retain(|finding| {
-        if finding.rule.is_integrity() || finding.severity < Severity::Warn {
+        if finding.rule.is_integrity()
+            || finding.severity < Severity::Warn
+            || never_adopted(finding)
+        {
             return true;
         }
         let Some(path) = finding
             .location
             .as_ref()
-            .map(|location| location.path.clone())
+            .map(|location| location.path.as_str())
         else {
             return true;
         };
-        let digest = *digests
-            .entry(path.clone())
-            .or_insert_with(|| digest_of(&path));
-        let Some(digest) = digest else {
+        let exact = by_fingerprint
+            .get(&(finding.rule, path, finding.fingerprint.as_str()))
+            .and_then(|candidates| candidates.iter().find(|index| !used[**index]));
+        if let Some(index) = exact {
+            used[*index] = true;
+            adopted.push(finding.clone());
+            return false;
+        }
+        let Some(candidates) = by_file.get(&(finding.rule, path)) else {
             return true;
         };
-        let covering = entries.iter().position(|entry| {
-            entry.rule_id() == Some(finding.rule) && entry.path == path && entry.digest == digest
-        });
+        let digest = *digests
+            .entry(path.to_owned())
+            .or_insert_with(|| digest_of(path));
+        let covering = candidates
+            .iter()
+            .find(|index| digest.is_some() && entries[**index].digest == digest);
         match covering {
             Some(index) => {
-                used[index] = true;
+                used[*index] = true;
                 adopted.push(finding.clone());
                 false
             }
@@ -440,13 +474,55 @@ fn adopt(
     Gated { adopted, stale }
 }
 
+/// How often each key stands in `entries`.
+fn debt_counts(entries: &[DebtEntry]) -> BTreeMap<DebtKey<'_>, usize> {
+    let mut counts = BTreeMap::new();
+    for entry in entries {
+        *counts.entry(entry.key()).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// The entries of `config` that `base` did not have (counted: a second entry of one
+/// finding is growth too). An entry by fingerprint that replaces one of the earlier form,
+/// same rule and file, is not growth: it covers less.
+fn grown_debt<'a>(config: &'a Config, base: &Config) -> Vec<&'a DebtEntry> {
+    let mut remaining = debt_counts(&base.debt.findings);
+    let rewritten: BTreeSet<(Option<RuleId>, &str)> = base
+        .debt
+        .findings
+        .iter()
+        .filter(|entry| entry.is_by_file_digest())
+        .map(|entry| (entry.rule_id(), entry.path.as_str()))
+        .collect();
+    config
+        .debt
+        .findings
+        .iter()
+        .filter(|entry| {
+            if let Some(count) = remaining.get_mut(&entry.key()).filter(|count| **count > 0) {
+                *count -= 1;
+                return false;
+            }
+            !(entry.fingerprint.is_some()
+                && rewritten.contains(&(entry.rule_id(), entry.path.as_str())))
+        })
+        .collect()
+}
+
 /// How many of the base's debt entries are gone now.
 fn paid_down(config: &Config, base: &Config) -> usize {
-    let now: BTreeSet<_> = config.debt.findings.iter().map(DebtEntry::key).collect();
+    let mut remaining = debt_counts(&config.debt.findings);
     base.debt
         .findings
         .iter()
-        .filter(|entry| !now.contains(&entry.key()))
+        .filter(|entry| match remaining.get_mut(&entry.key()) {
+            Some(count) if *count > 0 => {
+                *count -= 1;
+                false
+            }
+            _ => true,
+        })
         .count()
 }
 
@@ -476,21 +552,36 @@ fn summary(gated: &Gated, paid_down: usize, base: Option<&Base>) -> Option<Findi
     })
 }
 
-/// The debt `[debt]` should hold for `findings` as they stand: every finding a policy
-/// rule raises at `warn` or above, with the digest of its file.
-pub fn debt_for(
-    findings: &[Finding],
-    digest_of: &dyn Fn(&str) -> Option<Digest>,
-) -> Vec<(RuleId, String, Digest)> {
-    let mut entries = BTreeSet::new();
+/// A credential in the history is rotated and an instruction hidden from the user
+/// removed, never carried as debt. An instruction in a skill's visible prose (a warning)
+/// was seen by whoever adopts it.
+pub fn never_adopted(finding: &Finding) -> bool {
+    match finding.rule {
+        RuleId::McpSecretInline | RuleId::McpHiddenInstructions => true,
+        RuleId::SkillHiddenInstructions => finding.severity >= Severity::Error,
+        _ => false,
+    }
+}
+
+/// One entry `[debt]` should hold: a finding's rule, file and fingerprint, with its
+/// message for the reader of evalock.toml.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AdoptedFinding {
+    pub rule: RuleId,
+    pub path: String,
+    pub fingerprint: String,
+    pub message: String,
+}
+
+/// The debt `[debt]` should hold for `findings` as they stand: one entry for every
+/// finding a policy rule raises at `warn` or above, sorted by rule, path and message.
+pub fn debt_for(findings: &[Finding]) -> Vec<AdoptedFinding> {
+    let mut entries = Vec::new();
     for finding in findings {
-        // A credential in the history is rotated and an instruction hidden from the user
-        // removed, never carried as debt.
-        let never_adopted = matches!(
-            finding.rule,
-            RuleId::McpSecretInline | RuleId::McpHiddenInstructions
-        );
-        if finding.rule.is_integrity() || never_adopted || finding.severity < Severity::Warn {
+        if finding.rule.is_integrity()
+            || never_adopted(finding)
+            || finding.severity < Severity::Warn
+        {
             continue;
         }
         let Some(location) = &finding.location else {
@@ -500,23 +591,40 @@ pub fn debt_for(
         if [CONFIG_FILE, crate::project::lock::LOCK_FILE].contains(&location.path.as_str()) {
             continue;
         }
-        if let Some(digest) = digest_of(&location.path) {
-            entries.insert((finding.rule, location.path.clone(), digest));
-        }
+        entries.push(AdoptedFinding {
+            rule: finding.rule,
+            path: location.path.clone(),
+            fingerprint: finding.fingerprint.clone(),
+            message: finding.message.clone(),
+        });
     }
-    entries.into_iter().collect()
+    entries.sort();
+    entries
 }
 
-/// `[debt]` as evalock.toml writes it: one line per entry, sorted by rule and path.
-pub fn render_debt(entries: &[(RuleId, String, Digest)]) -> String {
+/// Longest message kept in the comment beside a `[debt]` entry.
+const DEBT_COMMENT_CHARS: usize = 100;
+
+/// `[debt]` as evalock.toml writes it: one line per entry, with what the finding said.
+pub fn render_debt(entries: &[AdoptedFinding]) -> String {
     let mut out = String::from(
-        "\n# Findings that were here when evalock was adopted: each stays quiet until its file\n# changes. `evalock debt` lists them; fix one, then delete its line. Debt never grows\n# on its own: `evalock lock` never adds to it, and a pull request that does is refused.\n[debt]\nfindings = [\n",
+        "\n# Findings that were here when evalock was adopted. Each entry covers one finding,\n# known by its fingerprint (its rule, subject and what it found, never its line): an\n# edit elsewhere in the file leaves it adopted, a new or changed violation is judged in\n# full. `evalock debt` lists them; fix one, then delete its line. Debt never grows on\n# its own: `evalock lock` never adds to it, and a pull request that does is refused.\n[debt]\nfindings = [\n",
     );
-    for (rule, path, digest) in entries {
+    for entry in entries {
+        let said: String = entry
+            .message
+            .chars()
+            .map(|character| match character.is_control() {
+                true => ' ',
+                false => character,
+            })
+            .collect();
         out.push_str(&format!(
-            "  {{ rule = \"{}\", path = {}, digest = \"{digest}\" }},\n",
-            rule.id(),
-            toml_string(path)
+            "  {{ rule = \"{}\", path = {}, fingerprint = \"{}\" }}, # {}\n",
+            entry.rule.id(),
+            toml_string(&entry.path),
+            entry.fingerprint,
+            crate::text::shorten(&said, DEBT_COMMENT_CHARS)
         ));
     }
     out.push_str("]\n");
@@ -565,18 +673,25 @@ mod tests {
 
     #[test]
     fn rendered_debt_reads_back_as_config() {
-        let digest = Digest::of_bytes(b"x");
         let text = format!(
             "version = 1\n{}",
-            render_debt(&[(
-                RuleId::SkillVersion,
-                "skills/a \"b\"/SKILL.md".to_owned(),
-                digest
-            )])
+            render_debt(&[AdoptedFinding {
+                rule: RuleId::SkillVersion,
+                path: "skills/a \"b\"/SKILL.md".to_owned(),
+                fingerprint: "0123456789abcdef".to_owned(),
+                message: "skill `a` has no version\nsecond line".to_owned(),
+            }])
         );
         let config = Config::parse(CONFIG_FILE, text.as_bytes()).unwrap();
         assert_eq!(config.debt.findings.len(), 1);
         assert_eq!(config.debt.findings[0].path, "skills/a \"b\"/SKILL.md");
-        assert_eq!(config.debt.findings[0].digest, digest);
+        assert_eq!(
+            config.debt.findings[0].fingerprint.as_deref(),
+            Some("0123456789abcdef")
+        );
+        assert!(
+            text.contains("# skill `a` has no version second line"),
+            "{text}"
+        );
     }
 }

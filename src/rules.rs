@@ -122,6 +122,18 @@ rule_table! {
     SkillUnpinned => ("EL210", "skill-unpinned", Refuse,
         "a registry skill is pinned by version or tag without a content digest",
         "set `source.version` to the exact version you mirrored and `source.digest` to the content digest evalock prints, then run `evalock lock`"),
+    SkillHiddenInstructions => ("EL211", "skill-hidden-instructions", Refuse,
+        "a skill or plugin manifest hides instructions to the model: in a description (\"ignore previous instructions\", `<IMPORTANT>` blocks, \"do not tell the user\", reading credentials, invisible characters, HTML comments, base64 text) or where a SKILL.md body's reader cannot see them (invisible characters, instructions inside HTML comments); the same phrases in the body's visible prose are a warning",
+        "remove it: a description says what the skill does and when to use it, and nothing a reviewer cannot read belongs in a skill; if the skill came from elsewhere, report it to its maintainers and remove it until it is fixed"),
+    SkillChangedUnversioned => ("EL212", "skill-changed-unversioned", Refuse,
+        "compared with the base revision, a skill's files changed (bytes or mode) but its version did not",
+        "bump the skill's version (`metadata.version` in SKILL.md, or `version` in skill.json), then run `evalock lock`; if the change needs no new version, give a commit since the base the trailer `Evalock-Approved: EL212 <path>: <why>`, naming the file the finding points at"),
+    SkillUnlisted => ("EL213", "skill-unlisted", Refuse,
+        "a SKILL.md lies outside every `[skills] roots` glob and marketplace: an agent can load it as a skill, and nothing pins or audits it",
+        "add its folder to `[skills] roots` in evalock.toml and run `evalock lock`, or, if it is no skill an agent loads (a test fixture, an example), exclude it with `[skills] exclude`"),
+    SkillPluginMissing => ("EL214", "skill-plugin-missing", Refuse,
+        "a marketplace lists a plugin or skill that is not a folder in this repository (a typo, a moved folder, a URL written as a path, a path that leaves the repository): nothing of it is pinned or audited",
+        "correct the plugin's `source` or `skills` path in the marketplace so it names a folder here (relative to the folder that holds `.claude-plugin/`), or remove the entry"),
     GraderChangedUnversioned => ("EL301", "grader-changed-unversioned", Refuse,
         "a grader's sources or what it runs (`kind`, `command`) changed but its version did not",
         "bump the grader's `version` in evalock.toml, then run `evalock lock` and re-record baselines"),
@@ -228,6 +240,9 @@ rule_table! {
     McpToolShadowing => ("EL609", "mcp-tool-shadowing", Warn,
         "a tool's description names another server, or a tool another server offers: a tool that steers others can take them over",
         "read the description; a server should describe its own tools only"),
+    McpConfigUnlisted => ("EL610", "mcp-config-unlisted", Refuse,
+        "a file that starts tool servers when a client opens the project (`.mcp.json`, an editor's `mcp.json`, `.claude/settings.json`, a plugin's `plugin.json` with `mcpServers`) is not in `[mcp] configs`: nothing pins its launch",
+        "add it to `[mcp] configs` in evalock.toml and run `evalock lock`, or, if no client loads it (a template, a test fixture), exclude it with `[mcp] exclude`"),
 }
 
 impl RuleId {
@@ -255,6 +270,7 @@ impl RuleId {
                 | RuleId::CaseEditedInPlace
                 | RuleId::CaseRemoved
                 | RuleId::SkillTampered
+                | RuleId::SkillChangedUnversioned
                 | RuleId::GraderChangedUnversioned
                 | RuleId::BaselineDrifted
                 | RuleId::BaselineTampered
@@ -271,7 +287,10 @@ impl RuleId {
     pub fn is_approvable(self) -> bool {
         matches!(
             self,
-            RuleId::SkillPermissionEscalation | RuleId::PolicyLoosened | RuleId::McpServerChanged
+            RuleId::SkillPermissionEscalation
+                | RuleId::SkillChangedUnversioned
+                | RuleId::PolicyLoosened
+                | RuleId::McpServerChanged
         )
     }
 
@@ -324,6 +343,23 @@ pub fn markdown_table() -> String {
             rule.severity,
             rule.summary.replace('|', "\\|"),
             rule.help.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+/// The rule table as a compact index for the README: id, name (linking to its section of
+/// `docs/rules.md`, where `markdown_reference` writes it) and severity, by family.
+pub fn markdown_index() -> String {
+    let mut out = String::from("| id | rule | severity |\n| --- | --- | --- |\n");
+    for rule in RULES {
+        out.push_str(&format!(
+            "| {} | [{}](docs/rules.md#{}-{}) | {} |\n",
+            rule.id,
+            rule.name,
+            rule.id.to_ascii_lowercase(),
+            rule.name,
+            rule.severity
         ));
     }
     out

@@ -3,6 +3,10 @@
 //! `unicodeCodePoints`, and editors and compilers (rustc) count characters too. Parsers
 //! that count bytes (serde_json, regex matches, TOML spans) are converted here.
 
+pub mod hidden;
+pub mod jsonc;
+pub mod markdown;
+
 /// Line starts of a text, built once and searched in O(log n).
 #[derive(Debug, Clone)]
 pub struct LineIndex {

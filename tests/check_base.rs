@@ -193,7 +193,7 @@ fn check_base_reads_the_base_skill_files_a_pull_request_changed() {
         let run = check_json(&repo, "main", source);
         assert_eq!(
             rules_and_files(&run),
-            ["EL209 skills/notes/SKILL.md"],
+            ["EL212 skills/notes/SKILL.md", "EL209 skills/notes/SKILL.md"],
             "{source:?}"
         );
     }
@@ -350,5 +350,8 @@ fn check_base_reads_an_unstaged_edit_s_base_from_git() {
     );
     repo.evalock(&["lock"]).assert_code(0);
     let run = check_json(&repo, "HEAD", &[]);
-    assert_eq!(rules_and_files(&run), ["EL209 skills/notes/SKILL.md"]);
+    assert_eq!(
+        rules_and_files(&run),
+        ["EL212 skills/notes/SKILL.md", "EL209 skills/notes/SKILL.md"]
+    );
 }

@@ -100,27 +100,48 @@ fn a_collection_adopts_cleanly_and_the_first_check_warns_once() {
     assert!(repo.join(".evalock/.gitignore").exists());
 }
 
+/// Debt is matched by rule, subject and the finding's own fingerprint, not by the file's
+/// bytes: an unrelated one-line edit to an adopted file re-raises nothing once relocked,
+/// and a changed violation in the same file is judged in full.
 #[test]
-fn a_byte_edit_to_an_adopted_file_is_judged_in_full_again() {
+fn an_unrelated_edit_to_an_adopted_file_re_raises_nothing_but_a_changed_violation_does() {
     let repo = adopted();
     repo.replace("skills/pdf-forms/SKILL.md", "# Pdf Forms", "# PDF forms");
-    let check = repo.evalock(&["check", "--format", "json"]);
-    check.assert_code(2);
-    let rules = rules_of(&check);
-    assert!(rules.contains(&"EL201".to_owned()), "{rules:?}");
-    // Its adopted findings come back, the others stay adopted.
-    assert!(rules.contains(&"EL204".to_owned()), "{rules:?}");
+    let unlocked = repo.evalock(&["check", "--format", "json"]);
+    unlocked.assert_code(2);
+    let refused: Vec<String> = findings(&unlocked)
+        .into_iter()
+        .filter(|(_, severity, _)| severity == "refuse" || severity == "error")
+        .map(|(rule, _, message)| format!("{rule} {message}"))
+        .collect();
+    assert_eq!(refused.len(), 1, "the edit itself is EL201: {refused:#?}");
+    assert!(
+        refused[0].starts_with("EL201 skills/pdf-forms/SKILL.md changed"),
+        "{refused:#?}"
+    );
     repo.evalock(&["lock"]).assert_code(0);
-    let relocked = repo.evalock(&["check"]);
-    relocked
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_contains("WARN (1 warning");
+    repo.evalock(&["debt"])
+        .assert_not_contains("cover no finding");
+    // A permission outside the allowlist added to the same skill is a new violation.
+    repo.replace(
+        "skills/pdf-forms/SKILL.md",
+        "name: pdf-forms",
+        "name: pdf-forms\nallowed-tools: Bash(rm:*)",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let changed = repo.evalock(&["check"]);
+    changed
         .assert_code(2)
-        .assert_contains("skills/pdf-forms/SKILL.md:1: EL204");
+        .assert_contains("skills/pdf-forms/SKILL.md:3: EL204");
     repo.evalock(&["debt"])
         .assert_contains("cover no finding any more")
-        .assert_contains("back: skills/pdf-forms/SKILL.md:1: EL204");
+        .assert_contains("back: skills/pdf-forms/SKILL.md:3: EL204");
     // The hook refuses to commit it.
     repo.git(&["add", "-A"]);
-    commit(&repo, "retitle").assert_code(1);
+    commit(&repo, "widen").assert_code(1);
 }
 
 #[test]
@@ -184,7 +205,7 @@ fn paying_debt_down_is_progress() {
     repo.replace(
         "skills/pdf-processing/SKILL.md",
         "version: \"1.0\"\n",
-        "version: \"1.0\"\nallowed-tools: Read\n",
+        "version: \"1.1\"\nallowed-tools: Read\n",
     );
     let config = repo.read("evalock.toml");
     let kept: Vec<&str> = config
@@ -244,7 +265,9 @@ fn widened_allowed_tools_are_refused_against_the_base_until_approved() {
     repo.evalock(&["check", "--base", "main"])
         .assert_code(2)
         .assert_contains("approves nothing");
-    repo.approve("Evalock-Approved: EL209 evalock.toml: skills may run commands, reviewed by security\nEvalock-Approved: EL209 skills/pdf-processing/SKILL.md: it converts files with a CLI");
+    // The skill changed and kept version 1.0 (EL212): its trailer lands that as well.
+    refused.assert_contains("EL212 skill-changed-unversioned (refuse)");
+    repo.approve("Evalock-Approved: EL209 evalock.toml: skills may run commands, reviewed by security\nEvalock-Approved: EL209 skills/pdf-processing/SKILL.md: it converts files with a CLI\nEvalock-Approved: EL212 skills/pdf-processing/SKILL.md: only its tools changed");
     let approved = repo.evalock(&["check", "--base", "main", "--format", "json"]);
     approved.assert_code(0);
     let escalations: Vec<_> = findings(&approved)

@@ -180,7 +180,14 @@ fn init_skips_files_whose_paths_cannot_be_pinned_and_says_which() {
         run.stderr.matches("note: skipped").count(),
         unpinnable.len()
     );
+    // A skill left out is adopted as EL213 debt until it is renamed: the configuration
+    // above `[debt]` names none of them.
     let config = repo.read("evalock.toml");
+    let config = config
+        .split("\n[debt]")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     for word in ["slash", "nline", "bell", "x.jsonl", "odd/", "[skills]"] {
         assert!(!config.contains(word), "{word} in\n{config}");
     }
@@ -296,10 +303,7 @@ fn init_does_not_take_configs_keyed_by_name_for_case_files() {
         "evals/refunds.yaml",
         "refund-no-order-id:\n  input: I want my money back\n  expect:\n    contains: [order]\n",
     );
-    repo.write(
-        "evals/support.json",
-        "{\"id\": \"a\", \"prompt\": \"hi\"}\n",
-    );
+    repo.write("evals/support.json", "{\"id\": \"a\", \"input\": \"hi\"}\n");
     repo.evalock(&["init"])
         .assert_code(0)
         .assert_contains("suite refunds: evals/refunds.yaml\n")

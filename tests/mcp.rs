@@ -434,7 +434,7 @@ fn hidden_instructions_and_shadowing_are_flagged_on_the_description_line() {
         found.contains(&(
             "EL608".to_owned(),
             "mcp/notes.tools.json:8".to_owned(),
-            "tool `add_note` of server `notes` hides instructions to the model in its description (tag, concealment)".to_owned()
+            "tool `add_note` of server `notes` hides instructions to the model in its description (concealment from the user, an <IMPORTANT>-style block): <IMPORTANT> … do not tell the user … </IMPORTANT>".to_owned()
         )),
         "{found:?}"
     );

@@ -491,18 +491,30 @@ fn el209_growth_against_the_base_revision() {
         check(&repo, &[]).is_empty(),
         "without a base there is nothing to grow from"
     );
-    let found = only(&check(&repo, &["--base", "main"]), "EL209");
+    let all = check(&repo, &["--base", "main"]);
+    // The skill changed and kept its version: EL212 beside the growth.
+    assert!(all.iter().any(|finding| finding.0 == "EL212"), "{all:#?}");
+    let rest: Vec<_> = all
+        .into_iter()
+        .filter(|finding| finding.0 != "EL212")
+        .collect();
+    let found = only(&rest, "EL209");
     assert_eq!(found[0].2, "skills/notes/SKILL.md:6");
     assert_says(
         &found,
         0,
         "now asks for ['Bash(git:push)'] in `allowed-tools`, which main (",
     );
-    // Narrowing is always fine.
+    // Narrowing is always fine, in a new version of the skill.
     repo.replace(
         "skills/notes/SKILL.md",
         "allowed-tools: Read Grep Bash(git:push)",
         "allowed-tools: Read",
+    );
+    repo.replace(
+        "skills/notes/SKILL.md",
+        "version: \"1.0.0\"",
+        "version: \"1.1.0\"",
     );
     lock_and_commit(&repo, "narrow");
     assert!(check(&repo, &["--base", "main"]).is_empty());
@@ -698,7 +710,7 @@ fn marketplaces_name_skills_and_remote_plugins_are_unpinned() {
     assert_eq!(found.len(), 2, "{found:#?}");
     assert_eq!(
         (found[0].0.as_str(), found[0].2.as_str()),
-        ("EL201", ".claude-plugin/marketplace.json:4")
+        ("EL214", ".claude-plugin/marketplace.json:4")
     );
     assert_says(
         &found,
@@ -719,7 +731,7 @@ fn marketplaces_name_skills_and_remote_plugins_are_unpinned() {
     let found = check(&repo, &[]);
     for entry in ["./", "../x"] {
         assert!(
-            found.iter().any(|finding| finding.0 == "EL201"
+            found.iter().any(|finding| finding.0 == "EL214"
                 && finding.3.contains(&format!(
                     "plugin `local` lists {entry}, which is not a folder inside the repository"
                 ))),
@@ -746,7 +758,13 @@ fn a_skills_root_that_matches_no_skill_is_refused_and_named() {
     // Unescaped, `[1]` is a class that matches `team1`: the skill is not found.
     repo.write("evalock.toml", with_root("team[1]/*"));
     repo.evalock(&["lock"]);
-    let found = only(&check(&repo, &[]), "EL201");
+    let all = check(&repo, &[]);
+    // The skill the root meant to name is outside every root: EL213 says so too.
+    let (unlisted, rest): (Vec<_>, Vec<_>) =
+        all.into_iter().partition(|finding| finding.0 == "EL213");
+    assert_eq!(unlisted.len(), 1, "{unlisted:#?}");
+    assert_eq!(unlisted[0].2, "team[1]/deploy/SKILL.md:1", "{unlisted:#?}");
+    let found = only(&rest, "EL201");
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].2, "evalock.toml:2", "{found:#?}");
     assert_says(
@@ -929,7 +947,7 @@ fn a_marketplace_plugin_whose_source_folder_is_missing_is_refused() {
     repo.evalock(&["lock"]).assert_code(0);
     for source in [&[][..], &["--staged"][..]] {
         repo.git(&["add", "-A"]);
-        let found = only(&check(&repo, source), "EL201");
+        let found = only(&check(&repo, source), "EL214");
         let places: Vec<&str> = found.iter().map(|finding| finding.2.as_str()).collect();
         assert_eq!(
             places,

@@ -150,7 +150,9 @@ struct Tamper {
     name: &'static str,
     apply: fn(&TestRepo),
     relock: bool,
-    rule: &'static str,
+    /// Every rule the tamper raises against the base: its own, and EL212 when it changes
+    /// a versioned skill's files without a new version.
+    rules: &'static [&'static str],
     message: &'static str,
 }
 
@@ -208,13 +210,13 @@ fn rename_to_collide(repo: &TestRepo) {
 }
 
 const TAMPERS: &[Tamper] = &[
-    Tamper { name: "edit a byte", apply: flip_a_byte, relock: false, rule: "EL201", message: "skills/brand-kit/assets/logo.png changed since it was pinned" },
-    Tamper { name: "add a file", apply: add_a_file, relock: false, rule: "EL201", message: "skills/sql-migrations/references/notes.txt is new in skill `sql-migrations`" },
-    Tamper { name: "remove a file", apply: remove_a_file, relock: false, rule: "EL201", message: "skills/pdf-forms/reference/forms.md is pinned in evalock.lock but missing" },
-    Tamper { name: "flip an exec bit", apply: flip_an_exec_bit, relock: false, rule: "EL201", message: "collect_commits.sh changed mode since it was pinned: executable (x) pinned, regular file (f) now" },
-    Tamper { name: "curl | sh in Markdown", apply: curl_pipe_sh_in_markdown, relock: true, rule: "EL206", message: "skills/code-review/references/checklist.md:7 matches `pipe-to-shell`" },
-    Tamper { name: "widen allowed-tools", apply: widen_allowed_tools, relock: true, rule: "EL209", message: "skill `code-review` now asks for ['Write'] in `allowed-tools`" },
-    Tamper { name: "rename to collide", apply: rename_to_collide, relock: true, rule: "EL207", message: "skill name `webapp-testing`" },
+    Tamper { name: "edit a byte", apply: flip_a_byte, relock: false, rules: &["EL201", "EL212"], message: "skills/brand-kit/assets/logo.png changed since it was pinned" },
+    Tamper { name: "add a file", apply: add_a_file, relock: false, rules: &["EL201", "EL212"], message: "skills/sql-migrations/references/notes.txt is new in skill `sql-migrations`" },
+    Tamper { name: "remove a file", apply: remove_a_file, relock: false, rules: &["EL201", "EL212"], message: "skills/pdf-forms/reference/forms.md is pinned in evalock.lock but missing" },
+    Tamper { name: "flip an exec bit", apply: flip_an_exec_bit, relock: false, rules: &["EL201", "EL212"], message: "collect_commits.sh changed mode since it was pinned: executable (x) pinned, regular file (f) now" },
+    Tamper { name: "curl | sh in Markdown", apply: curl_pipe_sh_in_markdown, relock: true, rules: &["EL206", "EL212"], message: "skills/code-review/references/checklist.md:7 matches `pipe-to-shell`" },
+    Tamper { name: "widen allowed-tools", apply: widen_allowed_tools, relock: true, rules: &["EL209", "EL212"], message: "skill `code-review` now asks for ['Write'] in `allowed-tools`" },
+    Tamper { name: "rename to collide", apply: rename_to_collide, relock: true, rules: &["EL207"], message: "skill name `webapp-testing`" },
 ];
 
 /// Locks nothing new unless the tamperer would: applies the tamper on a branch, checks
@@ -237,7 +239,7 @@ fn assert_caught_by_exactly_its_rule(tamper: &Tamper) {
         let rules: BTreeSet<&str> = new.iter().map(|seen| seen.rule.as_str()).collect();
         assert_eq!(
             rules,
-            BTreeSet::from([tamper.rule]),
+            tamper.rules.iter().copied().collect::<BTreeSet<_>>(),
             "{} ({source}): {new:#?}",
             tamper.name
         );
@@ -277,32 +279,32 @@ fn tamper_named(name: &str) -> &'static Tamper {
 }
 
 #[test]
-fn editing_a_byte_is_caught_by_el201_only() {
+fn editing_a_byte_is_caught_by_el201_and_el212() {
     assert_caught_by_exactly_its_rule(tamper_named("edit a byte"));
 }
 
 #[test]
-fn adding_a_file_is_caught_by_el201_only() {
+fn adding_a_file_is_caught_by_el201_and_el212() {
     assert_caught_by_exactly_its_rule(tamper_named("add a file"));
 }
 
 #[test]
-fn removing_a_file_is_caught_by_el201_only() {
+fn removing_a_file_is_caught_by_el201_and_el212() {
     assert_caught_by_exactly_its_rule(tamper_named("remove a file"));
 }
 
 #[test]
-fn flipping_an_exec_bit_is_caught_by_el201_only() {
+fn flipping_an_exec_bit_is_caught_by_el201_and_el212() {
     assert_caught_by_exactly_its_rule(tamper_named("flip an exec bit"));
 }
 
 #[test]
-fn curl_pipe_sh_in_markdown_is_caught_by_el206_only_even_when_relocked() {
+fn curl_pipe_sh_in_markdown_is_caught_by_el206_and_el212_even_when_relocked() {
     assert_caught_by_exactly_its_rule(tamper_named("curl | sh in Markdown"));
 }
 
 #[test]
-fn widening_allowed_tools_is_caught_by_el209_only_even_when_relocked() {
+fn widening_allowed_tools_is_caught_by_el209_and_el212_even_when_relocked() {
     assert_caught_by_exactly_its_rule(tamper_named("widen allowed-tools"));
 }
 

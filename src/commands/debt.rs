@@ -23,7 +23,12 @@ pub struct DebtOutcome {
 
 pub fn debt(project_root: &Path) -> Result<DebtOutcome> {
     let source = WorktreeSource::new(project_root);
-    let project = Project::load_summary(&source)?;
+    let options = crate::commands::project::LoadOptions {
+        detail: crate::cases::CaseDetail::Summary,
+        find_unlisted: true,
+        ..Default::default()
+    };
+    let project = Project::load_required(&source, &options)?;
     let mut findings = check_project(&project, None);
     let gated = crate::gate::apply(&mut findings, &project.config, None, &[], &|path| {
         file_digest(&source, path)

@@ -79,7 +79,7 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
     let mut identified = BTreeMap::new();
     let suites = detect_case_files(
         &source,
-        &files,
+        (&files, &all_files),
         &mut skipped,
         &mut without_ids,
         &mut identified,
@@ -90,26 +90,72 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         .filter(|path| writable(path, "prompt", &mut skipped))
         .cloned()
         .collect();
-    let skills = crate::project::config::SkillsConfig {
+    let mut skills = crate::project::config::SkillsConfig {
         roots: detect_skill_roots(&all_files, &mut skipped),
         marketplaces: detect_marketplaces(&all_files, &mut skipped),
         ..Default::default()
     };
-    let mcp_configs = detect_mcp_configs(&source, &all_files, &mut skipped)?;
-    skipped.sort();
+    let mut mcp_configs = McpFound {
+        configs: detect_mcp_configs(&source, &all_files, &mut skipped)?,
+        exclude: Vec::new(),
+    };
     let skill_permissions = declared_skill_permissions(&source, &skills)?;
-    let mut config_text = render(&suites, &prompts, &skills, &skill_permissions, &identified);
-    config_text.push_str(&render_mcp(&mcp_configs));
+    let render_all = |skills: &crate::project::config::SkillsConfig, mcp: &McpFound| {
+        let mut text = render(&suites, &prompts, skills, &skill_permissions, &identified);
+        text.push_str(&render_mcp(mcp));
+        text
+    };
+    let mut config_text = render_all(&skills, &mcp_configs);
     Config::parse(CONFIG_FILE, config_text.as_bytes())
         .map_err(|error| Error::Internal(format!("generated config does not parse: {error}")))?;
     write_atomic(&config_path, config_text.as_bytes())?;
+    // What the roots and configurations found leave out (a dependency's copy under
+    // node_modules/, a name evalock cannot pin) is excluded in so many words, so that
+    // `check` judges anything new outside the lists (EL213, EL610) and nothing old.
+    let (unlisted_skills, unlisted_configs) = unlisted_after(&source)?;
+    if unlisted_skills
+        .iter()
+        .chain(&unlisted_configs)
+        .any(|path| unwritable_reason(path).is_none())
+    {
+        // A name evalock cannot write into evalock.toml is named in the notes already:
+        // renaming it is the way through, and `check` says so (EL213).
+        for folder in unlisted_skills
+            .into_iter()
+            .filter(|folder| unwritable_reason(folder).is_none())
+        {
+            skipped.push(SkippedPath {
+                path: folder.clone(),
+                kind: "skill",
+                reason: "excluded in `[skills] exclude`: no agent loads skills from there; remove the entry if one does".to_owned(),
+            });
+            skills.exclude.push(format!("{}/**", literal_glob(&folder)));
+        }
+        for path in unlisted_configs
+            .into_iter()
+            .filter(|path| unwritable_reason(path).is_none())
+        {
+            skipped.push(SkippedPath {
+                path: path.clone(),
+                kind: "tool-server configuration",
+                reason: "excluded in `[mcp] exclude`: no client loads configurations from there; remove the entry if one does".to_owned(),
+            });
+            mcp_configs.exclude.push(literal_glob(&path));
+        }
+        config_text = render_all(&skills, &mcp_configs);
+        Config::parse(CONFIG_FILE, config_text.as_bytes()).map_err(|error| {
+            Error::Internal(format!("generated config does not parse: {error}"))
+        })?;
+        write_atomic(&config_path, config_text.as_bytes())?;
+    }
+    skipped.sort();
     crate::source::atomic::ignore_state_folder(
         &project_root.join(crate::source::atomic::STATE_FOLDER),
     );
     let debt = adoptable_findings(&source)?;
     let mut adopted = BTreeMap::new();
-    for (rule, _, _) in &debt {
-        *adopted.entry(*rule).or_insert(0) += 1;
+    for entry in &debt {
+        *adopted.entry(entry.rule).or_insert(0) += 1;
     }
     let config_text = match debt.is_empty() {
         true => config_text,
@@ -128,7 +174,7 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         prompts,
         skill_roots: skills.roots,
         marketplaces: skills.marketplaces,
-        mcp_configs,
+        mcp_configs: mcp_configs.configs,
         skipped,
         without_ids,
         identified,
@@ -136,14 +182,40 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
     })
 }
 
-/// What `check` would report once the new config is locked, as debt to adopt: every
-/// finding of a policy rule (integrity rules are never adopted).
-fn adoptable_findings(
-    source: &WorktreeSource,
-) -> Result<Vec<(crate::rules::RuleId, String, crate::digest::Digest)>> {
+/// The configurations of tool servers `init` writes into `[mcp]`, and what it excludes.
+struct McpFound {
+    configs: Vec<String>,
+    exclude: Vec<String>,
+}
+
+/// The skill folders and tool-server configurations the written evalock.toml leaves out.
+fn unlisted_after(source: &WorktreeSource) -> Result<(Vec<String>, Vec<String>)> {
     let options = crate::commands::project::LoadOptions {
         read_lock: false,
         detail: crate::cases::CaseDetail::Summary,
+        find_unlisted: true,
+        ..Default::default()
+    };
+    let Some(project) = crate::commands::project::Project::load_with_options(source, &options)?
+    else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let configs = project
+        .mcp
+        .unlisted
+        .iter()
+        .map(|config| config.path.clone())
+        .collect();
+    Ok((project.skills.unlisted, configs))
+}
+
+/// What `check` would report once the new config is locked, as debt to adopt: every
+/// finding of a policy rule (integrity rules are never adopted).
+fn adoptable_findings(source: &WorktreeSource) -> Result<Vec<crate::gate::AdoptedFinding>> {
+    let options = crate::commands::project::LoadOptions {
+        read_lock: false,
+        detail: crate::cases::CaseDetail::Summary,
+        find_unlisted: true,
         ..Default::default()
     };
     let Some(mut project) = crate::commands::project::Project::load_with_options(source, &options)?
@@ -153,9 +225,7 @@ fn adoptable_findings(
     let lock = project.to_lock();
     project.replace_lock(Some(lock));
     let findings = crate::commands::check::families::check_project(&project, None);
-    Ok(crate::gate::debt_for(&findings, &|path| {
-        crate::commands::lock::file_digest(source, path)
-    }))
+    Ok(crate::gate::debt_for(&findings))
 }
 
 /// `files` but those git ignores: build outputs, caches, local data. A clone (CI's
@@ -181,7 +251,9 @@ fn writable(path: &str, kind: &'static str, skipped: &mut Vec<SkippedPath>) -> b
             skipped.push(SkippedPath {
                 path: path.to_owned(),
                 kind,
-                reason,
+                reason: format!(
+                    "{reason}; rename it, then run `evalock init --force` to include it"
+                ),
             });
             false
         }
@@ -213,15 +285,25 @@ fn unwritable_reason(path: &str) -> Option<String> {
 
 fn detect_case_files(
     source: &dyn ContentSource,
-    files: &[String],
+    (files, all_files): (&[String], &[String]),
     skipped: &mut Vec<SkippedPath>,
     without_ids: &mut Vec<String>,
     identified: &mut BTreeMap<String, DetectedIdentity>,
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let mut by_stem: BTreeMap<String, Vec<SuiteFiles>> = BTreeMap::new();
     let referenced = promptfoo_suites(source, files, &mut by_stem, identified)?;
+    // A file inside a skill is pinned with the skill, byte for byte: a suite of it would
+    // put its baseline inside the skill, and each `accept` would tamper it.
+    let skill_folders: BTreeSet<&str> = all_files
+        .iter()
+        .filter_map(|path| path.strip_suffix("/SKILL.md"))
+        .collect();
+    let in_a_skill = |path: &str| {
+        path.match_indices('/')
+            .any(|(slash, _)| skill_folders.contains(&path[..slash]))
+    };
     for path in files {
-        if referenced.contains(path) {
+        if referenced.contains(path) || in_a_skill(path) {
             continue;
         }
         let lower = path.to_ascii_lowercase();
@@ -258,10 +340,28 @@ fn detect_case_files(
                 }
             }
         }
-        if parsed.cases.is_empty()
-            || parsed.problems.iter().any(CaseProblem::is_malformed)
-            || (is_keyed_by_name(path, &bytes) && !parsed.cases.iter().any(looks_like_a_case))
-        {
+        if parsed.cases.is_empty() || parsed.problems.iter().any(CaseProblem::is_malformed) {
+            continue;
+        }
+        let not_cases = parsed
+            .cases
+            .iter()
+            .filter(|case| !looks_like_a_case(case))
+            .count();
+        if not_cases > 0 {
+            // A keyed config (`services:` of docker-compose.yml) is no dataset at all;
+            // records with ids but no case field are fixtures of another kind.
+            if !is_keyed_by_name(path, &bytes) {
+                skipped.push(SkippedPath {
+                    path: path.clone(),
+                    kind: "case file",
+                    reason: format!(
+                        "{not_cases} of its {} records hold no case field ({}): a mock response, a resource or a configuration, not evaluation cases; add it to a `[[suite]]` by hand if it is one",
+                        parsed.cases.len(),
+                        CASE_MEMBERS[..4].iter().map(|member| format!("`{member}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                });
+            }
             continue;
         }
         if !writable(path, "case file", skipped) {
@@ -358,17 +458,21 @@ fn promptfoo_suites(
     Ok(taken)
 }
 
-/// Members only an eval case has, besides the `id` a case keyed by name takes from its key.
+/// Members only an evaluation case has: evalock's own, and those of the datasets of
+/// other runners `init` knows (promptfoo `vars`, OpenAI evals `ideal`, deepeval
+/// `expected_output`, inspect_ai `target`). An `id` and a `version` alone are what mock
+/// API responses, tool resources and configurations hold too.
 const CASE_MEMBERS: &[&str] = &[
     "input",
     "expect",
-    "version",
-    "grader_version",
-    "retired",
-    "stratum",
-    "n",
-    "mutate",
     "expect_pass",
+    "mutate",
+    "grader_version",
+    "stratum",
+    "vars",
+    "ideal",
+    "expected_output",
+    "target",
 ];
 
 /// Whether a JSON or YAML file's top level maps names to objects ("an object of cases
@@ -570,16 +674,25 @@ fn is_prompt(path: &str) -> bool {
         || lower.ends_with(".prompt")
 }
 
-/// Where agents load skills from (`.claude/skills`, vendored copies) counts, even in
-/// folders never searched for cases.
-const SKILL_FOLDERS_ALWAYS_SEARCHED: &[&str] = &[".claude", ".agents", "vendor"];
+/// Folders of a dependency's or a build's copy: agents never load skills there.
+const NOT_SKILL_FOLDERS: &[&str] = &[
+    "node_modules",
+    "target",
+    "dist",
+    "build",
+    ".venv",
+    "venv",
+    "__pycache__",
+];
 
+/// A root for every folder holding a SKILL.md, wherever it is (`.claude/skills`,
+/// `.claude-plugin/skills`, `vendor/skills` and plugin folders included): each is a skill
+/// an agent can load. Copies inside dependencies and builds are left to `exclude`.
 fn detect_skill_roots(files: &[String], skipped: &mut Vec<SkippedPath>) -> Vec<String> {
     let searched = |path: &&String| {
-        !path.split('/').any(|part| {
-            !SKILL_FOLDERS_ALWAYS_SEARCHED.contains(&part)
-                && (IGNORED_DIRECTORIES.contains(&part) || part.starts_with('.'))
-        })
+        !path
+            .split('/')
+            .any(|part| NOT_SKILL_FOLDERS.contains(&part))
     };
     let mut roots: Vec<String> = files
         .iter()
@@ -627,13 +740,12 @@ fn detect_mcp_configs(
     use crate::project::config::WELL_KNOWN_CONFIGS;
     let mut found = Vec::new();
     for path in files {
-        let candidate = WELL_KNOWN_CONFIGS.contains(&path.as_str())
-            || path.ends_with("/.mcp.json")
-            || path.ends_with(".claude-plugin/plugin.json");
+        let candidate =
+            WELL_KNOWN_CONFIGS.contains(&path.as_str()) || crate::mcp::is_config_candidate(path);
         if !candidate
             || path
                 .split('/')
-                .any(|part| IGNORED_DIRECTORIES.contains(&part))
+                .any(|part| NOT_SKILL_FOLDERS.contains(&part))
             || !writable(path, "tool-server configuration", skipped)
         {
             continue;
@@ -650,14 +762,23 @@ fn detect_mcp_configs(
     Ok(found)
 }
 
-fn render_mcp(configs: &[String]) -> String {
-    if configs.is_empty() {
+fn render_mcp(found: &McpFound) -> String {
+    if found.configs.is_empty() && found.exclude.is_empty() {
         return String::new();
     }
-    format!(
-        "\n[mcp]\n# Tool-server configurations: each server's launch is pinned (environment names,\n# never values) and refused when it drifts.\nconfigs = {}\n# A committed `tools/list` answer per server pins its tools, tool by tool:\n# [mcp.snapshots]\n# github = \"mcp/github.tools.json\"\n",
-        toml_list(&configs.iter().map(|path| literal_glob(path)).collect::<Vec<_>>())
-    )
+    let mut out = format!(
+        "\n[mcp]\n# Tool-server configurations: each server's launch is pinned (environment names,\n# never values) and refused when it drifts.\nconfigs = {}\n",
+        toml_list(&found.configs.iter().map(|path| literal_glob(path)).collect::<Vec<_>>())
+    );
+    if !found.exclude.is_empty() {
+        let _ = write!(
+            out,
+            "# Configurations no client loads; any other outside `configs` that starts a server is EL610.\nexclude = {}\n",
+            toml_list(&found.exclude)
+        );
+    }
+    out.push_str("# A committed `tools/list` answer per server pins its tools, tool by tool:\n# [mcp.snapshots]\n# github = \"mcp/github.tools.json\"\n");
+    out
 }
 
 /// Everything the detected skills declare today (`allowed-tools`, skill.json
@@ -791,12 +912,19 @@ fn render(
             crate::project::lock::toml_string(&baseline)
         );
     }
-    if !skills.roots.is_empty() || !skills.marketplaces.is_empty() {
+    if !skills.roots.is_empty() || !skills.marketplaces.is_empty() || !skills.exclude.is_empty() {
         let _ = write!(
             out,
             "\n[skills]\n# Folders holding a SKILL.md; globs work (`[*]` is a literal `*`).\nroots = {}\n",
             toml_list(&skills.roots)
         );
+        if !skills.exclude.is_empty() {
+            let _ = write!(
+                out,
+                "# Folders no agent loads skills from; any other SKILL.md outside the roots is EL213.\nexclude = {}\n",
+                toml_list(&skills.exclude)
+            );
+        }
         if !skills.marketplaces.is_empty() {
             let _ = write!(
                 out,

@@ -51,7 +51,20 @@ pub fn mcp_audit(project_root: &Path, paths: &[PathBuf]) -> Result<Outcome> {
         }
     }
     let set = crate::mcp::load(&source, &settings, !paths.is_empty())?;
-    let audited = audit(&set, configured.as_ref(), lock.as_ref(), "working tree");
+    let digest_of = |path: &str| crate::commands::lock::file_digest(&source, path);
+    let debt = config.as_ref().map(|config| {
+        (
+            config,
+            &digest_of as &dyn Fn(&str) -> Option<crate::digest::Digest>,
+        )
+    });
+    let audited = audit(
+        &set,
+        configured.as_ref(),
+        lock.as_ref(),
+        "working tree",
+        debt,
+    );
     outcome.servers.splice(0..0, audited.servers);
     outcome.other.splice(0..0, audited.other);
     Ok(outcome)
@@ -95,5 +108,5 @@ fn audit_outside(path: &Path) -> Result<Outcome> {
         ..McpConfig::default()
     };
     let set = crate::mcp::load(&source, &settings, true)?;
-    Ok(audit(&set, None, None, "working tree"))
+    Ok(audit(&set, None, None, "working tree", None))
 }

@@ -29,6 +29,9 @@ pub struct LoadOptions<'a> {
     pub parsed_files: Option<&'a ParsedFiles>,
     /// How much of each skill to read.
     pub skill_detail: SkillDetail,
+    /// Look through the whole snapshot for skills and tool-server configurations that
+    /// the configuration does not name (EL213, EL610): what `check` judges.
+    pub find_unlisted: bool,
 }
 
 impl Default for LoadOptions<'_> {
@@ -38,6 +41,7 @@ impl Default for LoadOptions<'_> {
             detail: CaseDetail::Full,
             parsed_files: None,
             skill_detail: SkillDetail::Full,
+            find_unlisted: false,
         }
     }
 }
@@ -192,14 +196,40 @@ impl Project {
             }
             None => Ok(crate::skills::SkillSet::default()),
         };
+        let find_named = || match options.find_unlisted {
+            true => {
+                let names: Vec<&str> = std::iter::once(crate::skills::SKILL_FILE)
+                    .chain(crate::mcp::CONFIG_NAMES.iter().copied())
+                    .collect();
+                source.files_named(&names)
+            }
+            false => Ok(Vec::new()),
+        };
         // The lock parses while the case files and skills are hashed.
-        let (lock, (suites, skills)) =
-            rayon::join(read_lock, || rayon::join(load_suites, load_skills));
+        let ((lock, named), (suites, skills)) = rayon::join(
+            || rayon::join(read_lock, find_named),
+            || rayon::join(load_suites, load_skills),
+        );
         let graders = load_graders(source, &config)?;
-        let mcp = match &config.mcp {
+        let mut mcp = match &config.mcp {
             Some(mcp_config) => crate::mcp::load(source, mcp_config, false)?,
             None => crate::mcp::McpSet::default(),
         };
+        let mut skills = skills?;
+        let named = named?;
+        if options.find_unlisted {
+            let skill_paths: Vec<String> = skills
+                .skills
+                .iter()
+                .map(|skill| skill.path.clone())
+                .collect();
+            skills.unlisted = crate::skills::discovery::unlisted_skills(
+                &named,
+                config.skills.as_ref(),
+                &skill_paths,
+            )?;
+            mcp.unlisted = crate::mcp::unlisted(source, &named, config.mcp.as_ref(), &mcp)?;
+        }
         let mut baselines = BTreeMap::new();
         for suite in &config.suites {
             if let Some(path) = &suite.baseline {
@@ -213,7 +243,7 @@ impl Project {
             config,
             lock: lock?,
             suites: suites?,
-            skills: skills?,
+            skills,
             source: source.describe(),
             mcp,
             graders,

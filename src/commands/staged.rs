@@ -45,7 +45,16 @@ pub fn triage(project_root: &Path, remember: bool) -> Result<StagedTriage> {
     let StagedChanges::Paths(changed) = staged.changes_since_head()? else {
         return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
     };
-    if changed.iter().any(|path| tracked.contains(path)) {
+    // A skill or a tool-server configuration is judged wherever it is staged: one that
+    // the configuration does not list is a finding of its own (EL213, EL610).
+    let found_by_name = |path: &str| {
+        let name = crate::source::file_name(path);
+        name == crate::skills::SKILL_FILE || crate::mcp::CONFIG_NAMES.contains(&name)
+    };
+    if changed
+        .iter()
+        .any(|path| tracked.contains(path) || found_by_name(path))
+    {
         return Ok(StagedTriage::Judge(Box::new(staged.into_snapshot())));
     }
     let source = "index: no staged change touches what evalock tracks".to_owned();

@@ -3,8 +3,9 @@
 
 use super::rules::{check, Side};
 use super::McpSet;
+use crate::digest::Digest;
 use crate::finding::Finding;
-use crate::project::config::McpConfig;
+use crate::project::config::{Config, McpConfig};
 use crate::project::lock::Lock;
 use crate::rules::{RuleId, Severity};
 
@@ -70,12 +71,18 @@ const CRITERIA: &[(&str, &[RuleId])] = &[
     ),
 ];
 
-/// Audits every server of `set` against `lock`.
+/// What `[debt]` of evalock.toml covers, and how to read a project file's digest (for
+/// entries of the earlier form).
+pub type Debt<'a> = (&'a Config, &'a dyn Fn(&str) -> Option<Digest>);
+
+/// Audits every server of `set` against `lock`; with `debt`, a line whose findings are
+/// all adopted says DEBT.
 pub fn audit(
     set: &McpSet,
     config: Option<&McpConfig>,
     lock: Option<&Lock>,
     source: &str,
+    debt: Option<Debt<'_>>,
 ) -> Outcome {
     let side = Side {
         mcp: set,
@@ -89,6 +96,10 @@ pub fn audit(
             !matches!(finding.rule, RuleId::McpLaunchDrift | RuleId::McpToolDrift)
         });
     }
+    let adopted = match debt {
+        Some((config, digest_of)) => crate::gate::take_adopted(&mut findings, config, digest_of),
+        None => Vec::new(),
+    };
     let mut outcome = Outcome::default();
     let mut claimed = vec![false; findings.len()];
     for server in &set.servers {
@@ -104,9 +115,15 @@ pub fn audit(
                     finding.clone()
                 })
                 .collect();
+            let owed: Vec<Finding> = adopted
+                .iter()
+                .filter(|finding| finding.subject == subject && rules.contains(&finding.rule))
+                .cloned()
+                .collect();
             let status = match mine.iter().map(|finding| finding.severity).max() {
                 Some(Severity::Refuse | Severity::Error) => Status::Fail,
                 Some(_) => Status::Warn,
+                None if !owed.is_empty() => Status::Debt,
                 None => Status::Pass,
             };
             let message = match (status, *criterion) {
@@ -141,11 +158,21 @@ pub fn audit(
                     None => "no `tools/list` snapshot pinned: its descriptions can change unseen"
                         .to_owned(),
                 },
+                (Status::Debt, _) => format!(
+                    "adopted as debt in evalock.toml ({} finding{}, `evalock debt` lists them): {}",
+                    owed.len(),
+                    if owed.len() == 1 { "" } else { "s" },
+                    owed[0].message
+                ),
                 (_, _) => format!(
                     "{} finding{}",
                     mine.len(),
                     if mine.len() == 1 { "" } else { "s" }
                 ),
+            };
+            let mine = match status {
+                Status::Debt => owed,
+                _ => mine,
             };
             let status = match (status, *criterion) {
                 (Status::Pass, "tools") if set.snapshot(&server.name).is_none() => Status::Warn,

@@ -4,7 +4,6 @@
 //! and, from a committed `tools/list` snapshot, each of its tools. EL6xx.
 
 pub mod audit;
-mod json;
 pub mod launch;
 pub mod rules;
 pub mod secrets;
@@ -33,6 +32,76 @@ pub struct McpSet {
     /// Configurations that could not be read as a whole: their locked servers are not
     /// reported gone, and no snapshot is refused for want of its server.
     pub unreadable: BTreeSet<String>,
+    /// Every configuration read (those `[mcp] configs` names and those they point at).
+    pub read: BTreeSet<String>,
+    /// Configurations that start servers but that `[mcp] configs` does not name (EL610).
+    pub unlisted: Vec<UnlistedConfig>,
+}
+
+/// A file that starts tool servers when a client opens the project, outside `[mcp]
+/// configs`, with the servers it starts (judged for their launch like any other).
+#[derive(Debug, Clone)]
+pub struct UnlistedConfig {
+    pub path: String,
+    pub servers: Vec<Server>,
+}
+
+/// The names of files that can start tool servers, for [`ContentSource::files_named`].
+pub const CONFIG_NAMES: &[&str] = &[
+    ".mcp.json",
+    "mcp.json",
+    "settings.json",
+    "settings.local.json",
+    "plugin.json",
+];
+
+/// Whether a client loads `path` as a configuration of tool servers when it opens the
+/// project: `.mcp.json` anywhere (a project's, a plugin's), an editor's `mcp.json`
+/// (`.cursor/`, `.vscode/`), Claude Code's and VS Code's settings, a plugin's manifest.
+pub fn is_config_candidate(path: &str) -> bool {
+    let name = crate::source::file_name(path);
+    let parent = path.rsplit('/').nth(1).unwrap_or("");
+    match name {
+        ".mcp.json" => true,
+        "mcp.json" => matches!(parent, ".cursor" | ".vscode"),
+        "settings.json" => matches!(parent, ".claude" | ".vscode"),
+        "settings.local.json" => parent == ".claude",
+        "plugin.json" => parent == ".claude-plugin",
+        _ => false,
+    }
+}
+
+/// The files of `named` (as [`ContentSource::files_named`] found them for
+/// [`CONFIG_NAMES`]) that start a server and that neither `set` read nor `[mcp] exclude`
+/// names.
+pub fn unlisted(
+    source: &dyn ContentSource,
+    named: &[String],
+    config: Option<&McpConfig>,
+    set: &McpSet,
+) -> Result<Vec<UnlistedConfig>> {
+    let excluded = match config {
+        Some(config) => crate::source::compile_globs(&config.exclude)?,
+        None => globset::GlobSet::empty(),
+    };
+    let mut unlisted = Vec::new();
+    for path in named.iter().filter(|path| is_config_candidate(path)) {
+        if set.read.contains(path) || crate::skills::discovery::is_excluded(&excluded, path) {
+            continue;
+        }
+        let Some(bytes) = crate::source::read_regular_file(source, path)? else {
+            continue;
+        };
+        let parsed = servers::parse(path, &String::from_utf8_lossy(&bytes));
+        if parsed.servers.is_empty() && parsed.references.is_empty() {
+            continue;
+        }
+        unlisted.push(UnlistedConfig {
+            path: path.clone(),
+            servers: parsed.servers,
+        });
+    }
+    Ok(unlisted)
 }
 
 impl McpSet {
@@ -102,9 +171,8 @@ pub fn load(source: &dyn ContentSource, config: &McpConfig, some_files: bool) ->
             queue.push((entry.trim_start_matches("./").to_owned(), named_by));
         }
     }
-    let mut read: BTreeSet<String> = BTreeSet::new();
     while let Some((path, named_by)) = queue.pop() {
-        if !read.insert(path.clone()) {
+        if !set.read.insert(path.clone()) {
             continue;
         }
         let problems_before = set.problems.len();

@@ -42,11 +42,56 @@ pub fn check(project: &Side<'_>, base: Option<&Side<'_>>, whole_project: bool) -
             .collect();
         findings.extend(tools::shadowing(snapshot, &subject, &others, &server_names));
     }
+    findings.extend(unlisted(set));
     let empty = Lock::new();
     let lock = project.lock.unwrap_or(&empty);
     findings.extend(against_lock(set, lock, whole_project));
     if let Some(base) = base.filter(|base| base.config.is_some()) {
         findings.extend(against_base(set, base));
+    }
+    findings
+}
+
+/// EL610 for each configuration outside `[mcp] configs` that starts servers, and what
+/// their launch is judged for (an unpinned package, a credential written inline): a
+/// configuration nobody listed is where such a launch hides.
+fn unlisted(set: &McpSet) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for config in &set.unlisted {
+        let names: Vec<&str> = config
+            .servers
+            .iter()
+            .map(|server| server.name.as_str())
+            .collect();
+        let line = config.servers.first().map_or(1, |server| server.line);
+        let starts = match names.as_slice() {
+            [] => "names other files that start tool servers".to_owned(),
+            [one] => format!("starts tool server `{one}`"),
+            several => format!(
+                "starts tool servers {}",
+                several
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        findings.push(
+            Finding::new(
+                RuleId::McpConfigUnlisted,
+                Subject::default(),
+                format!("{} {starts} when a client opens the project, but `[mcp] configs` does not name it: nothing pins what it launches", config.path),
+            )
+            .at(Location::line(&config.path, line))
+            .help(format!(
+                "add \"{}\" to `[mcp] configs` in evalock.toml and run `evalock lock`; or, if no client loads it (a template, a fixture), add it to `[mcp] exclude`",
+                globset::escape(&config.path)
+            ))
+            .discriminator(&config.path),
+        );
+        for server in &config.servers {
+            findings.extend(launch::judge(server));
+        }
     }
     findings
 }

@@ -2,9 +2,9 @@
 //! plugin's manifest), `servers` (VS Code) or `mcp.servers` (VS Code settings), each with
 //! its launch and the line of every part of it.
 
-use super::json::{type_name, Document};
 use crate::finding::{Finding, Location, Subject};
 use crate::rules::RuleId;
+use crate::text::jsonc::{type_name, Document};
 use jsonc_parser::ast::{Object, Value};
 use std::fmt;
 

@@ -3,14 +3,13 @@
 //! so they are scanned for hidden instructions (EL608) and for reaching into other
 //! servers' tools (EL609).
 
-use super::json::{string, to_serde, type_name, Document};
 use crate::digest::{bytes_digest, canonical_json};
 use crate::finding::{Finding, Location, Subject};
 use crate::project::lock::mcp::ToolLock;
 use crate::rules::RuleId;
+use crate::text::hidden::{describe_kinds, scan_text};
+use crate::text::jsonc::{string, to_serde, type_name, Document};
 use jsonc_parser::ast::Value;
-use regex::Regex;
-use std::sync::LazyLock;
 
 /// One tool of a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,69 +131,26 @@ pub fn parse(server: &str, path: &str, text: &str) -> Result<Snapshot, Box<Findi
     })
 }
 
-/// Instructions to the model hidden in a description, matched case-insensitively.
-const HIDDEN_INSTRUCTIONS: &[(&str, &str)] = &[
-    (
-        "override",
-        r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|other)\s+(?:instructions|rules|prompts?)",
-    ),
-    (
-        "tag",
-        r"<\s*/?\s*(?:important|system|instructions?|secret|hidden)\s*>",
-    ),
-    (
-        "concealment",
-        r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention|reveal|show|notify)\b[^.]{0,40}\buser\b|\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b",
-    ),
-    (
-        "exfiltration",
-        r"\b(?:read|send|include|pass)\b[^.]{0,40}(?:~/\.ssh|id_rsa|\.env\b|mcp\.json|credentials)",
-    ),
-];
-
-static HIDDEN: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
-    HIDDEN_INSTRUCTIONS
-        .iter()
-        .filter_map(|(name, pattern)| {
-            regex::RegexBuilder::new(pattern)
-                .case_insensitive(true)
-                .build()
-                .ok()
-                .map(|regex| (*name, regex))
-        })
-        .collect()
-});
-
-/// Characters a reader does not see: zero-width, bidirectional controls, tag characters.
-fn invisible(character: char) -> bool {
-    matches!(character,
-        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
-}
-
-/// EL608 for each tool of a snapshot.
+/// EL608 for each tool of a snapshot whose description hides instructions, as
+/// [`crate::text::hidden::scan_text`] finds them.
 pub fn hidden_instructions(snapshot: &Snapshot, subject: &Subject) -> Vec<Finding> {
     let mut findings = Vec::new();
     for tool in &snapshot.tools {
-        let mut found: Vec<&str> = HIDDEN
-            .iter()
-            .filter(|(_, regex)| regex.is_match(&tool.description))
-            .map(|(name, _)| *name)
-            .collect();
-        if tool.description.chars().any(invisible) {
-            found.push("invisible characters");
-        }
-        if found.is_empty() {
+        let hits = scan_text(&tool.description);
+        if hits.is_empty() {
             continue;
         }
-        let kinds = found.join(", ");
+        let kinds = describe_kinds(&hits);
+        let excerpts: Vec<&str> = hits.iter().map(|hit| hit.excerpt.as_str()).collect();
         findings.push(
             Finding::new(
                 RuleId::McpHiddenInstructions,
                 subject.clone(),
                 format!(
-                    "tool `{}` of server `{}` hides instructions to the model in its description ({kinds})",
-                    tool.name, snapshot.server
+                    "tool `{}` of server `{}` hides instructions to the model in its description ({kinds}): {}",
+                    tool.name,
+                    snapshot.server,
+                    excerpts.join(" … ")
                 ),
             )
             .at(Location::line(&snapshot.path, tool.description_line))
@@ -279,6 +235,6 @@ mod tests {
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert!(findings[0]
             .message
-            .ends_with("tool `add` of server `notes` hides instructions to the model in its description (tag, concealment, exfiltration)"));
+            .starts_with("tool `add` of server `notes` hides instructions to the model in its description (concealment from the user, reading credentials, an <IMPORTANT>-style block)"), "{}", findings[0].message);
     }
 }

@@ -21,7 +21,7 @@ mod tests;
 mod toml_errors;
 mod validate;
 
-pub use gate::{DebtConfig, DebtEntry, RuleLevel};
+pub use gate::{DebtConfig, DebtEntry, DebtKey, RuleLevel};
 pub use grader::{
     GraderConfig, GraderKind, VersionLabel, IN_PROCESS_GRADER_IDS, PROMPTFOO_GRADER_ID,
 };

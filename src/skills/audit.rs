@@ -23,6 +23,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AuditStatus {
     Pass,
+    /// Every finding of the line is adopted debt (`[debt]` in evalock.toml): it fails
+    /// nothing, as it fails no `check`, and is shown so that it is paid down.
+    Debt,
     Warn,
     Fail,
 }
@@ -31,6 +34,7 @@ impl AuditStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             AuditStatus::Pass => "PASS",
+            AuditStatus::Debt => "DEBT",
             AuditStatus::Warn => "WARN",
             AuditStatus::Fail => "FAIL",
         }
@@ -101,7 +105,7 @@ pub fn audit(project_root: &Path, dirs: &[PathBuf]) -> Result<AuditOutcome> {
     let source = WorktreeSource::new(project_root);
     let project = ProjectSkills::read(&source)?;
     if dirs.is_empty() {
-        return project.audit_configured();
+        return project.audit_configured(&source);
     }
     project.audit_folders(project_root, &source, dirs)
 }
@@ -110,6 +114,8 @@ pub fn audit(project_root: &Path, dirs: &[PathBuf]) -> Result<AuditOutcome> {
 /// skills its config finds.
 struct ProjectSkills {
     config: SkillsConfig,
+    /// evalock.toml, whose `[debt]` the audit honours as `check` does.
+    project_config: Option<Config>,
     lock: Option<Lock>,
     settings: LoadSettings,
     configured: SkillSet,
@@ -137,6 +143,7 @@ impl ProjectSkills {
         };
         Ok(ProjectSkills {
             config: skills_config,
+            project_config: config,
             lock,
             settings,
             configured,
@@ -145,7 +152,7 @@ impl ProjectSkills {
 
     /// Every configured skill, with the findings about no single one of them (the
     /// marketplaces', the lock's) as `check` reports them.
-    fn audit_configured(&self) -> Result<AuditOutcome> {
+    fn audit_configured(&self, source: &WorktreeSource) -> Result<AuditOutcome> {
         let skills = &self.configured.skills;
         if skills.is_empty() {
             return Err(nothing_to_audit(&self.config, &self.configured));
@@ -154,17 +161,33 @@ impl ProjectSkills {
         let scope = SkillScope {
             skills,
             discovery_problems: &self.configured.problems,
+            manifests: &self.configured.manifests,
             config: &self.config,
             lock: self.lock.as_ref(),
             whole_project: true,
         };
+        let mut findings = check_scope(&scope);
+        let adopted = self.take_debt(&mut findings, source);
         Ok(outcome(
             skills,
             &targets,
-            check_scope(&scope),
+            (findings, adopted),
             self.lock.as_ref(),
             &self.config,
         ))
+    }
+
+    /// The findings `[debt]` covers, taken out of `findings`, as `check` takes them.
+    fn take_debt(&self, findings: &mut Vec<Finding>, source: &WorktreeSource) -> Vec<Finding> {
+        match &self.project_config {
+            Some(config) => crate::gate::take_adopted(findings, config, &|path| {
+                read_regular_file(source, path)
+                    .ok()
+                    .flatten()
+                    .map(|bytes| crate::digest::Digest::of_bytes(&bytes))
+            }),
+            None => Vec::new(),
+        }
     }
 
     /// The skills below each folder named, in the order named: those inside the project
@@ -192,7 +215,7 @@ impl ProjectSkills {
                 }
             }
         }
-        let audited = self.audit_in_project(in_project);
+        let audited = self.audit_in_project(in_project, source);
         result.skills.splice(0..0, audited.skills);
         Ok(result)
     }
@@ -208,6 +231,7 @@ impl ProjectSkills {
         let scope = SkillScope {
             skills: &skills,
             discovery_problems: &[],
+            manifests: &[],
             config: &self.config,
             lock: None,
             whole_project: false,
@@ -215,26 +239,29 @@ impl ProjectSkills {
         Ok(outcome(
             &skills,
             &found,
-            check_scope(&scope),
+            (check_scope(&scope), Vec::new()),
             None,
             &self.config,
         ))
     }
 
-    fn audit_in_project(&self, mut in_project: InProject) -> AuditOutcome {
+    fn audit_in_project(&self, mut in_project: InProject, source: &WorktreeSource) -> AuditOutcome {
         let scope = SkillScope {
             skills: &in_project.skills,
             discovery_problems: &[],
+            manifests: &[],
             config: &self.config,
             lock: self.lock.as_ref(),
             whole_project: false,
         };
         let mut dedup = BTreeSet::new();
         in_project.targets.retain(|path| dedup.insert(path.clone()));
+        let mut findings = check_scope(&scope);
+        let adopted = self.take_debt(&mut findings, source);
         outcome(
             &in_project.skills,
             &in_project.targets,
-            check_scope(&scope),
+            (findings, adopted),
             self.lock.as_ref(),
             &self.config,
         )
@@ -375,11 +402,17 @@ fn locate(project_root: &Path, dir: &Path) -> Result<DirPlace> {
 fn outcome(
     skills: &[Skill],
     targets: &[String],
-    mut findings: Vec<Finding>,
+    (mut findings, adopted): (Vec<Finding>, Vec<Finding>),
     lock: Option<&Lock>,
     config: &SkillsConfig,
 ) -> AuditOutcome {
     sort_findings(&mut findings);
+    let mut adopted_of: BTreeMap<&str, Vec<Finding>> = BTreeMap::new();
+    for finding in &adopted {
+        if let Some(path) = finding.subject.skill.as_deref() {
+            adopted_of.entry(path).or_default().push(finding.clone());
+        }
+    }
     let mut result = AuditOutcome::default();
     // Indexed once: an audit of every skill of a large repository stays linear.
     let by_path: BTreeMap<&str, &Skill> = skills
@@ -400,10 +433,11 @@ fn outcome(
         let own = findings_of
             .get(path.as_str())
             .map_or(&[][..], Vec::as_slice);
+        let debt = adopted_of.get(path.as_str()).map_or(&[][..], Vec::as_slice);
         result.skills.push(SkillAudit {
             path: path.clone(),
             name: skill.name().to_owned(),
-            lines: audit_lines(skill, own, lock, config),
+            lines: audit_lines(skill, (own, debt), lock, config),
         });
     }
     let all: BTreeSet<&str> = skills.iter().map(|skill| skill.path.as_str()).collect();

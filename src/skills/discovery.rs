@@ -12,16 +12,78 @@ use std::collections::BTreeSet;
 
 pub const SKILL_FILE: &str = "SKILL.md";
 
-/// Something a marketplace says that evalock cannot pin or find.
+/// Something a marketplace (or a skills root) says that evalock cannot pin or find.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoveryProblem {
     pub file: String,
     pub line: u32,
     pub message: String,
-    /// The marketplace points at content outside the repository (fetched at install time).
-    pub remote: bool,
+    pub kind: ProblemKind,
     /// What fixes it, when not the marketplace entry.
     pub help: Option<&'static str>,
+}
+
+/// What kind of problem discovery met, and so which rule reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// What evalock.toml names finds nothing, or stands behind a symlink (EL201).
+    Unpinnable,
+    /// A marketplace lists a plugin or skill that is not a folder here (EL214).
+    Missing,
+    /// A marketplace plugin fetched from elsewhere at install time, unpinned (EL210).
+    Remote,
+}
+
+/// A plugin manifest a skill set was found through (a marketplace, a plugin's
+/// `plugin.json`): its descriptions reach the model too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginManifest {
+    pub path: String,
+    pub text: String,
+}
+
+/// SKILL.md files of a snapshot (as [`ContentSource::files_named`] finds them) that no
+/// configured skill holds and `[skills] exclude` does not name: an agent can load each
+/// as a skill, and nothing pins or audits it. Returned by folder, sorted.
+pub fn unlisted_skills(
+    named: &[String],
+    config: Option<&SkillsConfig>,
+    skill_paths: &[String],
+) -> Result<Vec<String>> {
+    let excluded = match config {
+        Some(config) => crate::source::compile_globs(&config.exclude)?,
+        None => globset::GlobSet::empty(),
+    };
+    let held: BTreeSet<&str> = skill_paths.iter().map(String::as_str).collect();
+    if held.contains("") {
+        return Ok(Vec::new());
+    }
+    let mut unlisted = Vec::new();
+    for path in named {
+        if crate::source::file_name(path) != SKILL_FILE {
+            continue;
+        }
+        let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let inside_a_skill = std::iter::once(folder)
+            .chain(folder.match_indices('/').map(|(slash, _)| &folder[..slash]))
+            .any(|ancestor| held.contains(ancestor));
+        if inside_a_skill || is_excluded(&excluded, path) {
+            continue;
+        }
+        unlisted.push(folder.to_owned());
+    }
+    Ok(drop_nested(unlisted.into_iter().collect()))
+}
+
+/// Whether `path`, or a folder on its way, matches one of `excluded`.
+pub fn is_excluded(excluded: &globset::GlobSet, path: &str) -> bool {
+    if excluded.is_empty() {
+        return false;
+    }
+    excluded.is_match(path)
+        || path
+            .match_indices('/')
+            .any(|(slash, _)| excluded.is_match(&path[..slash]))
 }
 
 /// Skill folders found through roots and marketplaces, sorted, without nested duplicates.
@@ -32,6 +94,8 @@ pub struct Discovered {
     /// The folders listed to find them, with their listings: a skill inside one is read
     /// from it instead of being listed again.
     pub listings: Vec<(String, Listing)>,
+    /// The marketplaces read and the `plugin.json` of each local plugin they list.
+    pub manifests: Vec<PluginManifest>,
 }
 
 impl Discovered {
@@ -48,6 +112,7 @@ pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Dis
     let mut found = BTreeSet::new();
     let mut problems = Vec::new();
     let mut listings = Vec::new();
+    let mut manifests = Vec::new();
     for (root, line) in config.root_globs() {
         let (skills, links, listed) = skills_and_symlinks_under_glob(source, root)?;
         if skills.is_empty() && links.is_empty() {
@@ -60,13 +125,18 @@ pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Dis
                 file: crate::project::config::CONFIG_FILE.into(),
                 line,
                 message: format!("{link} is a symlink where skills root `{root}` looks for skills; evalock never follows symlinks, so nothing behind it is pinned or audited"),
-                remote: false,
+                kind: ProblemKind::Unpinnable,
                 help: Some("replace the symlink with the skill's files (vendor them), or remove it, then run `evalock lock`"),
             });
         }
     }
     for (marketplace, line) in config.marketplace_paths() {
-        read_marketplace(source, (marketplace, line), &mut found, &mut problems)?;
+        let mut reading = marketplace::Found {
+            skills: &mut found,
+            problems: &mut problems,
+            manifests: &mut manifests,
+        };
+        read_marketplace(source, (marketplace, line), &mut reading)?;
     }
     let mut skill_paths = Vec::new();
     for path in drop_nested(found) {
@@ -76,7 +146,7 @@ pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Dis
                 file: crate::project::config::CONFIG_FILE.into(),
                 line: 1,
                 message: format!("a skill folder cannot be pinned: {error}; rename it"),
-                remote: false,
+                kind: ProblemKind::Unpinnable,
                 help: Some("rename the skill folder to a plain name, then run `evalock lock`"),
             }),
         }
@@ -85,6 +155,7 @@ pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Dis
         skill_paths,
         problems,
         listings,
+        manifests,
     })
 }
 
@@ -96,7 +167,7 @@ fn root_matches_nothing(root: &str, line: u32) -> DiscoveryProblem {
         file: crate::project::config::CONFIG_FILE.into(),
         line,
         message: format!("skills root `{root}` matches no folder holding a {SKILL_FILE}: nothing there is pinned or audited"),
-        remote: false,
+        kind: ProblemKind::Unpinnable,
         help: Some("fix the glob in `[skills] roots` in evalock.toml (write a `*`, `?`, `[`, `]`, `{` or `}` in a folder name in brackets: `team[[]1[]]/*` for `team[1]`), or remove it; then run `evalock lock`"),
     }
 }

@@ -212,7 +212,8 @@ fn describe_file(path: &str, kind: EntryKind, bytes: &[u8], patterns: &RiskyPatt
     // file: those are scanned whatever they hold; only other binary files are not.
     let scanned = !binary || is_read_as_text(path, &executable);
     let risky = if scanned {
-        patterns.scan(&String::from_utf8_lossy(bytes))
+        let markdown = path.to_ascii_lowercase().ends_with(".md");
+        patterns.scan(&String::from_utf8_lossy(bytes), markdown)
     } else {
         Vec::new()
     };

@@ -178,6 +178,15 @@ impl ManifestReader<'_> {
             }
             return None;
         };
+        // Other manifests group their files by role (`"files": {"core": {…}}`): with no
+        // string value, this is no map of pins, and the lock pins every file anyway.
+        if !entries.is_empty()
+            && entries
+                .values()
+                .all(|value| value.is_object() || value.is_array())
+        {
+            return None;
+        }
         let mut files = BTreeMap::new();
         for (path, digest) in entries {
             if let Err(error) = validate_relative_path(path) {

@@ -286,6 +286,10 @@ impl Skill {
 pub struct SkillSet {
     pub skills: Vec<Skill>,
     pub problems: Vec<DiscoveryProblem>,
+    /// The plugin manifests read to find them (marketplaces, each plugin's `plugin.json`).
+    pub manifests: Vec<discovery::PluginManifest>,
+    /// Folders holding a SKILL.md that no root or marketplace finds (EL213).
+    pub unlisted: Vec<String>,
 }
 
 /// What loading needs from `[skills]`, compiled once.
@@ -356,6 +360,8 @@ pub fn load_skills_as(
     Ok(SkillSet {
         skills,
         problems: discovered.problems,
+        manifests: discovered.manifests,
+        unlisted: Vec::new(),
     })
 }
 

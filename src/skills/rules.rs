@@ -2,14 +2,17 @@
 //! policy (`[skills]` in evalock.toml) and the base revision.
 
 mod content;
+mod hidden;
 mod integrity;
 mod naming;
 mod policy;
+mod versioning;
 
 use crate::finding::{Finding, Location, Subject};
 use crate::project::config::SkillsConfig;
 use crate::project::lock::Lock;
 use crate::rules::RuleId;
+use crate::skills::discovery::PluginManifest;
 use crate::skills::{DiscoveryProblem, Located, Skill, SkillSet};
 
 /// What the EL2xx rules read of one snapshot of the project.
@@ -27,6 +30,8 @@ pub struct Side<'a> {
 pub struct SkillScope<'a> {
     pub skills: &'a [Skill],
     pub discovery_problems: &'a [DiscoveryProblem],
+    /// The plugin manifests discovery read (marketplaces, `plugin.json`).
+    pub manifests: &'a [PluginManifest],
     pub config: &'a SkillsConfig,
     pub lock: Option<&'a Lock>,
     /// A whole-project check also reports locked skills that are gone; an audit of named
@@ -40,17 +45,26 @@ pub fn check(project: &Side<'_>, base: Option<&Side<'_>>) -> Vec<Finding> {
     let scope = SkillScope {
         skills: &project.skills.skills,
         discovery_problems: &project.skills.problems,
+        manifests: &project.skills.manifests,
         config: &config,
         lock: project.lock,
         whole_project: true,
     };
     let mut findings = check_scope(&scope);
+    findings.extend(unlisted(&project.skills.unlisted));
     if let Some(base) = base {
         findings.extend(policy::permission_escalation(
             &project.skills.skills,
             &base.skills.skills,
             base.source,
         ));
+        if let Some(base_lock) = base.lock {
+            findings.extend(versioning::changed_unversioned(
+                &project.skills.skills,
+                base_lock,
+                base.source,
+            ));
+        }
         // Only against a base that had a `[skills]` table: adopting the skill rules sets
         // the first allowlist, which nothing granted before.
         if let Some(base_config) = base.config {
@@ -58,6 +72,33 @@ pub fn check(project: &Side<'_>, base: Option<&Side<'_>>) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// EL213: each folder holding a SKILL.md that no root or marketplace finds.
+fn unlisted(folders: &[String]) -> Vec<Finding> {
+    folders
+        .iter()
+        .map(|folder| {
+            let skill_md = match folder.is_empty() {
+                true => crate::skills::SKILL_FILE.to_owned(),
+                false => format!("{folder}/{}", crate::skills::SKILL_FILE),
+            };
+            let root = match folder.rsplit_once('/') {
+                Some((parent, _)) => format!("{}/*", globset::escape(parent)),
+                None => globset::escape(folder),
+            };
+            Finding::new(
+                RuleId::SkillUnlisted,
+                Subject::skill(folder),
+                format!("{skill_md} is outside every `[skills] roots` glob and marketplace: an agent that opens the project can load it as a skill, and nothing pins or audits it"),
+            )
+            .at(Location::line(skill_md, 1))
+            .help(format!(
+                "add \"{root}\" to `[skills] roots` in evalock.toml and run `evalock lock`; or, if no agent loads it (a fixture, an example), add \"{folder}/**\" to `[skills] exclude`"
+            ))
+            .discriminator("unlisted")
+        })
+        .collect()
 }
 
 /// EL209 for the project itself: compared with the base, `[skills] allowed_permissions`
@@ -96,6 +137,7 @@ fn allowlist_grown(
 pub fn check_scope(scope: &SkillScope) -> Vec<Finding> {
     let mut findings = integrity::tampered(scope);
     findings.extend(integrity::unpinned(scope));
+    findings.extend(integrity::plugins_missing(scope));
     for skill in scope.skills {
         findings.extend(policy::provenance(skill));
         findings.extend(policy::version(skill));
@@ -105,9 +147,11 @@ pub fn check_scope(scope: &SkillScope) -> Vec<Finding> {
         ));
         findings.extend(content::executables(skill, scope.config));
         findings.extend(content::risky_content(skill, scope.config));
+        findings.extend(hidden::hidden_instructions(skill));
         findings.extend(naming::names_invalid(skill));
     }
     findings.extend(naming::name_collisions(scope.skills));
+    findings.extend(hidden::manifests_hidden_instructions(scope.manifests));
     findings
 }
 
@@ -123,6 +167,8 @@ pub enum Criterion {
     Versioning,
     Permissions,
     Executables,
+    /// Instructions hidden from the reader (EL211): shown only when something is found.
+    Instructions,
     Name,
 }
 
@@ -130,9 +176,12 @@ impl Criterion {
     pub fn of(rule: RuleId) -> Option<Criterion> {
         match rule {
             RuleId::SkillProvenance => Some(Criterion::Provenance),
-            RuleId::SkillTampered | RuleId::SkillVersion | RuleId::SkillUnpinned => {
-                Some(Criterion::Versioning)
-            }
+            RuleId::SkillTampered
+            | RuleId::SkillVersion
+            | RuleId::SkillUnpinned
+            | RuleId::SkillChangedUnversioned
+            | RuleId::SkillPluginMissing => Some(Criterion::Versioning),
+            RuleId::SkillHiddenInstructions => Some(Criterion::Instructions),
             RuleId::SkillPermissions | RuleId::SkillPermissionEscalation => {
                 Some(Criterion::Permissions)
             }
@@ -149,6 +198,7 @@ impl Criterion {
             Criterion::Versioning => "versioning",
             Criterion::Permissions => "permissions",
             Criterion::Executables => "executables",
+            Criterion::Instructions => "instructions",
             Criterion::Name => "name",
         }
     }

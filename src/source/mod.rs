@@ -185,6 +185,18 @@ pub trait ContentSource: Send + Sync {
         Ok(listing)
     }
 
+    /// Every file of the snapshot whose name (last path component) is one of `names`,
+    /// sorted by path: what an agent or an editor would find by name anywhere in the
+    /// project. The working tree leaves out what git ignores, as a clone would lack it.
+    fn files_named(&self, names: &[&str]) -> Result<Vec<String>> {
+        Ok(self
+            .list("")?
+            .into_iter()
+            .filter(|file| names.contains(&file_name(&file.path)))
+            .map(|file| file.path)
+            .collect())
+    }
+
     /// What identifies the content at `path` without reading it, for caches; `None` when
     /// absent or when this source cannot vouch for its content that way.
     fn identity(&self, _path: &str) -> Result<Option<ContentIdentity>> {
@@ -197,6 +209,11 @@ pub trait ContentSource: Send + Sync {
     fn object_id(&self, _path: &str) -> Result<Option<ObjectId>> {
         Ok(None)
     }
+}
+
+/// The last component of a `/`-separated path.
+pub fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// What identifies a file's content without reading it. Equal identities mean equal

@@ -20,6 +20,11 @@ pub enum Dependency {
     /// A directory's listing, by the SHA-256 (hex) of its paths and kinds, executable
     /// files as files (see [`ContentSource::listed_names`]).
     Listing(String, String),
+    /// The files named one of some names anywhere (the names joined by `/`), by the
+    /// SHA-256 (hex) of their paths (see [`ContentSource::files_named`]).
+    Named(String, String),
+    /// Whether a path is a directory (a plugin folder a marketplace names).
+    Directory(String, bool),
 }
 
 impl Dependency {
@@ -37,6 +42,11 @@ impl Dependency {
                 Dependency::Listing(dir, digest) => {
                     listing_digest(&source.listed_names(dir)?) == *digest
                 }
+                Dependency::Named(names, digest) => {
+                    let names: Vec<&str> = names.split('/').collect();
+                    paths_digest(&source.files_named(&names)?) == *digest
+                }
+                Dependency::Directory(path, is) => source.is_directory(path)? == *is,
             })
         };
         holds().unwrap_or(false)
@@ -87,6 +97,8 @@ impl<'a> RecordingSource<'a> {
                 Dependency::Content(path, _) => (0, path),
                 Dependency::Kind(path, _) => (1, path),
                 Dependency::Listing(path, _) => (2, path),
+                Dependency::Named(names, _) => (3, names),
+                Dependency::Directory(path, _) => (4, path),
             }
         }
         let seen_once = dependencies
@@ -94,6 +106,15 @@ impl<'a> RecordingSource<'a> {
             .all(|pair| key(&pair[0]) != key(&pair[1]));
         seen_once.then_some(dependencies)
     }
+}
+
+fn paths_digest(paths: &[String]) -> String {
+    let mut hasher = Sha256::new();
+    for path in paths {
+        hasher.update(path.as_bytes());
+        hasher.update(b"\n");
+    }
+    crate::digest::Digest::from_sha256_bytes(&hasher.finalize().into()).hex()
 }
 
 fn listing_digest(listing: &Listing) -> String {
@@ -171,12 +192,8 @@ impl ContentSource for RecordingSource<'_> {
     }
 
     fn is_directory(&self, path: &str) -> Result<bool> {
-        // "Nothing there" is recorded by the absent read that comes first; a directory in
-        // the way is rare enough not to be worth remembering.
         let is_directory = self.inner.is_directory(path)?;
-        if is_directory {
-            self.unverifiable();
-        }
+        self.record(Dependency::Directory(path.to_owned(), is_directory));
         Ok(is_directory)
     }
 
@@ -200,6 +217,12 @@ impl ContentSource for RecordingSource<'_> {
             listing_digest(&listing),
         ));
         Ok(listing)
+    }
+
+    fn files_named(&self, names: &[&str]) -> Result<Vec<String>> {
+        let found = self.inner.files_named(names)?;
+        self.record(Dependency::Named(names.join("/"), paths_digest(&found)));
+        Ok(found)
     }
 
     /// Not recorded: an object id decides only whether a file is parsed again, never what

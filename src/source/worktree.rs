@@ -358,6 +358,76 @@ impl ContentSource for WorktreeSource {
     fn listed_names(&self, dir: &str) -> Result<Listing> {
         self.walk_below(dir, false)
     }
+
+    fn files_named(&self, names: &[&str]) -> Result<Vec<String>> {
+        self.walk_for_names(names)
+    }
+}
+
+impl WorktreeSource {
+    /// The files named one of `names` below the root, git's ignore rules honoured (the
+    /// project's `.gitignore` files and `.git/info/exclude`, not a user's global ones:
+    /// every clone judges alike), symlinks listed and never followed.
+    fn walk_for_names(&self, names: &[&str]) -> Result<Vec<String>> {
+        let mut builder = ignore::WalkBuilder::new(&self.root);
+        builder
+            .hidden(false)
+            .ignore(false)
+            .git_global(false)
+            .parents(false)
+            .follow_links(false)
+            .threads(rayon::current_num_threads())
+            .filter_entry(|entry| {
+                entry.depth() != 1
+                    || !SKIPPED_ROOT_DIRECTORIES
+                        .iter()
+                        .any(|skipped| entry.file_name() == *skipped)
+            });
+        let found = std::sync::Mutex::new(Vec::new());
+        let failed = std::sync::Mutex::new(None);
+        builder.build_parallel().run(|| {
+            Box::new(|entry| {
+                match entry {
+                    Ok(entry) if entry.file_type().is_some_and(|kind| !kind.is_dir()) => {
+                        let named = entry
+                            .file_name()
+                            .to_str()
+                            .is_some_and(|name| names.contains(&name));
+                        if named {
+                            if let Ok(relative) = entry.path().strip_prefix(&self.root) {
+                                let parts: Vec<&str> = relative
+                                    .components()
+                                    .filter_map(|part| part.as_os_str().to_str())
+                                    .collect();
+                                if let Ok(mut found) = found.lock() {
+                                    found.push(parts.join("/"));
+                                }
+                            }
+                        }
+                    }
+                    Ok(_) => {}
+                    // A folder that cannot be read holds nothing anyone loads; the root
+                    // that cannot be read is an error.
+                    Err(error) if error.depth() == Some(0) => {
+                        if let Ok(mut failed) = failed.lock() {
+                            *failed = Some(error.to_string());
+                        }
+                    }
+                    Err(_) => {}
+                }
+                ignore::WalkState::Continue
+            })
+        });
+        if let Some(message) = failed.into_inner().ok().flatten() {
+            return Err(Error::io(
+                display(&self.root),
+                std::io::Error::other(message),
+            ));
+        }
+        let mut found = found.into_inner().unwrap_or_default();
+        found.sort();
+        Ok(found)
+    }
 }
 
 #[cfg(unix)]

@@ -240,13 +240,35 @@ impl Printer {
         for config in &outcome.mcp_configs {
             outln!("  tool servers: {config}");
         }
+        // Many files left out for one reason (a folder of mock responses) read as a few
+        // and a count.
+        let mut by_reason: std::collections::BTreeMap<(&str, String), Vec<&str>> =
+            std::collections::BTreeMap::new();
         for skipped in &outcome.skipped {
-            errln!(
-                "note: skipped {} `{}`: {}; rename it, then run `evalock init --force` to include it",
-                skipped.kind,
-                skipped.path.escape_debug(),
-                skipped.reason
-            );
+            let reason = match skipped.reason.split_once(" records hold no case field") {
+                Some((_, rest)) => format!("its records hold no case field{rest}"),
+                None => skipped.reason.clone(),
+            };
+            by_reason
+                .entry((skipped.kind, reason))
+                .or_default()
+                .push(skipped.path.as_str());
+        }
+        for ((kind, reason), paths) in &by_reason {
+            const SHOWN: usize = 3;
+            for path in paths.iter().take(if paths.len() > SHOWN + 1 {
+                SHOWN
+            } else {
+                paths.len()
+            }) {
+                errln!("note: skipped {kind} `{}`: {reason}", path.escape_debug());
+            }
+            if paths.len() > SHOWN + 1 {
+                errln!(
+                    "note: skipped {} more {kind}s for the same reason",
+                    paths.len() - SHOWN
+                );
+            }
         }
         if !outcome.adopted.is_empty() {
             let total: usize = outcome.adopted.values().sum();
@@ -286,6 +308,7 @@ impl Printer {
                     serde_json::json!({
                         "rule": entry.rule_id().map_or(entry.rule.get_ref().as_str(), |rule| rule.id()),
                         "path": entry.path,
+                        "fingerprint": entry.fingerprint,
                         "line": entry.line,
                     })
                 })
@@ -707,11 +730,16 @@ impl Printer {
             for (level, headline, findings) in lines {
                 let style = match level {
                     AuditStatus::Pass => "\x1b[32m",
+                    AuditStatus::Debt => "\x1b[36m",
                     AuditStatus::Warn => "\x1b[33m",
                     AuditStatus::Fail => "\x1b[1;31m",
                 };
                 let (status, rest) = headline.split_at(5);
                 outln!("{}{rest}", paint(style, status));
+                // Debt is listed by `evalock debt`; here its line says so and no more.
+                if *level == AuditStatus::Debt {
+                    continue;
+                }
                 for finding in *findings {
                     print_audit_finding(finding);
                 }

@@ -198,6 +198,7 @@ fn judge(
     let load_options = LoadOptions {
         detail: CaseDetail::Summary,
         parsed_files: parsed_files.as_ref(),
+        find_unlisted: true,
         ..LoadOptions::default()
     };
     let base_read = base.map(|base| read_base(options, base)).transpose()?;
@@ -210,6 +211,7 @@ fn judge(
             // The base's skills are compared on what they declare.
             let base_options = LoadOptions {
                 skill_detail: SkillDetail::Declarations,
+                find_unlisted: false,
                 ..load_options
             };
             match Project::load_with_lock(&snapshot, &base_options, base_lock) {

@@ -57,13 +57,15 @@ impl RuleLevel {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebtConfig {
-    /// One entry per adopted finding's rule and file. `evalock init` writes them; a
-    /// finding whose file changed since is judged in full again.
+    /// One entry per adopted finding. `evalock init` writes them; a finding that is not
+    /// the one adopted (another rule, file or violation) is judged in full.
     #[serde(default)]
     pub findings: Vec<DebtEntry>,
 }
 
-/// One adopted finding: `rule` on `path`, whose bytes had `digest` when it was adopted.
+/// One adopted finding: `rule` on `path`, known by its `fingerprint` (what it found,
+/// never its line). Entries written before fingerprints name the `digest` of the file's
+/// bytes instead, and cover the rule's findings on that file while its bytes stay so.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebtEntry {
@@ -72,13 +74,22 @@ pub struct DebtEntry {
     pub rule: Spanned<String>,
     /// Project-relative path of the file the finding points at.
     pub path: String,
-    /// `sha256:` digest of that file's bytes when the finding was adopted.
-    #[schemars(with = "String", regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
-    pub digest: Digest,
+    /// The finding's fingerprint, as reports print it (16 hex digits): its rule, its
+    /// subject and what it found, so that an edit elsewhere in the file leaves it as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9a-f]{16}$"))]
+    pub fingerprint: Option<String>,
+    /// Earlier entries: the `sha256:` digest of the file's bytes when it was adopted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
+    pub digest: Option<Digest>,
     /// The line of evalock.toml that writes it.
     #[serde(skip)]
     pub line: u32,
 }
+
+/// What makes two entries the same debt: rule, path, and fingerprint or file digest.
+pub type DebtKey<'a> = (Option<RuleId>, &'a str, Option<&'a str>, Option<&'a Digest>);
 
 impl DebtEntry {
     /// The rule, once validation accepted its name.
@@ -87,7 +98,17 @@ impl DebtEntry {
     }
 
     /// What makes two entries the same debt.
-    pub fn key(&self) -> (Option<RuleId>, &str, &Digest) {
-        (self.rule_id(), &self.path, &self.digest)
+    pub fn key(&self) -> DebtKey<'_> {
+        (
+            self.rule_id(),
+            &self.path,
+            self.fingerprint.as_deref(),
+            self.digest.as_ref(),
+        )
+    }
+
+    /// Whether it is an entry of the earlier form, matched by the file's bytes.
+    pub fn is_by_file_digest(&self) -> bool {
+        self.fingerprint.is_none()
     }
 }

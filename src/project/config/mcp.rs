@@ -26,6 +26,11 @@ pub struct McpConfig {
     /// tool (name, description, input schema).
     #[serde(default)]
     pub snapshots: BTreeMap<String, String>,
+    /// Globs of files or folders holding tool-server configurations that no client
+    /// loads (templates, test fixtures): without them, a configuration outside `configs`
+    /// that starts a server is EL610.
+    #[serde(default)]
+    pub exclude: Vec<String>,
     /// The line of evalock.toml that writes each of `configs`, in order.
     #[serde(skip)]
     #[schemars(skip)]
@@ -48,6 +53,7 @@ impl Default for McpConfig {
         McpConfig {
             configs: default_configs(),
             snapshots: BTreeMap::new(),
+            exclude: Vec::new(),
             config_lines: Vec::new(),
             snapshot_lines: BTreeMap::new(),
         }

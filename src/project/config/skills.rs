@@ -25,6 +25,11 @@ pub struct SkillsConfig {
     /// `source.repo` and a real `source.commit` in skill.json (EL202).
     #[serde(default)]
     pub vendored: Vec<String>,
+    /// Globs of files or folders holding a SKILL.md that no agent loads as a skill (test
+    /// fixtures, examples, templates): without them, a SKILL.md outside every root and
+    /// marketplace is EL213.
+    #[serde(default)]
+    pub exclude: Vec<String>,
     /// Extra risky-content patterns, name -> regex (EL206). A built-in name replaces the
     /// built-in pattern; an empty regex switches it off.
     #[serde(default)]
@@ -79,6 +84,7 @@ impl Default for SkillsConfig {
             marketplaces: Vec::new(),
             allowed_permissions: default_allowed_permissions(),
             vendored: Vec::new(),
+            exclude: Vec::new(),
             risky_patterns: BTreeMap::new(),
             acknowledgements: Vec::new(),
             allowed_permissions_line: 1,

@@ -88,6 +88,28 @@ impl Config {
                 }
                 Some(_) => {}
             }
+            let valid_fingerprint = |fingerprint: &str| {
+                fingerprint.len() == 16
+                    && fingerprint
+                        .bytes()
+                        .all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
+            };
+            match (&entry.fingerprint, &entry.digest) {
+                (Some(fingerprint), None) if valid_fingerprint(fingerprint) => {}
+                (None, Some(_)) => {}
+                (Some(fingerprint), None) => {
+                    return Err(Error::malformed(
+                        at(),
+                        format!("`[debt]` entry {} on {}: fingerprint `{fingerprint}` is not the 16 hex digits reports print", entry.rule.get_ref(), entry.path),
+                    ))
+                }
+                _ => {
+                    return Err(Error::malformed(
+                        at(),
+                        format!("`[debt]` entry {} on {} needs a `fingerprint` (the finding's, as `evalock check --format json` prints it), or the `digest` of the file as earlier entries wrote it, not both", entry.rule.get_ref(), entry.path),
+                    ))
+                }
+            }
         }
         Ok(())
     }

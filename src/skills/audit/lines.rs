@@ -25,9 +25,11 @@ fn criterion_of(skill: &Skill, finding: &Finding) -> Option<Criterion> {
 }
 
 /// The four lines of the seed article, plus `manifest` and `name` lines when those fail.
+/// `adopted` are the skill's findings that `[debt]` covers: a line with no others says
+/// DEBT and lists them.
 pub fn audit_lines(
     skill: &Skill,
-    findings: &[Finding],
+    (findings, adopted): (&[Finding], &[Finding]),
     lock: Option<&Lock>,
     config: &SkillsConfig,
 ) -> Vec<AuditLine> {
@@ -38,9 +40,15 @@ pub fn audit_lines(
         Criterion::Versioning,
         Criterion::Permissions,
         Criterion::Executables,
+        Criterion::Instructions,
         Criterion::Name,
     ];
     for criterion in all {
+        let debt: Vec<Finding> = adopted
+            .iter()
+            .filter(|finding| criterion_of(skill, finding) == Some(criterion))
+            .cloned()
+            .collect();
         let own: Vec<Finding> = findings
             .iter()
             .filter(|finding| {
@@ -52,10 +60,28 @@ pub fn audit_lines(
         let status = match own.iter().map(audit_severity).max() {
             Some(Severity::Refuse | Severity::Error) => AuditStatus::Fail,
             Some(Severity::Warn) => AuditStatus::Warn,
+            _ if !debt.is_empty() => AuditStatus::Debt,
             _ => AuditStatus::Pass,
         };
-        if matches!(criterion, Criterion::Name | Criterion::Manifest) && status == AuditStatus::Pass
+        if matches!(
+            criterion,
+            Criterion::Name | Criterion::Manifest | Criterion::Instructions
+        ) && status == AuditStatus::Pass
         {
+            continue;
+        }
+        if status == AuditStatus::Debt {
+            lines.push(AuditLine {
+                status,
+                criterion,
+                message: format!(
+                    "adopted as debt in evalock.toml ({} finding{}, `evalock debt` lists them): {}",
+                    debt.len(),
+                    if debt.len() == 1 { "" } else { "s" },
+                    debt[0].message
+                ),
+                findings: debt,
+            });
             continue;
         }
         if status == AuditStatus::Pass && !judgeable(criterion, skill) {

@@ -1,7 +1,10 @@
 //! Plugin marketplaces (`.claude-plugin/marketplace.json`): the skill folders each
 //! plugin's `source` and `skills` name, and what in them evalock cannot pin or find.
 
-use super::{join, skills_under_glob, symlink_on_path, DiscoveryProblem, SKILL_FILE};
+use super::{
+    join, skills_under_glob, symlink_on_path, DiscoveryProblem, PluginManifest, ProblemKind,
+    SKILL_FILE,
+};
 use crate::cases::strict_json::StrictValue;
 use crate::digest::EntryKind;
 use crate::error::Result;
@@ -9,18 +12,32 @@ use crate::source::ContentSource;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
+/// What reading marketplaces finds: skill folders, problems, and the manifests read.
+pub(super) struct Found<'a> {
+    pub skills: &'a mut BTreeSet<String>,
+    pub problems: &'a mut Vec<DiscoveryProblem>,
+    pub manifests: &'a mut Vec<PluginManifest>,
+}
+
+/// The manifest of a plugin, relative to its folder.
+pub const PLUGIN_MANIFEST: &str = ".claude-plugin/plugin.json";
+
 /// Reads a marketplace: each plugin's `source` (a path in this repository) and its
 /// `skills` (paths relative to the plugin), or `<plugin>/skills/*` when none are listed.
 pub(super) fn read_marketplace(
     source: &dyn ContentSource,
     (marketplace, config_line): (&str, u32),
-    found: &mut BTreeSet<String>,
-    problems: &mut Vec<DiscoveryProblem>,
+    found: &mut Found<'_>,
 ) -> Result<()> {
-    let Some((text, document)) = load_marketplace(source, (marketplace, config_line), problems)?
+    let Some((text, document)) =
+        load_marketplace(source, (marketplace, config_line), found.problems)?
     else {
         return Ok(());
     };
+    found.manifests.push(PluginManifest {
+        path: marketplace.to_owned(),
+        text: text.clone(),
+    });
     let plugins = document
         .get("plugins")
         .and_then(Value::as_array)
@@ -36,7 +53,6 @@ pub(super) fn read_marketplace(
             .and_then(Value::as_str)
             .unwrap_or(""),
         found,
-        problems,
     };
     for plugin in &plugins {
         reading.read_plugin(plugin)?;
@@ -58,7 +74,7 @@ fn load_marketplace(
             marketplace,
             1,
             format!("{marketplace} is a symlink; evalock never follows symlinks: make it a regular file"),
-            false,
+            ProblemKind::Unpinnable,
         ));
         return Ok(None);
     }
@@ -67,7 +83,7 @@ fn load_marketplace(
             file: crate::project::config::CONFIG_FILE.into(),
             line: config_line,
             message: format!("skills.marketplaces names {marketplace}, which does not exist"),
-            remote: false,
+            kind: ProblemKind::Unpinnable,
             help: Some("correct the path in `skills.marketplaces` in evalock.toml, or remove it"),
         });
         return Ok(None);
@@ -80,7 +96,7 @@ fn load_marketplace(
                 marketplace,
                 error.line().max(1) as u32,
                 format!("invalid JSON: {error}"),
-                false,
+                ProblemKind::Unpinnable,
             ));
             Ok(None)
         }
@@ -91,13 +107,13 @@ fn marketplace_problem(
     marketplace: &str,
     line: u32,
     message: String,
-    remote: bool,
+    kind: ProblemKind,
 ) -> DiscoveryProblem {
     DiscoveryProblem {
         file: marketplace.to_owned(),
         line,
         message,
-        remote,
+        kind,
         help: None,
     }
 }
@@ -115,18 +131,17 @@ fn marketplace_root(marketplace: &str) -> &str {
 
 /// A marketplace being read: where its plugins' paths start, its text for the line of
 /// each problem, and what reading it finds.
-struct MarketplaceReading<'a> {
+struct MarketplaceReading<'a, 'f> {
     source: &'a dyn ContentSource,
     marketplace: &'a str,
     text: &'a str,
     market_root: &'a str,
     /// `metadata.pluginRoot`, which plugin sources are relative to.
     plugin_root: &'a str,
-    found: &'a mut BTreeSet<String>,
-    problems: &'a mut Vec<DiscoveryProblem>,
+    found: &'a mut Found<'f>,
 }
 
-impl MarketplaceReading<'_> {
+impl MarketplaceReading<'_, '_> {
     fn read_plugin(&mut self, plugin: &Value) -> Result<()> {
         let name = plugin
             .get("name")
@@ -135,13 +150,14 @@ impl MarketplaceReading<'_> {
         let Some(plugin_dir) = self.plugin_folder(plugin, name)? else {
             return Ok(());
         };
+        self.read_plugin_manifest(&plugin_dir)?;
         match plugin.get("skills").and_then(Value::as_array) {
             Some(listed) => {
                 for entry in listed.iter().filter_map(Value::as_str) {
                     self.find_listed_skill(name, &plugin_dir, entry)?;
                 }
             }
-            None => self.found.extend(skills_under_glob(
+            None => self.found.skills.extend(skills_under_glob(
                 self.source,
                 &join(&plugin_dir, "skills/*"),
             )?),
@@ -155,11 +171,13 @@ impl MarketplaceReading<'_> {
         let plugin_dir = match plugin.get("source") {
             Some(Value::String(path)) => resolve(self.market_root, &[self.plugin_root, path]),
             Some(other) => {
-                self.report(
-                    self.line_of_string(name),
-                    format!("plugin `{name}` is fetched from {other} at install time; evalock can only pin what is in this repository: vendor it and list its path"),
-                    true,
-                );
+                if !is_pinned_remote(other) {
+                    self.report(
+                        self.line_of_string(name),
+                        format!("plugin `{name}` is fetched from {other} at install time, pinned to no commit: what it installs can change under the same marketplace"),
+                        ProblemKind::Remote,
+                    );
+                }
                 return Ok(None);
             }
             None => resolve(self.market_root, &[self.plugin_root]),
@@ -168,7 +186,7 @@ impl MarketplaceReading<'_> {
             self.report(
                 self.line_of_string(name),
                 format!("plugin `{name}`: its source leaves the repository"),
-                false,
+                ProblemKind::Missing,
             );
             return Ok(None);
         };
@@ -195,7 +213,32 @@ impl MarketplaceReading<'_> {
             Some(link) => format!("plugin `{name}` has its source in {plugin_dir}, but {link} is a symlink, which evalock never follows: nothing of the plugin is pinned or audited; vendor the files instead"),
             None => format!("plugin `{name}` has source `{written}`, which is not a folder in this repository ({plugin_dir} is missing): nothing of the plugin is pinned or audited"),
         };
-        self.report(self.line_of_string(name), message, false);
+        let kind = match message.contains("symlink") {
+            true => ProblemKind::Unpinnable,
+            false => ProblemKind::Missing,
+        };
+        self.report(self.line_of_string(name), message, kind);
+        Ok(())
+    }
+
+    /// Keeps the plugin's `plugin.json`, when it has one, for its descriptions.
+    fn read_plugin_manifest(&mut self, plugin_dir: &str) -> Result<()> {
+        let path = join(plugin_dir, PLUGIN_MANIFEST);
+        if self
+            .found
+            .manifests
+            .iter()
+            .any(|manifest| manifest.path == path)
+            || self.source.kind_of(&path)? != Some(EntryKind::File)
+        {
+            return Ok(());
+        }
+        if let Some(bytes) = self.source.read(&path)? {
+            self.found.manifests.push(PluginManifest {
+                path,
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+            });
+        }
         Ok(())
     }
 
@@ -205,29 +248,30 @@ impl MarketplaceReading<'_> {
             Some(path)
                 if !path.is_empty() && self.source.kind_of(&join(&path, SKILL_FILE))?.is_some() =>
             {
-                self.found.insert(path);
+                self.found.skills.insert(path);
             }
             Some(path) if !path.is_empty() => {
-                let message = match symlink_on_path(self.source, &path)? {
-                    Some(link) => format!("plugin `{name}` lists {entry}, but {link} is a symlink, which evalock never follows: nothing in {path} is pinned; vendor the files instead"),
-                    None => format!("plugin `{name}` lists {entry}, but {path}/{SKILL_FILE} does not exist"),
+                let (message, kind) = match symlink_on_path(self.source, &path)? {
+                    Some(link) => (format!("plugin `{name}` lists {entry}, but {link} is a symlink, which evalock never follows: nothing in {path} is pinned; vendor the files instead"), ProblemKind::Unpinnable),
+                    None => (format!("plugin `{name}` lists {entry}, but {path}/{SKILL_FILE} does not exist"), ProblemKind::Missing),
                 };
-                self.report(self.line_of_string(entry), message, false);
+                self.report(self.line_of_string(entry), message, kind);
             }
             _ => self.report(
                 self.line_of_string(entry),
                 format!(
                     "plugin `{name}` lists {entry}, which is not a folder inside the repository"
                 ),
-                false,
+                ProblemKind::Missing,
             ),
         }
         Ok(())
     }
 
-    fn report(&mut self, line: u32, message: String, remote: bool) {
-        self.problems
-            .push(marketplace_problem(self.marketplace, line, message, remote));
+    fn report(&mut self, line: u32, message: String, kind: ProblemKind) {
+        self.found
+            .problems
+            .push(marketplace_problem(self.marketplace, line, message, kind));
     }
 
     /// The line of the first JSON string `value` in the marketplace, 1 when absent.
@@ -237,6 +281,21 @@ impl MarketplaceReading<'_> {
             self.text[..offset].matches('\n').count() as u32 + 1
         })
     }
+}
+
+/// Whether a plugin fetched at install time is pinned to one commit: a full 40-hex `sha`
+/// (Claude Code checks that commit out whatever its `ref` says), or for a package
+/// registry (`npm`, `pip`) an exact version, which those registries never re-publish.
+fn is_pinned_remote(source: &Value) -> bool {
+    let field = |key: &str| source.get(key).and_then(Value::as_str);
+    if field("sha")
+        .or(field("commit"))
+        .is_some_and(crate::skills::spec::is_real_commit)
+    {
+        return true;
+    }
+    matches!(field("source"), Some("npm" | "pip"))
+        && field("version").is_some_and(crate::skills::spec::is_semver)
 }
 
 /// Joins relative parts onto `base` and resolves `.` and `..`; `None` when the result
@@ -263,6 +322,34 @@ fn resolve(base: &str, parts: &[&str]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_commit_pins_a_remote_plugin() {
+        let pinned = |json: &str| is_pinned_remote(&serde_json::from_str(json).unwrap());
+        let sha = "d16d14ac7f817336e21bf9392cf51b6cac6194d8";
+        assert!(pinned(&format!(
+            r#"{{"source":"url","url":"https://x.example/p.git","sha":"{sha}"}}"#
+        )));
+        assert!(pinned(&format!(
+            r#"{{"source":"git-subdir","url":"u","path":"p","ref":"main","sha":"{sha}"}}"#
+        )));
+        assert!(pinned(
+            r#"{"source":"npm","package":"p","version":"1.2.3"}"#
+        ));
+        assert!(!pinned(
+            r#"{"source":"github","repo":"o/r","ref":"v2.0.0"}"#
+        ));
+        assert!(!pinned(
+            r#"{"source":"github","repo":"o/r","sha":"d16d14a"}"#
+        ));
+        assert!(!pinned(
+            r#"{"source":"npm","package":"p","version":"^1.2.3"}"#
+        ));
+        assert!(!pinned(&format!(
+            r#"{{"source":"url","url":"u","sha":"{}"}}"#,
+            "0".repeat(40)
+        )));
+    }
 
     #[test]
     fn resolve_stays_inside() {

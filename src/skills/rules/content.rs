@@ -69,11 +69,13 @@ pub fn executables(skill: &Skill, config: &SkillsConfig) -> Vec<Finding> {
                 .iter()
                 .map(|signal| signal.describe())
                 .collect();
+            // The signals are part of what was found: an exec bit added to a script
+            // adopted for its extension alone is a new finding, not the adopted one.
             findings.push(
                 skill_finding(
                     RuleId::SkillExecutable,
                     skill,
-                    &format!("undeclared:{}", file.path),
+                    &format!("undeclared:{}:{}", file.path, signals.join(",")),
                     format!("executable content ({}), not declared", signals.join(", ")),
                 )
                 .at(file_location(skill, file))

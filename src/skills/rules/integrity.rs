@@ -7,6 +7,7 @@ use crate::finding::{Finding, Location, Subject};
 use crate::project::lock::skills::SkillLock;
 use crate::project::lock::LOCK_FILE;
 use crate::rules::RuleId;
+use crate::skills::discovery::ProblemKind;
 use crate::skills::{Skill, SourceDecl, MANIFEST_FILE, SKILL_FILE};
 use std::collections::BTreeSet;
 
@@ -42,19 +43,43 @@ pub fn tampered(scope: &SkillScope) -> Vec<Finding> {
     if scope.whole_project {
         findings.extend(locked_skills_gone(scope));
     }
-    for problem in scope
+    findings.extend(discovery_findings(
+        scope,
+        ProblemKind::Unpinnable,
+        RuleId::SkillTampered,
+        "fix the marketplace entry so every listed skill is a folder in this repository with a SKILL.md",
+    ));
+    findings
+}
+
+/// EL214: plugins and skills a marketplace lists that are not folders here.
+pub fn plugins_missing(scope: &SkillScope) -> Vec<Finding> {
+    discovery_findings(
+        scope,
+        ProblemKind::Missing,
+        RuleId::SkillPluginMissing,
+        RuleId::SkillPluginMissing.rule().help,
+    )
+}
+
+/// The discovery problems of one kind, as findings of `rule`.
+fn discovery_findings(
+    scope: &SkillScope,
+    kind: ProblemKind,
+    rule: RuleId,
+    help: &str,
+) -> Vec<Finding> {
+    scope
         .discovery_problems
         .iter()
-        .filter(|problem| !problem.remote)
-    {
-        findings.push(
-            Finding::new(RuleId::SkillTampered, Default::default(), problem.message.clone())
+        .filter(|problem| problem.kind == kind)
+        .map(|problem| {
+            Finding::new(rule, Default::default(), problem.message.clone())
                 .at(Location::line(&problem.file, problem.line))
-                .help(problem.help.unwrap_or("fix the marketplace entry so every listed skill is a folder in this repository with a SKILL.md"))
-                .discriminator(&problem.message),
-        );
-    }
-    findings
+                .help(problem.help.unwrap_or(help))
+                .discriminator(&problem.message)
+        })
+        .collect()
 }
 
 /// How one file differs from a pin.
@@ -433,18 +458,12 @@ pub fn unpinned(scope: &SkillScope) -> Vec<Finding> {
             Some(_) => {}
         }
     }
-    for problem in scope
-        .discovery_problems
-        .iter()
-        .filter(|problem| problem.remote)
-    {
-        findings.push(
-            Finding::new(RuleId::SkillUnpinned, Default::default(), problem.message.clone())
-                .at(Location::line(&problem.file, problem.line))
-                .help("vendor the plugin into this repository, list its local path in the marketplace, and run `evalock lock`")
-                .discriminator(&problem.message),
-        );
-    }
+    findings.extend(discovery_findings(
+        scope,
+        ProblemKind::Remote,
+        RuleId::SkillUnpinned,
+        "pin it: add the full 40-hex `sha` of the commit you reviewed to the plugin's `source` (or an exact `version` for an npm or pip package), or vendor the plugin into this repository and list its local path",
+    ));
     findings
 }
 

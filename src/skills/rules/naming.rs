@@ -112,7 +112,7 @@ fn name_not_as_specified(
 ) -> Option<Finding> {
     let at = field_location(skill.skill_md_path(), name);
     if let Some(problem) = name_problem(&name.value) {
-        return Some(invalid(skill, "name", problem, at));
+        return Some(invalid(skill, &format!("name:{}", name.value), problem, at));
     }
     if let Some(written) = &front.name_as_written {
         // The reference loader trims it; a loader that does not sees another name
@@ -133,7 +133,7 @@ fn name_not_as_specified(
         return Some(
             invalid(
                 skill,
-                "folder",
+                &format!("folder:{}", name.value),
                 format!(
                     "skill name `{}` differs from its folder `{}`",
                     name.value,

@@ -10,34 +10,47 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// EL202: a vendored or registry skill records its repository and an exact commit.
 pub fn provenance(skill: &Skill) -> Option<Finding> {
-    let (problem, location) = match skill.source() {
+    // What is wrong, as the fingerprint keeps it (a commit that changes from missing to
+    // a placeholder is another finding), the message, and where.
+    let (what, problem, location) = match skill.source() {
         Some(source) => match &source.value {
             SourceDecl::Remote(remote) => {
-                let problem = match (
+                let (what, problem) = match (
                     remote.repo.as_deref().map(str::trim),
                     remote.commit.as_deref(),
                 ) {
-                    (None | Some(""), _) => "`source.repo` is missing".to_owned(),
-                    (_, None) => "`source.commit` is missing".to_owned(),
+                    (None | Some(""), _) => {
+                        ("no-repo".to_owned(), "`source.repo` is missing".to_owned())
+                    }
+                    (_, None) => (
+                        "no-commit".to_owned(),
+                        "`source.commit` is missing".to_owned(),
+                    ),
                     (_, Some(commit))
                         if commit.len() == 40 && commit.bytes().all(|byte| byte == b'0') =>
                     {
-                        "`source.commit` is a placeholder of zeros".to_owned()
+                        (
+                            "zeros".to_owned(),
+                            "`source.commit` is a placeholder of zeros".to_owned(),
+                        )
                     }
-                    (_, Some(commit)) if !is_real_commit(commit) => {
+                    (_, Some(commit)) if !is_real_commit(commit) => (
+                        format!("not-hex:{commit}"),
                         format!(
                             "`source.commit` {} is not 40 lowercase hex digits",
                             python_repr(commit)
-                        )
-                    }
+                        ),
+                    ),
                     _ => return None,
                 };
                 (
+                    what,
                     problem,
                     Location::line(skill.manifest_path(), remote.commit_line),
                 )
             }
             SourceDecl::Local if skill.vendored => (
+                "vendored-local".to_owned(),
                 "it matches `[skills] vendored` but skill.json says `\"source\": \"local\"`"
                     .to_owned(),
                 field_location(skill.manifest_path(), source),
@@ -51,6 +64,7 @@ pub fn provenance(skill: &Skill) -> Option<Finding> {
                 front_matter_location(skill)
             };
             (
+                "vendored-no-source".to_owned(),
                 "it matches `[skills] vendored` but records no `source`".to_owned(),
                 location,
             )
@@ -61,7 +75,7 @@ pub fn provenance(skill: &Skill) -> Option<Finding> {
         skill_finding(
             RuleId::SkillProvenance,
             skill,
-            "source",
+            &format!("source:{what}"),
             format!("skill `{}` needs source.repo and a real 40-char source.commit: {problem}", skill.name()),
         )
         .at(location)
@@ -92,7 +106,7 @@ pub fn version(skill: &Skill) -> Option<Finding> {
         if manifest_version.value != front_version.value {
             return Some(
                 finding(
-                    "disagree",
+                    &format!("disagree:{}:{}", manifest_version.value, front_version.value),
                     format!(
                         "skill `{}`: skill.json says version {} but SKILL.md `metadata.version` says {}",
                         skill.name(),
@@ -143,7 +157,7 @@ pub fn version(skill: &Skill) -> Option<Finding> {
     }
     Some({
         finding(
-            "semver",
+            &format!("semver:{value}"),
             format!(
                 "skill `{}`: version {} is not MAJOR.MINOR.PATCH",
                 skill.name(),
@@ -216,7 +230,10 @@ pub fn permissions(skill: &Skill, allowlist: &[String]) -> Vec<Finding> {
             skill_finding(
                 RuleId::SkillPermissions,
                 skill,
-                field,
+                &format!(
+                    "{field}:{}",
+                    outside.iter().map(|item| item.as_str()).collect::<Vec<_>>().join(" ")
+                ),
                 format!("skill `{}`: `{field}` outside allowlist: {}", skill.name(), python_list(&outside)),
             )
             .at(field_location(path, listed))

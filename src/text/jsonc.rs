@@ -1,7 +1,7 @@
 //! JSON with comments and trailing commas, as editors write MCP configurations, read
 //! through `jsonc-parser` so that every value keeps its line.
 
-use crate::text::LineIndex;
+use super::LineIndex;
 use jsonc_parser::ast::{Object, Value};
 use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions};
@@ -98,5 +98,35 @@ pub fn to_serde(value: &Value<'_>) -> serde_json::Value {
                 .map(|property| (property.name.as_str().to_owned(), to_serde(&property.value)))
                 .collect(),
         ),
+    }
+}
+
+impl Document<'_> {
+    /// Every string value of a member named `key`, at any depth, with its line.
+    pub fn strings_named(&self, key: &str) -> Vec<(u32, String)> {
+        let mut found = Vec::new();
+        self.collect_named(&self.value, key, &mut found);
+        found
+    }
+
+    fn collect_named(&self, value: &Value<'_>, key: &str, found: &mut Vec<(u32, String)>) {
+        match value {
+            Value::Object(object) => {
+                for property in &object.properties {
+                    if let (true, Value::StringLit(literal)) =
+                        (property.name.as_str() == key, &property.value)
+                    {
+                        found.push((self.line(&property.value), literal.value.to_string()));
+                    }
+                    self.collect_named(&property.value, key, found);
+                }
+            }
+            Value::Array(array) => {
+                for element in &array.elements {
+                    self.collect_named(element, key, found);
+                }
+            }
+            _ => {}
+        }
     }
 }
