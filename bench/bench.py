@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""evalock benchmark: the same golden cases laid out five ways, each measured against
+"""evalock benchmark: the same golden cases laid out several ways, each measured against
 reference tools on the same bytes in the same run, as ratios (the machines are shared and
 noisy: absolute times only explain the ratios).
 
@@ -7,13 +7,25 @@ noisy: absolute times only explain the ratios).
     python3 bench/bench.py                 # full size: ~200,000 cases, ~150 MiB
     python3 bench/bench.py --scale 0.1     # a quick run
 
-Layouts (docs/performance.md has the figures and the machine):
+Layouts written by hand (docs/performance.md has the figures and the machine):
 
     benchmark       8 suites, each a glob over 50 files
-    400 suites      one suite per case file, as `evalock init` writes unique stems
+    400 suites      one suite per case file, each named literally
     one suite       every case file under one glob
     one file        every case in one JSONL file
     20,000 files    ten cases a file, 8 suites
+
+Layouts configured by `evalock init` itself, as a new user's repository is, each measured
+at three stages of its life: `fresh` (init + lock, no baseline yet), `accepted` (after
+`run` + `accept`, every baseline present) and `results` (after one more run, its results
+in `.evalock/`):
+
+    init 400 files       400 case files with unique names in one folder: 400 suites
+    init suite folders   a folder per suite of `part-NNN.jsonl` files, as generated
+    8,000-file collection  the skill and plugin collection of fixtures/collection
+
+and what a pull-request job does on the first of them: `check --base` on a fresh clone,
+and `run` of the one suite of 400 that changed.
 
 Each timing is the minimum wall time over --repeat rounds in which the contenders of a
 ratio take turns (a burst of load lands on both sides).
@@ -59,7 +71,7 @@ def parse_args():
     parser.add_argument("--repeat", type=int, default=5, help="rounds per measurement; the minimum counts")
     parser.add_argument("--binary", type=Path, default=REPO / "target" / "release" / "evalock")
     parser.add_argument("--workdir", type=Path, help="where to generate (default: a temporary folder)")
-    parser.add_argument("--layouts", default="all", help="comma-separated layouts by slug (benchmark, 400-suites, one-suite, one-file, 20000-files), or all")
+    parser.add_argument("--layouts", default="all", help="comma-separated layouts by slug (benchmark, 400-suites, one-suite, one-file, 20000-files, init-400-files, init-suite-folders, 8000-file-collection), or all")
     parser.add_argument("--run-cases", type=int, default=2000, help="cases for the run vs xargs comparison")
     parser.add_argument("--json", type=Path, help="also write the results as JSON to this file")
     return parser.parse_args()
@@ -180,9 +192,9 @@ def lay_out(base, root, name, cases):
     return files
 
 
-def measure_layout(root, files, repeat, python):
+def measure_layout(root, files, repeat, python=True):
     binary = str(BINARY)
-    cache = root / ".evalock"
+    cache = root / ".evalock" / "cache"
     relative = [str(path.relative_to(root)) for path in files]
 
     def drop_cache():
@@ -212,6 +224,131 @@ def measure_layout(root, files, repeat, python):
     results["case_mib"] = sum(path.stat().st_size for path in files) / 1024 / 1024
     results["case_files"] = len(files)
     return results
+
+
+INIT_LAYOUTS = ["init 400 files", "init suite folders"]
+COLLECTION = "8,000-file collection"
+
+
+def adopt(root):
+    """`evalock init` and `lock` on a committed project, committed: what a new user does."""
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "before evalock")
+    subprocess.run([str(BINARY), "init"], cwd=root, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([str(BINARY), "lock"], cwd=root, check=True, stdout=subprocess.DEVNULL)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "adopt evalock")
+
+
+def lay_out_by_init(base, root, name):
+    """The generated project as a user has it, configured by `evalock init` and locked;
+    returns the case files."""
+    shutil.copytree(base, root, symlinks=True, ignore=shutil.ignore_patterns("evals", ".evalock", "evalock.toml", "evalock.lock"))
+    evals = root / "evals"
+    if name == "init 400 files":
+        evals.mkdir()
+        for path in sorted((base / "evals").rglob("*.jsonl")):
+            number = path.stem.removeprefix("part-")
+            shutil.copy2(path, evals / f"{path.parent.name}-{number}.jsonl")
+    else:
+        shutil.copytree(base / "evals", evals)
+    adopt(root)
+    return sorted(evals.rglob("*.jsonl"))
+
+
+def lay_out_collection(root):
+    """The 8,000-file skill and plugin collection, adopted; returns every tracked file."""
+    generator = REPO / "fixtures" / "collection" / "generate.py"
+    subprocess.run([sys.executable, str(generator), str(root), "--plugins", "100", "--filler", "4200"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    adopt(root)
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, check=True, capture_output=True).stdout
+    return [root / name for name in listed.decode().split("\0") if name and (root / name).is_file() and not (root / name).is_symlink()]
+
+
+def write_completions(files, path):
+    """A completion for every sample of every case in `files`: what `run --completions`
+    grades (the cost measured is evalock's, not a model's)."""
+    with path.open("w", encoding="utf-8") as out:
+        for case_file in files:
+            with case_file.open(encoding="utf-8") as handle:
+                for line in handle:
+                    if not line.strip():
+                        continue
+                    case = json.loads(line)
+                    words = case.get("expect", {}).get("must_include", [])
+                    completion = json.dumps({"answer": " ".join(words), "confidence": 0.9})
+                    for _ in range(case.get("n", 1)):
+                        out.write(json.dumps({"case_id": case["id"], "completion": completion}) + "\n")
+
+
+def run_and_accept(root, completions):
+    """The first `run` and `accept` of every suite (failing cases as known failures),
+    committed: every configured baseline now exists."""
+    results = root.parent / f"{root.name}-results.json"
+    once([str(BINARY), "run", "--completions", str(completions), "--out", str(results)], root, expect=(0, 1, 2, 3))
+    once([str(BINARY), "accept", "--include-failing", "--from", str(results), "--reason", "first baselines"], root)
+    results.unlink()
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first baselines")
+
+
+def suite_of(root, case_file):
+    """The suite `evalock init` made of `case_file` (its name is the file's stem)."""
+    return case_file.stem
+
+
+def measure_one_suite_run(root, case_file, workdir, repeat):
+    """`run --suite S` of the one suite of 400 a pull request changed, against the same
+    run in a project that holds that suite alone: only what changed should cost."""
+    suite = suite_of(root, case_file)
+    completions = workdir / "one-suite-completions.jsonl"
+    write_completions([case_file], completions)
+    alone = workdir / "one-of-400"
+    (alone / "evals").mkdir(parents=True)
+    shutil.copy2(case_file, alone / "evals" / case_file.name)
+    (alone / "evalock.toml").write_text(
+        f'version = 1\n\n[[suite]]\nname = "{suite}"\ncases = ["evals/{case_file.name}"]\n'
+        f'baseline = "evals/{suite}.baseline.json"\ngrader = "struct"\n\n[grader.struct]\nversion = "struct-3"\n'
+    )
+    subprocess.run(["git", "init", "-q"], cwd=alone, check=True)
+    subprocess.run([str(BINARY), "lock"], cwd=alone, check=True, stdout=subprocess.DEVNULL)
+    run_and_accept(alone, completions)
+    out = workdir / "one-suite-results.json"
+    command = [str(BINARY), "run", "--suite", suite, "--completions", str(completions), "--out", str(out)]
+    best = {"run_one_of_400": float("inf"), "run_one_alone": float("inf")}
+    for round_ in range(repeat):
+        order = [("run_one_of_400", root), ("run_one_alone", alone)]
+        for key, cwd in order[round_ % 2:] + order[:round_ % 2]:
+            best[key] = min(best[key], once(command, cwd, expect=(0, 1, 2, 3)))
+    shutil.rmtree(alone, ignore_errors=True)
+    return best
+
+
+def measure_stages(base, workdir, name, repeat, layouts, extra):
+    """An init-configured layout at its three stages: fresh, accepted, with results."""
+    root = workdir / slug(name)
+    files = lay_out_collection(root) if name == COLLECTION else lay_out_by_init(base, root, name)
+    python = name != COLLECTION
+    print(f"measuring the {name} layout, fresh", file=sys.stderr)
+    layouts[f"{name} · fresh"] = measure_layout(root, files, repeat, python)
+    if name == COLLECTION:
+        shutil.rmtree(root, ignore_errors=True)
+        return
+    completions = workdir / "completions.jsonl"
+    write_completions(files, completions)
+    run_and_accept(root, completions)
+    print(f"measuring the {name} layout, accepted", file=sys.stderr)
+    layouts[f"{name} · accepted"] = measure_layout(root, files, repeat, python)
+    if name == INIT_LAYOUTS[0]:
+        found = measure_pull_request(root, files[0], repeat)
+        extra.update({f"init_{key}": value for key, value in found.items()})
+        extra.update(measure_one_suite_run(root, files[0], workdir, repeat))
+    once([str(BINARY), "run", "--completions", str(completions)], root, expect=(0, 1, 2, 3))
+    print(f"measuring the {name} layout, results in .evalock/", file=sys.stderr)
+    layouts[f"{name} · results"] = measure_layout(root, files, repeat, python)
+    completions.unlink()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def measure_pull_request(root, case_file, repeat):
@@ -271,23 +408,37 @@ def table(layouts, extra, info):
     lines = [
         f"machine: {info['cpus']} CPUs ({info['cpu']}, SHA extensions: {'yes' if info['sha_ni'] else 'no'}), {info['memory_gib']} GiB, {info['os']}",
         "",
-        "| layout | cases | case files | cold check / `sha256sum` (≤ 1.0) | cold check / Python recipe (≤ 0.2) | warm / cold (≤ 0.1) | hook no-op / `git diff --cached --name-only` (≤ 1.5) | peak RSS / (64 MiB + 2 × largest file) (≤ 1.0) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| layout · stage | cases | files hashed | cold check / `sha256sum` (≤ 1.0) | cold check / Python recipe (≤ 0.2) | warm / cold (≤ 0.1) | hook no-op / `git diff --cached --name-only` (≤ 1.5) | peak RSS / (64 MiB + 2 × largest file) (≤ 1.0) | cold check |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, result in layouts.items():
         python = f"{result['check_cold'] / result['python_recipe']:.3f}" if "python_recipe" in result else "-"
         lines.append(
-            f"| {name} | {result['cases']} | {result['case_files']} | {result['check_cold'] / result['sha256sum']:.3f} | {python} | "
+            f"| {name} | {result.get('cases', '-')} | {result['case_files']} | {result['check_cold'] / result['sha256sum']:.3f} | {python} | "
             f"{result['check_warm'] / result['check_cold']:.3f} | {result['check_staged'] / result['git_diff_cached']:.3f} | "
-            f"{result['rss_mib'] / (64 + 2 * result['largest_file_mib']):.3f} |"
+            f"{result['rss_mib'] / (64 + 2 * result['largest_file_mib']):.3f} | {result['check_cold']:.2f} s |"
         )
     lines.append("")
-    if "400 suites" in layouts and "one suite" in layouts:
-        ratio = layouts["400 suites"]["check_cold"] / layouts["one suite"]["check_cold"]
-        lines.append(f"- 400 suites / one suite, the same cases, cold check: {ratio:.3f} (≤ 1.3)")
-    if "pr_check_base" in extra:
-        limit = 64 + 3 * extra["pr_lock_mib"]
-        lines.append(f"- `check --base`, a pull request that changes the lock, fresh `--no-local` clone: peak RSS / (64 MiB + 3 × the lock) {extra['pr_rss_mib'] / limit:.3f} (≤ 1.0); time / cold check {extra['pr_check_base'] / extra['pr_cold_check']:.3f}")
+    for many in ("400 suites", "init 400 files · fresh", "init 400 files · accepted", "init 400 files · results"):
+        if many in layouts and "one suite" in layouts:
+            ratio = layouts[many]["check_cold"] / layouts["one suite"]["check_cold"]
+            lines.append(f"- {many} / one suite, the same cases, cold check: {ratio:.3f} (≤ 1.3)")
+    collection = f"{COLLECTION} · fresh"
+    if collection in layouts:
+        lines.append(f"- {COLLECTION}: cold check {layouts[collection]['check_cold']:.3f} s (< 0.5 s), warm {layouts[collection]['check_warm']:.3f} s")
+    for prefix, label in (("", "benchmark layout"), ("init_", "init 400 files, accepted")):
+        if f"{prefix}pr_check_base" in extra:
+            limit = 64 + 3 * extra[f"{prefix}pr_lock_mib"]
+            lines.append(
+                f"- `check --base`, {label}: a pull request that adds a case and updates the lock, fresh `--no-local` clone: "
+                f"peak RSS / (64 MiB + 3 × the lock) {extra[f'{prefix}pr_rss_mib'] / limit:.3f} (≤ 1.0); "
+                f"time / cold check {extra[f'{prefix}pr_check_base'] / extra[f'{prefix}pr_cold_check']:.3f} (≤ 1.5)"
+            )
+    if "run_one_of_400" in extra:
+        lines.append(
+            f"- `run --suite` of the one suite of 400 that changed / the same run in a project of that suite alone: "
+            f"{extra['run_one_of_400'] / extra['run_one_alone']:.3f} (≤ 1.5; {extra['run_one_of_400']:.3f} s vs {extra['run_one_alone']:.3f} s)"
+        )
     if "run" in extra:
         lines.append(f"- `run --jobs {extra['jobs']}` / `xargs -P {extra['jobs']}`, {extra['run_cases']} cases: {extra['run'] / extra['xargs']:.3f} (≤ 1.3)")
     lines.append("")
@@ -321,9 +472,18 @@ def main():
         cases = read_cases(base)
         count = sum(len(lines) for lines in cases.values())
         names = ["benchmark", "400 suites", "one suite", "one file", "20,000 files"]
+        adopted = [*INIT_LAYOUTS, COLLECTION]
         if args.layouts != "all":
-            names = [name for name in names if slug(name) in args.layouts.split(",")]
+            wanted = args.layouts.split(",")
+            names = [name for name in names if slug(name) in wanted]
+            adopted = [name for name in adopted if slug(name) in wanted]
         layouts, extra = {}, {}
+        for name in adopted:
+            before = len(layouts)
+            measure_stages(base, workdir, name, args.repeat, layouts, extra)
+            for stage in list(layouts)[before:]:
+                if name != COLLECTION:
+                    layouts[stage] = {"cases": count, **layouts[stage]}
         for name in names:
             root = workdir / slug(name)
             files = lay_out(base, root, name, cases)

@@ -7,7 +7,7 @@ pub mod rules;
 use crate::cases::strict_json::{duplicate_key_position, StrictValue};
 use crate::digest::{validate_relative_path, Digest, EntryKind};
 use crate::error::{Error, Result};
-use crate::source::ContentSource;
+use crate::source::{ContentSource, Entry};
 use crate::text::conflict_marker_line;
 use crate::text::{json_error_position, require_clean_text, LineIndex};
 use serde::{Deserialize, Serialize};
@@ -251,14 +251,20 @@ pub fn load_baseline(source: &dyn ContentSource, suite: &str, path: &str) -> Res
     validate_relative_path(path).map_err(|error| {
         Error::malformed("evalock.toml", format!("suite `{suite}`: baseline {error}"))
     })?;
-    if source.kind_of(path)? == Some(EntryKind::Symlink) {
-        return Ok(SuiteBaseline {
+    // A new suite has no baseline until its first `accept`: that costs one stat.
+    let without_content = |state| {
+        Ok(SuiteBaseline {
             path: path.to_owned(),
-            state: BaselineState::Symlink,
-        });
+            state,
+        })
+    };
+    match source.entry_of(path)? {
+        None => return without_content(BaselineState::Absent),
+        Some(Entry::Directory) => return without_content(BaselineState::Directory),
+        Some(Entry::File(EntryKind::Symlink)) => return without_content(BaselineState::Symlink),
+        Some(Entry::File(_)) => {}
     }
     let state = match source.read(path)? {
-        None if source.is_directory(path)? => BaselineState::Directory,
         None => BaselineState::Absent,
         Some(bytes) => match BaselineFile::parse(suite, &bytes) {
             Ok(file) => {

@@ -424,3 +424,58 @@ fn a_file_made_executable_is_seen_through_the_memo() {
         .assert_code(2)
         .assert_contains("skills/notes/reference/style.md");
 }
+
+/// What the memo of the last working-tree check says it looked at for `path`.
+fn memo_dependencies_naming(repo: &TestRepo, path: &str) -> Vec<serde_json::Value> {
+    let text = repo.read(".evalock/cache/check-worktree.json");
+    let header = text.lines().next().expect("a memo header line");
+    let header: serde_json::Value = serde_json::from_str(header).expect("memo header is JSON");
+    header["dependencies"]
+        .as_array()
+        .expect("dependencies")
+        .iter()
+        .filter(|dependency| {
+            dependency
+                .as_object()
+                .and_then(|variant| variant.values().next())
+                .and_then(|fields| fields.get(0))
+                .and_then(serde_json::Value::as_str)
+                == Some(path)
+        })
+        .cloned()
+        .collect()
+}
+
+/// The state of every suite `evalock init` writes, until its first `accept`: a baseline
+/// configured that does not exist yet. It costs one stat, remembered as one entry; the
+/// file is never opened. Once the file exists it is read (the content is a dependency).
+#[test]
+fn a_configured_but_missing_baseline_costs_one_stat() {
+    let repo = TestRepo::new();
+    repo.write(
+        "evals/support.jsonl",
+        "{\"id\": \"a\", \"input\": \"hi\", \"expect\": {\"must_include\": [\"hello\"]}}\n",
+    );
+    repo.evalock(&["init"]).assert_code(0);
+    assert!(repo
+        .read("evalock.toml")
+        .contains("baseline = \"evals/support.baseline.json\""));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("adopt evalock");
+    std::thread::sleep(SETTLE);
+    repo.evalock(&["check"]).assert_code(0);
+    assert_eq!(
+        memo_dependencies_naming(&repo, "evals/support.baseline.json"),
+        vec![serde_json::json!({"Entry": ["evals/support.baseline.json", null]})],
+    );
+
+    repo.write("evals/support.baseline.json", "{}\n");
+    std::thread::sleep(SETTLE);
+    repo.evalock(&["check"]);
+    let seen = memo_dependencies_naming(&repo, "evals/support.baseline.json");
+    assert!(
+        seen.iter()
+            .any(|dependency| dependency.get("Content").is_some()),
+        "a present baseline is read: {seen:?}"
+    );
+}

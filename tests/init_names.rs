@@ -453,3 +453,44 @@ fn init_guards_the_plugins_a_marketplace_lists() {
     assert!(!config.contains("marketplaces"), "{config}");
     assert!(config.contains("roots = [\"skills/*\"]"), "{config}");
 }
+
+/// Cases written for a grader version (`grader_version`) get a grader of that version:
+/// the day-one check judges them against it instead of refusing each case (EL302) and
+/// adopting one debt entry a case. Cases that pin several versions disagree with each
+/// other: no grader is guessed, and the drift stays visible.
+#[test]
+fn init_declares_the_grader_version_the_cases_pin() {
+    let repo = TestRepo::new();
+    let pinned = |id: &str, version: &str| {
+        format!("{{\"id\": \"{id}\", \"input\": \"hi\", \"expect\": {{\"must_include\": [\"hello\"]}}, \"grader_version\": \"{version}\"}}\n")
+    };
+    repo.write(
+        "evals/support.jsonl",
+        format!("{}{}", pinned("a", "rubric-3"), pinned("b", "rubric-3")),
+    );
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("grader rubric: version \"rubric-3\"")
+        .assert_not_contains("adopted");
+    let config = repo.read("evalock.toml");
+    assert!(config.contains("grader = \"rubric\""), "{config}");
+    assert!(config.contains("[grader.rubric]"), "{config}");
+    assert!(config.contains("version = \"rubric-3\""), "{config}");
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"])
+        .assert_code(0)
+        .assert_not_contains("EL302")
+        .assert_not_contains("EL109");
+
+    // Two versions among the cases: no grader table, and the stale pins are debt.
+    repo.remove("evalock.toml");
+    repo.write(
+        "evals/support.jsonl",
+        format!("{}{}", pinned("a", "rubric-3"), pinned("b", "rubric-2")),
+    );
+    repo.evalock(&["init"])
+        .assert_code(0)
+        .assert_contains("EL302");
+    let config = repo.read("evalock.toml");
+    assert!(!config.contains("[grader."), "{config}");
+}

@@ -6,9 +6,11 @@ use crate::project::config::{is_valid_name, MAX_NAME_CHARS};
 use crate::project::config::{Config, CONFIG_FILE};
 use crate::source::atomic::write_atomic;
 use crate::source::{git_ignored, ContentSource, WorktreeSource};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Directories never searched for cases, prompts or skills.
 const IGNORED_DIRECTORIES: &[&str] = &[
@@ -42,6 +44,8 @@ pub struct InitOutcome {
     /// Files of records without `id` whose shape init recognised, with the identity rule
     /// it wrote for their suite.
     pub identified: BTreeMap<String, DetectedIdentity>,
+    /// Graders declared for the `grader_version` the cases pin: id -> version.
+    pub graders: BTreeMap<String, String>,
     /// Findings present today, adopted as debt in `[debt]`: how many per rule.
     pub adopted: BTreeMap<crate::rules::RuleId, usize>,
 }
@@ -77,13 +81,15 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
     let mut skipped = Vec::new();
     let mut without_ids = Vec::new();
     let mut identified = BTreeMap::new();
+    let mut grader_pins = BTreeMap::new();
     let suites = detect_case_files(
         &source,
         (&files, &all_files),
         &mut skipped,
         &mut without_ids,
-        &mut identified,
+        (&mut identified, &mut grader_pins),
     )?;
+    let graders = pinned_graders(&suites, &grader_pins, &identified);
     let prompts: Vec<String> = files
         .iter()
         .filter(|path| is_prompt(path))
@@ -101,7 +107,13 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
     };
     let skill_permissions = declared_skill_permissions(&source, &skills)?;
     let render_all = |skills: &crate::project::config::SkillsConfig, mcp: &McpFound| {
-        let mut text = render(&suites, &prompts, skills, &skill_permissions, &identified);
+        let mut text = render(
+            &suites,
+            &prompts,
+            skills,
+            &skill_permissions,
+            (&identified, &graders),
+        );
         text.push_str(&render_mcp(mcp));
         text
     };
@@ -178,6 +190,7 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         skipped,
         without_ids,
         identified,
+        graders: graders.by_suite.into_values().collect(),
         adopted,
     })
 }
@@ -288,7 +301,7 @@ fn detect_case_files(
     (files, all_files): (&[String], &[String]),
     skipped: &mut Vec<SkippedPath>,
     without_ids: &mut Vec<String>,
-    identified: &mut BTreeMap<String, DetectedIdentity>,
+    (identified, grader_pins): (&mut BTreeMap<String, DetectedIdentity>, &mut GraderPins),
 ) -> Result<BTreeMap<String, Vec<String>>> {
     let mut by_stem: BTreeMap<String, Vec<SuiteFiles>> = BTreeMap::new();
     let referenced = promptfoo_suites(source, files, &mut by_stem, identified)?;
@@ -302,76 +315,47 @@ fn detect_case_files(
         path.match_indices('/')
             .any(|(slash, _)| skill_folders.contains(&path[..slash]))
     };
-    for path in files {
-        if referenced.contains(path) || in_a_skill(path) {
-            continue;
-        }
-        let lower = path.to_ascii_lowercase();
-        let is_candidate = [".jsonl", ".ndjson", ".json", ".yaml", ".yml", ".csv"]
-            .iter()
-            .any(|ext| lower.ends_with(ext))
-            && !lower.contains(".baseline.")
-            && !lower.ends_with("package.json")
-            && !lower.ends_with("skill.json")
-            && !lower.contains("/.github/");
-        if !is_candidate {
-            continue;
-        }
-        let Some(bytes) = source.read(path)? else {
-            continue;
-        };
-        let mut parsed = parse_case_file(path, &bytes);
-        let mut identity = None;
-        if parsed.cases.is_empty()
-            && !parsed.problems.is_empty()
-            && parsed
-                .problems
-                .iter()
-                .all(|problem| problem.message == CASE_WITHOUT_ID)
-        {
-            match detect_identity(path, &bytes) {
-                Some((detected, with_identity)) => {
-                    parsed = with_identity;
-                    identity = Some(detected);
-                }
-                None => {
-                    without_ids.push(path.clone());
-                    continue;
-                }
+    let candidates: Vec<&String> = files
+        .iter()
+        .filter(|path| !referenced.contains(*path) && !in_a_skill(path))
+        .filter(|path| is_case_file_candidate(path))
+        .collect();
+    // Files are read and parsed side by side; what each holds is kept in brief, so the
+    // cases of a large repository are never all in memory at once.
+    let examined: Vec<Examined> = candidates
+        .par_iter()
+        .map(|path| examine(source, path))
+        .collect::<Result<_>>()?;
+    for (path, examined) in candidates.into_iter().zip(examined) {
+        let (ids, pins, identity) = match examined {
+            Examined::Nothing => continue,
+            Examined::WithoutIds => {
+                without_ids.push(path.clone());
+                continue;
             }
-        }
-        if parsed.cases.is_empty() || parsed.problems.iter().any(CaseProblem::is_malformed) {
-            continue;
-        }
-        let not_cases = parsed
-            .cases
-            .iter()
-            .filter(|case| !looks_like_a_case(case))
-            .count();
-        if not_cases > 0 {
-            // A keyed config (`services:` of docker-compose.yml) is no dataset at all;
-            // records with ids but no case field are fixtures of another kind.
-            if !is_keyed_by_name(path, &bytes) {
+            Examined::NotCases { not_cases, records } => {
                 skipped.push(SkippedPath {
                     path: path.clone(),
                     kind: "case file",
                     reason: format!(
-                        "{not_cases} of its {} records hold no case field ({}): a mock response, a resource or a configuration, not evaluation cases; add it to a `[[suite]]` by hand if it is one",
-                        parsed.cases.len(),
+                        "{not_cases} of its {records} records hold no case field ({}): a mock response, a resource or a configuration, not evaluation cases; add it to a `[[suite]]` by hand if it is one",
                         CASE_MEMBERS[..4].iter().map(|member| format!("`{member}`")).collect::<Vec<_>>().join(", ")
                     ),
                 });
+                continue;
             }
-            continue;
-        }
+            Examined::Cases {
+                ids,
+                pins,
+                identity,
+            } => (ids, pins, identity),
+        };
         if !writable(path, "case file", skipped) {
             continue;
         }
-        let ids: BTreeSet<String> = parsed
-            .cases
-            .into_iter()
-            .map(|case| case.id.into())
-            .collect();
+        if !pins.is_empty() {
+            grader_pins.insert(path.clone(), pins);
+        }
         let groups = by_stem.entry(file_stem(path).to_owned()).or_default();
         // Files identified by different rules never share a suite.
         let rule = identity
@@ -396,6 +380,166 @@ fn detect_case_files(
         }
     }
     Ok(name_suites(by_stem))
+}
+
+/// Case file -> the `grader_version`s its cases pin.
+type GraderPins = BTreeMap<String, BTreeSet<Arc<str>>>;
+
+/// The graders init declares: a suite whose cases pin one `grader_version` gets a
+/// `[grader.<id>]` of that version, so that the day-one check judges them against the
+/// version they were written for instead of refusing each one (EL302).
+#[derive(Default)]
+struct PinnedGraders {
+    /// Suite name -> (grader id, version).
+    by_suite: BTreeMap<String, (String, String)>,
+}
+
+fn pinned_graders(
+    suites: &BTreeMap<String, Vec<String>>,
+    grader_pins: &GraderPins,
+    identified: &BTreeMap<String, DetectedIdentity>,
+) -> PinnedGraders {
+    let mut ids: BTreeMap<String, String> = BTreeMap::new();
+    let mut graders = PinnedGraders::default();
+    for (suite, files) in suites {
+        if identified
+            .get(&files[0])
+            .is_some_and(DetectedIdentity::is_graded_in_process)
+        {
+            continue;
+        }
+        let pins: BTreeSet<&Arc<str>> = files
+            .iter()
+            .filter_map(|file| grader_pins.get(file))
+            .flatten()
+            .collect();
+        // Cases that pin several versions disagree with each other: that is real drift,
+        // and EL302 says which.
+        let [version] = pins.into_iter().collect::<Vec<_>>()[..] else {
+            continue;
+        };
+        let id = match ids.iter().find(|(_, known)| known.as_str() == &**version) {
+            Some((id, _)) => id.clone(),
+            None => {
+                let base = grader_id_of(version);
+                let mut number = 1;
+                let id = loop {
+                    let candidate = shortened_name(&base, number);
+                    if !ids.contains_key(&candidate)
+                        && !crate::project::config::IN_PROCESS_GRADER_IDS
+                            .contains(&candidate.as_str())
+                    {
+                        break candidate;
+                    }
+                    number += 1;
+                };
+                ids.insert(id.clone(), version.to_string());
+                id
+            }
+        };
+        graders
+            .by_suite
+            .insert(suite.clone(), (id, version.to_string()));
+    }
+    graders
+}
+
+/// A grader id from the version label cases pin: `struct-3` -> `struct`, `rubric_v2.1` ->
+/// `rubric`; a bare number names the grader `pinned`.
+fn grader_id_of(version: &str) -> String {
+    let trimmed = version.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let trimmed = trimmed
+        .strip_suffix(['v', 'V'])
+        .filter(|rest| rest.is_empty() || rest.ends_with(['-', '_', '.', '@', ' ']))
+        .unwrap_or(trimmed);
+    let trimmed = trimmed.trim_end_matches(['-', '_', '.', '@', ' ']);
+    let name = sanitized_name(trimmed);
+    match name.as_str() {
+        "cases" if trimmed.is_empty() => "pinned".to_owned(),
+        _ => name,
+    }
+}
+
+/// A file whose name a case file may have.
+fn is_case_file_candidate(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    [".jsonl", ".ndjson", ".json", ".yaml", ".yml", ".csv"]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
+        && !lower.contains(".baseline.")
+        && !lower.ends_with("package.json")
+        && !lower.ends_with("skill.json")
+        && !lower.contains("/.github/")
+}
+
+/// What a candidate file holds, in brief.
+enum Examined {
+    /// Absent, malformed, empty, or a keyed configuration (`services:` of
+    /// docker-compose.yml): no dataset at all.
+    Nothing,
+    /// Records that would be cases but have no `id`, in no shape init knows.
+    WithoutIds,
+    /// Records with ids but no case field: fixtures of another kind.
+    NotCases { not_cases: usize, records: usize },
+    Cases {
+        ids: BTreeSet<String>,
+        /// The `grader_version`s its cases pin.
+        pins: BTreeSet<Arc<str>>,
+        identity: Option<DetectedIdentity>,
+    },
+}
+
+fn examine(source: &dyn ContentSource, path: &str) -> Result<Examined> {
+    let Some(bytes) = source.read(path)? else {
+        return Ok(Examined::Nothing);
+    };
+    let mut parsed = parse_case_file(path, &bytes);
+    let mut identity = None;
+    if parsed.cases.is_empty()
+        && !parsed.problems.is_empty()
+        && parsed
+            .problems
+            .iter()
+            .all(|problem| problem.message == CASE_WITHOUT_ID)
+    {
+        let Some((detected, with_identity)) = detect_identity(path, &bytes) else {
+            return Ok(Examined::WithoutIds);
+        };
+        parsed = with_identity;
+        identity = Some(detected);
+    }
+    if parsed.cases.is_empty() || parsed.problems.iter().any(CaseProblem::is_malformed) {
+        return Ok(Examined::Nothing);
+    }
+    let not_cases = parsed
+        .cases
+        .iter()
+        .filter(|case| !looks_like_a_case(case))
+        .count();
+    if not_cases > 0 {
+        return Ok(match is_keyed_by_name(path, &bytes) {
+            true => Examined::Nothing,
+            false => Examined::NotCases {
+                not_cases,
+                records: parsed.cases.len(),
+            },
+        });
+    }
+    let pins = parsed
+        .cases
+        .iter()
+        .filter_map(|case| case.grader_version.clone())
+        .collect();
+    let ids = parsed
+        .cases
+        .into_iter()
+        .map(|case| case.id.into())
+        .collect();
+    Ok(Examined::Cases {
+        ids,
+        pins,
+        identity,
+    })
 }
 
 /// A suite for each promptfoo configuration with tests (inline, or in the files its
@@ -544,6 +688,13 @@ const KNOWN_SHAPES: &[(&str, &[&str], &[&str])] = &[
     ),
     ("records with an `input`", &["input"], &["input"]),
 ];
+
+impl DetectedIdentity {
+    /// A shape graded by one of the in-process graders (promptfoo's, inspect's).
+    fn is_graded_in_process(&self) -> bool {
+        self.shape.starts_with("promptfoo") || self.shape.starts_with("inspect_ai")
+    }
+}
 
 /// For a file whose records have no `id`: the first known shape all its records have,
 /// with the file parsed under the identity it gives.
@@ -837,7 +988,7 @@ fn render(
     prompts: &[String],
     skills: &crate::project::config::SkillsConfig,
     skill_permissions: &[String],
-    identified: &BTreeMap<String, DetectedIdentity>,
+    (identified, graders): (&BTreeMap<String, DetectedIdentity>, &PinnedGraders),
 ) -> String {
     let mut out = String::new();
     let mut baselines = BTreeSet::new();
@@ -881,6 +1032,14 @@ fn render(
                 out.push_str("# Their `target`, graded as inspect's `includes()` scorer (`inspect-exact` for `exact()`).\ngrader = \"inspect-includes\"\n");
             }
         }
+        if let Some((id, version)) = graders.by_suite.get(name) {
+            let _ = writeln!(
+                out,
+                "# Its cases pin `grader_version = {}`: graded by [grader.{id}] below.\ngrader = {}",
+                crate::project::lock::toml_string(version),
+                crate::project::lock::toml_string(id)
+            );
+        }
         // Matched by stem, not by name: a derived name is sanitized, cut or numbered.
         let stem = file_stem(&files[0]);
         let matching: Vec<String> = prompts
@@ -912,6 +1071,18 @@ fn render(
             crate::project::lock::toml_string(&baseline)
         );
     }
+    let declared: BTreeMap<&String, &String> = graders
+        .by_suite
+        .values()
+        .map(|(id, version)| (id, version))
+        .collect();
+    for (id, version) in declared {
+        let _ = write!(
+            out,
+            "\n[grader.{id}]\n# The version the cases pin in `grader_version`. The built-in grader runs their\n# `expect`; set `kind = \"command\"` and `command = [...]` if another program grades them.\n# Bump it when the grader changes: cases pinned to the old one are refused (EL302).\nversion = {}\n",
+            crate::project::lock::toml_string(version)
+        );
+    }
     if !skills.roots.is_empty() || !skills.marketplaces.is_empty() || !skills.exclude.is_empty() {
         let _ = write!(
             out,
@@ -939,4 +1110,20 @@ fn render(
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grader_id_of;
+
+    #[test]
+    fn a_grader_is_named_by_its_version_label_without_the_number() {
+        assert_eq!(grader_id_of("struct-3"), "struct");
+        assert_eq!(grader_id_of("rubric_v2.1"), "rubric");
+        assert_eq!(grader_id_of("judge@v4"), "judge");
+        assert_eq!(grader_id_of("vibe"), "vibe");
+        assert_eq!(grader_id_of("v2"), "pinned");
+        assert_eq!(grader_id_of("7"), "pinned");
+        assert_eq!(grader_id_of("team grader 2"), "team-grader");
+    }
 }

@@ -2,7 +2,7 @@
 //! listings), so that a later run can tell, without reading anything, whether all of it is
 //! still the same: the key of `check`'s memo.
 
-use super::{ContentIdentity, ContentSource, Listing, SourceFile, UnpinnableReason};
+use super::{ContentIdentity, ContentSource, Entry, Listing, SourceFile, UnpinnableReason};
 use crate::digest::EntryKind;
 use crate::error::Result;
 use rayon::slice::ParallelSliceMut as _;
@@ -25,6 +25,8 @@ pub enum Dependency {
     Named(String, String),
     /// Whether a path is a directory (a plugin folder a marketplace names).
     Directory(String, bool),
+    /// What stands at a path (see [`ContentSource::entry_of`]).
+    Entry(String, Option<Entry>),
 }
 
 impl Dependency {
@@ -47,6 +49,7 @@ impl Dependency {
                     paths_digest(&source.files_named(&names)?) == *digest
                 }
                 Dependency::Directory(path, is) => source.is_directory(path)? == *is,
+                Dependency::Entry(path, entry) => source.entry_of(path)? == *entry,
             })
         };
         holds().unwrap_or(false)
@@ -99,6 +102,7 @@ impl<'a> RecordingSource<'a> {
                 Dependency::Listing(path, _) => (2, path),
                 Dependency::Named(names, _) => (3, names),
                 Dependency::Directory(path, _) => (4, path),
+                Dependency::Entry(path, _) => (5, path),
             }
         }
         let seen_once = dependencies
@@ -195,6 +199,12 @@ impl ContentSource for RecordingSource<'_> {
         let is_directory = self.inner.is_directory(path)?;
         self.record(Dependency::Directory(path.to_owned(), is_directory));
         Ok(is_directory)
+    }
+
+    fn entry_of(&self, path: &str) -> Result<Option<Entry>> {
+        let entry = self.inner.entry_of(path)?;
+        self.record(Dependency::Entry(path.to_owned(), entry));
+        Ok(entry)
     }
 
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {

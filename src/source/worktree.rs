@@ -322,6 +322,35 @@ impl ContentSource for WorktreeSource {
         })
     }
 
+    fn entry_of(&self, path: &str) -> Result<Option<super::Entry>> {
+        let absolute = self.absolute(path)?;
+        if path.is_empty() || self.through_symlink(path) {
+            return Ok(None);
+        }
+        let metadata = match fs::symlink_metadata(absolute) {
+            Ok(metadata) => metadata,
+            Err(error)
+                if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
+            {
+                return Ok(None)
+            }
+            Err(error) => return Err(Error::io(path, error)),
+        };
+        let file_type = metadata.file_type();
+        Ok(if file_type.is_dir() {
+            Some(super::Entry::Directory)
+        } else if file_type.is_symlink() {
+            Some(super::Entry::File(EntryKind::Symlink))
+        } else if file_type.is_file() {
+            Some(super::Entry::File(match is_executable(&metadata) {
+                true => EntryKind::Executable,
+                false => EntryKind::File,
+            }))
+        } else {
+            None
+        })
+    }
+
     fn is_directory(&self, path: &str) -> Result<bool> {
         let absolute = self.absolute(path)?;
         if path.is_empty() || self.through_symlink(path) {

@@ -231,6 +231,9 @@ impl Printer {
         if !outcome.prompts.is_empty() {
             outln!("  prompts found: {}", outcome.prompts.join(", "));
         }
+        for (id, version) in &outcome.graders {
+            outln!("  grader {id}: version {version:?}, the `grader_version` its cases pin");
+        }
         for root in &outcome.skill_roots {
             outln!("  skills: {root}");
         }
@@ -626,7 +629,13 @@ impl Printer {
         let Ok(bytes) = std::fs::read(project_root.join(CONFIG_FILE)) else {
             return;
         };
-        if Config::parse(CONFIG_FILE, &bytes).is_ok_and(|config| config.guards_nothing()) {
+        // A `[[suite]]` table guards something: no second parse of a large config.
+        let has_a_suite = bytes
+            .split(|byte| *byte == b'\n')
+            .any(|line| line.trim_ascii_start().starts_with(b"[[suite]]"));
+        if !has_a_suite
+            && Config::parse(CONFIG_FILE, &bytes).is_ok_and(|config| config.guards_nothing())
+        {
             errln!("note: {CONFIG_FILE} configures no suite, grader or skill, so evalock pins and checks nothing: add a `[[suite]]` with `name` and `cases` (or `[skills]` with `roots`), or run `evalock init --force` to detect them");
         }
     }

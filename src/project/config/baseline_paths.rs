@@ -16,7 +16,8 @@ use super::{Config, SuiteConfig, CONFIG_FILE};
 use crate::error::{Error, Result};
 use crate::project::lock::LOCK_FILE;
 use crate::text::LineIndex;
-use globset::GlobBuilder;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use std::collections::{BTreeSet, HashMap};
 
 /// What else a baseline path is, and where evalock.toml says so.
 struct Collision {
@@ -29,6 +30,7 @@ struct Collision {
 impl Config {
     pub(super) fn refuse_colliding_baselines(&self, path: &str, text: &str) -> Result<()> {
         let lines = LineIndex::new(text.as_bytes());
+        let owners = Owners::new(self);
         for (index, suite) in self.suites.iter().enumerate() {
             let Some(baseline) = suite.baseline.as_deref() else {
                 continue;
@@ -38,6 +40,7 @@ impl Config {
                 path,
                 text,
                 lines: &lines,
+                owners: &owners,
                 index,
                 suite,
                 baseline,
@@ -66,6 +69,7 @@ struct Baseline<'a> {
     path: &'a str,
     text: &'a str,
     lines: &'a LineIndex,
+    owners: &'a Owners,
     index: usize,
     suite: &'a SuiteConfig,
     baseline: &'a str,
@@ -88,7 +92,10 @@ impl Baseline<'_> {
         if let Some(collision) = self.skill_folder_collision() {
             return Some(collision);
         }
-        for (other_index, other) in self.config.suites.iter().enumerate() {
+        // Only the suites whose case globs, prompts or baselines name the path can collide
+        // with it: a config of 400 suites checks 400 baselines, not 160,000 pairs.
+        for other_index in self.owners.of(self.baseline, self.index) {
+            let other = &self.config.suites[other_index];
             let collision = self
                 .case_glob_collision(other)
                 .or_else(|| self.prompt_collision(other))
@@ -121,17 +128,17 @@ impl Baseline<'_> {
             .match_indices('/')
             .map(|(end, _)| &self.baseline[..end])
             .collect();
-        let inside = table_header_offset(self.text, "[skills]");
         let keyed = [("roots", &skills.roots), ("vendored", &skills.vendored)];
         keyed.into_iter().find_map(|(key, patterns)| {
-            let written = inside
-                .map(|inside| glob_lines(self.text, self.lines, inside, key, patterns))
-                .unwrap_or_default();
             patterns.iter().enumerate().find_map(|(index, pattern)| {
                 let folder = folders
                     .iter()
                     .find(|folder| folder_glob_matches(pattern, folder))?;
-                let line = written.get(index).copied().unwrap_or(1);
+                // The line is looked up only for the message: each lookup scans the text.
+                let line = table_header_offset(self.text, "[skills]")
+                    .map(|inside| glob_lines(self.text, self.lines, inside, key, patterns))
+                    .and_then(|written| written.get(index).copied())
+                    .unwrap_or(1);
                 Some(Collision {
                     other: format!(
                         "inside skill folder `{folder}`: the skills {key} glob `{pattern}` ({}:{line}) names it, and skills are pinned file by file, so each `accept` would tamper the skill (EL201)",
@@ -235,6 +242,76 @@ impl Baseline<'_> {
             "keep baselines with the cases, such as `{}`",
             own_baseline_path("evals/x", self.suite.name())
         )
+    }
+}
+
+/// Which suites name a path through their case globs, prompts or baselines, compiled
+/// once for the whole config; paths and globs compared without regard to letter case.
+struct Owners {
+    case_globs: GlobSet,
+    /// The suite of each glob in `case_globs`, in order.
+    glob_suites: Vec<usize>,
+    /// Lower-cased prompt paths -> the suites that name them.
+    named: HashMap<String, Vec<usize>>,
+    /// Lower-cased baseline paths -> the suites that name them.
+    baselines: HashMap<String, Vec<usize>>,
+}
+
+impl Owners {
+    fn new(config: &Config) -> Owners {
+        let mut builder = GlobSetBuilder::new();
+        let mut glob_suites = Vec::new();
+        let mut named: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut baselines: HashMap<String, Vec<usize>> = HashMap::new();
+        for (index, suite) in config.suites.iter().enumerate() {
+            // A glob that does not compile matches nothing here (validation reports it
+            // on its own line).
+            for glob in suite.cases.iter().filter_map(|pattern| {
+                GlobBuilder::new(pattern)
+                    .case_insensitive(true)
+                    .build()
+                    .ok()
+            }) {
+                builder.add(glob);
+                glob_suites.push(index);
+            }
+            for path in suite.prompt_paths() {
+                named.entry(path.to_lowercase()).or_default().push(index);
+            }
+            if let Some(baseline) = &suite.baseline {
+                baselines
+                    .entry(baseline.to_lowercase())
+                    .or_default()
+                    .push(index);
+            }
+        }
+        Owners {
+            case_globs: builder.build().unwrap_or_default(),
+            glob_suites,
+            named,
+            baselines,
+        }
+    }
+
+    /// The suites that may name `path`, suite `own`'s baseline, in config order (an
+    /// earlier suite's baseline only: each pair is reported once).
+    fn of(&self, path: &str, own: usize) -> BTreeSet<usize> {
+        let mut suites: BTreeSet<usize> = self
+            .case_globs
+            .matches(path)
+            .into_iter()
+            .map(|glob| self.glob_suites[glob])
+            .collect();
+        let lower = path.to_lowercase();
+        suites.extend(self.named.get(&lower).into_iter().flatten());
+        suites.extend(
+            self.baselines
+                .get(&lower)
+                .into_iter()
+                .flatten()
+                .filter(|index| **index < own),
+        );
+        suites
     }
 }
 
