@@ -192,10 +192,13 @@ def lay_out(base, root, name, cases):
     return files
 
 
-def measure_layout(root, files, repeat, python=True):
+def measure_layout(root, files, repeat, python=True, baselines=()):
+    """The rows of one layout. `sha256sum` hashes what a cold check reads: the case files
+    and the baselines, once there are any; the Python recipe reads the cases alone."""
     binary = str(BINARY)
     cache = root / ".evalock" / "cache"
-    relative = [str(path.relative_to(root)) for path in files]
+    cases = [str(path.relative_to(root)) for path in files]
+    relative = cases + [str(path.relative_to(root)) for path in baselines]
 
     def drop_cache():
         shutil.rmtree(cache, ignore_errors=True)
@@ -203,14 +206,14 @@ def measure_layout(root, files, repeat, python=True):
     subprocess.run(["cat", *relative, "evalock.lock"], cwd=root, stdout=subprocess.DEVNULL, check=True)
     results = walls({"sha256sum": (["sha256sum", *relative], None), "check_cold": ([binary, "check"], drop_cache)}, root, repeat)
     if python:
-        results["python_recipe"] = once([sys.executable, "-c", PYTHON_RECIPE, *relative], root)
+        results["python_recipe"] = once([sys.executable, "-c", PYTHON_RECIPE, *cases], root)
     # A check that read files changed in the last 2 seconds is not remembered.
     time.sleep(2.2)
     once([binary, "check"], root)
     results["check_warm"] = walls({"warm": ([binary, "check"], None)}, root, repeat)["warm"]
     # The pre-commit hook with one unrelated file staged; milliseconds each, so ten times
     # as many rounds.
-    unrelated = next((root / "src").rglob("*.py"))
+    unrelated = next((root / "src").rglob("*.py"), root / "UNRELATED.md")
     with unrelated.open("a") as handle:
         handle.write("# touched\n")
     git(root, "add", str(unrelated.relative_to(root)))
@@ -220,9 +223,10 @@ def measure_layout(root, files, repeat, python=True):
     git(root, "reset", "-q")
     drop_cache()
     results["rss_mib"] = peak_rss_mib([binary, "check"], root)
-    results["largest_file_mib"] = max(path.stat().st_size for path in [*files, root / "evalock.lock"]) / 1024 / 1024
+    results["largest_file_mib"] = max(path.stat().st_size for path in [*files, *baselines, root / "evalock.lock"]) / 1024 / 1024
     results["case_mib"] = sum(path.stat().st_size for path in files) / 1024 / 1024
-    results["case_files"] = len(files)
+    results["baseline_mib"] = sum(path.stat().st_size for path in baselines) / 1024 / 1024
+    results["case_files"] = len(files) + len(baselines)
     return results
 
 
@@ -234,7 +238,7 @@ def adopt(root):
     """`evalock init` and `lock` on a committed project, committed: what a new user does."""
     git(root, "add", "-A")
     git(root, "commit", "-qm", "before evalock")
-    subprocess.run([str(BINARY), "init"], cwd=root, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([str(BINARY), "init"], cwd=root, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     subprocess.run([str(BINARY), "lock"], cwd=root, check=True, stdout=subprocess.DEVNULL)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "adopt evalock")
@@ -338,15 +342,16 @@ def measure_stages(base, workdir, name, repeat, layouts, extra):
     completions = workdir / "completions.jsonl"
     write_completions(files, completions)
     run_and_accept(root, completions)
+    baselines = sorted(root.rglob("*.baseline.json"))
     print(f"measuring the {name} layout, accepted", file=sys.stderr)
-    layouts[f"{name} · accepted"] = measure_layout(root, files, repeat, python)
+    layouts[f"{name} · accepted"] = measure_layout(root, files, repeat, python, baselines)
     if name == INIT_LAYOUTS[0]:
         found = measure_pull_request(root, files[0], repeat)
         extra.update({f"init_{key}": value for key, value in found.items()})
         extra.update(measure_one_suite_run(root, files[0], workdir, repeat))
     once([str(BINARY), "run", "--completions", str(completions)], root, expect=(0, 1, 2, 3))
     print(f"measuring the {name} layout, results in .evalock/", file=sys.stderr)
-    layouts[f"{name} · results"] = measure_layout(root, files, repeat, python)
+    layouts[f"{name} · results"] = measure_layout(root, files, repeat, python, baselines)
     completions.unlink()
     shutil.rmtree(root, ignore_errors=True)
 
