@@ -174,6 +174,19 @@ pub struct Finding {
     /// Other places it is about (see [`Related`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<Related>,
+    /// The one-line fix, when there is one (see [`Suggestion`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<Suggestion>,
+}
+
+/// A fix that is one line of the judged file, replaced: what a pull-request comment
+/// offers as a change the reviewer commits with one click.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Suggestion {
+    /// The line of the finding's file it replaces (1-based).
+    pub line: u32,
+    /// The line as it should read, without its line break.
+    pub text: String,
 }
 
 impl Finding {
@@ -190,6 +203,7 @@ impl Finding {
             fingerprint: String::new(),
             detail: None,
             related: Vec::new(),
+            suggestion: None,
         };
         finding.fingerprint = finding.compute_fingerprint("");
         finding

@@ -40,6 +40,25 @@ fn the_review_anchors_each_finding_is_idempotent_and_cleans_up_after_a_fix() {
         "{}",
         edited.body
     );
+    // Its fix is one line the diff shows: offered as a change to commit with one click,
+    // the line as it is with `version` bumped from 1 to 2, and nothing else.
+    let edited_line = scenario
+        .repo
+        .read("ai/evals/support.jsonl")
+        .lines()
+        .nth(2)
+        .expect("line 3")
+        .to_owned();
+    let suggested = edited_line.replace("\"version\": 1,", "\"version\": 2,");
+    assert_ne!(suggested, edited_line);
+    assert!(
+        edited
+            .body
+            .contains(&format!("```suggestion\n{suggested}\n```\n")),
+        "{}",
+        edited.body
+    );
+    assert_eq!(edited.body.matches("```suggestion").count(), 1);
     // (b) the regression of an unchanged case, on the prompt hunk that caused it.
     let regressed = comment_with(&comments, "EL501");
     assert_eq!(
@@ -78,6 +97,10 @@ fn the_review_anchors_each_finding_is_idempotent_and_cleans_up_after_a_fix() {
         "{}",
         drift.body
     );
+    // Not on a line of the diff: no suggestion, whatever the finding.
+    for comment in comments.iter().filter(|comment| comment.id != edited.id) {
+        assert!(!comment.body.contains("```suggestion"), "{}", comment.body);
+    }
     // (d) outside the diff: only in the summary.
     assert!(!comments
         .iter()

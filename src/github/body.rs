@@ -1,7 +1,7 @@
 //! Review comment bodies: what a reviewer reads on the line, and the hidden marker that
 //! makes re-runs idempotent.
 
-use super::anchor::Anchor;
+use super::anchor::{Anchor, Side};
 use crate::finding::Finding;
 use crate::report::markdown::escape::{code, inline};
 use crate::rules::RuleId;
@@ -105,11 +105,15 @@ pub fn comment_body(findings: &[Finding], anchor: &Anchor, prefix: &str) -> Stri
         .map(|finding| finding.fingerprint.as_str())
         .collect();
     let marker = fingerprint_marker(&fingerprints, prefix);
+    let suggestion = suggestion_block(findings, anchor, prefix)
+        .filter(|block| utf16_len(block) + utf16_len(&marker) < MAX_BODY_UNITS / 2)
+        .unwrap_or_default();
     let sections: Vec<(String, String)> = findings
         .iter()
         .map(|finding| (section(finding, anchor, prefix), short_section(finding)))
         .collect();
     let fixed = utf16_len(&marker)
+        + utf16_len(&suggestion)
         + 2
         + utf16_len(SECTION_SEPARATOR) * sections.len().saturating_sub(1)
         + sections
@@ -129,7 +133,48 @@ pub fn comment_body(findings: &[Finding], anchor: &Anchor, prefix: &str) -> Stri
             }
         })
         .collect();
-    format!("{}\n{marker}\n", shown.join(SECTION_SEPARATOR))
+    format!("{}{suggestion}\n{marker}\n", shown.join(SECTION_SEPARATOR))
+}
+
+/// The one-line fix of the first finding that has one, as a suggestion block GitHub lets
+/// the reviewer commit: only on a comment anchored on exactly that line of the new side,
+/// so that it replaces the line the finding names and nothing else.
+fn suggestion_block(findings: &[Finding], anchor: &Anchor, prefix: &str) -> Option<String> {
+    let Anchor::Lines {
+        path,
+        side: Side::Right,
+        start_line,
+        line,
+    } = anchor
+    else {
+        return None;
+    };
+    if start_line != line {
+        return None;
+    }
+    findings.iter().find_map(|finding| {
+        let suggestion = finding.suggestion.as_ref()?;
+        let location = finding.location.as_ref()?;
+        let own_path = match prefix.is_empty() {
+            true => location.path.clone(),
+            false => format!("{prefix}/{}", location.path),
+        };
+        if own_path != *path || suggestion.line != *line || location.line != Some(*line) {
+            return None;
+        }
+        let fence = "`".repeat(longest_backtick_run(&suggestion.text).max(2) + 1);
+        Some(format!(
+            "\n**Suggested fix** (commit it from here, then run `evalock lock`):\n\n{fence}suggestion\n{}\n{fence}\n",
+            suggestion.text
+        ))
+    })
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|character| character != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0)
 }
 
 /// One finding as a comment shows it: rule, message, why it sits here, the diff, the fix.
@@ -221,12 +266,7 @@ pub fn diff_block(detail: &str) -> String {
     let (shown, omitted) = truncate_lines(detail, MAX_DIFF_LINES, MAX_DIFF_UNITS);
     // Only the lines shown must not close the fence: a run of backticks further down the
     // detail would otherwise make the fence longer than the lines it holds.
-    let longest_run = shown
-        .split(|character| character != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
-    let fence = "`".repeat(longest_run.max(2) + 1);
+    let fence = "`".repeat(longest_backtick_run(shown).max(2) + 1);
     let mut block = format!("{fence}diff\n{}", shown.trim_end_matches('\n'));
     block.push_str(&format!("\n{fence}\n"));
     if omitted > 0 {
@@ -269,8 +309,7 @@ pub fn truncate_lines(text: &str, max_lines: usize, max_units: usize) -> (&str, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::finding::{Location, Subject};
-    use crate::github::anchor::Side;
+    use crate::finding::{Location, Subject, Suggestion};
     use crate::rules::RuleId;
 
     /// The strictest way GitHub may count a body: in UTF-16 code units.
@@ -286,6 +325,55 @@ mod tests {
         )
         .at(Location::line("evals/support.jsonl", 3))
         .detail("-Sorry, I need your order id.\n+Sure, refunded!\n")
+    }
+
+    #[test]
+    fn a_suggestion_is_offered_only_on_its_own_line_of_the_new_side() {
+        let mut edited = Finding::new(
+            RuleId::CaseEditedInPlace,
+            Subject::case("support", "refund"),
+            "case `refund` was edited in place",
+        )
+        .at(Location::line("evals/support.jsonl", 3));
+        edited.suggestion = Some(Suggestion {
+            line: 3,
+            text: "{\"id\": \"refund\", \"version\": 2, \"note\": \"```\"}".into(),
+        });
+        let lines = |side, start_line, line| Anchor::Lines {
+            path: "proj/evals/support.jsonl".into(),
+            side,
+            start_line,
+            line,
+        };
+        let body = comment_body(
+            std::slice::from_ref(&edited),
+            &lines(Side::Right, 3, 3),
+            "proj",
+        );
+        // The fence outlasts the backticks in the line.
+        assert!(
+            body.contains(
+                "````suggestion\n{\"id\": \"refund\", \"version\": 2, \"note\": \"```\"}\n````\n"
+            ),
+            "{body}"
+        );
+        for anchor in [
+            lines(Side::Left, 3, 3),
+            lines(Side::Right, 2, 3),
+            lines(Side::Right, 4, 4),
+            Anchor::File {
+                path: "proj/evals/support.jsonl".into(),
+            },
+            Anchor::Lines {
+                path: "proj/evals/other.jsonl".into(),
+                side: Side::Right,
+                start_line: 3,
+                line: 3,
+            },
+        ] {
+            let body = comment_body(std::slice::from_ref(&edited), &anchor, "proj");
+            assert!(!body.contains("suggestion"), "{anchor:?}: {body}");
+        }
     }
 
     #[test]

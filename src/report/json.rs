@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 
 pub const FINDINGS_SCHEMA: &str = "evalock.findings/v1";
 
+/// The longest suggested line a saved report may carry: a comment holds 65,536 UTF-16 units.
+const MAX_SUGGESTION_BYTES: usize = 60_000;
+
 #[derive(Serialize)]
 struct JsonReport<'a> {
     schema: &'static str,
@@ -115,6 +118,8 @@ struct SavedFinding {
     detail: Option<String>,
     #[serde(default)]
     related: Vec<crate::finding::Related>,
+    #[serde(default)]
+    suggestion: Option<crate::finding::Suggestion>,
 }
 
 /// Reads a report written by [`render`]; `label` names the file in errors.
@@ -163,6 +168,23 @@ impl SavedFinding {
                 fingerprint.escape_debug()
             ));
         }
+        // A suggestion is posted as a change a reviewer commits: one line, of a file the
+        // finding names, at a line it names.
+        if let Some(suggestion) = &self.suggestion {
+            let at_its_line = self
+                .location
+                .as_ref()
+                .is_some_and(|location| location.line == Some(suggestion.line));
+            if !at_its_line
+                || suggestion.text.contains(['\n', '\r'])
+                || suggestion.text.len() > MAX_SUGGESTION_BYTES
+            {
+                return Err(
+                    "`suggestion` must be one line, at the finding's own line, of at most 60,000 bytes"
+                        .to_owned(),
+                );
+            }
+        }
         Ok(Finding {
             rule,
             severity,
@@ -173,6 +195,7 @@ impl SavedFinding {
             fingerprint: self.fingerprint,
             detail: self.detail,
             related: self.related,
+            suggestion: self.suggestion,
         })
     }
 }
@@ -252,6 +275,35 @@ mod tests {
             error.contains("findings[0]: unknown rule `EL999`"),
             "{error}"
         );
+    }
+
+    /// A suggestion is posted as a change to commit: a saved report's is read back only
+    /// as one line at the finding's own line.
+    #[test]
+    fn a_suggestion_is_read_back_only_as_one_line_at_its_finding() {
+        let mut report = sample();
+        report.findings[0].suggestion = Some(crate::finding::Suggestion {
+            line: 14,
+            text: "{\"id\": \"a\", \"version\": 2}".into(),
+        });
+        let saved = render(&report);
+        let parsed = parse("saved.json", saved.as_bytes()).expect("parses");
+        assert_eq!(parsed.findings, report.findings);
+        for (line, text) in [(14, "{}\n+evil"), (15, "{}")] {
+            let mut crafted = report.clone();
+            crafted.findings[0].suggestion = Some(crate::finding::Suggestion {
+                line,
+                text: text.into(),
+            });
+            let error = parse("saved.json", render(&crafted).as_bytes())
+                .err()
+                .map(|error| error.to_string())
+                .unwrap_or_default();
+            assert!(
+                error.contains("findings[0]: `suggestion` must be one line"),
+                "{error}"
+            );
+        }
     }
 
     /// A fingerprint is written into a hidden HTML comment on the pull request: one that

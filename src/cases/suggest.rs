@@ -1,0 +1,153 @@
+//! One-line fixes a reviewer commits from the pull request (GitHub's suggestion blocks):
+//! the line of a case edited in place (EL102), with its `version` one higher.
+
+use crate::finding::{Finding, Suggestion};
+use crate::rules::RuleId;
+use crate::source::ContentSource;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The highest `version` a case may have (2^53 − 1, as exact in every JSON reader).
+const MAX_VERSION: u64 = (1 << 53) - 1;
+
+/// Gives each finding whose fix is one line of the judged content that line, fixed. A
+/// file that cannot be read, or a line that is not the whole case, gets no suggestion:
+/// the finding's own fix says what to do.
+pub fn suggest_fixes(findings: &mut [Finding], source: &dyn ContentSource) {
+    let mut files: HashMap<String, Option<Vec<u8>>> = HashMap::new();
+    for finding in findings
+        .iter_mut()
+        .filter(|finding| finding.rule == RuleId::CaseEditedInPlace)
+    {
+        let (Some(location), Some(case_id)) = (&finding.location, finding.subject.case.as_deref())
+        else {
+            continue;
+        };
+        let Some(number) = location.line else {
+            continue;
+        };
+        let bytes = files
+            .entry(location.path.clone())
+            .or_insert_with(|| source.read(&location.path).ok().flatten());
+        let Some(line) = bytes.as_deref().and_then(|bytes| line_of(bytes, number)) else {
+            continue;
+        };
+        if let Some(text) = bumped_version(line, case_id) {
+            finding.suggestion = Some(Suggestion { line: number, text });
+        }
+    }
+}
+
+/// Line `number` (1-based) of `bytes`, without its line break; `None` past the end, for a
+/// line that is not UTF-8 or ends in a carriage return.
+fn line_of(bytes: &[u8], number: u32) -> Option<&str> {
+    let index = usize::try_from(number.checked_sub(1)?).ok()?;
+    let line = bytes.split(|byte| *byte == b'\n').nth(index)?;
+    std::str::from_utf8(line)
+        .ok()
+        .filter(|line| !line.ends_with('\r'))
+}
+
+/// `line` with case `id`'s `version` one higher, when the line holds the whole case: the
+/// `"version": N` member rewritten where it is written, or `"version": 2` added after the
+/// `{` of a case that has none (version 1). Every other byte stays as written, and the
+/// result is parsed again to be sure it is the same case at the next version.
+pub fn bumped_version(line: &str, id: &str) -> Option<String> {
+    let original: Value = serde_json::from_str(line).ok()?;
+    let members = original.as_object()?;
+    if members.get("id")?.as_str()? != id {
+        return None;
+    }
+    let (bumped, next) = match members.get("version") {
+        None => {
+            let open = line.find('{')?;
+            let rest = line[open + 1..].trim_start();
+            let separator = if rest.starts_with('}') { "" } else { ", " };
+            (
+                format!("{}\"version\": 2{separator}{rest}", &line[..=open]),
+                2,
+            )
+        }
+        Some(version) => {
+            let current = version.as_u64()?;
+            let next = current.checked_add(1).filter(|next| *next <= MAX_VERSION)?;
+            let pattern = regex::Regex::new(&format!(r#""version"(\s*:\s*){current}\b"#)).ok()?;
+            let mut found = pattern.captures_iter(line);
+            let only = found.next()?;
+            if found.next().is_some() {
+                return None;
+            }
+            let whole = only.get(0)?;
+            (
+                format!(
+                    "{}\"version\"{}{next}{}",
+                    &line[..whole.start()],
+                    &only[1],
+                    &line[whole.end()..]
+                ),
+                next,
+            )
+        }
+    };
+    let reparsed: Value = serde_json::from_str(&bumped).ok()?;
+    let mut expected = members.clone();
+    expected.insert("version".to_owned(), Value::from(next));
+    let same_case = reparsed.as_object().is_some_and(|bumped| {
+        bumped.len() == expected.len()
+            && expected
+                .iter()
+                .all(|(key, value)| bumped.get(key) == Some(value))
+    });
+    same_case.then_some(bumped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bumped_version;
+
+    #[test]
+    fn the_version_is_bumped_where_it_is_written() {
+        assert_eq!(
+            bumped_version(r#"{"id": "a", "version": 2, "input": "hi"}"#, "a").as_deref(),
+            Some(r#"{"id": "a", "version": 3, "input": "hi"}"#)
+        );
+        assert_eq!(
+            bumped_version(r#"{"id":"a","version" :9}"#, "a").as_deref(),
+            Some(r#"{"id":"a","version" :10}"#)
+        );
+    }
+
+    #[test]
+    fn a_case_without_a_version_gets_version_two() {
+        assert_eq!(
+            bumped_version(r#"{"id": "a", "input": "hi"}"#, "a").as_deref(),
+            Some(r#"{"version": 2, "id": "a", "input": "hi"}"#)
+        );
+        assert_eq!(
+            bumped_version(r#"  {  "id": "a"}"#, "a").as_deref(),
+            Some(r#"  {"version": 2, "id": "a"}"#)
+        );
+    }
+
+    #[test]
+    fn no_suggestion_where_the_line_is_not_the_whole_case_or_the_version_is_ambiguous() {
+        // Another case, part of a multi-line case, a version written twice (one nested).
+        assert_eq!(bumped_version(r#"{"id": "b", "version": 2}"#, "a"), None);
+        assert_eq!(bumped_version(r#"  "version": 2,"#, "a"), None);
+        assert_eq!(
+            bumped_version(r#"{"id": "a", "version": 2, "input": {"version": 2}}"#, "a"),
+            None
+        );
+        // A nested version of another number is left alone; the case's own is bumped.
+        assert_eq!(
+            bumped_version(r#"{"id": "a", "input": {"version": 7}, "version": 2}"#, "a").as_deref(),
+            Some(r#"{"id": "a", "input": {"version": 7}, "version": 3}"#)
+        );
+        // Not a whole number, or at the largest version a case may have.
+        assert_eq!(bumped_version(r#"{"id": "a", "version": 2.5}"#, "a"), None);
+        assert_eq!(
+            bumped_version(r#"{"id": "a", "version": 9007199254740991}"#, "a"),
+            None
+        );
+    }
+}
