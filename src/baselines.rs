@@ -4,14 +4,16 @@
 
 pub mod rules;
 
-use crate::cases::strict_json::{duplicate_key_position, StrictValue};
+use crate::cases::strict_json::duplicate_key_position;
 use crate::digest::{validate_relative_path, Digest, EntryKind};
 use crate::error::{Error, Result};
 use crate::source::{ContentSource, Entry};
 use crate::text::conflict_marker_line;
 use crate::text::{json_error_position, require_clean_text, LineIndex};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 
 pub const BASELINE_SCHEMA: &str = "evalock.baseline/v1";
 
@@ -21,6 +23,7 @@ pub struct BaselineFile {
     pub schema: String,
     pub suite: String,
     /// By case id, sorted.
+    #[serde(deserialize_with = "unique_entries")]
     pub entries: BTreeMap<String, BaselineEntry>,
     /// The suite's noise floor, as `evalock run --repeat N` measured it and `accept`
     /// recorded it: kept beside the baselines, so a pull request that raises it is seen
@@ -123,13 +126,10 @@ impl BaselineFile {
                     .into(),
             ));
         }
-        // serde keeps the last of two equal map keys, so a second entry for one case would
-        // silently replace the first: the strict reading refuses duplicate keys first.
-        serde_json::from_str::<StrictValue>(text).map_err(|error| strict_problem(text, &error))?;
-        let file: BaselineFile = serde_json::from_str(text).map_err(|error| {
-            let (line, column) = json_error_position(bytes, &error);
-            (line, column, message_without_position(&error))
-        })?;
+        // One pass: a field given twice is refused by the derived reader, a case given
+        // twice by `unique_entries` (serde would keep the last of two equal map keys).
+        let file: BaselineFile =
+            serde_json::from_str(text).map_err(|error| read_problem(text, &error))?;
         if file.schema != BASELINE_SCHEMA {
             return Err((
                 1,
@@ -160,12 +160,44 @@ fn message_without_position(error: &serde_json::Error) -> String {
     }
 }
 
-/// A problem of the strict reading; a duplicate key is reported where its second
-/// occurrence starts.
-fn strict_problem(text: &str, error: &serde_json::Error) -> (u32, u32, String) {
+/// Reads the entries map, refusing a case id given twice as soon as its second key is
+/// read (so the parser's position is that key's).
+fn unique_entries<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<BTreeMap<String, BaselineEntry>, D::Error> {
+    struct Entries;
+    impl<'de> Visitor<'de> for Entries {
+        type Value = BTreeMap<String, BaselineEntry>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            formatter.write_str("a map of case ids to baseline entries")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut access: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let mut entries = BTreeMap::new();
+            while let Some(id) = access.next_key::<String>()? {
+                if entries.contains_key(&id) {
+                    return Err(de::Error::custom(format!("duplicate key `{id}`")));
+                }
+                let entry = access.next_value()?;
+                entries.insert(id, entry);
+            }
+            Ok(entries)
+        }
+    }
+    deserializer.deserialize_map(Entries)
+}
+
+/// A problem reading a baseline; a key given twice (a case or a field) is reported where
+/// its second occurrence starts.
+fn read_problem(text: &str, error: &serde_json::Error) -> (u32, u32, String) {
     let message = message_without_position(error);
     let duplicate = message
         .strip_prefix("duplicate key `")
+        .or_else(|| message.strip_prefix("duplicate field `"))
         .and_then(|rest| rest.strip_suffix('`'));
     if let Some(key) = duplicate {
         let (line, column) = duplicate_key_position(text, error)
@@ -191,6 +223,10 @@ pub enum BaselineState {
     Absent,
     Parsed {
         file: BaselineFile,
+        /// Entries whose stored completion is not what their digest says, in its normal
+        /// form, with the digest it hashes to (EL402): worked out as the file is read,
+        /// since a load for checking keeps no completion.
+        tampered: BTreeMap<String, Digest>,
         /// 1-based line of each entry, for findings that point at it.
         lines: BTreeMap<String, u32>,
         /// The line of the noise floor's `mde`, when the file records one.
@@ -228,6 +264,40 @@ impl SuiteBaseline {
         self.entries().and_then(|entries| entries.get(case_id))
     }
 
+    /// Each entry whose completion does not hash to its digest, with what it hashes to.
+    pub fn tampered(&self) -> impl Iterator<Item = (&str, &BaselineEntry, &Digest)> {
+        let (entries, tampered) = match &self.state {
+            BaselineState::Parsed { file, tampered, .. } => (Some(&file.entries), Some(tampered)),
+            _ => (None, None),
+        };
+        tampered
+            .into_iter()
+            .flatten()
+            .filter_map(move |(id, actual)| {
+                let entry = entries?.get(id)?;
+                Some((id.as_str(), entry, actual))
+            })
+    }
+
+    /// What the completion stored in `entry` (the entry of `case_id`) hashes to: its
+    /// digest unless the entry was tampered with.
+    pub fn stored_digest<'a>(&'a self, case_id: &str, entry: &'a BaselineEntry) -> &'a Digest {
+        match &self.state {
+            BaselineState::Parsed { tampered, .. } => {
+                tampered.get(case_id).unwrap_or(&entry.digest)
+            }
+            _ => &entry.digest,
+        }
+    }
+
+    /// Whether the entry for `case_id` stores a completion that hashes to its digest.
+    pub fn is_intact(&self, case_id: &str) -> bool {
+        match &self.state {
+            BaselineState::Parsed { tampered, .. } => !tampered.contains_key(case_id),
+            _ => false,
+        }
+    }
+
     /// The recorded noise floor and the line of its `mde`.
     pub fn noise(&self) -> Option<(&SuiteNoise, u32)> {
         match &self.state {
@@ -246,8 +316,25 @@ impl SuiteBaseline {
     }
 }
 
+/// How much of each baseline entry a load keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BaselineDetail {
+    /// Every completion: running, accepting, comparing and reviewing read them.
+    #[default]
+    Full,
+    /// No completion (each is verified against its digest as the file is read): all
+    /// that checks need. Once every suite is accepted, the completions are more bytes
+    /// than the cases.
+    Digests,
+}
+
 /// Loads the baseline of a suite from `path` (a project-relative path from evalock.toml).
-pub fn load_baseline(source: &dyn ContentSource, suite: &str, path: &str) -> Result<SuiteBaseline> {
+pub fn load_baseline(
+    source: &dyn ContentSource,
+    suite: &str,
+    path: &str,
+    detail: BaselineDetail,
+) -> Result<SuiteBaseline> {
     validate_relative_path(path).map_err(|error| {
         Error::malformed("evalock.toml", format!("suite `{suite}`: baseline {error}"))
     })?;
@@ -267,13 +354,28 @@ pub fn load_baseline(source: &dyn ContentSource, suite: &str, path: &str) -> Res
     let state = match source.read(path)? {
         None => BaselineState::Absent,
         Some(bytes) => match BaselineFile::parse(suite, &bytes) {
-            Ok(file) => {
+            Ok(mut file) => {
+                let tampered = file
+                    .entries
+                    .iter()
+                    .filter(|(_, entry)| !rules::entry_is_intact(entry))
+                    .map(|(id, entry)| {
+                        let actual = crate::graders::completion_digest(&entry.completion);
+                        (id.clone(), actual)
+                    })
+                    .collect();
+                if detail == BaselineDetail::Digests {
+                    for entry in file.entries.values_mut() {
+                        entry.completion = String::new();
+                    }
+                }
                 let lines = entry_lines(&bytes, &file);
                 let noise_line = String::from_utf8_lossy(&bytes)
                     .find("\n    \"mde\": ")
                     .map(|offset| LineIndex::new(&bytes).line_of(offset + 1));
                 BaselineState::Parsed {
                     file,
+                    tampered,
                     lines,
                     noise_line,
                 }

@@ -216,11 +216,9 @@ pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
             "replace the symlink with the suite's own baseline file: remove it, then `evalock run --suite {0}` and `evalock accept --suite {0} --reason \"…\"`",
             suite.name
         ))],
-        BaselineState::Parsed { file, .. } => file
-            .entries
-            .iter()
-            .filter(|(_, entry)| !entry_is_intact(entry))
-            .map(|(id, entry)| {
+        BaselineState::Parsed { .. } => baseline
+            .tampered()
+            .map(|(id, entry, actual)| {
                 Finding::new(
                     RuleId::BaselineTampered,
                     Subject::case(&suite.name, id),
@@ -228,7 +226,7 @@ pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
                         "baseline entry `{id}` in {} says {}, but its stored completion hashes to {} under {}",
                         baseline.path,
                         entry.digest.short(),
-                        completion_digest(&entry.completion).short(),
+                        actual.short(),
                         entry.context.normalizer
                     ),
                 )

@@ -1,7 +1,7 @@
 //! The loaded project: config, lock and every suite's cases and prompts, read from one
 //! content source. Checks are pure functions over this model.
 
-use crate::baselines::{load_baseline, SuiteBaseline};
+use crate::baselines::{load_baseline, BaselineDetail, SuiteBaseline};
 use crate::cases::suite::{suite_digest, SuiteModel};
 use crate::cases::CaseDetail;
 use crate::error::{Error, Result};
@@ -32,6 +32,9 @@ pub struct LoadOptions<'a> {
     /// Look through the whole snapshot for skills and tool-server configurations that
     /// the configuration does not name (EL213, EL610): what `check` judges.
     pub find_unlisted: bool,
+    /// Whether baselines keep their completions or only their digests (what checks
+    /// judge: a completion is hashed once, for EL402, and dropped).
+    pub baseline_detail: BaselineDetail,
 }
 
 impl Default for LoadOptions<'_> {
@@ -42,6 +45,7 @@ impl Default for LoadOptions<'_> {
             parsed_files: None,
             skill_detail: SkillDetail::Full,
             find_unlisted: false,
+            baseline_detail: BaselineDetail::Full,
         }
     }
 }
@@ -239,7 +243,7 @@ impl Project {
             .map(|(suite, path)| {
                 Ok((
                     suite.name().to_owned(),
-                    load_baseline(source, suite.name(), path)?,
+                    load_baseline(source, suite.name(), path, options.baseline_detail)?,
                 ))
             })
             .collect::<Vec<Result<_>>>()

@@ -4,7 +4,7 @@
 use super::diff::completion_diff;
 use super::results::{BaselineUse, CaseResult, SampleResult, Status};
 use crate::baselines::rules as baselines;
-use crate::baselines::rules::{context_changes, current_context, entry_is_intact};
+use crate::baselines::rules::{context_changes, current_context};
 use crate::baselines::{BaselineContext, BaselineEntry};
 use crate::cases::suite::SuiteModel;
 use crate::cases::Case;
@@ -62,7 +62,7 @@ pub fn baseline_ref<'p>(
     }
     match baseline.entry(&case.id) {
         None => BaselineRef::Missing,
-        Some(entry) if !entry_is_intact(entry) => BaselineRef::Tampered,
+        Some(_) if !baseline.is_intact(&case.id) => BaselineRef::Tampered,
         Some(entry)
             if !context_changes(&entry.context, &current_context(project, suite, case))
                 .is_empty() =>

@@ -10,10 +10,14 @@ use crate::rules::RuleId;
 use std::collections::BTreeMap;
 
 /// Whether two entries record a different completion or context (reason and commit aside).
-fn entry_changed(current: &BaselineEntry, base: Option<&BaselineEntry>) -> bool {
-    base.is_none_or(|base| {
+/// Completions compare by what they hash to: a check keeps digests, not completions.
+fn entry_changed(
+    (baseline, id, current): (&SuiteBaseline, &str, &BaselineEntry),
+    base: Option<(&SuiteBaseline, &BaselineEntry)>,
+) -> bool {
+    base.is_none_or(|(base_baseline, base)| {
         base.digest != current.digest
-            || base.completion != current.completion
+            || base_baseline.stored_digest(id, base) != baseline.stored_digest(id, current)
             || base.context != current.context
             || base.passed != current.passed
     })
@@ -63,11 +67,9 @@ pub fn rebaselined_without_reason(
     if !project.rebaseline_reasons.is_empty() {
         return Vec::new();
     }
-    let base_entries = base
-        .baselines
-        .get(&suite.name)
-        .and_then(SuiteBaseline::entries);
-    let mut findings = changed_without_reason(base, suite, baseline, base_entries);
+    let base_baseline = base.baselines.get(&suite.name);
+    let base_entries = base_baseline.and_then(SuiteBaseline::entries);
+    let mut findings = changed_without_reason(base, suite, baseline, base_baseline);
     if let Some(base_entries) = base_entries {
         let gone = if project.baselines.contains_key(&suite.name) {
             "was deleted"
@@ -116,7 +118,7 @@ fn changed_without_reason(
     base: &Side<'_>,
     suite: &SuiteModel,
     baseline: &SuiteBaseline,
-    base_entries: Option<&BTreeMap<String, BaselineEntry>>,
+    base_baseline: Option<&SuiteBaseline>,
 ) -> Vec<Finding> {
     let Some(entries) = baseline.entries() else {
         return Vec::new();
@@ -124,8 +126,13 @@ fn changed_without_reason(
     entries
         .iter()
         .filter_map(|(id, entry)| {
-            let base_entry = base_entries.and_then(|base_entries| base_entries.get(id));
-            if !entry_changed(entry, base_entry) || entry_has_reason(entry, base_entry) {
+            let base_side = base_baseline.and_then(|base_baseline| {
+                Some((base_baseline, base_baseline.entries()?.get(id)?))
+            });
+            let base_entry = base_side.map(|(_, base_entry)| base_entry);
+            if !entry_changed((baseline, id, entry), base_side)
+                || entry_has_reason(entry, base_entry)
+            {
                 return None;
             }
             let why = match base_entry {
@@ -225,19 +232,18 @@ pub fn mixed_change(base: &Side<'_>, suite: &SuiteModel, baseline: &SuiteBaselin
     let (Some(base_suite), Some(entries)) = (base.suite(&suite.name), baseline.entries()) else {
         return Vec::new();
     };
-    let Some(base_entries) = base
-        .baselines
-        .get(&suite.name)
-        .and_then(SuiteBaseline::entries)
-    else {
+    let Some(base_baseline) = base.baselines.get(&suite.name) else {
+        return Vec::new();
+    };
+    let Some(base_entries) = base_baseline.entries() else {
         return Vec::new();
     };
     let rerecorded: Vec<&String> = entries
         .iter()
         .filter(|(id, entry)| {
-            base_entries
-                .get(*id)
-                .is_some_and(|base_entry| entry_changed(entry, Some(base_entry)))
+            base_entries.get(*id).is_some_and(|base_entry| {
+                entry_changed((baseline, id, entry), Some((base_baseline, base_entry)))
+            })
         })
         .map(|(id, _)| id)
         .collect();

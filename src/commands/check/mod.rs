@@ -199,6 +199,7 @@ fn judge(
         detail: CaseDetail::Summary,
         parsed_files: parsed_files.as_ref(),
         find_unlisted: true,
+        baseline_detail: crate::baselines::BaselineDetail::Digests,
         ..LoadOptions::default()
     };
     let base_read = base.map(|base| read_base(options, base)).transpose()?;
