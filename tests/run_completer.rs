@@ -479,3 +479,44 @@ fn terminal_escapes_in_a_completers_stderr_are_shown() {
     json.assert_code(0)
         .assert_contains("quota hit\\u001b[2K\\rall good");
 }
+
+/// `run --suite` reads only the suites it runs: another suite whose baseline cannot be
+/// read (here a directory) is refused by a full run and never opened by the selective one.
+#[test]
+fn run_suite_reads_only_the_suites_it_runs() {
+    let repo = project("", "echo '{\"completion\": \"hello\"}'\n", &[SIMPLE_CASE]);
+    let other = "\n[[suite]]\nname = \"other\"\ncases = [\"evals/other.jsonl\"]\nbaseline = \"evals/other.baseline.json\"\ncompleter = [\"sh\", \"complete.sh\"]\n";
+    let config = repo.read("evalock.toml") + other;
+    repo.write("evalock.toml", config);
+    repo.write("evals/other.jsonl", format!("{SIMPLE_CASE}\n"));
+    repo.evalock(&["lock"]).assert_code(0);
+    std::fs::create_dir(repo.join("evals/other.baseline.json")).unwrap();
+
+    repo.evalock(&["run"]).assert_contains("other.baseline.json");
+    repo.evalock(&["run", "--suite", "mini"])
+        .assert_code(0)
+        .assert_not_contains("other.baseline.json");
+    let results = results(&repo);
+    assert_eq!(results["suites"], serde_json::json!(["mini"]));
+    assert_eq!(results["cases"].as_array().unwrap().len(), 1);
+
+    // A completions file may name cases of suites the run does not load; an unknown
+    // suite is still refused.
+    repo.write(
+        "completions.jsonl",
+        "{\"suite\": \"mini\", \"case_id\": \"greet\", \"completion\": \"hello\"}\n{\"suite\": \"other\", \"case_id\": \"greet\", \"completion\": \"hello\"}\n",
+    );
+    repo.evalock(&["run", "--suite", "mini", "--completions", "completions.jsonl"])
+        .assert_code(0)
+        .assert_not_contains("other.baseline.json");
+    repo.write(
+        "completions.jsonl",
+        "{\"suite\": \"nope\", \"case_id\": \"greet\", \"completion\": \"hello\"}\n",
+    );
+    repo.evalock(&["run", "--suite", "mini", "--completions", "completions.jsonl"])
+        .assert_code(65)
+        .assert_contains("names suite `nope`");
+    repo.evalock(&["run", "--suite", "nope"])
+        .assert_code(64)
+        .assert_contains("no suite `nope` in evalock.toml (suites: mini, other)");
+}

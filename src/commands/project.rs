@@ -11,7 +11,7 @@ use crate::project::config::{Config, CONFIG_FILE};
 use crate::project::lock::{GraderLock, Lock, SuiteLock, LOCK_FILE};
 use crate::source::{read_regular_file, refuse_non_file, ContentSource};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::cases::load::{detail_for_suite, load_suite, ParsedFiles};
@@ -35,6 +35,9 @@ pub struct LoadOptions<'a> {
     /// Whether baselines keep their completions or only their digests (what checks
     /// judge: a completion is hashed once, for EL402, and dropped).
     pub baseline_detail: BaselineDetail,
+    /// Load the cases and baselines of these suites only (`run --suite`): the others stay
+    /// in the configuration but are not read. `None` loads every suite.
+    pub only_suites: Option<&'a BTreeSet<String>>,
 }
 
 impl Default for LoadOptions<'_> {
@@ -46,6 +49,7 @@ impl Default for LoadOptions<'_> {
             skill_detail: SkillDetail::Full,
             find_unlisted: false,
             baseline_detail: BaselineDetail::Full,
+            only_suites: None,
         }
     }
 }
@@ -178,6 +182,11 @@ impl Project {
             return Ok(None);
         };
         let config = Config::parse(CONFIG_FILE, &config_bytes)?;
+        let wanted = |suite: &&crate::project::config::SuiteConfig| {
+            options
+                .only_suites
+                .is_none_or(|only| only.contains(suite.name()))
+        };
         // The lock is read long before the case files are all hashed: its suites'
         // summaries are worked out then, instead of one suite per thread at the end.
         // Suites load side by side: what each does alone (listing its files, joining
@@ -187,6 +196,7 @@ impl Project {
             let loaded: Vec<Result<SuiteModel>> = config
                 .suites
                 .par_iter()
+                .filter(wanted)
                 .map(|suite| {
                     let detail = detail_for_suite(&config, suite, options.detail);
                     load_suite(source, suite, detail, options.parsed_files)
@@ -239,6 +249,7 @@ impl Project {
         let baselines = config
             .suites
             .par_iter()
+            .filter(wanted)
             .filter_map(|suite| Some((suite, suite.baseline.as_ref()?)))
             .map(|(suite, path)| {
                 Ok((

@@ -4,7 +4,7 @@
 use crate::baselines::rules as baselines;
 use crate::cases::suite::SuiteModel;
 use crate::cases::Case;
-use crate::commands::project::Project;
+use crate::commands::project::{LoadOptions, Project};
 use crate::error::{Error, Result};
 use crate::finding::{sort_findings, Finding};
 use crate::graders::rules::{self as graders, active_cases};
@@ -86,7 +86,15 @@ struct PlannedSuite<'a> {
 pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Result<RunOutcome> {
     super::refuse_project_file("--out", &options.project_root, &options.out)?;
     let source = WorktreeSource::new(&options.project_root);
-    let project = Project::load(&source)?.with_workdir(options.project_root.clone());
+    // Only what is run costs: with --suite the other suites' cases and baselines are not
+    // read. A shard's identity covers the whole lock, so a sharded run loads everything.
+    let named: BTreeSet<String> = options.suites.iter().cloned().collect();
+    let load = LoadOptions {
+        only_suites: (!named.is_empty() && options.shard.is_none()).then_some(&named),
+        ..LoadOptions::default()
+    };
+    let project =
+        Project::load_required(&source, &load)?.with_workdir(options.project_root.clone());
     let selected = select_suites(&project, &options.suites)?;
     // Before any completer runs: a results path that cannot be written would otherwise
     // throw the whole run away at its end.
@@ -284,9 +292,15 @@ fn judge_noise(
 /// have is refused, so a typo is not silently an ERROR for every case.
 fn completions_for(project: &Project, display: &str, bytes: &[u8]) -> Result<CompletionsFile> {
     let file = CompletionsFile::parse(display, bytes)?;
-    file.refuse_unknown_suites(|name| project.suites.iter().any(|suite| suite.name == name))?;
-    // A case file that could not be read whole (EL105) may hold the id: not refused.
+    file.refuse_unknown_suites(|name| project.config.suite(name).is_some())?;
+    // A case file that could not be read whole (EL105) may hold the id: not refused. Nor
+    // may a case of a suite `run --suite` did not load: it is not run, and not known.
+    let loaded = |name: &str| project.suites.iter().any(|suite| suite.name == name);
+    let all_loaded = project.suites.len() == project.config.suites.len();
     file.refuse_unknown_cases(|name, case_id| {
+        if (name.is_empty() && !all_loaded) || (!name.is_empty() && !loaded(name)) {
+            return true;
+        }
         project
             .suites
             .iter()
@@ -352,9 +366,10 @@ fn completion_sources(
 
 fn select_suites(project: &Project, names: &[String]) -> Result<BTreeSet<String>> {
     let known: BTreeSet<String> = project
+        .config
         .suites
         .iter()
-        .map(|suite| suite.name.clone())
+        .map(|suite| suite.name().to_owned())
         .collect();
     if names.is_empty() {
         if known.is_empty() {
