@@ -492,7 +492,8 @@ fn run_suite_reads_only_the_suites_it_runs() {
     repo.evalock(&["lock"]).assert_code(0);
     std::fs::create_dir(repo.join("evals/other.baseline.json")).unwrap();
 
-    repo.evalock(&["run"]).assert_contains("other.baseline.json");
+    repo.evalock(&["run"])
+        .assert_contains("other.baseline.json");
     repo.evalock(&["run", "--suite", "mini"])
         .assert_code(0)
         .assert_not_contains("other.baseline.json");
@@ -506,16 +507,28 @@ fn run_suite_reads_only_the_suites_it_runs() {
         "completions.jsonl",
         "{\"suite\": \"mini\", \"case_id\": \"greet\", \"completion\": \"hello\"}\n{\"suite\": \"other\", \"case_id\": \"greet\", \"completion\": \"hello\"}\n",
     );
-    repo.evalock(&["run", "--suite", "mini", "--completions", "completions.jsonl"])
-        .assert_code(0)
-        .assert_not_contains("other.baseline.json");
+    repo.evalock(&[
+        "run",
+        "--suite",
+        "mini",
+        "--completions",
+        "completions.jsonl",
+    ])
+    .assert_code(0)
+    .assert_not_contains("other.baseline.json");
     repo.write(
         "completions.jsonl",
         "{\"suite\": \"nope\", \"case_id\": \"greet\", \"completion\": \"hello\"}\n",
     );
-    repo.evalock(&["run", "--suite", "mini", "--completions", "completions.jsonl"])
-        .assert_code(65)
-        .assert_contains("names suite `nope`");
+    repo.evalock(&[
+        "run",
+        "--suite",
+        "mini",
+        "--completions",
+        "completions.jsonl",
+    ])
+    .assert_code(65)
+    .assert_contains("names suite `nope`");
     repo.evalock(&["run", "--suite", "nope"])
         .assert_code(64)
         .assert_contains("no suite `nope` in evalock.toml (suites: mini, other)");

@@ -22,7 +22,7 @@ pub struct Side<'a> {
     pub graders: &'a [GraderModel],
     pub suites: &'a [SuiteModel],
     /// The baselines of the suites that configure one, by suite name.
-    pub baselines: &'a BTreeMap<String, SuiteBaseline>,
+    pub baselines: &'a BTreeMap<String, std::sync::Arc<SuiteBaseline>>,
     /// `Rebaseline-Reason:` trailers of the commits since the base.
     pub rebaseline_reasons: &'a [String],
     /// `working tree`, `index`, `main (1a2b3c4)`.

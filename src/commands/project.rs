@@ -1,7 +1,7 @@
 //! The loaded project: config, lock and every suite's cases and prompts, read from one
 //! content source. Checks are pure functions over this model.
 
-use crate::baselines::{load_baseline, BaselineDetail, SuiteBaseline};
+use crate::baselines::{load_baseline, BaselineDetail, ParsedBaselines, SuiteBaseline};
 use crate::cases::suite::{suite_digest, SuiteModel};
 use crate::cases::CaseDetail;
 use crate::error::{Error, Result};
@@ -13,6 +13,7 @@ use crate::source::{read_regular_file, refuse_non_file, ContentSource};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::cases::load::{detail_for_suite, load_suite, ParsedFiles};
 use crate::skills::SkillDetail;
@@ -38,6 +39,9 @@ pub struct LoadOptions<'a> {
     /// Load the cases and baselines of these suites only (`run --suite`): the others stay
     /// in the configuration but are not read. `None` loads every suite.
     pub only_suites: Option<&'a BTreeSet<String>>,
+    /// Baselines another load of the same check parsed: those that hold the same object
+    /// are shared, not parsed again.
+    pub parsed_baselines: Option<&'a ParsedBaselines>,
 }
 
 impl Default for LoadOptions<'_> {
@@ -50,6 +54,7 @@ impl Default for LoadOptions<'_> {
             find_unlisted: false,
             baseline_detail: BaselineDetail::Full,
             only_suites: None,
+            parsed_baselines: None,
         }
     }
 }
@@ -76,7 +81,7 @@ pub struct Project {
     /// Configured graders with the digests of their sources.
     pub graders: Vec<GraderModel>,
     /// Baselines of the suites that configure one, by suite name.
-    pub baselines: BTreeMap<String, SuiteBaseline>,
+    pub baselines: BTreeMap<String, Arc<SuiteBaseline>>,
     /// Where command graders run (the project root); without it they are not probed.
     pub workdir: Option<PathBuf>,
     /// `Rebaseline-Reason:` trailers of the commits between the base and the judged
@@ -252,10 +257,12 @@ impl Project {
             .filter(wanted)
             .filter_map(|suite| Some((suite, suite.baseline.as_ref()?)))
             .map(|(suite, path)| {
-                Ok((
-                    suite.name().to_owned(),
-                    load_baseline(source, suite.name(), path, options.baseline_detail)?,
-                ))
+                let (name, detail) = (suite.name(), options.baseline_detail);
+                let baseline = match options.parsed_baselines {
+                    Some(parsed) => parsed.load(source, name, path, detail)?,
+                    None => Arc::new(load_baseline(source, name, path, detail)?),
+                };
+                Ok((name.to_owned(), baseline))
             })
             .collect::<Vec<Result<_>>>()
             .into_iter()

@@ -36,7 +36,10 @@ pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
             Status::Moved | Status::Regressed | Status::Improved
         )
     }) {
-        let baseline = project.baselines.get(&result.suite);
+        let baseline = project
+            .baselines
+            .get(&result.suite)
+            .map(|baseline| &**baseline);
         let entry = baseline.and_then(|baseline| baseline.entry(&result.case_id));
         let current = result.completion.as_deref().unwrap_or_default();
         let current_short = result

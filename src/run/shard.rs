@@ -118,7 +118,7 @@ impl ShardRecord {
 /// The identity of a run's inputs (see [`ShardRecord::identity`]).
 pub fn run_identity(
     current: &Lock,
-    baselines: &BTreeMap<String, SuiteBaseline>,
+    baselines: &BTreeMap<String, std::sync::Arc<SuiteBaseline>>,
     source: &dyn ContentSource,
     completions: Option<&[u8]>,
     samples: Option<u32>,

@@ -67,7 +67,7 @@ pub fn rebaselined_without_reason(
     if !project.rebaseline_reasons.is_empty() {
         return Vec::new();
     }
-    let base_baseline = base.baselines.get(&suite.name);
+    let base_baseline = base.baselines.get(&suite.name).map(|baseline| &**baseline);
     let base_entries = base_baseline.and_then(SuiteBaseline::entries);
     let mut findings = changed_without_reason(base, suite, baseline, base_baseline);
     if let Some(base_entries) = base_entries {

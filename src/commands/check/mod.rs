@@ -195,9 +195,11 @@ fn judge(
     // With a base, each case file of the base that holds the same object as the judged
     // one is not parsed again (in a pull request, nearly all of them).
     let parsed_files = base.map(|_| ParsedFiles::default());
+    let parsed_baselines = base.map(|_| crate::baselines::ParsedBaselines::default());
     let load_options = LoadOptions {
         detail: CaseDetail::Summary,
         parsed_files: parsed_files.as_ref(),
+        parsed_baselines: parsed_baselines.as_ref(),
         find_unlisted: true,
         baseline_detail: crate::baselines::BaselineDetail::Digests,
         ..LoadOptions::default()
