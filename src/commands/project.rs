@@ -36,12 +36,15 @@ pub struct LoadOptions<'a> {
     /// Whether baselines keep their completions or only their digests (what checks
     /// judge: a completion is hashed once, for EL402, and dropped).
     pub baseline_detail: BaselineDetail,
-    /// Load the cases and baselines of these suites only (`run --suite`): the others stay
-    /// in the configuration but are not read. `None` loads every suite.
+    /// Load the cases, lock entries and baselines of these suites only (`run --suite`):
+    /// the others stay in the configuration but are not read. `None` loads every suite.
     pub only_suites: Option<&'a BTreeSet<String>>,
     /// Baselines another load of the same check parsed: those that hold the same object
     /// are shared, not parsed again.
     pub parsed_baselines: Option<&'a ParsedBaselines>,
+    /// Read the skills of `[skills]` and the tool servers of `[mcp]` (`run` judges
+    /// completions, not skills: it leaves both empty).
+    pub read_skills_and_servers: bool,
 }
 
 impl Default for LoadOptions<'_> {
@@ -55,6 +58,7 @@ impl Default for LoadOptions<'_> {
             baseline_detail: BaselineDetail::Full,
             only_suites: None,
             parsed_baselines: None,
+            read_skills_and_servers: true,
         }
     }
 }
@@ -156,7 +160,10 @@ impl Project {
         options: &LoadOptions,
     ) -> Result<Option<Project>> {
         let read_lock = || match options.read_lock {
-            true => Project::read_lock(source),
+            true => {
+                refuse_non_file(source, LOCK_FILE)?;
+                Lock::read_suites(source, LOCK_FILE, options.only_suites)
+            }
             false => Ok(None),
         };
         Project::load_parts(source, options, read_lock)
@@ -210,10 +217,10 @@ impl Project {
             loaded.into_iter().collect::<Result<Vec<_>>>()
         };
         let load_skills = || match &config.skills {
-            Some(skills_config) => {
+            Some(skills_config) if options.read_skills_and_servers => {
                 crate::skills::load_skills_as(source, skills_config, options.skill_detail)
             }
-            None => Ok(crate::skills::SkillSet::default()),
+            _ => Ok(crate::skills::SkillSet::default()),
         };
         let find_named = || match options.find_unlisted {
             true => {
@@ -231,8 +238,10 @@ impl Project {
         );
         let graders = load_graders(source, &config)?;
         let mut mcp = match &config.mcp {
-            Some(mcp_config) => crate::mcp::load(source, mcp_config, false)?,
-            None => crate::mcp::McpSet::default(),
+            Some(mcp_config) if options.read_skills_and_servers => {
+                crate::mcp::load(source, mcp_config, false)?
+            }
+            _ => crate::mcp::McpSet::default(),
         };
         let mut skills = skills?;
         let named = named?;

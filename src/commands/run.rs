@@ -86,11 +86,13 @@ struct PlannedSuite<'a> {
 pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Result<RunOutcome> {
     super::refuse_project_file("--out", &options.project_root, &options.out)?;
     let source = WorktreeSource::new(&options.project_root);
-    // Only what is run costs: with --suite the other suites' cases and baselines are not
-    // read. A shard's identity covers the whole lock, so a sharded run loads everything.
+    // Only what is run costs: with --suite the other suites' cases, lock entries and
+    // baselines are not read, and no run reads skills or tool servers. A shard's identity
+    // covers the whole lock, so a sharded run loads every suite.
     let named: BTreeSet<String> = options.suites.iter().cloned().collect();
     let load = LoadOptions {
         only_suites: (!named.is_empty() && options.shard.is_none()).then_some(&named),
+        read_skills_and_servers: false,
         ..LoadOptions::default()
     };
     let project =
@@ -109,7 +111,14 @@ pub fn run(options: &RunOptions, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Re
         None => None,
     };
     let completions = match &completions_bytes {
-        Some((display, bytes)) => Some(completions_for(&project, display, bytes)?),
+        Some((display, bytes)) => Some(match completions_for(&project, display, bytes) {
+            // A line without a suite may name a case of a suite this run did not load:
+            // only the whole project tells it from a typo.
+            Err(_) if project.suites.len() < project.config.suites.len() => {
+                completions_for(&Project::load(&source)?, display, bytes)?
+            }
+            other => other?,
+        }),
         None => None,
     };
     let shard = match options.shard {
@@ -294,11 +303,10 @@ fn completions_for(project: &Project, display: &str, bytes: &[u8]) -> Result<Com
     let file = CompletionsFile::parse(display, bytes)?;
     file.refuse_unknown_suites(|name| project.config.suite(name).is_some())?;
     // A case file that could not be read whole (EL105) may hold the id: not refused. Nor
-    // may a case of a suite `run --suite` did not load: it is not run, and not known.
+    // may a case of a suite `run --suite` did not load: it is not run here.
     let loaded = |name: &str| project.suites.iter().any(|suite| suite.name == name);
-    let all_loaded = project.suites.len() == project.config.suites.len();
     file.refuse_unknown_cases(|name, case_id| {
-        if (name.is_empty() && !all_loaded) || (!name.is_empty() && !loaded(name)) {
+        if !name.is_empty() && !loaded(name) {
             return true;
         }
         project

@@ -180,14 +180,32 @@ impl Lock {
 
     /// Reads and parses the lock at `path`; `None` when there is none.
     pub fn read(source: &dyn ContentSource, path: &str) -> Result<Option<Lock>> {
+        Lock::read_suites(source, path, None)
+    }
+
+    /// [`Lock::read`] with the cases of `only` these suites when given: `run --suite`
+    /// does not parse the case tables of the suites it does not run.
+    pub fn read_suites(
+        source: &dyn ContentSource,
+        path: &str,
+        only: Option<&std::collections::BTreeSet<String>>,
+    ) -> Result<Option<Lock>> {
         match source.read(path)? {
-            Some(bytes) => Lock::parse(path, &bytes).map(Some),
+            Some(bytes) => Lock::parse_suites(path, &bytes, only).map(Some),
             None => Ok(None),
         }
     }
 
     /// Parses a lock; `path` is used in messages.
     pub fn parse(path: &str, bytes: &[u8]) -> Result<Lock> {
+        Lock::parse_suites(path, bytes, None)
+    }
+
+    fn parse_suites(
+        path: &str,
+        bytes: &[u8],
+        only: Option<&std::collections::BTreeSet<String>>,
+    ) -> Result<Lock> {
         let text = require_clean_text(bytes).map_err(|(line, column, message)| {
             Error::malformed(format!("{path}:{line}:{column}"), message)
         })?;
@@ -197,7 +215,7 @@ impl Lock {
                 "unresolved merge conflict: run `evalock lock` to regenerate the lock from the merged cases",
             ));
         }
-        let lock: Lock = read::from_toml(text).map_err(|error| {
+        let lock: Lock = read::from_toml(text, only).map_err(|error| {
             let location = match error.span() {
                 Some(span) => {
                     let (line, column) =

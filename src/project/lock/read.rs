@@ -13,15 +13,25 @@ use crate::digest::Digest;
 use rayon::prelude::*;
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Parses the lock's text (already known to be clean UTF-8 without conflict markers).
-pub(super) fn from_toml(text: &str) -> Result<Lock, toml::de::Error> {
-    match by_table(text) {
+/// Parses the lock's text (already known to be clean UTF-8 without conflict markers),
+/// with the case tables of `only` these suites when given (the others are not parsed).
+pub(super) fn from_toml(
+    text: &str,
+    only: Option<&BTreeSet<String>>,
+) -> Result<Lock, toml::de::Error> {
+    match by_table(text, only) {
         Some(lock) => Ok(lock),
-        None => toml::from_str(text),
+        None => {
+            let mut lock: Lock = toml::from_str(text)?;
+            if let Some(only) = only {
+                lock.cases.retain(|suite, _| only.contains(suite));
+            }
+            Ok(lock)
+        }
     }
 }
 
@@ -130,7 +140,7 @@ impl<'a> CaseBody<'a> {
     }
 }
 
-fn by_table(text: &str) -> Option<Lock> {
+fn by_table(text: &str, only: Option<&BTreeSet<String>>) -> Option<Lock> {
     let mut head = String::new();
     let mut case_tables = Vec::new();
     for table in tables(text) {
@@ -151,6 +161,9 @@ fn by_table(text: &str) -> Option<Lock> {
     }
     let mut cases: BTreeMap<String, CaseEntries> = BTreeMap::new();
     for (suite, range) in suites {
+        if only.is_some_and(|only| !only.contains(suite.as_ref())) {
+            continue;
+        }
         // Parsed side by side, straight into the suite's list; each worker shares the path
         // of the file its neighbouring entries name.
         let unusual = AtomicBool::new(false);
@@ -373,12 +386,40 @@ mod tests {
         ];
         for text in texts {
             let whole = toml::from_str::<Lock>(&text);
-            let pieces = from_toml(&text);
+            let pieces = from_toml(&text, None);
             match (whole, pieces) {
                 (Ok(whole), Ok(pieces)) => assert_eq!(whole, pieces, "{text}"),
                 (Err(whole), Err(pieces)) => assert_eq!(whole.to_string(), pieces.to_string()),
                 (whole, pieces) => panic!("{text}: {whole:?} against {pieces:?}"),
             }
         }
+    }
+
+    #[test]
+    fn only_the_named_suites_cases_are_read() {
+        let digest = format!("sha256:{}", "0".repeat(64));
+        let entry = |suite: &str| {
+            format!(
+                "[case.{suite}.a]\nversion = 1\ndigest = \"{digest}\"\nfile = \"{suite}.jsonl\"\n"
+            )
+        };
+        let text = format!(
+            "lock_version = 1\n[recipes]\ncase = \"case-v1\"\nprompt = \"bytes-v1\"\ntree = \"tree-v1\"\nsuite = \"suite-v1\"\n\n{}\n{}\n{}",
+            entry("one"),
+            entry("two"),
+            entry("three")
+        );
+        let all = from_toml(&text, None).unwrap();
+        assert_eq!(all.cases.len(), 3);
+        let only: BTreeSet<String> = ["two".to_owned()].into();
+        let some = from_toml(&text, Some(&only)).unwrap();
+        assert_eq!(some.cases.keys().collect::<Vec<_>>(), ["two"]);
+        assert_eq!(some.cases["two"], all.cases["two"]);
+        // A lock the tables cannot be read from is read whole, then narrowed the same way.
+        let unusual = format!(
+            "{text}\n[case.two.b]\nversion = 1\ndigest = \"{digest}\"\nfile = \"x\"\nx = 1\n"
+        );
+        let whole = from_toml(&unusual, Some(&only));
+        assert!(whole.is_err() || whole.unwrap().cases.keys().eq(["two"]));
     }
 }
