@@ -81,6 +81,76 @@ fn el202_vendored_skills_record_a_real_commit() {
     assert_says(&found, 1, "`source` must be \"local\" or an object");
 }
 
+/// The suggestion each EL203 finding of `check --format json` carries, as (line, text).
+fn version_suggestions(repo: &TestRepo) -> Vec<Option<(u64, String)>> {
+    let run = repo.evalock(&["check", "--format", "json"]);
+    let document: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
+    document["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|finding| finding["rule"] == "EL203")
+        .map(|finding| {
+            let suggestion = &finding["suggestion"];
+            Some((
+                suggestion["line"].as_u64()?,
+                suggestion["text"].as_str()?.to_owned(),
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn el203_a_version_line_that_is_not_semver_carries_its_one_line_fix() {
+    let repo = project();
+    repo.replace(
+        "skills/notes/SKILL.md",
+        "version: \"1.0.0\"",
+        "version: \"v2\"",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let line = repo
+        .read("skills/notes/SKILL.md")
+        .lines()
+        .nth(4)
+        .unwrap()
+        .to_owned();
+    assert!(line.ends_with("version: \"v2\""), "{line}");
+    let fixed = line.replace("\"v2\"", "\"2.0.0\"");
+    assert_eq!(version_suggestions(&repo), vec![Some((5, fixed))]);
+
+    // skill.json's own line, quotes and comma kept.
+    repo.replace(
+        "skills/notes/SKILL.md",
+        "version: \"v2\"",
+        "version: \"1.0.0\"",
+    );
+    repo.write(
+        "skills/notes/skill.json",
+        "{\n  \"version\": \"1.0\",\n  \"name\": \"notes\"\n}\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    let suggestions = version_suggestions(&repo);
+    assert!(
+        suggestions.iter().all(Option::is_none),
+        "two versions that disagree: none is suggested: {suggestions:?}"
+    );
+    repo.replace("skills/notes/SKILL.md", "  version: \"1.0.0\"\n", "");
+    repo.evalock(&["lock"]).assert_code(0);
+    assert_eq!(
+        version_suggestions(&repo),
+        vec![Some((2, "  \"version\": \"1.0.0\",".to_owned()))]
+    );
+
+    // A semver version gets no finding, so no suggestion.
+    repo.write(
+        "skills/notes/skill.json",
+        "{\n  \"version\": \"1.0.0\"\n}\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(version_suggestions(&repo).is_empty());
+}
+
 #[test]
 fn el203_versions_are_semver_and_agree() {
     let repo = project();

@@ -1,5 +1,6 @@
 //! One-line fixes a reviewer commits from the pull request (GitHub's suggestion blocks):
-//! the line of a case edited in place (EL102), with its `version` one higher.
+//! the line of a case edited in place (EL102), with its `version` one higher, and the
+//! line of a skill's version that is not semver (EL203), with the semver it is read as.
 
 use crate::finding::{Finding, Suggestion};
 use crate::rules::RuleId;
@@ -15,15 +16,21 @@ const MAX_VERSION: u64 = (1 << 53) - 1;
 /// the finding's own fix says what to do.
 pub fn suggest_fixes(findings: &mut [Finding], source: &dyn ContentSource) {
     let mut files: HashMap<String, Option<Vec<u8>>> = HashMap::new();
-    for finding in findings
-        .iter_mut()
-        .filter(|finding| finding.rule == RuleId::CaseEditedInPlace)
-    {
-        let (Some(location), Some(case_id)) = (&finding.location, finding.subject.case.as_deref())
-        else {
+    for finding in findings.iter_mut().filter(|finding| {
+        matches!(
+            finding.rule,
+            RuleId::CaseEditedInPlace | RuleId::SkillVersion
+        )
+    }) {
+        let Some(location) = &finding.location else {
             continue;
         };
-        let Some(number) = location.line else {
+        let (Some(number), true) = (
+            location.line,
+            location
+                .end_line
+                .is_none_or(|end| Some(end) == location.line),
+        ) else {
             continue;
         };
         let bytes = files
@@ -32,10 +39,36 @@ pub fn suggest_fixes(findings: &mut [Finding], source: &dyn ContentSource) {
         let Some(line) = bytes.as_deref().and_then(|bytes| line_of(bytes, number)) else {
             continue;
         };
-        if let Some(text) = bumped_version(line, case_id) {
+        let text = match (finding.rule, finding.subject.case.as_deref()) {
+            (RuleId::CaseEditedInPlace, Some(case_id)) => bumped_version(line, case_id),
+            // Two places that disagree: which one is right is the author's call.
+            (RuleId::SkillVersion, _) if !finding.message.contains(" but SKILL.md ") => {
+                semver_line(line)
+            }
+            _ => None,
+        };
+        if let Some(text) = text {
             finding.suggestion = Some(Suggestion { line: number, text });
         }
     }
+}
+
+/// A line that holds only a skill's version (`version: 1.0` in SKILL.md's `metadata`,
+/// `"version": "1.0",` in skill.json) with the version rewritten as semver; every other
+/// byte stays as written. `None` for a version that is semver already, or a line that
+/// holds more than the version.
+pub fn semver_line(line: &str) -> Option<String> {
+    let pattern =
+        regex::Regex::new(r#"^(\s*"?version"?\s*:\s*)(["']?)([0-9A-Za-z.+\-]+)(["']?)(\s*,?\s*)$"#)
+            .ok()?;
+    let parts = pattern.captures(line)?;
+    let (open, close) = (&parts[2], &parts[4]);
+    if open != close {
+        return None;
+    }
+    let fixed = crate::skills::rules::semver_for(&parts[3])?;
+    // YAML reads a bare 1.0.0 as a string, JSON needs the quotes it had.
+    Some(format!("{}{open}{fixed}{close}{}", &parts[1], &parts[5]))
 }
 
 /// Line `number` (1-based) of `bytes`, without its line break; `None` past the end, for a
@@ -103,7 +136,28 @@ pub fn bumped_version(line: &str, id: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::bumped_version;
+    use super::{bumped_version, semver_line};
+
+    #[test]
+    fn a_skill_version_line_is_rewritten_as_semver() {
+        assert_eq!(
+            semver_line(r#"  version: "1.0""#).as_deref(),
+            Some(r#"  version: "1.0.0""#)
+        );
+        assert_eq!(
+            semver_line("  version: v2").as_deref(),
+            Some("  version: 2.0.0")
+        );
+        assert_eq!(
+            semver_line(r#"  "version": "0.3","#).as_deref(),
+            Some(r#"  "version": "0.3.0","#)
+        );
+        // Semver already, more than the version on the line, or mismatched quotes.
+        assert_eq!(semver_line("  version: 1.2.3"), None);
+        assert_eq!(semver_line("metadata: {version: 1.0}"), None);
+        assert_eq!(semver_line(r#"  version: "1.0"#), None);
+        assert_eq!(semver_line(r#"{"name": "a", "version": "1.0"}"#), None);
+    }
 
     #[test]
     fn the_version_is_bumped_where_it_is_written() {

@@ -156,7 +156,7 @@ pub fn check_scope(scope: &SkillScope) -> Vec<Finding> {
 }
 
 pub use integrity::{lock_drift, manifest_drift, Drift};
-pub use policy::permission_escalation;
+pub use policy::{permission_escalation, semver_for};
 
 /// The four criteria of the seed article's audit, plus `manifest` (skill.json cannot be
 /// verified) and `name` (the specification), shown only when they fail.

@@ -183,6 +183,15 @@ fn two_part_version(version: &str) -> Option<String> {
     (number(major) && number(minor)).then(|| format!("{version}.0"))
 }
 
+/// The semver version a reviewer would write for `version`, or `None` when it is one
+/// already.
+pub fn semver_for(version: &str) -> Option<String> {
+    if is_semver(version) {
+        return None;
+    }
+    Some(two_part_version(version).unwrap_or_else(|| semver_suggestion(version)))
+}
+
 fn semver_suggestion(version: &str) -> String {
     let numbers: Vec<&str> = version
         .trim_start_matches('v')
