@@ -19,7 +19,6 @@ mod parse;
 pub mod promptfoo_config;
 pub mod rules;
 pub mod strict_json;
-pub mod suggest;
 pub mod suite;
 #[cfg(test)]
 mod tests;

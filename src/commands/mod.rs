@@ -19,6 +19,7 @@ pub mod project;
 pub mod review;
 pub mod run;
 pub mod staged;
+pub mod suggest;
 
 /// `run` or `accept` in a project without suites: a usage error (nothing ran, so no gate
 /// may pass on it) that says how to add one.

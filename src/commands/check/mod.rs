@@ -264,7 +264,7 @@ fn judge(
         base.zip(base_project.as_ref()),
         content,
     );
-    crate::cases::suggest::suggest_fixes(&mut findings, content);
+    crate::commands::suggest::suggest_fixes(&mut findings, content);
     let report = Report::new(
         "check",
         project.source.clone(),
