@@ -324,8 +324,8 @@ pub enum BaselineDetail {
     #[default]
     Full,
     /// No completion (each is verified against its digest as the file is read), failure
-    /// reasons or assertion outcomes: all that checks need. Once every suite is accepted, the completions are more bytes
-    /// than the cases.
+    /// reasons or assertion outcomes: all that checks need. Once every suite is accepted,
+    /// the completions are more bytes than the cases.
     Digests,
 }
 

@@ -503,32 +503,24 @@ fn run_suite_reads_only_the_suites_it_runs() {
 
     // A completions file may name cases of suites the run does not load; an unknown
     // suite is still refused.
-    repo.write(
-        "completions.jsonl",
+    let run_mini_with = |lines: &str| {
+        repo.write("completions.jsonl", lines);
+        repo.evalock(&[
+            "run",
+            "--suite",
+            "mini",
+            "--completions",
+            "completions.jsonl",
+        ])
+    };
+    run_mini_with(
         "{\"suite\": \"mini\", \"case_id\": \"greet\", \"completion\": \"hello\"}\n{\"suite\": \"other\", \"case_id\": \"greet\", \"completion\": \"hello\"}\n",
-    );
-    repo.evalock(&[
-        "run",
-        "--suite",
-        "mini",
-        "--completions",
-        "completions.jsonl",
-    ])
+    )
     .assert_code(0)
     .assert_not_contains("other.baseline.json");
-    repo.write(
-        "completions.jsonl",
-        "{\"suite\": \"nope\", \"case_id\": \"greet\", \"completion\": \"hello\"}\n",
-    );
-    repo.evalock(&[
-        "run",
-        "--suite",
-        "mini",
-        "--completions",
-        "completions.jsonl",
-    ])
-    .assert_code(65)
-    .assert_contains("names suite `nope`");
+    run_mini_with("{\"suite\": \"nope\", \"case_id\": \"greet\", \"completion\": \"hello\"}\n")
+        .assert_code(65)
+        .assert_contains("names suite `nope`");
     repo.evalock(&["run", "--suite", "nope"])
         .assert_code(64)
         .assert_contains("no suite `nope` in evalock.toml (suites: mini, other)");

@@ -103,9 +103,9 @@ impl<'de> Visitor<'de> for StrictVisitor {
 }
 
 /// Line and column (1-based) where the key starts that a JSON error of [`StrictValue`]
-/// (or a derived reader's `duplicate field`) refuses as a duplicate. serde_json reports where it stopped, just after the key's
-/// closing quote; the key's opening quote is the first unescaped quote before it. `None`
-/// for any other error.
+/// (or a derived reader's `duplicate field`) refuses as a duplicate. serde_json reports
+/// where it stopped, just after the key's closing quote; the key's opening quote is the
+/// first unescaped quote before it. `None` for any other error.
 pub(crate) fn duplicate_key_position(text: &str, error: &serde_json::Error) -> Option<(u32, u32)> {
     let message = error.to_string();
     if !message.starts_with("duplicate key `") && !message.starts_with("duplicate field `") {

@@ -160,10 +160,7 @@ impl Project {
         options: &LoadOptions,
     ) -> Result<Option<Project>> {
         let read_lock = || match options.read_lock {
-            true => {
-                refuse_non_file(source, LOCK_FILE)?;
-                Lock::read_suites(source, LOCK_FILE, options.only_suites)
-            }
+            true => Project::read_lock_of(source, options.only_suites),
             false => Ok(None),
         };
         Project::load_parts(source, options, read_lock)
@@ -181,8 +178,16 @@ impl Project {
 
     /// The snapshot's `evalock.lock`; `None` when it has none.
     pub fn read_lock(source: &dyn ContentSource) -> Result<Option<Lock>> {
+        Project::read_lock_of(source, None)
+    }
+
+    /// [`Project::read_lock`] with the case entries of `only` these suites when given.
+    fn read_lock_of(
+        source: &dyn ContentSource,
+        only: Option<&BTreeSet<String>>,
+    ) -> Result<Option<Lock>> {
         refuse_non_file(source, LOCK_FILE)?;
-        Lock::read(source, LOCK_FILE)
+        Lock::read_suites(source, LOCK_FILE, only)
     }
 
     fn load_parts(
