@@ -75,6 +75,7 @@ const COMMANDS: &[&str] = &[
     "review",
     "report",
     "github",
+    "changelog",
     "skills audit",
     "hook install",
     "hook uninstall",

@@ -54,6 +54,12 @@ fn baselines_in(source: &dyn crate::source::ContentSource) -> Result<Results> {
             source.describe()
         ))
     })?;
+    Ok(baselines_of(&project, source.describe()))
+}
+
+/// The baselines of a loaded project as the results of a run (see
+/// [`baselines_as_results`]); `source` names the snapshot it was loaded from.
+pub fn baselines_of(project: &Project, source: String) -> Results {
     let mut cases = Vec::new();
     for (suite_name, baseline) in &project.baselines {
         let Some(entries) = baseline.entries() else {
@@ -109,10 +115,10 @@ fn baselines_in(source: &dyn crate::source::ContentSource) -> Result<Results> {
     for case in &cases {
         *counts.entry(case.status).or_insert(0) += 1;
     }
-    Ok(Results {
+    Results {
         schema: RESULTS_SCHEMA.to_owned(),
         evalock_version: env!("CARGO_PKG_VERSION").to_owned(),
-        source: source.describe(),
+        source,
         commit: None,
         full: true,
         fail_on_diff: false,
@@ -129,7 +135,7 @@ fn baselines_in(source: &dyn crate::source::ContentSource) -> Result<Results> {
             .collect(),
         cases,
         findings: Vec::new(),
-    })
+    }
 }
 
 /// A comparison as findings, for a review: each regressed case at its line (EL501, with

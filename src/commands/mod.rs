@@ -4,6 +4,7 @@
 pub mod accept;
 pub mod calibrate;
 pub mod calibration_pins;
+pub mod changelog;
 pub mod check;
 pub mod compare;
 pub mod debt;

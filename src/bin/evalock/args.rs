@@ -117,6 +117,41 @@ pub enum Command {
     /// "labeller"?, "suite"?}`. Below the floors (20 labels, agreement 0.8, κ 0.6) the
     /// grader is uncalibrated: exit 1. Exits 0 when it meets them.
     Calibrate(CalibrateArgs),
+    /// What changed in behaviour between two revisions, for release notes and release gates.
+    ///
+    /// Reads what each revision committed (evalock.toml, evalock.lock, case files and
+    /// baselines; nothing is run) and lists, per suite and stratum: cases added, retired and
+    /// version-bumped; baselines accepted since, with the reason given to `accept`; model,
+    /// prompt and grader changes (version, sources, calibration); known failures added and
+    /// cleared; and the REGRESS / GAIN matrix between the two last-good sets.
+    ///
+    /// Exits 1 when the changelog holds a change that `--fail-on` names, else 0.
+    Changelog(ChangelogArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ChangelogArgs {
+    /// `A..B`: tags, branches or commits (`v1.2..v1.3`, `v1.2..HEAD`). `A..` and `A`
+    /// alone mean `A..HEAD`.
+    #[arg(value_name = "A..B")]
+    pub range: String,
+
+    /// `markdown` (default: release notes) or `json` (`evalock.changelog/v1`).
+    #[arg(long, value_enum, default_value_t = ChangelogFormat::Markdown)]
+    pub format: ChangelogFormat,
+
+    /// What fails a release, separated by commas: regress (a case that passed at A's
+    /// last-good fails at B's), known-failure (a case accepted failing since A), retired,
+    /// bumped, reaccepted (a baseline entry recorded again since A), context (a model,
+    /// prompt or grader change), or none (the default: a report only).
+    #[arg(long, value_name = "LIST", default_value = "none")]
+    pub fail_on: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChangelogFormat {
+    Markdown,
+    Json,
 }
 
 #[derive(Debug, Args)]

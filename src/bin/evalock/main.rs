@@ -223,6 +223,7 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
         // [scale] dispatch goes here.
         Command::Merge(merge_args) => merge(merge_args, printer),
         Command::Compare(compare_args) => compare(compare_args, printer),
+        Command::Changelog(changelog_args) => changelog(&root, changelog_args, printer),
         Command::Calibrate(calibrate_args) => {
             let outcomes = commands::calibrate::calibrate(
                 &root,
@@ -399,6 +400,25 @@ fn github(
     let outcome =
         commands::github::github(&report, &root, mode, environment, &github_args.token_env);
     printer.github_outcome(&outcome);
+    Ok(exit_code::CLEAN)
+}
+
+fn changelog(
+    root: &std::path::Path,
+    changelog_args: &args::ChangelogArgs,
+    printer: &output::Printer,
+) -> evalock::Result<i32> {
+    use commands::changelog::{changelog, parse_range, Gate};
+    let gates = Gate::parse_list(&changelog_args.fail_on).map_err(evalock::Error::Usage)?;
+    let (from, to) = parse_range(&changelog_args.range)?;
+    let changelog = changelog(root, &from, &to)?;
+    printer.changelog(&changelog, changelog_args.format)?;
+    let tripped = changelog.tripped(&gates);
+    if !tripped.is_empty() {
+        let names: Vec<&str> = tripped.iter().map(|gate| gate.as_str()).collect();
+        printer.note(&format!("release gate: {} (--fail-on)", names.join(", ")));
+        return Ok(exit_code::FAILURES);
+    }
     Ok(exit_code::CLEAN)
 }
 

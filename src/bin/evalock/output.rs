@@ -1108,6 +1108,32 @@ fn relative_folder(started: &Path, project: &Path) -> Option<String> {
 
 impl Printer {
     /// `calibrate`: per suite, the figures with their intervals and the verdict.
+    pub fn changelog(
+        &self,
+        changelog: &evalock::commands::changelog::Changelog,
+        format: crate::args::ChangelogFormat,
+    ) -> evalock::Result<()> {
+        match format {
+            crate::args::ChangelogFormat::Json => {
+                let text = serde_json::to_string_pretty(changelog)
+                    .map_err(|error| evalock::Error::Internal(error.to_string()))?;
+                outln!("{text}");
+            }
+            crate::args::ChangelogFormat::Markdown => {
+                out!(
+                    "{}",
+                    evalock::commands::changelog::markdown::render(changelog)
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// One line on standard error.
+    pub fn note(&self, note: &str) {
+        errln!("note: {note}");
+    }
+
     pub fn calibration(
         &self,
         outcomes: &[evalock::commands::calibrate::SuiteCalibration],
