@@ -338,7 +338,7 @@ mod tests {
         assert!(text.ends_with("`case-19` and 5 more"), "{text}");
         assert_eq!(listed(&items[..2]), "`case-0`, `case-1`");
         let noted = [("a*b".to_owned(), " (1 → 2) *x*".to_owned())];
-        assert_eq!(listed(&noted), "`a*b` \\(1 → 2\\) \\*x\\*");
+        assert_eq!(listed(&noted), "`a*b` (1 → 2) \\*x\\*");
     }
 
     #[test]
