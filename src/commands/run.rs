@@ -300,6 +300,10 @@ fn judge_noise(
 /// A `--completions FILE` read against the project: a suite or case the project does not
 /// have is refused, so a typo is not silently an ERROR for every case.
 fn completions_for(project: &Project, display: &str, bytes: &[u8]) -> Result<CompletionsFile> {
+    if let Some(found) = crate::run::foreign::read(display, bytes) {
+        let (runner, results) = found?;
+        return foreign_completions(project, display, runner, &results);
+    }
     let file = CompletionsFile::parse(display, bytes)?;
     file.refuse_unknown_suites(|name| project.config.suite(name).is_some())?;
     // A case file that could not be read whole (EL105) may hold the id: not refused. Nor
@@ -316,6 +320,59 @@ fn completions_for(project: &Project, display: &str, bytes: &[u8]) -> Result<Com
             .any(|suite| suite.case(case_id).is_some() || suite.problems().next().is_some())
     })?;
     Ok(file)
+}
+
+/// Another runner's results matched to the cases of the loaded suites by each suite's
+/// identity rule. A result that matches no case is refused, naming what each suite would
+/// call it, as a completions line naming an unknown case is.
+fn foreign_completions(
+    project: &Project,
+    display: &str,
+    runner: crate::run::foreign::Runner,
+    results: &[crate::run::foreign::ForeignResult],
+) -> Result<CompletionsFile> {
+    use crate::cases::identity::Identity;
+    let identities: Vec<(&SuiteModel, Identity)> = project
+        .suites
+        .iter()
+        .filter_map(|suite| Some((suite, Identity::of(project.config.suite(&suite.name)?))))
+        .collect();
+    let mut matched = Vec::new();
+    for result in results {
+        let mut tried = Vec::new();
+        for (suite, identity) in &identities {
+            match crate::run::foreign::case_id(result, identity) {
+                Ok(case_id) if suite.case(&case_id).is_some() => {
+                    matched.push((suite.name.to_string(), case_id, result.completion.clone()))
+                }
+                Ok(case_id) => tried.push(format!(
+                    "suite `{}` ({}) would call it `{case_id}` and holds no such case",
+                    suite.name,
+                    identity.describe()
+                )),
+                Err(why) => tried.push(format!(
+                    "suite `{}` ({}) cannot name it: {why}",
+                    suite.name,
+                    identity.describe()
+                )),
+            }
+        }
+        // Every suite tried and none holds the case.
+        if tried.len() == identities.len() {
+            let why = match tried.is_empty() {
+                true => "no suite is loaded".to_owned(),
+                false => tried.join("; "),
+            };
+            return Err(Error::malformed(
+                format!("{display}: {}", result.at),
+                format!(
+                    "{} result matches no case: {why}; correct the suite's `id` rule, or run the runner on the cases evalock locks",
+                    runner.name()
+                ),
+            ));
+        }
+    }
+    Ok(CompletionsFile::from_matched(display, matched))
 }
 
 /// Every job on `jobs` workers (1 to [`MAX_JOBS`]), in the jobs' order whatever order

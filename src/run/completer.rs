@@ -181,6 +181,23 @@ impl CompletionsFile {
         Ok(file)
     }
 
+    /// Completions already matched to their cases (another runner's results file, see
+    /// [`crate::run::foreign`]): (suite, case id, completion), in file order; several for
+    /// one case are its samples.
+    pub fn from_matched(display: &str, matched: Vec<(String, String, String)>) -> CompletionsFile {
+        let mut file = CompletionsFile {
+            display: display.to_owned(),
+            ..CompletionsFile::default()
+        };
+        for (suite, case_id, completion) in matched {
+            file.by_case
+                .entry((suite, case_id))
+                .or_default()
+                .push(completion);
+        }
+        file
+    }
+
     /// Refuses a line naming a suite the project does not define: its completions would
     /// be silently unused (and its cases reported as having none).
     pub fn refuse_unknown_suites(&self, is_suite: impl Fn(&str) -> bool) -> Result<()> {

@@ -8,6 +8,7 @@ pub mod completer_files;
 pub mod contain;
 pub mod diff;
 pub mod envelope;
+pub mod foreign;
 pub mod noise;
 pub mod process;
 pub mod results;

@@ -299,6 +299,11 @@ pub struct RunArgs {
 
     /// Grade completions produced elsewhere instead of running completers: JSONL lines
     /// `{"case_id", "completion", "suite"?}`; several lines for one case are its samples.
+    ///
+    /// Also promptfoo's output (`promptfoo eval -o out.json`) and inspect_ai's JSON eval
+    /// logs (`inspect eval --log-format json`), as the tools write them: each result is
+    /// matched to its case by the suite's identity rule (the `vars` or `input` digest, a
+    /// key path or the `id`), and a result that matches no case is refused (exit 65).
     #[arg(long, value_name = "FILE")]
     pub completions: Option<PathBuf>,
 
