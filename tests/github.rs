@@ -825,6 +825,54 @@ fn summary_mode_posts_only_the_sticky_summary() {
 }
 
 #[test]
+fn the_sticky_summary_charts_the_pass_rate_trend_the_report_carries() {
+    use evalock::report::trend::{SuiteTrend, Trend};
+    let scenario = Scenario::new();
+    let mut report =
+        evalock::report::Report::new("run", "working tree".into(), None, run_findings());
+    report.trend = Some(Box::new(Trend {
+        points: vec!["1a2b3c4".into(), "this run".into()],
+        suites: std::collections::BTreeMap::from([(
+            "support".to_owned(),
+            SuiteTrend {
+                rates: vec![Some(100.0), Some(81.8)],
+                strata: std::collections::BTreeMap::new(),
+            },
+        )]),
+    }));
+    let path = scenario.path("trend.json");
+    std::fs::write(&path, evalock::report::json::render(&report)).unwrap();
+    scenario
+        .github(
+            WRITE_TOKEN,
+            &[&path],
+            &[("EVALOCK_COMMENT_MODE", "summary")],
+        )
+        .assert_code(0);
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(
+        summary.contains("```mermaid\nxychart-beta\n    title \"support: pass rate (%)\"\n    x-axis [\"1a2b3c4\", \"this run\"]"),
+        "{summary}"
+    );
+    // A report without a trend draws none.
+    let scenario = Scenario::new();
+    let plain = scenario.write_report("run.json", run_findings());
+    scenario
+        .github(
+            WRITE_TOKEN,
+            &[&plain],
+            &[("EVALOCK_COMMENT_MODE", "summary")],
+        )
+        .assert_code(0);
+    let summary = scenario
+        .github
+        .with(|state| state.issue_comments[0].body.clone());
+    assert!(!summary.contains("```mermaid"), "{summary}");
+}
+
+#[test]
 fn projects_sharing_a_repository_keep_to_their_own_comments() {
     // The demo at the top, nested in it (`ai/`), and beside that (`ml/`): the same suites
     // and cases, so the same fingerprints, in three projects of one pull request.

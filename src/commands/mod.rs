@@ -21,6 +21,7 @@ pub mod review;
 pub mod run;
 pub mod staged;
 pub mod suggest;
+pub mod trend;
 
 /// `run` or `accept` in a project without suites: a usage error (nothing ran, so no gate
 /// may pass on it) that says how to add one.

@@ -1,6 +1,8 @@
 //! `evalock review`: the completion diffs of the last run's moved and regressed cases
 //! against their baselines, for a person to read before `accept`.
 
+pub mod html;
+
 use crate::baselines::{BaselineState, SuiteBaseline};
 use crate::commands::project::Project;
 use crate::error::Result;
@@ -23,12 +25,47 @@ pub struct ReviewItem {
     pub trajectory: Option<String>,
     /// Why there is no diff, or why it may not be what the run compared with.
     pub note: Option<String>,
+    /// The last-good completion and this run's, for a side-by-side view.
+    pub baseline: Option<String>,
+    pub current: String,
 }
 
 pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
+    Ok(review_with_context(project_root, from)?.items)
+}
+
+/// What `review --format html` shows: the items, the run they come from, and its
+/// behaviour matrix against the working tree's last-good completions.
+pub struct Review {
+    pub items: Vec<ReviewItem>,
+    pub results: Results,
+    pub matrix: crate::run::compare::Comparison,
+}
+
+pub fn review_with_context(project_root: &Path, from: &Path) -> Result<Review> {
     let display = from.display().to_string();
     let results = Results::read(&project_root.join(from), &display)?;
     let project = Project::load(&WorktreeSource::new(project_root))?;
+    let items = items(&project, &results);
+    let mut last_good = crate::commands::compare::baselines_of(&project, "last-good".to_owned());
+    last_good
+        .cases
+        .retain(|case| results.suites.contains(&case.suite));
+    let matrix = crate::run::compare::compare(
+        &last_good,
+        &results,
+        "last-good",
+        "this run",
+        crate::run::compare::Slack::default(),
+    );
+    Ok(Review {
+        items,
+        results,
+        matrix,
+    })
+}
+
+fn items(project: &Project, results: &Results) -> Vec<ReviewItem> {
     let mut items = Vec::new();
     for result in results.cases.iter().filter(|case| {
         matches!(
@@ -74,9 +111,11 @@ pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
             diff,
             trajectory,
             note,
+            baseline: entry.map(|entry| entry.completion.clone()),
+            current: current.to_owned(),
         });
     }
-    Ok(items)
+    items
 }
 
 /// Why a case has no baseline entry to diff against: a file that cannot be read is not an

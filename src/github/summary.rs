@@ -81,6 +81,9 @@ pub fn render(report: &Report, listed: &[&Anchored], context: &SummaryContext<'_
     if let Some(table) = crate::report::markdown::strata_table(report) {
         text.push_str(&table);
     }
+    if let Some(trend) = &report.trend {
+        text.push_str(&crate::report::trend::mermaid(trend));
+    }
     if report.findings.is_empty() {
         text.push_str("No findings: everything is locked and nothing regressed.\n");
         return text;

@@ -33,6 +33,8 @@ struct JsonReport<'a> {
     /// A run's pass rates per stratum.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     strata: &'a std::collections::BTreeMap<String, crate::run::results::StratumRate>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trend: Option<&'a super::trend::Trend>,
 }
 
 #[derive(Serialize)]
@@ -65,6 +67,7 @@ pub fn write(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<(
             .collect(),
         subjects: &report.subjects,
         strata: &report.strata,
+        trend: report.trend.as_deref(),
     };
     serde_json::to_writer_pretty(&mut *out, &document)?;
     out.write_all(b"\n")
@@ -101,6 +104,8 @@ struct SavedReport {
     subjects: Vec<Subject>,
     #[serde(default)]
     strata: std::collections::BTreeMap<String, crate::run::results::StratumRate>,
+    #[serde(default)]
+    trend: Option<Box<super::trend::Trend>>,
 }
 
 #[derive(Deserialize)]
@@ -148,6 +153,7 @@ pub fn parse(label: &str, bytes: &[u8]) -> Result<Report> {
         saved.fail_on_diff || saved.exit_code == Some(crate::finding::exit_code::MOVED);
     report.path_prefix = saved.path_prefix;
     report.strata = saved.strata;
+    report.trend = saved.trend;
     Ok(report)
 }
 

@@ -36,6 +36,9 @@ pub fn render_within(report: &Report, max_bytes: usize) -> String {
     if let Some(table) = strata_table(report) {
         page.push(&table);
     }
+    if let Some(trend) = &report.trend {
+        page.push(&super::trend::mermaid(trend));
+    }
     if report.findings.is_empty() {
         return page.finish();
     }

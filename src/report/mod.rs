@@ -9,6 +9,7 @@ pub mod markdown;
 pub mod read;
 pub mod sarif;
 mod text;
+pub mod trend;
 
 pub use read::read_report;
 pub use text::plural;
@@ -51,6 +52,10 @@ pub struct Report {
     /// A run's pass rates per stratum (empty for other commands and unbanded suites).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub strata: std::collections::BTreeMap<String, crate::run::results::StratumRate>,
+    /// Pass rates along the first-parent history (`report --trend N`), drawn as charts
+    /// in the step summary and the sticky comment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trend: Option<Box<trend::Trend>>,
 }
 
 /// Findings per severity.
@@ -107,6 +112,7 @@ impl Report {
             fail_on_diff: false,
             path_prefix: String::new(),
             strata: std::collections::BTreeMap::new(),
+            trend: None,
         }
     }
 
@@ -166,6 +172,11 @@ impl Report {
                 merged.path_prefix = report.path_prefix;
             }
             merged.fail_on_diff |= report.fail_on_diff;
+            // A check's report has no pass rates: the run's merged after it brings them.
+            if merged.strata.is_empty() {
+                merged.strata = report.strata;
+            }
+            merged.trend = merged.trend.or(report.trend);
             subjects.extend(report.subjects);
             for finding in report.findings {
                 if seen.insert((finding.fingerprint.clone(), finding.rule)) {

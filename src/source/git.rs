@@ -123,6 +123,22 @@ impl GitRepo {
         Ok(commits)
     }
 
+    /// Up to `count` commits along the first-parent history of `head`, newest first. A
+    /// shallow clone ends where its history does.
+    pub fn first_parents(&self, head: ObjectId, count: usize) -> Result<Vec<ObjectId>> {
+        let repo = self.local();
+        let mut commits = Vec::new();
+        let mut next = Some(head);
+        while let Some(id) = next.filter(|_| commits.len() < count) {
+            let Ok(commit) = repo.find_commit(id) else {
+                break;
+            };
+            commits.push(id);
+            next = commit.parent_ids().next().map(|id| id.detach());
+        }
+        Ok(commits)
+    }
+
     /// The staged content: the index (honouring `GIT_INDEX_FILE`).
     pub fn index_source(&self) -> Result<GitSnapshot> {
         Ok(self.staged_index()?.into_snapshot())

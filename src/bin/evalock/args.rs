@@ -77,7 +77,8 @@ pub enum Command {
     Run(RunArgs),
     /// Record the last run's passing cases as last-good baselines, atomically. Refused when CI is set.
     Accept(AcceptArgs),
-    /// Print unified diffs of the last run's moved, regressed and improved completions against their baselines.
+    /// Show the last run's moved, regressed and improved completions against their
+    /// baselines: unified diffs, or a self-contained HTML page (`--format html`).
     Review(ReviewArgs),
     // [hook] subcommands go here.
     /// Install or remove the git hook that runs `evalock check --staged` on every commit.
@@ -460,6 +461,22 @@ pub struct ReviewArgs {
     /// The results file to review [default: .evalock/results.json in the project].
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
+
+    /// `human` (default: unified diffs) or `html`: one self-contained page with the pass
+    /// rates per suite and stratum, the behaviour matrix against last-good, where each
+    /// case's tool calls part from last-good, and its completion beside last-good's.
+    #[arg(long, value_enum, default_value_t = ReviewFormat::Human)]
+    pub format: ReviewFormat,
+
+    /// Write the review to FILE (atomically) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReviewFormat {
+    Human,
+    Html,
 }
 
 #[derive(Debug, Args)]
@@ -562,6 +579,14 @@ pub struct ReportArgs {
     /// lives in a subdirectory: GitHub resolves annotation and SARIF paths from the repository root.
     #[arg(long, value_name = "DIR")]
     pub path_prefix: Option<String>,
+
+    /// Add the pass rate of each suite and stratum along the last N commits of the
+    /// first-parent history (from the baselines each holds), then the run among `--from`:
+    /// drawn as Mermaid charts in the `markdown` step summary and the pull request's
+    /// sticky comment, and kept in the `json` report for `evalock github`. Read from the
+    /// git repository of the current folder's project.
+    #[arg(long, value_name = "N")]
+    pub trend: Option<usize>,
 }
 
 impl Command {
@@ -590,7 +615,7 @@ impl Command {
             Command::Accept(args) => args.from.iter_mut().collect(),
             Command::Compare(args) => args.files.iter_mut().chain(&mut args.findings).collect(),
             Command::Calibrate(args) => args.labels.iter_mut().collect(),
-            Command::Review(args) => args.from.iter_mut().collect(),
+            Command::Review(args) => args.from.iter_mut().chain(&mut args.output).collect(),
             Command::Github(args) => args.from.iter_mut().collect(),
             _ => Vec::new(),
         }

@@ -197,8 +197,25 @@ fn dispatch(cli: &mut Cli, printer: &output::Printer) -> evalock::Result<i32> {
         Command::Accept(accept_args) => accept(root, accept_args, printer),
         Command::Review(review_args) => {
             let from = results_path(review_args.from.as_ref());
-            let items = commands::review(&root, &from)?;
-            printer.review(&items, &from);
+            match review_args.format {
+                args::ReviewFormat::Html => {
+                    let review = commands::review::review_with_context(&root, &from)?;
+                    let page = commands::review::html::render(&review);
+                    match &review_args.output {
+                        Some(path) => evalock::source::atomic::write_atomic(path, page.as_bytes())?,
+                        None => printer.text(&page),
+                    }
+                }
+                args::ReviewFormat::Human if review_args.output.is_some() => {
+                    return Err(evalock::Error::Usage(
+                        "review --output writes the HTML page: add `--format html`".to_owned(),
+                    ))
+                }
+                args::ReviewFormat::Human => {
+                    let items = commands::review(&root, &from)?;
+                    printer.review(&items, &from);
+                }
+            }
             Ok(exit_code::CLEAN)
         }
 
@@ -374,10 +391,17 @@ fn report(
     let report = read_saved_reports(&report_args.from).inspect_err(|_| {
         discard_stale_output(report_args.output.as_deref());
     })?;
-    let report = match &report_args.path_prefix {
+    let mut report = match &report_args.path_prefix {
         Some(prefix) => report.with_path_prefix(prefix),
         None => report,
     };
+    if let Some(commits) = report_args.trend {
+        // The run's own rates are the last point: the first results file among `--from`.
+        let run = report_args.from.iter().find_map(|path| {
+            evalock::run::results::Results::read(path, &path.display().to_string()).ok()
+        });
+        report.trend = commands::trend::trend(root, run.as_ref(), commits).map(Box::new);
+    }
     printer.report(&report, report_args.format, report_args.output.as_deref())?;
     Ok(exit_code::CLEAN)
 }
