@@ -18,7 +18,9 @@ pub fn trend(project_root: &Path, run: Option<&Results>, commits: usize) -> Opti
     history.reverse();
     let parsed_files = ParsedFiles::default();
     let parsed_baselines = crate::baselines::ParsedBaselines::default();
+    // Baselines and the cases' strata are all a point needs: no lock, skills or servers.
     let options = LoadOptions {
+        read_lock: false,
         parsed_files: Some(&parsed_files),
         parsed_baselines: Some(&parsed_baselines),
         baseline_detail: crate::baselines::BaselineDetail::Digests,

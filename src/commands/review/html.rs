@@ -51,18 +51,22 @@ fn pass_rates(out: &mut String, review: &Review) {
     out.push_str("<h2>Pass rates</h2><table><tr><th>suite</th><th>stratum</th><th>passing</th><th>rate</th></tr>");
     let mut suites: std::collections::BTreeMap<(&str, Option<&str>), (usize, usize)> =
         std::collections::BTreeMap::new();
-    for case in &review.results.cases {
+    // Errors are not judged: they have no verdict to count.
+    for case in review
+        .results
+        .cases
+        .iter()
+        .filter(|case| case.status != crate::run::results::Status::Error)
+    {
         let passing = usize::from(case.status.is_passing());
-        for key in [
-            (case.suite.as_str(), None),
-            (case.suite.as_str(), case.stratum.as_deref()),
-        ] {
-            let entry = suites.entry(key).or_default();
+        let mut add = |key| {
+            let entry: &mut (usize, usize) = suites.entry(key).or_default();
             entry.0 += passing;
             entry.1 += 1;
-            if key.1.is_none() && case.stratum.is_none() {
-                break;
-            }
+        };
+        add((case.suite.as_str(), None));
+        if let Some(stratum) = case.stratum.as_deref() {
+            add((case.suite.as_str(), Some(stratum)));
         }
     }
     for ((suite, stratum), (passing, judged)) in suites {
