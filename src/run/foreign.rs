@@ -283,6 +283,20 @@ mod tests {
     }
 
     #[test]
+    fn a_results_file_of_the_wrong_shape_is_refused_at_its_place() {
+        for (text, expected) in [
+            (r#"{"results": {"results": 5}}"#, "out.json: promptfoo output: `results.results` is not a list"),
+            (r#"{"results": {"results": [{"response": {"output": "x"}}]}}"#, "out.json: results.results[0]: promptfoo output: a result without `testCase` or `vars`"),
+            (r#"{"eval": {}, "samples": 3}"#, "out.json: inspect_ai eval log: `samples` is not a list"),
+            (r#"{"eval": {}, "samples": [1]}"#, "out.json: samples[0]: inspect_ai eval log: a sample is not an object"),
+            (r#"{"eval": {}}"#, "out.json: inspect_ai eval log without samples"),
+        ] {
+            let error = read("out.json", text.as_bytes()).unwrap().unwrap_err().to_string();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+    }
+
+    #[test]
     fn completions_lines_and_other_json_are_not_taken_for_another_runner() {
         assert!(read("c.jsonl", b"{\"case_id\": \"a\", \"completion\": \"x\"}\n").is_none());
         assert!(read("c.jsonl", b"{\"case_id\": \"a\"}\n{\"case_id\": \"b\"}\n").is_none());
