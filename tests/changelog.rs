@@ -223,3 +223,49 @@ fn a_release_from_before_evalock_was_adopted_adds_every_suite() {
         .assert_not_contains("- model:")
         .assert_contains("“first baselines” (11 first accepted)");
 }
+
+/// A grader whose pinned calibration moves between two releases: people's labels were
+/// added to, and `evalock lock` measured the grader against them again.
+#[test]
+fn a_grader_s_calibration_that_moved_is_in_the_changelog_and_its_gate() {
+    let repo = TestRepo::new();
+    repo.write(
+        "evalock.toml",
+        "version = 1\n\n[grader.judge]\nversion = 1\nlabels = \"labels.jsonl\"\n\n[[suite]]\nname = \"support\"\ncases = [\"evals/support.jsonl\"]\ngrader = \"judge\"\n",
+    );
+    repo.write(
+        "evals/support.jsonl",
+        "{\"id\": \"warranty\", \"input\": \"How long is the warranty?\", \"expect\": {\"must_include\": [\"2 years\"]}}\n",
+    );
+    let label = |completion: &str, verdict: &str, times: usize| {
+        format!("{{\"case_id\": \"warranty\", \"completion\": \"{completion}\", \"verdict\": \"{verdict}\"}}\n").repeat(times)
+    };
+    let labels = |wrong_passed: usize, wrong_failed: usize| {
+        label("The kettle has a 2 years warranty.", "pass", 12)
+            + &label(
+                "2 years, if you pay for the extended plan.",
+                "fail",
+                wrong_passed,
+            )
+            + &label("I am not sure.", "fail", wrong_failed)
+    };
+    repo.write("labels.jsonl", labels(1, 11));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("r1");
+    repo.git(&["tag", "r1"]);
+    repo.write("labels.jsonl", labels(3, 11));
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("r2");
+    repo.git(&["tag", "r2"]);
+    repo.evalock(&["changelog", "r1..r2", "--fail-on", "context"])
+        .assert_code(1)
+        .assert_contains("- `judge`: calibration 24 labels, 95.8 % agreement at version `1` → 26 labels, 88.5 % agreement at version `1`")
+        .assert_contains("release gate: context (--fail-on)");
+    let json = repo.evalock(&["changelog", "r1..r2", "--format", "json"]);
+    let document: Value = serde_json::from_str(&json.stdout).unwrap();
+    let grader = &document["graders"][0];
+    assert_eq!(grader["calibration"]["from"]["labels"], 24);
+    assert_eq!(grader["calibration"]["to"]["labels"], 26);
+    assert_eq!(grader["sources_changed"], false);
+    assert!(grader.get("version").is_none(), "{grader}");
+}
