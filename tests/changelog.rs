@@ -18,16 +18,7 @@ fn two_releases() -> TestRepo {
     repo.commit_all("v1");
     repo.git(&["tag", "v1"]);
 
-    repo.replace(
-        "evalock.toml",
-        "\"completers/stub.py\"]",
-        "\"completers/stub.py\", \"regressed\"]",
-    );
-    repo.replace(
-        "evalock.toml",
-        "model = \"acme-support-stub\"",
-        "model = \"acme-support-next\"",
-    );
+    repo.swap_demo_model();
     repo.replace(
         "evalock.toml",
         "[grader.escalation]\nversion = 1",

@@ -18,16 +18,7 @@ fn swapped() -> TestRepo {
     );
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["run", "--out", "old.json"]).assert_code(0);
-    repo.replace(
-        "evalock.toml",
-        "\"completers/stub.py\"]",
-        "\"completers/stub.py\", \"regressed\"]",
-    );
-    repo.replace(
-        "evalock.toml",
-        "model = \"acme-support-stub\"",
-        "model = \"acme-support-next\"",
-    );
+    repo.swap_demo_model();
     repo.evalock(&["lock"]).assert_code(0);
     repo.evalock(&["run", "--out", "new.json"]);
     repo

@@ -136,6 +136,11 @@ fn inspect_eval(repo: &TestRepo, task: &str, epochs: u32) -> String {
     path
 }
 
+/// `evalock run --suite SUITE --completions LOG --out OUT` in the repository.
+fn run_log(repo: &TestRepo, suite: &str, log: &str, out: &str) -> common::Run {
+    repo.evalock(&["run", "--suite", suite, "--completions", log, "--out", out])
+}
+
 fn inspect_project() -> TestRepo {
     let repo = TestRepo::with_fixture("inspect");
     repo.write(".gitignore", "logs/\n__pycache__/\n");
@@ -159,64 +164,28 @@ fn inspect_logs_are_matched_by_content_or_by_id_and_gated() {
         .contains("id = { content = [\"input\"] }"));
     // Samples without ids, one with a chat-message input, over two epochs: by `input`.
     let arithmetic = inspect_eval(&repo, "arithmetic", 2);
-    repo.evalock(&[
-        "run",
-        "--suite",
-        "arithmetic",
-        "--completions",
-        &arithmetic,
-        "--out",
-        "a.json",
-    ])
-    .assert_code(0)
-    .assert_contains("3 cases: 3 PASS");
+    run_log(&repo, "arithmetic", &arithmetic, "a.json")
+        .assert_code(0)
+        .assert_contains("3 cases: 3 PASS");
     // Samples with ids: by `id`.
     let capitals = inspect_eval(&repo, "capitals", 1);
-    repo.evalock(&[
-        "run",
-        "--suite",
-        "capitals",
-        "--completions",
-        &capitals,
-        "--out",
-        "c.json",
-    ])
-    .assert_code(0)
-    .assert_contains("2 cases: 2 PASS");
-    repo.evalock(&[
-        "accept",
-        "--from",
-        "a.json",
-        "--reason",
-        "first inspect run",
-    ])
-    .assert_code(0);
-    repo.evalock(&[
-        "accept",
-        "--from",
-        "c.json",
-        "--reason",
-        "first inspect run",
-    ])
-    .assert_code(0);
+    run_log(&repo, "capitals", &capitals, "c.json")
+        .assert_code(0)
+        .assert_contains("2 cases: 2 PASS");
+    for results in ["a.json", "c.json"] {
+        repo.evalock(&["accept", "--from", results, "--reason", "first inspect run"])
+            .assert_code(0);
+    }
     repo.commit_all("baselines");
     repo.evalock(&["check"]).assert_code(0);
 
     // The model gets one capital wrong: the next log regresses against last-good.
     repo.replace("answers.json", "\"Berlin.\"", "\"Bonn.\"");
     let capitals = inspect_eval(&repo, "capitals", 1);
-    repo.evalock(&[
-        "run",
-        "--suite",
-        "capitals",
-        "--completions",
-        &capitals,
-        "--out",
-        "c.json",
-    ])
-    .assert_code(1)
-    .assert_contains("EL501")
-    .assert_contains("capital-de");
+    run_log(&repo, "capitals", &capitals, "c.json")
+        .assert_code(1)
+        .assert_contains("EL501")
+        .assert_contains("capital-de");
 }
 
 #[test]

@@ -30,8 +30,17 @@ pub struct ReviewItem {
     pub current: String,
 }
 
+/// The cases to look at, for the terminal: no behaviour matrix is worked out.
 pub fn review(project_root: &Path, from: &Path) -> Result<Vec<ReviewItem>> {
-    Ok(review_with_context(project_root, from)?.items)
+    let (project, results) = load(project_root, from)?;
+    Ok(items(&project, &results))
+}
+
+fn load(project_root: &Path, from: &Path) -> Result<(Project, Results)> {
+    let display = from.display().to_string();
+    let results = Results::read(&project_root.join(from), &display)?;
+    let project = Project::load(&WorktreeSource::new(project_root))?;
+    Ok((project, results))
 }
 
 /// What `review --format html` shows: the items, the run they come from, and its
@@ -43,9 +52,7 @@ pub struct Review {
 }
 
 pub fn review_with_context(project_root: &Path, from: &Path) -> Result<Review> {
-    let display = from.display().to_string();
-    let results = Results::read(&project_root.join(from), &display)?;
-    let project = Project::load(&WorktreeSource::new(project_root))?;
+    let (project, results) = load(project_root, from)?;
     let items = items(&project, &results);
     let mut last_good = crate::commands::compare::baselines_of(&project, "last-good".to_owned());
     last_good

@@ -186,6 +186,21 @@ impl TestRepo {
         ]);
     }
 
+    /// In the demo, moves both suites to another model whose prompt lost a rule: the stub
+    /// completer answers as that model does, and `model` names it.
+    pub fn swap_demo_model(&self) {
+        self.replace(
+            "evalock.toml",
+            "\"completers/stub.py\"]",
+            "\"completers/stub.py\", \"regressed\"]",
+        );
+        self.replace(
+            "evalock.toml",
+            "model = \"acme-support-stub\"",
+            "model = \"acme-support-next\"",
+        );
+    }
+
     pub fn commit_all(&self, message: &str) {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "--allow-empty", "-m", message]);
