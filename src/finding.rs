@@ -174,7 +174,7 @@ pub struct Finding {
     /// Other places it is about (see [`Related`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<Related>,
-    /// The one-line fix, when there is one (see [`Suggestion`]).
+    /// The fix that replaces one line, when there is one (see [`Suggestion`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggestion: Option<Suggestion>,
 }
@@ -183,9 +183,11 @@ pub struct Finding {
 /// offers as a change the reviewer commits with one click.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Suggestion {
-    /// The line of the finding's file it replaces (1-based).
+    /// The line of the finding's file it replaces (1-based): the finding's own line, or
+    /// for a finding about a whole file (a removed case) the line the fix goes beside.
     pub line: u32,
-    /// The line as it should read, without its line break.
+    /// What replaces the line, without a final line break: the line fixed, or the line
+    /// with lines put before or after it (`\n` between them).
     pub text: String,
 }
 

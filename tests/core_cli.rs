@@ -936,7 +936,7 @@ fn commands_started_in_a_subfolder_find_the_project_above_within_the_repository(
     );
     repo.evalock(&["-C", "evals", "skills", "audit", "helper"])
         .assert_code(1)
-        .assert_contains("EL203 evals/helper/SKILL.md:1");
+        .assert_contains("EL203 evals/helper/SKILL.md:4");
     // A skill no root lists is EL213 to `check`: this one was for the audit only.
     repo.evalock(&["check"])
         .assert_code(2)

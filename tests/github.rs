@@ -1179,6 +1179,128 @@ fn a_spent_graphql_rate_limit_is_named_and_outdated_comments_are_deleted() {
     );
 }
 
+/// The lines a comment's suggestion block puts in place of its line, if it has one.
+fn suggested_lines(comment: &github_support::ReviewComment) -> Option<String> {
+    let start = comment.body.find("```suggestion\n")? + "```suggestion\n".len();
+    let end = start + comment.body[start..].find("\n```")?;
+    Some(comment.body[start..end].to_owned())
+}
+
+/// What GitHub's **Commit suggestion** does: the commented line of the new side replaced
+/// by the suggestion's lines.
+fn commit_suggestion(repo: &common::TestRepo, comment: &github_support::ReviewComment) {
+    let lines = suggested_lines(comment).expect("a suggestion");
+    let path = comment.path.as_str();
+    let line = comment.line.expect("a line comment") as usize;
+    let text = repo.read(path);
+    let mut kept: Vec<&str> = text.lines().collect();
+    kept.splice(line - 1..line, [lines.as_str()]);
+    repo.write(path, format!("{}\n", kept.join("\n")));
+}
+
+/// Cases deleted from JSONL get the click that puts them back retired, where the pull
+/// request removed them: two neighbours restored by one suggestion on the line that took
+/// their place, and a retired last case restored after the line that now ends the file.
+/// Committed, they leave no EL103. A case of several lines (YAML) gets none.
+#[test]
+fn a_removed_case_gets_the_suggestion_that_puts_it_back_retired() {
+    let mut scenario = Scenario::new();
+    let cases = "ai/evals/support.jsonl";
+    let text = scenario.repo.read(cases);
+    let line_of = |id: &str| {
+        text.lines()
+            .find(|line| line.starts_with(&format!("{{\"id\": \"{id}\"")))
+            .expect("case line")
+            .to_owned()
+    };
+    let removed = [
+        "cancel-subscription",
+        "delete-account-confirm",
+        "legacy-greeting",
+    ];
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|line| !removed.iter().any(|id| line.contains(&format!("\"{id}\""))))
+        .collect();
+    scenario.repo.write(cases, format!("{}\n", kept.join("\n")));
+    let yaml = "ai/evals/escalation.yaml";
+    let escalation = scenario.repo.read(yaml);
+    scenario
+        .repo
+        .write(yaml, without_the_legal_threat_case(&escalation));
+    scenario.push("delete three support cases and an escalation case");
+    scenario.check().assert_code(2);
+    scenario
+        .github(WRITE_TOKEN, &[&scenario.path("check.json")], &[])
+        .assert_code(0);
+    let comments = scenario.github.review_comments();
+    let on_removals: Vec<_> = comments
+        .iter()
+        .filter(|comment| shows_rule(comment, "EL103") && comment.path == cases)
+        .collect();
+    assert_eq!(on_removals.len(), 2, "{on_removals:#?}");
+    let with_retired = |id: &str| {
+        let line = line_of(id);
+        let close = line.rfind('}').expect("}");
+        format!("{}, \"retired\": true}}", &line[..close])
+    };
+    // The two neighbours, before the line that took their place.
+    let address = kept
+        .iter()
+        .position(|line| line.contains("\"address-change\""))
+        .expect("kept");
+    let neighbours = on_removals
+        .iter()
+        .find(|comment| comment.line == Some(address as u64 + 1))
+        .unwrap_or_else(|| panic!("on the line after the removal: {on_removals:#?}"));
+    assert_eq!(
+        suggested_lines(neighbours),
+        Some(format!(
+            "{}\n{}\n{}",
+            with_retired("cancel-subscription"),
+            with_retired("delete-account-confirm"),
+            kept[address]
+        )),
+        "{}",
+        neighbours.body
+    );
+    // The retired last case, as it was, after the line that now ends the file.
+    let last = on_removals
+        .iter()
+        .find(|comment| comment.line == Some(kept.len() as u64))
+        .unwrap_or_else(|| panic!("on the last line: {on_removals:#?}"));
+    assert_eq!(
+        suggested_lines(last),
+        Some(format!(
+            "{}\n{}",
+            kept[kept.len() - 1],
+            line_of("legacy-greeting")
+        ))
+    );
+    let on_yaml = comments
+        .iter()
+        .find(|comment| shows_rule(comment, "EL103") && comment.path == yaml)
+        .expect("the YAML removal");
+    assert_eq!(suggested_lines(on_yaml), None, "{}", on_yaml.body);
+
+    // Committing both puts every JSONL case back, retired: no EL103 is left for them.
+    commit_suggestion(&scenario.repo, last);
+    commit_suggestion(&scenario.repo, neighbours);
+    scenario.repo.evalock(&["-C", PROJECT, "lock"]);
+    scenario.push("commit the suggestions");
+    scenario.check();
+    let report = std::fs::read_to_string(scenario.path("check.json")).expect("report");
+    let report: serde_json::Value = serde_json::from_str(&report).expect("JSON");
+    let still_removed: Vec<&str> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|finding| finding["rule"] == "EL103")
+        .filter_map(|finding| finding["subject"]["case"].as_str())
+        .collect();
+    assert_eq!(still_removed, vec!["legal-threat-escalates"]);
+}
+
 /// A case removed from a file that the pull request also renames is shown where it was
 /// removed, in the renamed file, not only in the summary.
 #[test]

@@ -100,6 +100,56 @@ fn version_suggestions(repo: &TestRepo) -> Vec<Option<(u64, String)>> {
         .collect()
 }
 
+/// A skill with no version is told so at its closing `---`, and offered the version
+/// written before it: in a new `metadata:`, or as the last entry of the block that ends
+/// the front matter. Committed, the finding is gone.
+#[test]
+fn el203_a_skill_without_a_version_is_offered_one_before_its_closing_line() {
+    let repo = project();
+    let path = "skills/notes/SKILL.md";
+    repo.replace(path, "metadata:\n  version: \"1.0.0\"\n", "");
+    repo.evalock(&["lock"]).assert_code(0);
+    let run = repo.evalock(&["check", "--format", "json"]);
+    assert!(
+        findings(&run)
+            .iter()
+            .any(|(rule, _, place, message)| rule == "EL203"
+                && place == &format!("{path}:5")
+                && message.ends_with("has no version")),
+        "{:?}",
+        findings(&run)
+    );
+    let added = "metadata:\n  version: \"1.0.0\"\n---";
+    assert_eq!(
+        version_suggestions(&repo),
+        vec![Some((5, added.to_owned()))]
+    );
+    repo.replace(path, "Read Grep\n---\n", &format!("Read Grep\n{added}\n"));
+    repo.evalock(&["lock"]).assert_code(0);
+    assert!(version_suggestions(&repo).is_empty(), "committed: no EL203");
+
+    // A metadata block that ends the front matter gets one more entry.
+    repo.replace(path, "  version: \"1.0.0\"\n", "");
+    repo.replace(
+        path,
+        "allowed-tools: Read Grep\nmetadata:\n",
+        "allowed-tools: Read Grep\nmetadata:\n   author: ana\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    assert_eq!(
+        version_suggestions(&repo),
+        vec![Some((7, "   version: \"1.0.0\"\n---".to_owned()))]
+    );
+    // One that other keys follow is the author's to place.
+    repo.replace(
+        path,
+        "allowed-tools: Read Grep\nmetadata:\n   author: ana\n",
+        "metadata:\n   author: ana\nallowed-tools: Read Grep\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    assert_eq!(version_suggestions(&repo), vec![None]);
+}
+
 #[test]
 fn el203_a_version_line_that_is_not_semver_carries_its_one_line_fix() {
     let repo = project();

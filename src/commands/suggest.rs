@@ -1,6 +1,10 @@
-//! One-line fixes a reviewer commits from the pull request (GitHub's suggestion blocks):
-//! the line of a case edited in place (EL102), with its `version` one higher, and the
-//! line of a skill's version that is not semver (EL203), with the semver it is read as.
+//! Fixes a reviewer commits from the pull request (GitHub's suggestion blocks), each the
+//! line a finding's comment sits on, replaced:
+//! - the line of a case edited in place (EL102), with its `version` one higher;
+//! - the line of a skill's version that is not semver (EL203), with the semver it is read
+//!   as, and the closing `---` of a skill with no version, with the version before it;
+//! - the line where a case was removed instead of retired (EL103), with the case back
+//!   beside it, retired (see [`retire`]).
 
 use crate::finding::{Finding, Suggestion};
 use crate::rules::RuleId;
@@ -8,13 +12,23 @@ use crate::source::ContentSource;
 use serde_json::Value;
 use std::collections::HashMap;
 
+mod retire;
+
 /// The highest `version` a case may have (2^53 − 1, as exact in every JSON reader).
 const MAX_VERSION: u64 = (1 << 53) - 1;
 
-/// Gives each finding whose fix is one line of the judged content that line, fixed. A
+/// Gives each finding whose fix is a change of one line of the judged content that line,
+/// fixed; with the base revision, each case removed instead of retired its restoring. A
 /// file that cannot be read, or a line that is not the whole case, gets no suggestion:
 /// the finding's own fix says what to do.
-pub fn suggest_fixes(findings: &mut [Finding], source: &dyn ContentSource) {
+pub fn suggest_fixes(
+    findings: &mut [Finding],
+    source: &dyn ContentSource,
+    base: Option<&dyn ContentSource>,
+) {
+    if let Some(base) = base {
+        retire::suggest_restores(findings, source, base);
+    }
     let mut files: HashMap<String, Option<Vec<u8>>> = HashMap::new();
     for finding in findings.iter_mut().filter(|finding| {
         matches!(
@@ -41,6 +55,10 @@ pub fn suggest_fixes(findings: &mut [Finding], source: &dyn ContentSource) {
         };
         let text = match (finding.rule, finding.subject.case.as_deref()) {
             (RuleId::CaseEditedInPlace, Some(case_id)) => bumped_version(line, case_id),
+            (RuleId::SkillVersion, _) if finding.message.ends_with(" has no version") => {
+                let text = std::str::from_utf8(bytes.as_deref().unwrap_or_default()).ok();
+                text.and_then(|text| version_added(text, number))
+            }
             // Two places that disagree: which one is right is the author's call.
             (RuleId::SkillVersion, _) if !finding.message.contains(" but SKILL.md ") => {
                 semver_line(line)
@@ -69,6 +87,42 @@ pub fn semver_line(line: &str) -> Option<String> {
     let fixed = crate::skills::rules::semver_for(&parts[3])?;
     // YAML reads a bare 1.0.0 as a string, JSON needs the quotes it had.
     Some(format!("{}{open}{fixed}{close}{}", &parts[1], &parts[5]))
+}
+
+/// The version a skill with none gets, as SKILL.md's closing `---` (line `close`) with
+/// the version written before it: `  version: "1.0.0"` as the last entry of a block
+/// `metadata:` that ends the front matter, or a new `metadata:` with it when there is
+/// none. `None` when `metadata` is written elsewhere or in flow style: the author places
+/// it.
+pub fn version_added(skill_md: &str, close: u32) -> Option<String> {
+    let lines: Vec<&str> = skill_md.split('\n').collect();
+    let close_index = usize::try_from(close.checked_sub(1)?).ok()?;
+    if lines.get(close_index)?.trim_end() != "---" || close_index == 0 {
+        return None;
+    }
+    let body = &lines[1..close_index];
+    let top_level = |line: &&str| !line.trim().is_empty() && !line.starts_with([' ', '\t', '#']);
+    let metadata = body
+        .iter()
+        .position(|line| line.split(':').next() == Some("metadata"));
+    let version = match metadata {
+        None => "metadata:\n  version: \"1.0.0\"".to_owned(),
+        Some(at) => {
+            let (own, rest) = (&body[at], &body[at + 1..]);
+            if own.trim_end() != "metadata:" || rest.iter().any(top_level) {
+                return None;
+            }
+            let indent = rest
+                .iter()
+                .find(|line| line.starts_with([' ', '\t']) && !line.trim_start().starts_with('#'))
+                .map_or("  ", |line| &line[..line.len() - line.trim_start().len()]);
+            format!("{indent}version: \"1.0.0\"")
+        }
+    };
+    if lines.iter().any(|line| line.ends_with('\r')) {
+        return None;
+    }
+    Some(format!("{version}\n{}", lines[close_index]))
 }
 
 /// Line `number` (1-based) of `bytes`, without its line break; `None` past the end, for a
@@ -136,7 +190,34 @@ pub fn bumped_version(line: &str, id: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{bumped_version, semver_line};
+    use super::{bumped_version, semver_line, version_added};
+
+    #[test]
+    fn a_skill_without_a_version_gets_one_before_its_closing_line() {
+        // No metadata: a new one, before the `---` of line 3.
+        assert_eq!(
+            version_added("---\nname: a\n---\n# A\n", 3).as_deref(),
+            Some("metadata:\n  version: \"1.0.0\"\n---")
+        );
+        // A block metadata that ends the front matter: one more entry, in its indentation.
+        assert_eq!(
+            version_added("---\nname: a\nmetadata:\n    author: b\n---\n", 5).as_deref(),
+            Some("    version: \"1.0.0\"\n---")
+        );
+        assert_eq!(
+            version_added("---\nname: a\nmetadata:\n---\n", 4).as_deref(),
+            Some("  version: \"1.0.0\"\n---")
+        );
+        // Metadata elsewhere or in flow style, a line that is not the closing one, CRLF.
+        for (text, close) in [
+            ("---\nmetadata:\n  author: b\nname: a\n---\n", 5),
+            ("---\nname: a\nmetadata: {author: b}\n---\n", 4),
+            ("---\nname: a\n---\n", 2),
+            ("---\r\nname: a\r\n---\r\n", 3),
+        ] {
+            assert_eq!(version_added(text, close), None, "{text:?}");
+        }
+    }
 
     #[test]
     fn a_skill_version_line_is_rewritten_as_semver() {

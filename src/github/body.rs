@@ -65,9 +65,11 @@ pub struct Marker<'a> {
     pub project: Option<&'a str>,
 }
 
-/// The marker a comment body carries, if evalock wrote it.
+/// The marker a comment body carries, if evalock wrote it: its last, since evalock
+/// writes the marker at the end and a suggested line above it is the pull request's own
+/// text, which may hold anything.
 pub fn read_marker(body: &str) -> Option<Marker<'_>> {
-    let start = body.find(FINGERPRINT_MARKER)? + FINGERPRINT_MARKER.len();
+    let start = body.rfind(FINGERPRINT_MARKER)? + FINGERPRINT_MARKER.len();
     let rest = &body[start..];
     let end = rest.find(MARKER_END)?;
     let (fingerprints, project) = match rest[..end].split_once(PROJECT_FIELD) {
@@ -136,9 +138,9 @@ pub fn comment_body(findings: &[Finding], anchor: &Anchor, prefix: &str) -> Stri
     format!("{}{suggestion}\n{marker}\n", shown.join(SECTION_SEPARATOR))
 }
 
-/// The one-line fix of the first finding that has one, as a suggestion block GitHub lets
-/// the reviewer commit: only on a comment anchored on exactly that line of the new side,
-/// so that it replaces the line the finding names and nothing else.
+/// The fix of the first finding that has one, as a suggestion block GitHub lets the
+/// reviewer commit: only on a comment anchored on exactly the line it replaces, of the
+/// new side, so that it replaces that line and nothing else.
 fn suggestion_block(findings: &[Finding], anchor: &Anchor, prefix: &str) -> Option<String> {
     let Anchor::Lines {
         path,
@@ -159,7 +161,10 @@ fn suggestion_block(findings: &[Finding], anchor: &Anchor, prefix: &str) -> Opti
             true => location.path.clone(),
             false => format!("{prefix}/{}", location.path),
         };
-        if own_path != *path || suggestion.line != *line || location.line != Some(*line) {
+        // A finding about a line is fixed on that line; one about a whole file (a removed
+        // case) on the line its suggestion names.
+        let elsewhere = location.line.is_some_and(|own| own != *line);
+        if own_path != *path || suggestion.line != *line || elsewhere {
             return None;
         }
         let fence = "`".repeat(longest_backtick_run(&suggestion.text).max(2) + 1);
@@ -564,6 +569,13 @@ mod tests {
         assert_eq!(marker_fingerprints("<!-- evalock:fp=a,,b -->"), None);
         assert_eq!(marker_fingerprints("<!-- evalock:fp=abc"), None);
         assert_eq!(marker_fingerprints("plain reply"), None);
+        // A suggested line that holds a marker of its own does not stand for the comment.
+        assert_eq!(
+            marker_fingerprints(
+                "```suggestion\n{\"id\": \"<!-- evalock:fp=forged -->\"}\n```\n<!-- evalock:fp=abc123 -->\n"
+            ),
+            Some(vec!["abc123"])
+        );
     }
 
     #[test]

@@ -174,19 +174,21 @@ impl SavedFinding {
                 fingerprint.escape_debug()
             ));
         }
-        // A suggestion is posted as a change a reviewer commits: one line, of a file the
-        // finding names, at a line it names.
+        // A suggestion is posted as a change a reviewer commits: lines that replace one
+        // line of the file the finding names, at the line it names (any line, for a
+        // finding about the whole file).
         if let Some(suggestion) = &self.suggestion {
             let at_its_line = self
                 .location
                 .as_ref()
-                .is_some_and(|location| location.line == Some(suggestion.line));
+                .is_some_and(|location| location.line.is_none_or(|line| line == suggestion.line));
             if !at_its_line
-                || suggestion.text.contains(['\n', '\r'])
+                || suggestion.line == 0
+                || suggestion.text.contains('\r')
                 || suggestion.text.len() > MAX_SUGGESTION_BYTES
             {
                 return Err(
-                    "`suggestion` must be one line, at the finding's own line, of at most 60,000 bytes"
+                    "`suggestion` must replace one line of its finding's file (its own line, when it names one) with at most 60,000 bytes, without carriage returns"
                         .to_owned(),
                 );
             }
@@ -284,9 +286,9 @@ mod tests {
     }
 
     /// A suggestion is posted as a change to commit: a saved report's is read back only
-    /// as one line at the finding's own line.
+    /// at the finding's own line, without carriage returns.
     #[test]
-    fn a_suggestion_is_read_back_only_as_one_line_at_its_finding() {
+    fn a_suggestion_is_read_back_only_at_its_finding() {
         let mut report = sample();
         report.findings[0].suggestion = Some(crate::finding::Suggestion {
             line: 14,
@@ -295,7 +297,14 @@ mod tests {
         let saved = render(&report);
         let parsed = parse("saved.json", saved.as_bytes()).expect("parses");
         assert_eq!(parsed.findings, report.findings);
-        for (line, text) in [(14, "{}\n+evil"), (15, "{}")] {
+        // Lines that replace the finding's own line, as a restored case's do, read back.
+        report.findings[0].suggestion = Some(crate::finding::Suggestion {
+            line: 14,
+            text: "{\"id\": \"b\", \"retired\": true}\n{\"id\": \"a\"}".into(),
+        });
+        let parsed = parse("saved.json", render(&report).as_bytes()).expect("parses");
+        assert_eq!(parsed.findings, report.findings);
+        for (line, text) in [(14, "{}\r\n+evil"), (15, "{}")] {
             let mut crafted = report.clone();
             crafted.findings[0].suggestion = Some(crate::finding::Suggestion {
                 line,
@@ -306,7 +315,7 @@ mod tests {
                 .map(|error| error.to_string())
                 .unwrap_or_default();
             assert!(
-                error.contains("findings[0]: `suggestion` must be one line"),
+                error.contains("findings[0]: `suggestion` must replace one line"),
                 "{error}"
             );
         }

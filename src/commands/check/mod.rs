@@ -208,16 +208,18 @@ fn judge(
     let project =
         Project::load_required(content, &load_options)?.with_workdir(options.project_root.clone());
     let mut unreadable_base = None;
+    // Kept for the fixes that put back what the base had.
+    let mut base_snapshot = None;
     let base_project = match base.zip(base_read) {
         Some((base, (snapshot, base_lock))) => {
-            let snapshot = SameObjects::new(snapshot, content);
+            let snapshot = &*base_snapshot.insert(SameObjects::new(snapshot, content));
             // The base's skills are compared on what they declare.
             let base_options = LoadOptions {
                 skill_detail: SkillDetail::Declarations,
                 find_unlisted: false,
                 ..load_options
             };
-            match Project::load_with_lock(&snapshot, &base_options, base_lock) {
+            match Project::load_with_lock(snapshot, &base_options, base_lock) {
                 Ok(base_project) => base_project,
                 Err(error) => {
                     unreadable_base = Some(base_unreadable(base, error)?);
@@ -264,7 +266,13 @@ fn judge(
         base.zip(base_project.as_ref()),
         content,
     );
-    crate::commands::suggest::suggest_fixes(&mut findings, content);
+    crate::commands::suggest::suggest_fixes(
+        &mut findings,
+        content,
+        base_snapshot
+            .as_ref()
+            .map(|snapshot| snapshot as &dyn ContentSource),
+    );
     let report = Report::new(
         "check",
         project.source.clone(),

@@ -130,8 +130,12 @@ pub fn version(skill: &Skill) -> Option<Finding> {
         ),
         (None, None) => {
             return Some(
+                // At the closing `---`, where the version goes.
                 finding("missing", format!("skill `{}` has no version", skill.name()))
-                    .at(front_matter_location(skill))
+                    .at(match &skill.front_matter {
+                        Some(front) => Location::line(skill.skill_md_path(), front.end_line),
+                        None => front_matter_location(skill),
+                    })
                     .help("add `metadata:` with `version: \"1.0.0\"` to SKILL.md's front matter (or `\"version\"` to skill.json)"),
             );
         }
