@@ -323,6 +323,20 @@ fn a_base_baseline_that_cannot_be_read_is_named_not_silently_skipped() {
     repo.evalock(&["check", "--base", "HEAD"])
         .assert_code(0)
         .assert_not_contains("EL108");
+    // A suite the judged side no longer has: its base baseline is still read, to say so.
+    let config = repo.read("evalock.toml");
+    let start = config
+        .find("[[suite]]\nname = \"escalation\"")
+        .expect("suite");
+    let end = config.find("# A command grader").expect("grader");
+    repo.write(
+        "evalock.toml",
+        format!("{}{}", &config[..start], &config[end..]),
+    );
+    repo.evalock(&["check", "--base", "HEAD~1"])
+        .assert_contains("EL108 base-unreadable (warn): baseline evals/escalation.baseline.json of suite `escalation` in the base revision HEAD~1");
+    repo.evalock(&["check", "--base", "HEAD"])
+        .assert_not_contains("EL108");
 }
 
 #[test]

@@ -40,7 +40,9 @@ impl Side<'_> {
 }
 
 mod against_base;
+mod in_turn;
 pub use against_base::{mixed_change, rebaselined_without_reason};
+pub use in_turn::{check_in_turn, BaselineSources, InTurn};
 
 /// Which baseline findings a caller wants.
 #[derive(Debug, Clone, Copy)]
@@ -60,38 +62,50 @@ pub fn check(
     suites: &BTreeSet<String>,
     scope: Scope,
 ) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    for suite in project
+    project
         .suites
         .iter()
         .filter(|suite| suites.contains(&suite.name))
-    {
-        let Some(baseline) = project.baselines.get(&suite.name) else {
-            // Unconfiguring a suite's baseline drops its entries as surely as deleting them.
-            if let Some(base_baseline) = base.and_then(|base| base.baselines.get(&suite.name)) {
-                let unconfigured = SuiteBaseline {
-                    path: base_baseline.path.clone(),
-                    state: BaselineState::Absent,
-                };
-                findings.extend(base.into_iter().flat_map(|base| {
+        .flat_map(|suite| check_suite(project, base, suite, scope))
+        .collect()
+}
+
+/// What the baselines of one suite say: those of `project.baselines` and
+/// `base.baselines` that are the suite's.
+fn check_suite(
+    project: &Side<'_>,
+    base: Option<&Side<'_>>,
+    suite: &SuiteModel,
+    scope: Scope,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let Some(baseline) = project.baselines.get(&suite.name) else {
+        // Unconfiguring a suite's baseline drops its entries as surely as deleting them.
+        if let Some(base_baseline) = base.and_then(|base| base.baselines.get(&suite.name)) {
+            let unconfigured = SuiteBaseline {
+                path: base_baseline.path.clone(),
+                state: BaselineState::Absent,
+            };
+            findings.extend(
+                base.into_iter().flat_map(|base| {
                     rebaselined_without_reason(project, base, suite, &unconfigured)
-                }));
-            }
-            continue;
-        };
-        findings.extend(tampered(suite, baseline));
-        findings.extend(drifted(project, suite, baseline));
-        if scope.absent_file_is_missing || !matches!(baseline.state, BaselineState::Absent) {
-            findings.extend(missing(suite, baseline));
+                }),
+            );
         }
-        if scope.full {
-            findings.extend(orphans(suite, baseline));
-        }
-        if let Some(base) = base {
-            findings.extend(rebaselined_without_reason(project, base, suite, baseline));
-            findings.extend(mixed_change(base, suite, baseline));
-            findings.extend(against_base::noise_floor_raised(base, suite, baseline));
-        }
+        return findings;
+    };
+    findings.extend(tampered(suite, baseline));
+    findings.extend(drifted(project, suite, baseline));
+    if scope.absent_file_is_missing || !matches!(baseline.state, BaselineState::Absent) {
+        findings.extend(missing(suite, baseline));
+    }
+    if scope.full {
+        findings.extend(orphans(suite, baseline));
+    }
+    if let Some(base) = base {
+        findings.extend(rebaselined_without_reason(project, base, suite, baseline));
+        findings.extend(mixed_change(base, suite, baseline));
+        findings.extend(against_base::noise_floor_raised(base, suite, baseline));
     }
     findings
 }

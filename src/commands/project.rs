@@ -45,6 +45,10 @@ pub struct LoadOptions<'a> {
     /// Read the skills of `[skills]` and the tool servers of `[mcp]` (`run` judges
     /// completions, not skills: it leaves both empty).
     pub read_skills_and_servers: bool,
+    /// Read the baselines with the project. `check` leaves them (only their paths are
+    /// checked) and reads each suite's as its rules run, keeping no suite's entries
+    /// longer than its rules need them (see [`crate::baselines::rules::check_in_turn`]).
+    pub read_baselines: bool,
 }
 
 impl Default for LoadOptions<'_> {
@@ -59,6 +63,7 @@ impl Default for LoadOptions<'_> {
             only_suites: None,
             parsed_baselines: None,
             read_skills_and_servers: true,
+            read_baselines: true,
         }
     }
 }
@@ -265,23 +270,35 @@ impl Project {
         }
         // Side by side: once every suite is accepted, its baselines can be larger than
         // its cases (50 suites of 4,000 entries: 250 MB, 2.6 s read one after another).
-        let baselines = config
+        let configured: Vec<_> = config
             .suites
-            .par_iter()
+            .iter()
             .filter(wanted)
-            .filter_map(|suite| Some((suite, suite.baseline.as_ref()?)))
-            .map(|(suite, path)| {
-                let (name, detail) = (suite.name(), options.baseline_detail);
-                let baseline = match options.parsed_baselines {
-                    Some(parsed) => parsed.load(source, name, path, detail)?,
-                    None => Arc::new(load_baseline(source, name, path, detail)?),
-                };
-                Ok((name.to_owned(), baseline))
-            })
-            .collect::<Vec<Result<_>>>()
-            .into_iter()
-            // The first suite's error in config order, as when they were read in turn.
-            .collect::<Result<BTreeMap<_, _>>>()?;
+            .filter_map(|suite| Some((suite.name(), suite.baseline.as_deref()?)))
+            .collect();
+        let baselines = match options.read_baselines {
+            // Read by the rules in turn: only their paths are checked now.
+            false => {
+                for (name, path) in &configured {
+                    crate::baselines::check_baseline_path(name, path)?;
+                }
+                BTreeMap::new()
+            }
+            true => configured
+                .par_iter()
+                .map(|(name, path)| {
+                    let detail = options.baseline_detail;
+                    let baseline = match options.parsed_baselines {
+                        Some(parsed) => parsed.load(source, name, path, detail)?,
+                        None => Arc::new(load_baseline(source, name, path, detail)?),
+                    };
+                    Ok(((*name).to_owned(), baseline))
+                })
+                .collect::<Vec<Result<_>>>()
+                .into_iter()
+                // The first suite's error in config order, as when they were read in turn.
+                .collect::<Result<BTreeMap<_, _>>>()?,
+        };
         Ok(Some(Project {
             config,
             lock: lock?,

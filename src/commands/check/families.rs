@@ -4,6 +4,7 @@
 use crate::baselines::rules as baselines;
 use crate::cases::rules as cases;
 use crate::commands::project::Project;
+use crate::error::Result;
 use crate::finding::{sort_findings, Finding, Subject};
 use crate::graders::rules as graders;
 use crate::rules::RuleId;
@@ -13,6 +14,28 @@ use std::collections::BTreeSet;
 /// Every check that needs no run: the project against its lock, and against the base
 /// revision when one is given.
 pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> {
+    let found: Result<_> = check_families(project, base, None);
+    found.map(|found| found.findings).unwrap_or_default()
+}
+
+/// [`check_project`] for projects loaded without their baselines
+/// ([`crate::commands::project::LoadOptions::read_baselines`]): each suite's baseline is
+/// read from `sources` as its rules run, and dropped after.
+pub fn check_project_reading_baselines(
+    project: &Project,
+    base: Option<&Project>,
+    sources: baselines::BaselineSources<'_>,
+) -> Result<baselines::InTurn> {
+    check_families(project, base, Some(sources))
+}
+
+/// The rule families side by side; the baseline rules over the baselines loaded with the
+/// projects, or read in turn from `sources`.
+fn check_families(
+    project: &Project,
+    base: Option<&Project>,
+    sources: Option<baselines::BaselineSources<'_>>,
+) -> Result<baselines::InTurn> {
     let all_suites: BTreeSet<String> = project
         .suites
         .iter()
@@ -48,15 +71,30 @@ pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> 
                     )
                 },
                 || {
-                    baselines::check(
-                        &project.baselines_side(),
-                        base.map(Project::baselines_side).as_ref(),
-                        &all_suites,
-                        baselines::Scope {
-                            full: true,
-                            absent_file_is_missing: false,
-                        },
-                    )
+                    let (side, base_side) =
+                        (project.baselines_side(), base.map(Project::baselines_side));
+                    let scope = baselines::Scope {
+                        full: true,
+                        absent_file_is_missing: false,
+                    };
+                    match sources {
+                        Some(sources) => baselines::check_in_turn(
+                            &side,
+                            base_side.as_ref(),
+                            &all_suites,
+                            scope,
+                            sources,
+                        ),
+                        None => Ok(baselines::InTurn {
+                            findings: baselines::check(
+                                &side,
+                                base_side.as_ref(),
+                                &all_suites,
+                                scope,
+                            ),
+                            unreadable_at_base: Vec::new(),
+                        }),
+                    }
                 },
             )
         },
@@ -70,11 +108,18 @@ pub fn check_project(project: &Project, base: Option<&Project>) -> Vec<Finding> 
         true,
     ));
     findings.extend(grader_findings);
+    let baselines::InTurn {
+        findings: baseline_findings,
+        unreadable_at_base,
+    } = baseline_findings?;
     findings.extend(baseline_findings);
     graders::drop_outranked(&mut findings);
     drop_superseded(&mut findings);
     sort_findings(&mut findings);
-    findings
+    Ok(baselines::InTurn {
+        findings,
+        unreadable_at_base,
+    })
 }
 
 /// When a stronger rule explains a subject, weaker restatements of it are noise:

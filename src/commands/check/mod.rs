@@ -3,7 +3,7 @@
 use super::staged::{self, StagedTriage};
 use crate::cases::load::ParsedFiles;
 use crate::cases::CaseDetail;
-use crate::commands::check::families::check_project;
+use crate::commands::check::families::check_project_reading_baselines;
 use crate::commands::memo::Memo;
 use crate::commands::project::{LoadOptions, Project};
 use crate::error::{Error, Result};
@@ -195,13 +195,12 @@ fn judge(
     // With a base, each case file of the base that holds the same object as the judged
     // one is not parsed again (in a pull request, nearly all of them).
     let parsed_files = base.map(|_| ParsedFiles::default());
-    let parsed_baselines = base.map(|_| crate::baselines::ParsedBaselines::default());
+    // Baselines are read suite by suite as their rules run (`check_project_reading_baselines`).
     let load_options = LoadOptions {
         detail: CaseDetail::Summary,
         parsed_files: parsed_files.as_ref(),
-        parsed_baselines: parsed_baselines.as_ref(),
         find_unlisted: true,
-        baseline_detail: crate::baselines::BaselineDetail::Digests,
+        read_baselines: false,
         ..LoadOptions::default()
     };
     let base_read = base.map(|base| read_base(options, base)).transpose()?;
@@ -242,7 +241,15 @@ fn judge(
             GraderProgram::Command(_)
         )
     });
-    let mut findings = check_project(&project, base_project.as_ref());
+    let sources = crate::baselines::rules::BaselineSources {
+        head: content,
+        base: base_snapshot
+            .as_ref()
+            .filter(|_| base_project.is_some())
+            .map(|snapshot| snapshot as &dyn ContentSource),
+    };
+    let checked = check_project_reading_baselines(&project, base_project.as_ref(), sources)?;
+    let mut findings = checked.findings;
     findings.extend(crate::commands::calibration_pins::check(
         &project,
         content,
@@ -252,8 +259,8 @@ fn judge(
         judge_mixed_changes_by_commit(&mut findings, &project, base, options, content)?;
     }
     findings.extend(unreadable_base);
-    if let (Some(base), Some(base_project)) = (base, base_project.as_ref()) {
-        findings.extend(unreadable_base_baselines(base, base_project));
+    if let Some(base) = base {
+        findings.extend(unreadable_base_baselines(base, &checked.unreadable_at_base));
     }
     if options.source == SourceSpec::Index {
         staged::add_staging_step(&mut findings);
@@ -322,7 +329,7 @@ fn judge_mixed_changes_by_commit(
     }
     let paths_of = |suite: &str| -> Option<(Vec<String>, String)> {
         let model = project.suites.iter().find(|model| model.name == suite)?;
-        let baseline = project.baselines.get(suite)?.path.clone();
+        let baseline = project.config.suite(suite)?.baseline.clone()?;
         let mut contract: Vec<String> = model.case_files().to_vec();
         contract.extend(model.prompts.iter().map(|prompt| prompt.path.clone()));
         Some((contract, baseline))
@@ -507,20 +514,16 @@ fn base_unreadable(base: &Base, error: Error) -> Result<Finding> {
 /// than pass silently.
 fn unreadable_base_baselines<'a>(
     base: &'a Base,
-    base_project: &'a Project,
+    unreadable: &'a [(String, String)],
 ) -> impl Iterator<Item = Finding> + 'a {
-    base_project
-        .baselines
-        .iter()
-        .filter(|(_, baseline)| baseline.is_unreadable())
-        .map(move |(suite, baseline)| {
-            Finding::new(
-                RuleId::BaseUnreadable,
-                Subject::suite(suite),
-                format!(
-                    "baseline {} of suite `{suite}` in the base revision {} cannot be read: its entries were compared with nothing",
-                    baseline.path, base.description
-                ),
-            )
-        })
+    unreadable.iter().map(move |(suite, path)| {
+        Finding::new(
+            RuleId::BaseUnreadable,
+            Subject::suite(suite),
+            format!(
+                "baseline {path} of suite `{suite}` in the base revision {} cannot be read: its entries were compared with nothing",
+                base.description
+            ),
+        )
+    })
 }
