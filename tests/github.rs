@@ -1582,5 +1582,59 @@ fn findings_on_one_line_share_a_comment_replaced_when_they_change() {
         "{}",
         replacement.body
     );
+    // What is left is fixed by `evalock lock`: no line to suggest.
+    assert!(
+        !replacement.body.contains("```suggestion"),
+        "{}",
+        replacement.body
+    );
     assert!(scenario.github.violations().is_empty());
+}
+
+/// A case changed at the version the lock has (EL101, here without a base to call it
+/// EL102) carries the same bump as EL102 does; once bumped, the EL101 that asks only for
+/// `evalock lock` carries none.
+#[test]
+fn a_case_changed_at_its_locked_version_is_offered_the_bump() {
+    let repo = common::TestRepo::with_fixture("demo");
+    let cases = "evals/support.jsonl";
+    repo.replace(
+        cases,
+        "Please refund order 7731-QT",
+        "Please refund order 7731-QX",
+    );
+    let suggestions = |repo: &common::TestRepo| -> Vec<(String, serde_json::Value)> {
+        let run = repo.evalock(&["check", "--format", "json"]);
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|finding| finding["rule"] == "EL101")
+            .map(|finding| {
+                (
+                    finding["message"].to_string(),
+                    finding["suggestion"].clone(),
+                )
+            })
+            .collect()
+    };
+    let line = repo.read(cases).lines().nth(2).expect("line 3").to_owned();
+    let bumped = line.replace("\"version\": 1,", "\"version\": 2,");
+    assert_ne!(bumped, line);
+    assert_eq!(
+        suggestions(&repo),
+        vec![(
+            suggestions(&repo)[0].0.clone(),
+            serde_json::json!({"line": 3, "text": bumped})
+        )]
+    );
+    repo.write(cases, repo.read(cases).replace(&line, &bumped));
+    let after = suggestions(&repo);
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert!(
+        after[0].0.contains("version 1 in evalock.lock, 2 now"),
+        "{after:?}"
+    );
+    assert_eq!(after[0].1, serde_json::Value::Null);
 }

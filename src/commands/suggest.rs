@@ -1,6 +1,7 @@
 //! Fixes a reviewer commits from the pull request (GitHub's suggestion blocks), each the
 //! line a finding's comment sits on, replaced:
-//! - the line of a case edited in place (EL102), with its `version` one higher;
+//! - the line of a case edited in place (EL102), or changed at the version the lock has
+//!   (EL101), with its `version` one higher;
 //! - the line of a skill's version that is not semver (EL203), with the semver it is read
 //!   as, and the closing `---` of a skill with no version, with the version before it;
 //! - the line where a case was removed instead of retired (EL103), with the case back
@@ -33,7 +34,7 @@ pub fn suggest_fixes(
     for finding in findings.iter_mut().filter(|finding| {
         matches!(
             finding.rule,
-            RuleId::CaseEditedInPlace | RuleId::SkillVersion
+            RuleId::CaseUnlocked | RuleId::CaseEditedInPlace | RuleId::SkillVersion
         )
     }) {
         let Some(location) = &finding.location else {
@@ -55,6 +56,13 @@ pub fn suggest_fixes(
         };
         let text = match (finding.rule, finding.subject.case.as_deref()) {
             (RuleId::CaseEditedInPlace, Some(case_id)) => bumped_version(line, case_id),
+            // The EL101 of a case changed at its locked version; the others are fixed
+            // by `evalock lock` alone.
+            (RuleId::CaseUnlocked, Some(case_id))
+                if finding.message.contains(" changed but is still version ") =>
+            {
+                bumped_version(line, case_id)
+            }
             (RuleId::SkillVersion, _) if finding.message.ends_with(" has no version") => {
                 let text = std::str::from_utf8(bytes.as_deref().unwrap_or_default()).ok();
                 text.and_then(|text| version_added(text, number))
