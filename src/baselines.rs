@@ -329,10 +329,10 @@ pub enum BaselineDetail {
     Digests,
 }
 
-/// Baselines parsed once in a check, by suite, path, detail and the git object they hold:
-/// a check with a base shares each baseline the pull request did not touch with the judged
-/// snapshot instead of parsing it again. On 400 accepted suites (250 MB of baselines) this
-/// takes `check --base` from 1.8 to 1.2 times a plain check, and its peak memory with it.
+/// Baselines parsed once across the snapshots of one command, by suite, path, detail and
+/// the git object they hold: `report --trend` reads the baselines of many commits, most
+/// of them the same objects. (`check --base` shares a baseline the pull request did not
+/// touch in [`rules::check_in_turn`] instead, which keeps none past its suite's rules.)
 #[derive(Default)]
 pub struct ParsedBaselines {
     parsed: std::sync::Mutex<BaselinesByObject>,

@@ -39,8 +39,8 @@ pub struct LoadOptions<'a> {
     /// Load the cases, lock entries and baselines of these suites only (`run --suite`):
     /// the others stay in the configuration but are not read. `None` loads every suite.
     pub only_suites: Option<&'a BTreeSet<String>>,
-    /// Baselines another load of the same check parsed: those that hold the same object
-    /// are shared, not parsed again.
+    /// Baselines another load of the same command parsed (`report --trend`'s commits):
+    /// those that hold the same object are shared, not parsed again.
     pub parsed_baselines: Option<&'a ParsedBaselines>,
     /// Read the skills of `[skills]` and the tool servers of `[mcp]` (`run` judges
     /// completions, not skills: it leaves both empty).
