@@ -209,6 +209,22 @@ impl SuiteModel {
             .map(|position| self.content.at(*position as usize))
     }
 
+    /// Each case, in id order, with the first case of `other` that has its id (as a
+    /// lookup by id would find it), for the cases `other` has: both lists walked once.
+    pub fn paired_by_id<'a>(
+        &'a self,
+        other: &'a SuiteModel,
+    ) -> impl Iterator<Item = (&'a Case, &'a Case)> + 'a {
+        let mut others = other.first_cases_by_id().peekable();
+        self.cases_by_id().filter_map(move |case| {
+            while others.next_if(|found| found.id < case.id).is_some() {}
+            others
+                .peek()
+                .filter(|found| found.id == case.id)
+                .map(|found| (case, *found))
+        })
+    }
+
     /// The first case of each id, in id order.
     pub fn first_cases_by_id(&self) -> impl Iterator<Item = &Case> + '_ {
         self.first_positions_by_id()
