@@ -148,11 +148,7 @@ fn line_of(bytes: &[u8], number: u32) -> Option<&str> {
 /// `{` of a case that has none (version 1). Every other byte stays as written, and the
 /// result is parsed again to be sure it is the same case at the next version.
 pub fn bumped_version(line: &str, id: &str) -> Option<String> {
-    let original: Value = serde_json::from_str(line).ok()?;
-    let members = original.as_object()?;
-    if members.get("id")?.as_str()? != id {
-        return None;
-    }
+    let members = case_members(line, id)?;
     let (bumped, next) = match members.get("version") {
         None => {
             let open = line.find('{')?;
@@ -184,16 +180,34 @@ pub fn bumped_version(line: &str, id: &str) -> Option<String> {
             )
         }
     };
-    let reparsed: Value = serde_json::from_str(&bumped).ok()?;
-    let mut expected = members.clone();
-    expected.insert("version".to_owned(), Value::from(next));
-    let same_case = reparsed.as_object().is_some_and(|bumped| {
-        bumped.len() == expected.len()
-            && expected
+    same_case_with(bumped, members, "version", Value::from(next))
+}
+
+/// The members of `line` when it holds exactly one JSON object, case `id`.
+fn case_members(line: &str, id: &str) -> Option<serde_json::Map<String, Value>> {
+    match serde_json::from_str(line).ok()? {
+        Value::Object(members) if members.get("id")?.as_str()? == id => Some(members),
+        _ => None,
+    }
+}
+
+/// `rewritten`, when it parses as the case of `members` with `key` set to `value` and
+/// nothing else changed.
+fn same_case_with(
+    rewritten: String,
+    mut members: serde_json::Map<String, Value>,
+    key: &str,
+    value: Value,
+) -> Option<String> {
+    let reparsed: Value = serde_json::from_str(&rewritten).ok()?;
+    members.insert(key.to_owned(), value);
+    let same_case = reparsed.as_object().is_some_and(|reparsed| {
+        reparsed.len() == members.len()
+            && members
                 .iter()
-                .all(|(key, value)| bumped.get(key) == Some(value))
+                .all(|(key, value)| reparsed.get(key) == Some(value))
     });
-    same_case.then_some(bumped)
+    same_case.then_some(rewritten)
 }
 
 #[cfg(test)]

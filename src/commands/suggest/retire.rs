@@ -5,7 +5,7 @@
 //! before it) with itself and the restored case: the same line the review anchors the
 //! finding on.
 
-use super::line_of;
+use super::{case_members, line_of, same_case_with};
 use crate::finding::{Finding, RelatedKind, Suggestion};
 use crate::rules::RuleId;
 use crate::source::ContentSource;
@@ -165,11 +165,7 @@ impl Places {
 /// stays as written, and the result is parsed again to be sure it is the same case,
 /// retired. `None` for a line that is not the whole case.
 pub fn retired_line(line: &str, id: &str) -> Option<String> {
-    let original: Value = serde_json::from_str(line).ok()?;
-    let members = original.as_object()?;
-    if members.get("id")?.as_str()? != id {
-        return None;
-    }
+    let members = case_members(line, id)?;
     match members.get("retired") {
         Some(Value::Bool(true)) => return Some(line.to_owned()),
         Some(_) => return None,
@@ -182,16 +178,7 @@ pub fn retired_line(line: &str, id: &str) -> Option<String> {
         false => ",\"retired\":true",
     };
     let retired = format!("{}{member}{}", &line[..last], &line[last..]);
-    let reparsed: Value = serde_json::from_str(&retired).ok()?;
-    let mut expected = members.clone();
-    expected.insert("retired".to_owned(), Value::Bool(true));
-    let same_case = reparsed.as_object().is_some_and(|reparsed| {
-        reparsed.len() == expected.len()
-            && expected
-                .iter()
-                .all(|(key, value)| reparsed.get(key) == Some(value))
-    });
-    same_case.then_some(retired)
+    same_case_with(retired, members, "retired", Value::Bool(true))
 }
 
 #[cfg(test)]
