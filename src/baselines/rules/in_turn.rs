@@ -74,11 +74,12 @@ pub fn check_in_turn(
             })
         })
         .collect();
+    let judged_names: BTreeSet<&str> = judged.iter().map(|suite| suite.name.as_str()).collect();
     let gone_from_judged: Vec<Result<InTurn>> = match (base, sources.base) {
         (Some(base), Some(base_source)) => base
             .suites
             .par_iter()
-            .filter(|suite| !judged.iter().any(|judged| judged.name == suite.name))
+            .filter(|suite| !judged_names.contains(suite.name.as_str()))
             .map(|suite| {
                 let at_base = read(base, base_source, &suite.name, None)?;
                 Ok(InTurn {
