@@ -6,7 +6,7 @@ use super::documents::Element;
 use super::strict_json::{duplicate_key_position, StrictValue};
 use crate::cases::canonical::Canonicalizer;
 use crate::cases::{
-    case_fields, case_from_element, json_error_message_at, Case, CaseBody, CaseDetail, CaseProblem,
+    case_fields, case_from_element, json_error_message_at, Case, CaseDetail, CaseProblem,
     GradedMembers, ParsedCaseFile, ProblemKind, SharedText, VarFiles, GRADED_MEMBERS,
 };
 use crate::digest::bytes_digest;
@@ -161,10 +161,13 @@ fn parse_lines(
     canonicalizer: &mut Canonicalizer,
     mut parsed: ParsedCaseFile,
 ) -> Result<ParsedCaseFile, ConflictMarker> {
-    let file: Arc<str> = Arc::from(path);
-    let mut grader_versions = SharedText::default();
-    // The interpreted members of the current line; reused from line to line.
-    let mut interpreted = Vec::new();
+    let mut lines = Summarizer {
+        detail,
+        canonicalizer,
+        interpreted: Vec::new(),
+        grader_versions: SharedText::default(),
+        file: Arc::from(path),
+    };
     for (index, line_text) in split_lines(chunk).enumerate() {
         let line = first_line.saturating_add(u32::try_from(index).unwrap_or(u32::MAX));
         // A line that opens an object (nearly all) is neither blank nor a marker.
@@ -177,19 +180,13 @@ fn parse_lines(
             }
         }
         let fast = match detail {
-            CaseDetail::Summary => case_from_text(
-                canonicalizer,
-                &mut interpreted,
-                &mut grader_versions,
-                &file,
-                line,
-                line_text,
-                &mut parsed.problems,
-            ),
+            CaseDetail::Summary | CaseDetail::Probed(_) => {
+                case_from_text(&mut lines, line, line_text, &mut parsed.problems)
+            }
             CaseDetail::Full => None,
         };
         let result = fast.unwrap_or_else(|| {
-            case_through_value(&file, line, line_text, detail, &mut parsed.problems)
+            case_through_value(&lines.file, line, line_text, detail, &mut parsed.problems)
         });
         match result {
             Ok(case) => parsed.cases.push(case),
@@ -234,18 +231,32 @@ fn case_through_value(
     }
 }
 
+/// What the fast path keeps from line to line of a chunk.
+struct Summarizer<'c> {
+    detail: CaseDetail,
+    canonicalizer: &'c mut Canonicalizer,
+    /// The interpreted members of the current line; reused from line to line.
+    interpreted: Vec<(&'static str, Value)>,
+    grader_versions: SharedText,
+    file: Arc<str>,
+}
+
 /// The fast path: `None` when the line needs the reference path (invalid JSON, duplicate
 /// keys, …). Only the members evalock interprets are parsed into values. A loaded case's
 /// numbers finer than a double are warnings in `problems`.
 fn case_from_text(
-    canonicalizer: &mut Canonicalizer,
-    interpreted: &mut Vec<(&'static str, Value)>,
-    grader_versions: &mut SharedText,
-    file: &Arc<str>,
+    lines: &mut Summarizer<'_>,
     line: u32,
     line_text: &str,
     problems: &mut Vec<CaseProblem>,
 ) -> Option<Result<Case, CaseProblem>> {
+    let Summarizer {
+        detail,
+        canonicalizer,
+        interpreted,
+        grader_versions,
+        file,
+    } = lines;
     let object = canonicalizer.object(line_text, INTERPRETED_MEMBERS, Some("retired"))?;
     // What graders read is kept as its text; what evalock interprets, as values.
     let mut graded: [(&str, &str); 4] = [("", ""); 4];
@@ -283,7 +294,7 @@ fn case_from_text(
     let grader_version = fields
         .grader_version
         .map(|version| grader_versions.share(&version));
-    let body = CaseBody::Graded(GradedMembers::of_texts(graded));
+    let body = detail.summary_body(fields.id, GradedMembers::of_texts(graded));
     let id = fields.id.to_owned();
     let digest = bytes_digest(object.canonical);
     let contract = object
@@ -350,7 +361,7 @@ fn member_value(raw: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cases::parse_case_file_with;
+    use crate::cases::{parse_case_file_with, CaseBody};
     use crate::text::conflict_marker_line;
 
     #[test]

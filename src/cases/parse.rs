@@ -386,7 +386,9 @@ pub(crate) fn case_from_element(
     let var_files = VarFiles::of_vars(value.get("vars"));
     let body = match detail {
         CaseDetail::Full => CaseBody::Full(Box::new(value)),
-        CaseDetail::Summary => CaseBody::Graded(GradedMembers::of_value(&value)),
+        CaseDetail::Summary | CaseDetail::Probed(_) => {
+            detail.summary_body(&id, GradedMembers::of_value(&value))
+        }
     };
     Ok(Case {
         id: id.into(),

@@ -644,7 +644,7 @@ fn looks_like_a_case(case: &Case) -> bool {
         CaseBody::Full(value) => value
             .as_object()
             .is_some_and(|members| CASE_MEMBERS.iter().any(|key| members.contains_key(*key))),
-        CaseBody::Graded(_) => true,
+        CaseBody::Graded(_) | CaseBody::Probed(_) => true,
     }
 }
 
@@ -718,7 +718,7 @@ fn detect_identity(
         );
         let has_fields = |case: &Case| match &case.body {
             CaseBody::Full(value) => fields.iter().all(|field| value.get(*field).is_some()),
-            CaseBody::Graded(_) => false,
+            CaseBody::Graded(_) | CaseBody::Probed(_) => false,
         };
         if !parsed.cases.is_empty()
             && parsed.problems.is_empty()

@@ -7,34 +7,13 @@ use super::builtin::passes;
 use super::envelope::Completion;
 use super::expect::Expect;
 use super::{EMPTY_PROBE, REFUSAL_PROBE};
-use crate::cases::Case;
+use crate::cases::probed::ProbeGraded;
+pub use crate::cases::probed::{Probe, ProbeOutcome};
+use crate::cases::{Case, CaseBody, GradedMembers};
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::LazyLock;
-
-/// One completion a case's grader is probed with: the first three must fail, a
-/// known-good one must pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Probe {
-    EmptyProbe,
-    RefusalProbe,
-    /// `mutate[index]`.
-    Control(usize),
-    /// `expect_pass[index]`.
-    KnownGood(usize),
-}
-
-/// What probing one case found: the must-fail completions its grader let pass, and why
-/// its negative controls could not be read. Empty for a grader that does its job.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProbeOutcome {
-    pub passed: Vec<Probe>,
-    pub malformed_controls: Option<String>,
-    /// Known-good completions (`expect_pass[index]`) the grader failed.
-    pub rejected: Vec<usize>,
-    pub malformed_known_good: Option<String>,
-}
 
 /// What probing reads of a case.
 struct ProbeInput<'a> {
@@ -61,14 +40,7 @@ impl<'a> ProbeInput<'a> {
     /// From a summary's graded members, else from the whole case.
     fn of(case: &'a Case) -> ProbeInput<'a> {
         if let Some(graded) = case.graded() {
-            // Graded members are JSON that was read once already.
-            let read: GradedRead = serde_json::from_str(graded.text()).unwrap_or_default();
-            return ProbeInput {
-                expect: read.expect.unwrap_or(Expect::Missing),
-                mutate: read.mutate.map(Cow::Owned),
-                expect_pass: read.expect_pass.map(Cow::Owned),
-                expects_refusal: read.expects_refusal,
-            };
+            return ProbeInput::of_graded(graded);
         }
         let value = case.value();
         ProbeInput {
@@ -76,6 +48,17 @@ impl<'a> ProbeInput<'a> {
             mutate: value.get("mutate").map(Cow::Borrowed),
             expect_pass: value.get("expect_pass").map(Cow::Borrowed),
             expects_refusal: value.get("expects_refusal") == Some(&Value::Bool(true)),
+        }
+    }
+
+    fn of_graded(graded: &'a GradedMembers) -> ProbeInput<'a> {
+        // Graded members are JSON that was read once already.
+        let read: GradedRead = serde_json::from_str(graded.text()).unwrap_or_default();
+        ProbeInput {
+            expect: read.expect.unwrap_or(Expect::Missing),
+            mutate: read.mutate.map(Cow::Owned),
+            expect_pass: read.expect_pass.map(Cow::Owned),
+            expects_refusal: read.expects_refusal,
         }
     }
 }
@@ -122,8 +105,31 @@ fn probe_input(
     outcome
 }
 
-/// Probes one case with the built-in grader over its `expect`.
+/// Probes one case with the built-in grader over its `expect`; a case loaded
+/// [`Probed`](crate::cases::CaseDetail::Probed) was probed as it was read.
 pub fn probe_builtin(case: &Case) -> ProbeOutcome {
+    match &case.body {
+        CaseBody::Probed(outcome) => outcome.as_deref().cloned().unwrap_or_default(),
+        _ => probe_builtin_input(&case.id, &ProbeInput::of(case)),
+    }
+}
+
+/// The built-in grader's probe of graded members, for a load that keeps only the outcome
+/// (`CaseDetail::Probed(PROBE_GRADED)`).
+pub const PROBE_GRADED: ProbeGraded = ProbeGraded(|id, graded| {
+    let input = match graded {
+        Some(graded) => ProbeInput::of_graded(graded),
+        None => ProbeInput {
+            expect: Expect::Missing,
+            mutate: None,
+            expect_pass: None,
+            expects_refusal: false,
+        },
+    };
+    probe_builtin_input(id, &input)
+});
+
+fn probe_builtin_input(case_id: &str, input: &ProbeInput<'_>) -> ProbeOutcome {
     /// The probes every case is graded against, read once.
     static PROBES: LazyLock<[Completion<'static>; 2]> = LazyLock::new(|| {
         [
@@ -131,9 +137,8 @@ pub fn probe_builtin(case: &Case) -> ProbeOutcome {
             Completion::read(REFUSAL_PROBE),
         ]
     });
-    let input = ProbeInput::of(case);
     // The fixed probes are known by their kind: no text to compare or parse again.
-    probe_input(&case.id, &input, |kind, text| match kind {
+    probe_input(case_id, input, |kind, text| match kind {
         Probe::EmptyProbe => passes(&input.expect, &PROBES[0]),
         Probe::RefusalProbe => passes(&input.expect, &PROBES[1]),
         Probe::Control(_) | Probe::KnownGood(_) => passes(&input.expect, &Completion::read(text)),
@@ -255,5 +260,39 @@ mod tests {
         for case in cases(json!({"mutate": [{"text": "x"}]})) {
             assert!(probe_case(&case, |_, _| false).malformed_controls.is_some());
         }
+    }
+
+    #[test]
+    fn a_case_probed_as_it_is_read_keeps_what_probing_it_later_finds() {
+        let lines = [
+            json!({"id": "strict", "expect": {"must_include": ["refund"]}, "mutate": {"completion": "no"}}),
+            json!({"id": "weak", "expect": {"forbidden": ["refund"]}, "expect_pass": {"completion": "a refund"}}),
+            json!({"id": "none"}),
+            json!({"id": "bad", "expect": {"must_include": ["x"]}, "mutate": 3, "expect_pass": [{"text": 1}]}),
+        ];
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        let read =
+            |detail| crate::cases::parse_case_file_with("evals/a.jsonl", text.as_bytes(), detail);
+        let summary = read(crate::cases::CaseDetail::Summary);
+        let probed = read(crate::cases::CaseDetail::Probed(PROBE_GRADED));
+        assert_eq!(summary.cases.len(), 4);
+        for (later, now) in summary.cases.iter().zip(&probed.cases) {
+            assert_eq!(
+                probe_builtin(later),
+                probe_builtin(now),
+                "case {}",
+                later.id
+            );
+            assert!(now.graded().is_none() && now.graded_value().is_none());
+            assert_eq!((&later.id, later.digest), (&now.id, now.digest));
+        }
+        // Only what probing found is kept: nothing, for a grader that does its job.
+        assert!(matches!(probed.cases[0].body, CaseBody::Probed(None)));
+        assert_eq!(
+            probe_builtin(&probed.cases[1]).passed,
+            vec![Probe::RefusalProbe]
+        );
+        let bad = probe_builtin(&probed.cases[3]);
+        assert!(bad.malformed_controls.is_some() && bad.malformed_known_good.is_some());
     }
 }

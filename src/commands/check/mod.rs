@@ -196,8 +196,14 @@ fn judge(
     // one is not parsed again (in a pull request, nearly all of them).
     let parsed_files = base.map(|_| ParsedFiles::default());
     // Baselines are read suite by suite as their rules run (`check_project_reading_baselines`).
+    // Without a base, nothing but the graders' probes reads a case's graded members
+    // (EL110 compares them with the base's): only what probing found is kept.
+    let detail = match base {
+        Some(_) => CaseDetail::Summary,
+        None => CaseDetail::Probed(crate::graders::probe::PROBE_GRADED),
+    };
     let load_options = LoadOptions {
-        detail: CaseDetail::Summary,
+        detail,
         parsed_files: parsed_files.as_ref(),
         find_unlisted: true,
         read_baselines: false,
