@@ -254,11 +254,16 @@ pub fn tampered(suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
 /// EL401: entries recorded against another case, prompt, grader, normalizer or model.
 pub fn drifted(project: &Side<'_>, suite: &SuiteModel, baseline: &SuiteBaseline) -> Vec<Finding> {
     let mut findings = Vec::new();
+    // All but the case's digest is the suite's: worked out once, not once a case (the
+    // suite's configuration is found by name, and its grader reference written anew).
+    let mut current: Option<BaselineContext> = None;
     for case in active_cases(suite) {
         let Some(entry) = baseline.entry(&case.id) else {
             continue;
         };
-        let changes = context_changes(&entry.context, &current_context(project, suite, case));
+        let current = current.get_or_insert_with(|| current_context(project, suite, case));
+        current.case = case.digest;
+        let changes = context_changes(&entry.context, current);
         if changes.is_empty() {
             continue;
         }
