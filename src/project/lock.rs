@@ -14,6 +14,7 @@ use skills::{validate_skill_paths, SkillLock};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod narrow;
 mod read;
 mod render;
 #[cfg(test)]
@@ -28,6 +29,8 @@ pub use case_entries::CaseEntries;
 
 pub const LOCK_FILE: &str = "evalock.lock";
 pub const LOCK_VERSION: u32 = 1;
+/// The blocks a lock narrowed to some suites is read in: small enough to stay in a cache.
+const NARROWING_BLOCK: usize = 1 << 20;
 /// Suite digest recipe: sha256 over `<id as JSON> <version> <digest>\n`, sorted by id.
 pub const SUITE_RECIPE: &str = "suite-v1";
 
@@ -183,13 +186,28 @@ impl Lock {
         Lock::read_suites(source, path, None)
     }
 
-    /// [`Lock::read`] with the cases of `only` these suites when given: `run --suite`
-    /// does not parse the case tables of the suites it does not run.
+    /// [`Lock::read`] narrowed to `only` these suites when given: their suite and case
+    /// entries, the recipes and the graders, and no skill or tool server (`run --suite`
+    /// reads none). The tables of the others are passed over as the lock is read.
     pub fn read_suites(
         source: &dyn ContentSource,
         path: &str,
         only: Option<&std::collections::BTreeSet<String>>,
     ) -> Result<Option<Lock>> {
+        if let Some(only) = only {
+            let mut narrowing = narrow::Narrowing::new(only);
+            if !source.read_blocks(path, NARROWING_BLOCK, &mut |block| narrowing.push(block))? {
+                return Ok(None);
+            }
+            // Anything the narrowed lines do not decide, the whole lock does: it also
+            // locates every error.
+            let narrowed = narrowing
+                .finish()
+                .and_then(|kept| Lock::parse_suites(path, &kept, Some(only)).ok());
+            if let Some(lock) = narrowed {
+                return Ok(Some(lock));
+            }
+        }
         match source.read(path)? {
             Some(bytes) => Lock::parse_suites(path, &bytes, only).map(Some),
             None => Ok(None),
@@ -215,7 +233,7 @@ impl Lock {
                 "unresolved merge conflict: run `evalock lock` to regenerate the lock from the merged cases",
             ));
         }
-        let lock: Lock = read::from_toml(text, only).map_err(|error| {
+        let mut lock: Lock = read::from_toml(text, only).map_err(|error| {
             let location = match error.span() {
                 Some(span) => {
                     let (line, column) =
@@ -243,7 +261,18 @@ impl Lock {
         }
         lock.validate(path, text)?;
         validate_skill_paths(path, text, &lock.skills)?;
+        if let Some(only) = only {
+            lock.narrow_to(only);
+        }
         Ok(lock)
+    }
+
+    /// What [`Lock::read_suites`] keeps of `only` these suites, however the lock was read.
+    fn narrow_to(&mut self, only: &std::collections::BTreeSet<String>) {
+        self.suites.retain(|suite, _| only.contains(suite));
+        self.cases.retain(|suite, _| only.contains(suite));
+        self.skills.clear();
+        self.mcp = mcp::McpLocks::default();
     }
 }
 

@@ -51,7 +51,7 @@ struct Head {
     mcp: super::mcp::McpLocks,
 }
 
-const CASE_HEADER: &str = "[case.";
+pub(super) const CASE_HEADER: &str = "[case.";
 
 /// The text of a basic string (`"…"`) that holds no escape and no control character:
 /// what decoding it gives, without the character-by-character decoder (digests and paths,
@@ -250,7 +250,7 @@ fn case_entry(table: &str, scratch: &mut Scratch) -> Option<(Box<str>, CaseLock)
 }
 
 /// The suite and id a case table's header names; `None` for any other header.
-fn case_keys(header: &str) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
+pub(super) fn case_keys(header: &str) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
     let bare = |key: &str| {
         !key.is_empty()
             && key

@@ -227,3 +227,64 @@ fn a_lock_read_from_the_working_tree_streams_and_still_locates_its_errors() {
         + 1;
     assert!(error.contains(&format!("evalock.lock:{line}")), "{error}");
 }
+
+/// `run --suite` reads the lock narrowed as it is read: the same lock as one read whole
+/// and then narrowed, and every error still found and located in the whole lock.
+#[test]
+fn a_lock_narrowed_as_it_is_read_is_the_whole_lock_narrowed() {
+    let directory = tempfile::tempdir().unwrap();
+    let source = crate::source::WorktreeSource::new(directory.path());
+    let only: std::collections::BTreeSet<String> = ["support".to_owned()].into();
+    assert_eq!(
+        Lock::read_suites(&source, LOCK_FILE, Some(&only)).unwrap(),
+        None
+    );
+    let mut lock = sample();
+    let mut other = lock.suites["support"].clone();
+    other.digest = bytes_digest(b"other");
+    lock.suites.insert("billing".into(), other);
+    let entries = lock.cases["support"].clone();
+    lock.cases.insert("billing".into(), entries);
+    let skill = "\n[skill.\"skills/x\"]\nname = \"x\"\nsource = { kind = \"local\" }\ndigest = \"sha256:9e786872cc258396a1c4e8dc42273fd2231336ed093447cb16af23714e6d433b\"\n\n[skill.\"skills/x\".files]\n\"SKILL.md\" = \"f sha256:4abd554794634c31101a952e255b93401f86ae606002b7dd989a545e5b8e7dfa\"\n";
+    let text = format!("{}{skill}", lock.render());
+    let whole = Lock::parse(LOCK_FILE, text.as_bytes()).unwrap();
+    assert_eq!(whole.skills.len(), 1);
+    let mut expected = whole.clone();
+    expected.narrow_to(&only);
+    assert_eq!(expected.suites.keys().collect::<Vec<_>>(), ["support"]);
+    assert_eq!(expected.cases.keys().collect::<Vec<_>>(), ["support"]);
+    assert!(expected.skills.is_empty());
+    assert_eq!(expected.graders, whole.graders);
+    // Narrowed as it is read, or (a hand-written header the lines cannot place) read
+    // whole: the same lock.
+    let quoted = text.replace("[suite.billing]", "[suite.\"billing\"]");
+    assert_ne!(quoted, text);
+    for text in [&text, &quoted] {
+        std::fs::write(directory.path().join(LOCK_FILE), text).unwrap();
+        let read = Lock::read_suites(&source, LOCK_FILE, Some(&only)).unwrap();
+        assert_eq!(read.as_ref(), Some(&expected), "{text}");
+    }
+    // A conflict in a table that is not kept is still the whole lock's error, at its line.
+    let at = text.find("[case.billing.").unwrap();
+    let conflicted = format!("{}<<<<<<< ours\n{}", &text[..at], &text[at..]);
+    std::fs::write(directory.path().join(LOCK_FILE), &conflicted).unwrap();
+    let line = text[..at].lines().count() + 1;
+    let error = Lock::read_suites(&source, LOCK_FILE, Some(&only))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains(&format!("{LOCK_FILE}:{line}")), "{error}");
+    assert!(error.contains("merge conflict"), "{error}");
+    // An error in a kept table is located in the whole lock, not in what was kept.
+    let at = text.find("[case.support.").unwrap();
+    let damaged = format!(
+        "{}[case.support.bad]\nversion = \"x\"\n\n{}",
+        &text[..at],
+        &text[at..]
+    );
+    std::fs::write(directory.path().join(LOCK_FILE), &damaged).unwrap();
+    let line = text[..at].lines().count() + 2;
+    let error = Lock::read_suites(&source, LOCK_FILE, Some(&only))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains(&format!("{LOCK_FILE}:{line}")), "{error}");
+}
