@@ -265,6 +265,12 @@ fn a_baseline_that_is_also_another_project_file_is_refused_at_its_line() {
             "evals/support.jsonl",
             "is also a case file of suite `support`: its case glob `evals/*.jsonl` (evalock.toml:5)",
         ),
+        // A case path without a wildcard, as `init` writes one for each file.
+        (
+            "evals/support.jsonl",
+            "evals/Support.jsonl",
+            "is also a case file of suite `support`: its case glob `evals/support.jsonl` (evalock.toml:5)",
+        ),
         (
             "evals/*.jsonl",
             "other/support.yaml",

@@ -251,7 +251,8 @@ struct Owners {
     case_globs: GlobSet,
     /// The suite of each glob in `case_globs`, in order.
     glob_suites: Vec<usize>,
-    /// Lower-cased prompt paths -> the suites that name them.
+    /// Lower-cased prompt paths and case globs without a wildcard -> the suites that
+    /// name them.
     named: HashMap<String, Vec<usize>>,
     /// Lower-cased baseline paths -> the suites that name them.
     baselines: HashMap<String, Vec<usize>>,
@@ -264,9 +265,18 @@ impl Owners {
         let mut named: HashMap<String, Vec<usize>> = HashMap::new();
         let mut baselines: HashMap<String, Vec<usize>> = HashMap::new();
         for (index, suite) in config.suites.iter().enumerate() {
+            // A pattern without a wildcard names one path: looked up, not compiled (400
+            // suites of one file each built a set of 400 case-insensitive globs, 9 ms).
+            let (literal, wild): (Vec<&String>, Vec<&String>) = suite
+                .cases
+                .iter()
+                .partition(|pattern| !has_wildcard(pattern));
+            for path in literal {
+                named.entry(path.to_lowercase()).or_default().push(index);
+            }
             // A glob that does not compile matches nothing here (validation reports it
             // on its own line).
-            for glob in suite.cases.iter().filter_map(|pattern| {
+            for glob in wild.into_iter().filter_map(|pattern| {
                 GlobBuilder::new(pattern)
                     .case_insensitive(true)
                     .build()
@@ -313,6 +323,11 @@ impl Owners {
         );
         suites
     }
+}
+
+/// Whether a glob pattern holds anything but literal characters.
+fn has_wildcard(pattern: &str) -> bool {
+    pattern.contains(['*', '?', '[', ']', '{', '}', '\\'])
 }
 
 /// Where suite `owner` writes `baseline = …`; its `name` when the key is not in its table.
