@@ -11,7 +11,7 @@
 //! header), a conflict (found by the markers that open and close it). A damaged table of
 //! a suite that is not read goes unnoticed here: `check` reads them all.
 
-use super::read::{case_keys, CASE_HEADER};
+use super::read::{case_keys, is_bare_key_byte, CASE_HEADER};
 use crate::text::is_conflict_marker;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -144,7 +144,7 @@ impl<'a> Narrowing<'a> {
 fn leading_bare_key<'t>(keys: &'t [u8], ends: &[u8]) -> Option<&'t str> {
     let bare = keys
         .iter()
-        .position(|&byte| !(byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_'))
+        .position(|&byte| !is_bare_key_byte(byte))
         .unwrap_or(keys.len());
     let ended = keys.get(bare).is_some_and(|byte| ends.contains(byte));
     match bare > 0 && ended {

@@ -249,14 +249,14 @@ fn case_entry(table: &str, scratch: &mut Scratch) -> Option<(Box<str>, CaseLock)
     Some((id.into(), entry))
 }
 
+/// Whether `byte` may stand in a bare TOML key (`A-Za-z0-9_-`).
+pub(super) fn is_bare_key_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_'
+}
+
 /// The suite and id a case table's header names; `None` for any other header.
 pub(super) fn case_keys(header: &str) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
-    let bare = |key: &str| {
-        !key.is_empty()
-            && key
-                .bytes()
-                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
-    };
+    let bare = |key: &str| !key.is_empty() && key.bytes().all(is_bare_key_byte);
     let inner = header.strip_prefix(CASE_HEADER)?;
     if let Some((suite, id)) = inner
         .strip_suffix(']')

@@ -267,11 +267,14 @@ fn a_lock_narrowed_as_it_is_read_is_the_whole_lock_narrowed() {
     // A conflict in a table that is not kept is still the whole lock's error, at its line.
     let at = text.find("[case.billing.").unwrap();
     let conflicted = format!("{}<<<<<<< ours\n{}", &text[..at], &text[at..]);
-    std::fs::write(directory.path().join(LOCK_FILE), &conflicted).unwrap();
+    let error_of = |text: &str| {
+        std::fs::write(directory.path().join(LOCK_FILE), text).unwrap();
+        Lock::read_suites(&source, LOCK_FILE, Some(&only))
+            .unwrap_err()
+            .to_string()
+    };
     let line = text[..at].lines().count() + 1;
-    let error = Lock::read_suites(&source, LOCK_FILE, Some(&only))
-        .unwrap_err()
-        .to_string();
+    let error = error_of(&conflicted);
     assert!(error.contains(&format!("{LOCK_FILE}:{line}")), "{error}");
     assert!(error.contains("merge conflict"), "{error}");
     // An error in a kept table is located in the whole lock, not in what was kept.
@@ -281,10 +284,7 @@ fn a_lock_narrowed_as_it_is_read_is_the_whole_lock_narrowed() {
         &text[..at],
         &text[at..]
     );
-    std::fs::write(directory.path().join(LOCK_FILE), &damaged).unwrap();
     let line = text[..at].lines().count() + 2;
-    let error = Lock::read_suites(&source, LOCK_FILE, Some(&only))
-        .unwrap_err()
-        .to_string();
+    let error = error_of(&damaged);
     assert!(error.contains(&format!("{LOCK_FILE}:{line}")), "{error}");
 }
