@@ -573,6 +573,41 @@ fn the_hook_refuses_a_commit_that_changes_a_launch_without_relocking() {
     assert_eq!(passed.code, 0, "{}", passed.all());
 }
 
+/// The pre-commit fast path with tool servers in a file only a plugin manifest names:
+/// a commit of an unrelated file passes on the index's list of paths, and a commit that
+/// changes that file is judged.
+#[test]
+fn the_hook_judges_the_file_a_plugin_manifest_points_at_and_skips_the_rest() {
+    let repo = project();
+    repo.evalock(&["hook", "install"]).assert_code(0);
+    let servers = "plugins/db/servers/db.json";
+    repo.write(servers, repo.read("plugins/db/.mcp.json"));
+    repo.remove("plugins/db/.mcp.json");
+    repo.replace(
+        "plugins/db/.claude-plugin/plugin.json",
+        "\"./.mcp.json\"",
+        "\"./servers/db.json\"",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.git(&["add", "-A"]);
+    let moved = repo.git_run(&["commit", "-q", "-m", "the db server in a file of its own"]);
+    assert_eq!(moved.code, 0, "{}", moved.all());
+
+    repo.write("NOTES.md", "unrelated\n");
+    repo.git(&["add", "NOTES.md"]);
+    repo.git_run(&["commit", "-m", "notes"])
+        .assert_code(0)
+        .assert_contains("no staged change touches what evalock tracks");
+
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    repo.replace(servers, "db-mcp@v1.3.0", "db-mcp@v1.4.0");
+    repo.git(&["add", servers]);
+    let refused = repo.git_run(&["commit", "-q", "-m", "db server 1.4.0, not relocked"]);
+    assert_ne!(refused.code, 0, "{}", refused.all());
+    refused.assert_contains("plugins/db/servers/db.json:4: EL605 mcp-launch-drift (refuse)");
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), head);
+}
+
 #[test]
 fn audit_names_files_and_fails_on_what_check_refuses() {
     let repo = project();

@@ -30,8 +30,8 @@ pub enum StagedTriage {
 }
 
 /// Decides whether the staged change can be skipped. Anything that cannot be decided
-/// exactly (no HEAD yet, no or an unreadable `evalock.toml`, skills listed by marketplace
-/// manifests) is judged in full, never passed. `remember`: use and update the memo of
+/// exactly (no HEAD yet, no or an unreadable `evalock.toml`, tool-server configurations
+/// named by a glob) is judged in full, never passed. `remember`: use and update the memo of
 /// what the configuration tracks.
 pub fn triage(project_root: &Path, remember: bool) -> Result<StagedTriage> {
     let repo = GitRepo::discover(project_root)?;
@@ -67,13 +67,14 @@ pub fn triage(project_root: &Path, remember: bool) -> Result<StagedTriage> {
 }
 
 /// The paths the staged `evalock.toml` makes evalock read: `None` when it is absent or
-/// does not parse, `Some(None)` when they are not known from it alone (see
-/// [`tracked_paths`]).
+/// does not parse, `Some(None)` when they are not known from the index (see
+/// [`tracked_strings`]).
 ///
-/// They follow from the file's bytes alone, so they are remembered by its object id:
-/// parsing and validating a configuration of 400 suites takes longer than the rest of a
-/// commit that touches nothing evalock tracks (2.4 ms of 5.6 ms, against 2.3 ms for
-/// `git diff --cached --name-only`).
+/// They follow from the bytes of the configuration and of the manifests it names, so
+/// they are remembered by the configuration's object id, together with the id each
+/// manifest had: parsing and validating a configuration of 400 suites takes longer than
+/// the rest of a commit that touches nothing evalock tracks (2.4 ms of 5.6 ms, against
+/// 2.3 ms for `git diff --cached --name-only`).
 fn staged_tracked_paths(
     memo: Option<&Memo>,
     staged: &StagedIndex,
@@ -84,7 +85,12 @@ fn staged_tracked_paths(
     let question = format!("tracked paths of {CONFIG_FILE} {config_id}");
     let remembered = memo
         .and_then(|memo| memo.recall_answer(&question))
-        .and_then(|text| serde_json::from_str::<Option<TrackedStrings>>(&text).ok());
+        .and_then(|text| serde_json::from_str::<Option<TrackedStrings>>(&text).ok())
+        .filter(|strings| {
+            strings
+                .as_ref()
+                .is_none_or(|strings| strings.manifests_unchanged(staged))
+        });
     if let Some(strings) = remembered {
         return Ok(Some(strings.map(TrackedPaths::new)));
     }
@@ -94,35 +100,45 @@ fn staged_tracked_paths(
     let Ok(config) = Config::parse(CONFIG_FILE, &config_bytes) else {
         return Ok(None);
     };
-    let strings = tracked_strings(&config);
+    let strings = match tracked_strings(&config) {
+        Some((strings, manifests)) => {
+            let mut strings = follow_manifests(staged, strings, manifests)?;
+            strings.reduce();
+            Some(strings)
+        }
+        None => None,
+    };
     if let (Some(memo), Ok(text)) = (memo, serde_json::to_string(&strings)) {
         memo.remember_answer(&question, &text);
     }
     Ok(Some(strings.map(TrackedPaths::new)))
 }
 
-/// Every path evalock may read for this config: `evalock.toml`, `evalock.lock`, and every
-/// string value of the config taken as a path or glob, with everything below it.
+/// A file whose content names more files evalock reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Manifest {
+    /// A plugin marketplace: its plugins' folders and skills.
+    Marketplace,
+    /// A tool-server configuration: the files it points at for its servers.
+    ServerConfig,
+}
+
+/// Every path evalock may read for this config, as far as the config alone says:
+/// `evalock.toml`, `evalock.lock`, and every string value of the config taken as a path
+/// or glob, with everything below it; and the manifests whose content names the rest
+/// (marketplaces, tool-server configurations), to be read with [`follow_manifests`].
 ///
 /// Taking every string rather than a list of known fields keeps the fast path exact when
 /// a setting that names files is added: a string that is not a path (a suite name, a
-/// model) at worst costs a full check. `None` when skills are listed inside marketplace
-/// manifests, tool servers inside plugin manifests, test files inside promptfoo
-/// configurations, or files inside promptfoo tests' `vars` (`file://…`, in suites graded
-/// by `promptfoo`), whose paths only those files know.
-pub fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
-    tracked_strings(config).map(TrackedPaths::new)
-}
-
-fn tracked_strings(config: &Config) -> Option<TrackedStrings> {
-    if config
-        .skills
-        .as_ref()
-        .is_some_and(|skills| !skills.marketplaces.is_empty())
-        || config
-            .mcp
-            .as_ref()
-            .is_some_and(|mcp| mcp.configs.iter().any(|path| path.ends_with("plugin.json")))
+/// model) at worst costs a full check. `None` when test files are listed inside promptfoo
+/// configurations or files inside promptfoo tests' `vars` (`file://…`, in suites graded
+/// by `promptfoo`), or tool-server configurations are named by a glob: which files
+/// those name, only the files matched know.
+fn tracked_strings(config: &Config) -> Option<(TrackedStrings, Vec<(String, Manifest)>)> {
+    let server_configs = config.mcp.as_ref().map_or(&[][..], |mcp| &mcp.configs[..]);
+    if server_configs
+        .iter()
+        .any(|path| path.contains(['*', '?', '[', '{']))
         || config
             .suites
             .iter()
@@ -139,17 +155,60 @@ fn tracked_strings(config: &Config) -> Option<TrackedStrings> {
     collect_strings(&value, &mut Vec::new(), &mut strings);
     let mut tracked = TrackedStrings::default();
     for text in &strings {
-        let path = text.trim_start_matches("./").trim_end_matches('/');
-        if path.is_empty() {
+        tracked.add(text);
+    }
+    let marketplaces = config
+        .skills
+        .as_ref()
+        .map_or(&[][..], |skills| &skills.marketplaces[..]);
+    let manifests = marketplaces
+        .iter()
+        .map(|path| (path, Manifest::Marketplace))
+        .chain(
+            server_configs
+                .iter()
+                .map(|path| (path, Manifest::ServerConfig)),
+        )
+        .map(|(path, manifest)| (path.trim_start_matches("./").to_owned(), manifest))
+        .collect();
+    Some((tracked, manifests))
+}
+
+/// Reads each manifest as staged, and the files tool-server configurations point at in
+/// turn, adding the paths they name to `tracked` and noting the object id each had.
+fn follow_manifests(
+    staged: &StagedIndex,
+    mut tracked: TrackedStrings,
+    mut queue: Vec<(String, Manifest)>,
+) -> Result<TrackedStrings> {
+    let mut seen = BTreeSet::new();
+    while let Some((path, manifest)) = queue.pop() {
+        if !seen.insert(path.clone()) {
             continue;
         }
-        // Also taken literally: `evals/[draft].jsonl` may name exactly that file.
-        tracked.literals.push(path.to_owned());
-        if path.contains(GLOB_SYNTAX) {
-            tracked.patterns.push(path.to_owned());
+        let id = staged.file_id(&path);
+        tracked
+            .manifests
+            .push((path.clone(), id.map(|id| id.to_string())));
+        let Some(bytes) = staged.read_file(&path)? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        match manifest {
+            Manifest::Marketplace => {
+                for named in crate::skills::discovery::paths_read_through(&path, &text) {
+                    tracked.add(&named);
+                }
+            }
+            Manifest::ServerConfig => {
+                for (target, _) in crate::mcp::servers::parse(&path, &text).references {
+                    tracked.add(&target);
+                    queue.push((target, Manifest::ServerConfig));
+                }
+            }
         }
     }
-    Some(tracked)
+    Ok(tracked)
 }
 
 /// Whether a case glob names a promptfoo configuration (as `init` writes it: by its
@@ -174,6 +233,49 @@ struct TrackedStrings {
     literals: Vec<String>,
     /// Wildcard patterns, matched as evalock matches case globs, plus everything below a match.
     patterns: Vec<String>,
+    /// The manifests read to find some of them, each with the object id it had in the
+    /// index (`None`: not there as a file).
+    #[serde(default)]
+    manifests: Vec<(String, Option<String>)>,
+}
+
+impl TrackedStrings {
+    fn add(&mut self, text: &str) {
+        let path = text.trim_start_matches("./").trim_end_matches('/');
+        if path.is_empty() {
+            return;
+        }
+        // Also taken literally: `evals/[draft].jsonl` may name exactly that file.
+        self.literals.push(path.to_owned());
+        if path.contains(GLOB_SYNTAX) {
+            self.patterns.push(path.to_owned());
+        }
+    }
+
+    /// Drops the literals that add nothing: repeated ones, and those below another (a
+    /// plugin's manifest below its folder). Sorted by folder names, a folder comes right
+    /// before everything below it.
+    fn reduce(&mut self) {
+        self.literals
+            .sort_unstable_by(|a, b| a.split('/').cmp(b.split('/')));
+        self.literals.dedup();
+        let mut kept: Vec<String> = Vec::with_capacity(self.literals.len());
+        for literal in self.literals.drain(..) {
+            if !kept.last().is_some_and(|folder| is_below(&literal, folder)) {
+                kept.push(literal);
+            }
+        }
+        self.literals = kept;
+        self.patterns.sort_unstable();
+        self.patterns.dedup();
+    }
+
+    /// Whether every manifest read is staged as it was when these paths were worked out.
+    fn manifests_unchanged(&self, staged: &StagedIndex) -> bool {
+        self.manifests.iter().all(|(path, id)| {
+            staged.file_id(path).map(|id| id.to_string()).as_deref() == id.as_deref()
+        })
+    }
 }
 
 /// The paths a config makes evalock read.
@@ -186,25 +288,23 @@ pub struct TrackedPaths {
     compiled: OnceCell<Option<GlobSet>>,
 }
 
-/// A wildcard pattern of the config: the glob, the same with everything below a match,
-/// and the literal text a path must start with to match either.
+/// A wildcard pattern of the config, and the literal text a path must start with to
+/// match it or fall below a match.
 struct Pattern {
     prefix: String,
-    globs: [Glob; 2],
+    glob: String,
 }
 
 impl TrackedPaths {
     fn new(strings: TrackedStrings) -> TrackedPaths {
         let patterns = strings
             .patterns
-            .iter()
-            .filter_map(|path| {
-                let wildcard = path.find(GLOB_SYNTAX)?;
-                let glob = Glob::new(path).ok()?;
-                let below = Glob::new(&format!("{path}/**")).ok()?;
+            .into_iter()
+            .filter_map(|glob| {
+                let wildcard = glob.find(GLOB_SYNTAX)?;
                 Some(Pattern {
-                    prefix: path[..wildcard].to_owned(),
-                    globs: [glob, below],
+                    prefix: glob[..wildcard].to_owned(),
+                    glob,
                 })
             })
             .collect();
@@ -215,12 +315,19 @@ impl TrackedPaths {
         }
     }
 
+    /// Whether `path` is tracked, or is a folder on the way to a tracked path: a file or
+    /// a symlink staged there (`skills` made a link) changes what evalock finds below it.
     pub fn contains(&self, path: &str) -> bool {
-        let below_literal = |literal: &String| {
-            path.strip_prefix(literal.as_str())
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        };
-        self.literals.iter().any(below_literal)
+        let below = is_below;
+        self.literals
+            .iter()
+            .any(|literal| below(path, literal) || below(literal, path))
+            || self.patterns.iter().any(|pattern| {
+                pattern
+                    .prefix
+                    .rsplit_once('/')
+                    .is_some_and(|(folder, _)| below(folder, path))
+            })
             || (self
                 .patterns
                 .iter()
@@ -233,13 +340,20 @@ impl TrackedPaths {
     fn matches_pattern(&self, path: &str) -> bool {
         let compiled = self.compiled.get_or_init(|| {
             let mut set = GlobSetBuilder::new();
-            for glob in self.patterns.iter().flat_map(|pattern| &pattern.globs) {
-                set.add(glob.clone());
+            for pattern in &self.patterns {
+                set.add(Glob::new(&pattern.glob).ok()?);
+                set.add(Glob::new(&format!("{}/**", pattern.glob)).ok()?);
             }
             set.build().ok()
         });
         compiled.as_ref().is_none_or(|set| set.is_match(path))
     }
+}
+
+/// Whether `path` is `folder` or below it.
+fn is_below(path: &str, folder: &str) -> bool {
+    path.strip_prefix(folder)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Settings that hold names, versions, digests, regular expressions or prose, never a
@@ -259,6 +373,9 @@ const NOT_PATHS: &[&[&str]] = &[
     &["skills", "acknowledge", "*", "rule"],
     &["skills", "acknowledge", "*", "digest"],
     &["skills", "acknowledge", "*", "reason"],
+    &["debt", "findings", "*", "rule"],
+    &["debt", "findings", "*", "fingerprint"],
+    &["debt", "findings", "*", "digest"],
 ];
 
 fn is_not_a_path(at: &[String]) -> bool {
@@ -509,6 +626,11 @@ mod tests {
         Config::parse(CONFIG_FILE, text.as_bytes()).expect("valid config")
     }
 
+    /// What the config alone makes evalock read (no manifest followed).
+    fn tracked_paths(config: &Config) -> Option<TrackedPaths> {
+        tracked_strings(config).map(|(strings, _)| TrackedPaths::new(strings))
+    }
+
     fn assert_tracked(tracked: &TrackedPaths, paths: &[&str], expected: bool) {
         for path in paths {
             assert_eq!(tracked.contains(path), expected, "{path}: tracked?");
@@ -658,9 +780,64 @@ reason = "read line by line: *nothing* leaves the machine"
     }
 
     #[test]
-    fn marketplace_skills_are_not_decidable_from_the_config() {
-        let config = config("[skills]\nmarketplaces = [\".claude-plugin/marketplace.json\"]\n");
-        assert!(tracked_paths(&config).is_none());
+    fn marketplaces_and_server_configs_are_manifests_to_read_and_globbed_ones_undecidable() {
+        let config = config(
+            "[skills]\nmarketplaces = [\".claude-plugin/marketplace.json\"]\n\n[mcp]\nconfigs = [\".mcp.json\", \"plugins/db/.claude-plugin/plugin.json\"]\n",
+        );
+        let (_, manifests) = tracked_strings(&config).expect("decidable");
+        assert_eq!(
+            manifests,
+            [
+                (
+                    ".claude-plugin/marketplace.json".to_owned(),
+                    Manifest::Marketplace
+                ),
+                (".mcp.json".to_owned(), Manifest::ServerConfig),
+                (
+                    "plugins/db/.claude-plugin/plugin.json".to_owned(),
+                    Manifest::ServerConfig
+                ),
+            ]
+        );
+        let globbed = super::tests::config("[mcp]\nconfigs = [\"plugins/*/.mcp.json\"]\n");
+        assert!(tracked_strings(&globbed).is_none());
+    }
+
+    #[test]
+    fn reducing_keeps_what_every_dropped_literal_tracks() {
+        let mut strings = TrackedStrings::default();
+        for path in [
+            "plugins/a/.claude-plugin/plugin.json",
+            "plugins/a",
+            "plugins/a-b",
+            "plugins/a/skills/x",
+            "plugins/a",
+            "evalock.toml",
+            "skills/*",
+            "skills/*",
+        ] {
+            strings.add(path);
+        }
+        strings.reduce();
+        assert_eq!(
+            strings.literals,
+            ["evalock.toml", "plugins/a", "plugins/a-b", "skills/*"]
+        );
+        assert_eq!(strings.patterns, ["skills/*"]);
+    }
+
+    #[test]
+    fn a_folder_on_the_way_to_a_tracked_path_is_tracked() {
+        let tracked = tracked_paths(&config(
+            "[[suite]]\nname = \"support\"\ncases = [\"evals/support.jsonl\"]\n\n[skills]\nroots = [\"team/skills/*\"]\n",
+        ))
+        .expect("decidable");
+        assert_tracked(&tracked, &["evals", "team", "team/skills"], true);
+        assert_tracked(
+            &tracked,
+            &["eval", "evals.md", "team-notes", "team/skillset"],
+            false,
+        );
     }
 
     #[test]

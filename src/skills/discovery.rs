@@ -7,6 +7,7 @@ use crate::digest::EntryKind;
 use crate::error::Result;
 use crate::project::config::SkillsConfig;
 use crate::source::{compile_folder_globs, literal_prefix, ContentSource, Listing};
+pub use marketplace::paths_read_through;
 use marketplace::read_marketplace;
 use std::collections::BTreeSet;
 

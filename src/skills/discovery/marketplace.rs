@@ -22,6 +22,49 @@ pub(super) struct Found<'a> {
 /// The manifest of a plugin, relative to its folder.
 pub const PLUGIN_MANIFEST: &str = ".claude-plugin/plugin.json";
 
+/// Every path that reading the marketplace at `marketplace`, whose text is `text`, may
+/// look at, as paths or globs, each with everything below it: each local plugin's folder,
+/// its `plugin.json`, and its skills (those it lists, else `<plugin>/skills/*`). They
+/// follow from the text alone, so `check --staged` can tell from them whether a commit
+/// touches what the marketplace lists. Nothing is named when the text is not JSON: then
+/// no plugin is read.
+pub fn paths_read_through(marketplace: &str, text: &str) -> Vec<String> {
+    let Ok(StrictValue(document)) = serde_json::from_str::<StrictValue>(text) else {
+        return Vec::new();
+    };
+    let market_root = marketplace_root(marketplace);
+    let plugin_root = document
+        .pointer("/metadata/pluginRoot")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let mut paths = Vec::new();
+    let plugins = document.get("plugins").and_then(Value::as_array);
+    for plugin in plugins.into_iter().flatten() {
+        let folder = match plugin.get("source") {
+            Some(Value::String(path)) => resolve(market_root, &[plugin_root, path]),
+            Some(_) => None,
+            None => resolve(market_root, &[plugin_root]),
+        };
+        let Some(folder) = folder else {
+            continue;
+        };
+        paths.push(join(&folder, PLUGIN_MANIFEST));
+        match plugin.get("skills").and_then(Value::as_array) {
+            Some(listed) => paths.extend(
+                listed
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(|entry| resolve(&folder, &[entry])),
+            ),
+            None => paths.push(join(&folder, "skills/*")),
+        }
+        // The folder itself: whether it exists is read too. Empty for the repository's
+        // root, which names nothing more.
+        paths.push(folder);
+    }
+    paths
+}
+
 /// Reads a marketplace: each plugin's `source` (a path in this repository) and its
 /// `skills` (paths relative to the plugin), or `<plugin>/skills/*` when none are listed.
 pub(super) fn read_marketplace(
@@ -349,6 +392,34 @@ mod tests {
             r#"{{"source":"url","url":"u","sha":"{}"}}"#,
             "0".repeat(40)
         )));
+    }
+
+    #[test]
+    fn the_paths_a_marketplace_names_follow_from_its_text() {
+        let text = r#"{"metadata": {"pluginRoot": "./plugins"}, "plugins": [
+            {"name": "listed", "source": "./docs", "skills": ["./skills/api", "../shared/brand"]},
+            {"name": "default", "source": "ops"},
+            {"name": "remote", "source": {"source": "github", "repo": "o/r"}},
+            {"name": "escapes", "source": "../../../outside"}
+        ]}"#;
+        assert_eq!(
+            paths_read_through("market/.claude-plugin/marketplace.json", text),
+            [
+                "market/plugins/docs/.claude-plugin/plugin.json",
+                "market/plugins/docs/skills/api",
+                "market/plugins/shared/brand",
+                "market/plugins/docs",
+                "market/plugins/ops/.claude-plugin/plugin.json",
+                "market/plugins/ops/skills/*",
+                "market/plugins/ops",
+            ]
+        );
+        let at_the_root = r#"{"plugins": [{"name": "all", "source": "./"}]}"#;
+        assert_eq!(
+            paths_read_through(".claude-plugin/marketplace.json", at_the_root),
+            [".claude-plugin/plugin.json", "skills/*", ""]
+        );
+        assert!(paths_read_through(".claude-plugin/marketplace.json", "{ not json").is_empty());
     }
 
     #[test]
