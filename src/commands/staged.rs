@@ -318,15 +318,14 @@ impl TrackedPaths {
     /// Whether `path` is tracked, or is a folder on the way to a tracked path: a file or
     /// a symlink staged there (`skills` made a link) changes what evalock finds below it.
     pub fn contains(&self, path: &str) -> bool {
-        let below = is_below;
         self.literals
             .iter()
-            .any(|literal| below(path, literal) || below(literal, path))
+            .any(|literal| is_below(path, literal) || is_below(literal, path))
             || self.patterns.iter().any(|pattern| {
                 pattern
                     .prefix
                     .rsplit_once('/')
-                    .is_some_and(|(folder, _)| below(folder, path))
+                    .is_some_and(|(folder, _)| is_below(folder, path))
             })
             || (self
                 .patterns
@@ -781,10 +780,10 @@ reason = "read line by line: *nothing* leaves the machine"
 
     #[test]
     fn marketplaces_and_server_configs_are_manifests_to_read_and_globbed_ones_undecidable() {
-        let config = config(
+        let listed = config(
             "[skills]\nmarketplaces = [\".claude-plugin/marketplace.json\"]\n\n[mcp]\nconfigs = [\".mcp.json\", \"plugins/db/.claude-plugin/plugin.json\"]\n",
         );
-        let (_, manifests) = tracked_strings(&config).expect("decidable");
+        let (_, manifests) = tracked_strings(&listed).expect("decidable");
         assert_eq!(
             manifests,
             [
@@ -799,7 +798,7 @@ reason = "read line by line: *nothing* leaves the machine"
                 ),
             ]
         );
-        let globbed = super::tests::config("[mcp]\nconfigs = [\"plugins/*/.mcp.json\"]\n");
+        let globbed = config("[mcp]\nconfigs = [\"plugins/*/.mcp.json\"]\n");
         assert!(tracked_strings(&globbed).is_none());
     }
 
