@@ -464,7 +464,8 @@ fn a_new_unlisted_skill_is_refused() {
     });
 }
 
-/// Day one on the large collection: WARN at most, with and without a base; a pin to a
+/// Day one on the large collection: WARN at most, with and without a base, and a hook
+/// that passes a commit of nothing evalock tracks; a pin to a
 /// commit is a pin; documentation that quotes attacks and regular expressions is no
 /// finding; mock responses and configurations make no suites; every count agrees; the
 /// audits show adopted rows as DEBT and exit 0.
@@ -487,13 +488,17 @@ fn day_one_on_a_large_collection_passes_with_one_warning() {
         );
     }
     assert!(suites_part.contains("/evals/cases.jsonl"), "{suites_part}");
-    for args in [&[][..], &["--staged"][..], &["--base", "main"][..]] {
+    for args in [&[][..], &["--base", "main"][..]] {
         let mut full = vec!["check"];
         full.extend_from_slice(args);
         repo.evalock(&full)
             .assert_code(0)
             .assert_contains("WARN (1 warning");
     }
+    // With nothing staged, the hook answers from the index's paths, marketplace and all.
+    repo.evalock(&["check", "--staged"])
+        .assert_code(0)
+        .assert_contains("no staged change touches what evalock tracks");
     let all = check(&repo, &[]);
     assert!(all.iter().all(|seen| seen.0 != "EL206"), "{all:#?}");
     let debt: Value =
