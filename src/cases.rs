@@ -2,6 +2,7 @@
 //! keeping each case's 1-based line span, and hashing it with `case-v1`.
 
 use crate::digest::Digest;
+use crate::text::lfs_pointer::LfsPointer;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -279,12 +280,39 @@ pub enum ProblemKind {
     /// The case loaded, but a number in it is finer than a double: its digest cannot see
     /// an edit below that precision (EL105, a warning).
     ImpreciseNumber,
+    /// The file is a Git LFS pointer, not the cases it stands for (EL105, refused).
+    LfsPointer,
 }
 
 impl CaseProblem {
     /// Whether the place could not become a case (rather than a warning about one that did).
     pub fn is_malformed(&self) -> bool {
-        self.kind == ProblemKind::Malformed
+        self.kind != ProblemKind::ImpreciseNumber
+    }
+
+    /// The one problem of a case file that is a Git LFS pointer: git stores the pointer,
+    /// and the cases are a file kept outside git.
+    pub fn lfs_pointer(file: &str, pointer: &LfsPointer) -> CaseProblem {
+        CaseProblem {
+            kind: ProblemKind::LfsPointer,
+            file: file.to_owned(),
+            line: 1,
+            column: 1,
+            message: format!(
+                "a Git LFS pointer, not cases: the file it stands for ({}…, {} bytes) is kept outside git",
+                pointer.short_oid(),
+                pointer.size
+            ),
+        }
+    }
+
+    /// [`CaseProblem::lfs_pointer`] of `bytes`, when they are a pointer: what a case file
+    /// yields in place of its parse.
+    pub fn of_lfs_pointer(file: &str, bytes: &[u8]) -> Option<ParsedCaseFile> {
+        LfsPointer::read(bytes).map(|pointer| ParsedCaseFile {
+            cases: Vec::new(),
+            problems: vec![CaseProblem::lfs_pointer(file, &pointer)],
+        })
     }
 }
 

@@ -78,7 +78,7 @@ rule_table! {
         "two cases share an id within a suite, also when the ids differ only in Unicode normalisation (NFC)",
         "give each case a unique `id`; retire the old one instead of reusing its id"),
     MalformedCase => ("EL105", "malformed-case", Refuse,
-        "a case file cannot be parsed, or a case is not an object with a string `id` (a warning: a number finer than a double, which the digest cannot see edited)",
+        "a case file cannot be parsed (or is a Git LFS pointer), or a case is not an object with a string `id` (a warning: a number finer than a double, which the digest cannot see edited)",
         "fix the file at the reported line and column"),
     PromptUnlocked => ("EL107", "prompt-unlocked", Refuse,
         "the prompt digest differs from the lock",

@@ -5,6 +5,7 @@
 
 pub mod hidden;
 pub mod jsonc;
+pub mod lfs_pointer;
 pub mod markdown;
 
 /// Line starts of a text, built once and searched in O(log n).

@@ -325,3 +325,64 @@ fn inspect_samples_are_graded_by_their_target() {
         .assert_code(65)
         .assert_contains("`inspect-includes` and `inspect-exact`");
 }
+
+/// A Git LFS pointer as a checkout without `git lfs pull` holds it, and as git stores the
+/// file even when the working tree has it (OpenAI evals keeps its samples so).
+const LFS_POINTER: &str = "version https://git-lfs.github.com/spec/v1\noid sha256:8d2599ae3a6c1008a4091b67335cd7f9ca9301a49ddb842d5ffebf46b1245160\nsize 3852\n";
+
+/// A dataset kept in Git LFS is named as one, once, not refused line by line as broken
+/// JSON: `init` leaves it out and says why, a check of the pointer says what to do, and
+/// the hook (which reads what git stores) says it of the staged pointer although the
+/// working tree holds the cases.
+#[test]
+fn a_dataset_kept_in_git_lfs_is_named_as_a_pointer() {
+    let repo = TestRepo::new();
+    let case = "{\"id\": \"a\", \"input\": \"hi\", \"expect\": {\"must_include\": [\"hello\"]}}\n";
+    repo.write("evals/support.jsonl", case);
+    repo.write("evals/registry/samples.jsonl", LFS_POINTER);
+    repo.write(
+        ".gitattributes",
+        "evals/registry/**/*.jsonl filter=lfs diff=lfs merge=lfs -text\n",
+    );
+    repo.evalock(&["init"]).assert_code(0).assert_contains(
+        "skipped case file `evals/registry/samples.jsonl`: a Git LFS pointer, not cases",
+    );
+    let config = repo.read("evalock.toml");
+    assert!(config.contains("evals/support.jsonl"), "{config}");
+    assert!(!config.contains("evals/registry/samples.jsonl"), "{config}");
+
+    // Named in a suite by hand, the pointer is one finding at its first line.
+    repo.write(
+        "evalock.toml",
+        format!(
+            "{config}\n[[suite]]\nname = \"samples\"\ncases = [\"evals/registry/samples.jsonl\"]\n"
+        ),
+    );
+    let refused = repo.evalock(&["check"]);
+    refused
+        .assert_code(2)
+        .assert_contains("evals/registry/samples.jsonl:1:1: EL105 malformed-case (refuse): a Git LFS pointer, not cases: the file it stands for (sha256:8d2599ae3a6c…, 3852 bytes) is kept outside git")
+        .assert_contains("fetch it (`git lfs pull`)")
+        .assert_contains("git add --renormalize evals/registry/samples.jsonl")
+        .assert_not_contains("expected value");
+    assert_eq!(
+        refused.all().matches("EL105").count(),
+        1,
+        "{}",
+        refused.all()
+    );
+
+    // Fetched, the working tree holds the cases and they lock; git still stores the pointer.
+    repo.git(&["add", "-A"]);
+    repo.write(
+        "evals/registry/samples.jsonl",
+        "{\"id\": \"s-1\", \"input\": \"2+2\", \"expect\": {\"must_include\": [\"4\"]}}\n",
+    );
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.evalock(&["check"]).assert_code(0);
+    repo.git(&["add", "evalock.lock"]);
+    repo.evalock(&["check", "--staged"])
+        .assert_code(2)
+        .assert_contains("evals/registry/samples.jsonl:1:1: EL105")
+        .assert_contains("a Git LFS pointer, not cases");
+}

@@ -7,6 +7,7 @@
 use super::jsonl::{byte_line_chunks, chunk_target, parse_chunk, ConflictMarker};
 use super::parse::CONFLICT_MESSAGE;
 use super::{CaseDetail, CaseProblem, ParsedCaseFile, ProblemKind};
+use crate::text::lfs_pointer::POINTER_MAX_BYTES;
 use crate::text::{
     byte_order_mark_problem, crlf_problem, require_utf8, starts_with_byte_order_mark, TextProblem,
 };
@@ -36,6 +37,10 @@ pub struct JsonLinesStream<'a> {
     started: bool,
     parts: Vec<ParsedCaseFile>,
     problem: Option<FileProblem>,
+    /// The file's bytes while they are few enough to be a Git LFS pointer, and how many
+    /// it has.
+    head: Vec<u8>,
+    length: usize,
 }
 
 impl<'a> JsonLinesStream<'a> {
@@ -48,11 +53,20 @@ impl<'a> JsonLinesStream<'a> {
             started: false,
             parts: Vec::new(),
             problem: None,
+            head: Vec::new(),
+            length: 0,
         }
     }
 
     /// The file's next bytes.
     pub fn push(&mut self, block: &[u8]) {
+        // Only a file that is still short enough to be a pointer is kept: a large one's
+        // first block is already too long, and nothing is copied.
+        self.length = self.length.saturating_add(block.len());
+        match self.length < POINTER_MAX_BYTES {
+            true => self.head.extend_from_slice(block),
+            false => self.head = Vec::new(),
+        }
         if !self.started && !block.is_empty() {
             // The mark's three bytes may come in more than one block.
             if self.pending.len() + block.len() < 3 {
@@ -85,6 +99,11 @@ impl<'a> JsonLinesStream<'a> {
 
     /// What the file yielded: its cases in parts, or the one problem that stands for it.
     pub fn finish(mut self) -> Vec<ParsedCaseFile> {
+        if self.length < POINTER_MAX_BYTES {
+            if let Some(pointer) = CaseProblem::of_lfs_pointer(self.path, &self.head) {
+                return vec![pointer];
+            }
+        }
         if !self.started && starts_with_byte_order_mark(&self.pending) {
             self.problem = Some(FileProblem::ByteOrderMark);
         }
@@ -236,6 +255,11 @@ mod tests {
         texts.push(invalid_then_crlf);
         texts.push(format!("{cases}x\r\n{cases}<<<<<<< x\ny\r\n").into_bytes());
         texts.push(format!("\u{feff}{cases}x\r\n").into_bytes());
+        // A Git LFS pointer is one problem however it comes; a longer file that starts
+        // like one is read as lines.
+        let pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n";
+        texts.push(pointer.as_bytes().to_vec());
+        texts.push(format!("{pointer}{cases}").into_bytes());
         for text in &texts {
             for detail in [CaseDetail::Summary, CaseDetail::Full] {
                 let expected = whole(text, detail);
@@ -249,5 +273,14 @@ mod tests {
                 }
             }
         }
+        let kinds = |text: &[u8]| -> Vec<ProblemKind> {
+            whole(text, CaseDetail::Summary)
+                .problems
+                .iter()
+                .map(|problem| problem.kind)
+                .collect()
+        };
+        assert_eq!(kinds(pointer.as_bytes()), [ProblemKind::LfsPointer]);
+        assert!(!kinds(format!("{pointer}{cases}").as_bytes()).contains(&ProblemKind::LfsPointer));
     }
 }

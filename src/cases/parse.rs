@@ -106,6 +106,9 @@ pub fn parse_case_file_in_parts(
     identity: &Identity,
     defaults: Option<&Value>,
 ) -> Vec<ParsedCaseFile> {
+    if let Some(pointer) = CaseProblem::of_lfs_pointer(path, bytes) {
+        return vec![pointer];
+    }
     if *identity == Identity::Member
         && defaults.is_none()
         && !matches!(

@@ -111,6 +111,10 @@ pub fn malformed_cases(suite: &SuiteModel) -> Vec<Finding> {
                     "fix {}:{}:{} and run `evalock check` again",
                     problem.file, problem.line, problem.column
                 )),
+                ProblemKind::LfsPointer => finding.help(format!(
+                    "to check it in this working tree, fetch it (`git lfs pull`); to pin its cases in commits, the pre-commit hook and pull requests, keep it in git itself: take the `filter=lfs` pattern that matches it out of .gitattributes, run `git add --renormalize {}`, commit, then `evalock lock`",
+                    problem.file
+                )),
                 ProblemKind::ImpreciseNumber => finding.severity(Severity::Warn).help(format!(
                     "write the value at {}:{}:{} as a string (an id, a ticket number), or as the number it hashes as; the change moves the case's digest, so bump its `version` and run `evalock lock`",
                     problem.file, problem.line, problem.column

@@ -1,6 +1,6 @@
 //! `evalock init`: write a commented starter `evalock.toml` from what the project holds.
 
-use crate::cases::{parse_case_file, Case, CaseBody, CaseProblem, CASE_WITHOUT_ID};
+use crate::cases::{parse_case_file, Case, CaseBody, CaseProblem, ProblemKind, CASE_WITHOUT_ID};
 use crate::error::{Error, Result};
 use crate::project::config::{is_valid_name, MAX_NAME_CHARS};
 use crate::project::config::{Config, CONFIG_FILE};
@@ -333,6 +333,14 @@ fn detect_case_files(
                 without_ids.push(path.clone());
                 continue;
             }
+            Examined::LfsPointer => {
+                skipped.push(SkippedPath {
+                    path: path.clone(),
+                    kind: "case file",
+                    reason: "a Git LFS pointer, not cases: git stores only the pointer, and the file it stands for is kept outside git; evalock pins case files as git stores them, so keep them in git itself (take the `filter=lfs` pattern out of .gitattributes, `git add --renormalize` them, commit), then run `evalock init --force`".to_owned(),
+                });
+                continue;
+            }
             Examined::NotCases { not_cases, records } => {
                 skipped.push(SkippedPath {
                     path: path.clone(),
@@ -481,6 +489,8 @@ enum Examined {
     WithoutIds,
     /// Records with ids but no case field: fixtures of another kind.
     NotCases { not_cases: usize, records: usize },
+    /// A Git LFS pointer: the file is kept outside git, and this checkout lacks it.
+    LfsPointer,
     Cases {
         ids: BTreeSet<String>,
         /// The `grader_version`s its cases pin.
@@ -494,6 +504,13 @@ fn examine(source: &dyn ContentSource, path: &str) -> Result<Examined> {
         return Ok(Examined::Nothing);
     };
     let mut parsed = parse_case_file(path, &bytes);
+    if parsed
+        .problems
+        .iter()
+        .any(|problem| problem.kind == ProblemKind::LfsPointer)
+    {
+        return Ok(Examined::LfsPointer);
+    }
     let mut identity = None;
     if parsed.cases.is_empty()
         && !parsed.problems.is_empty()
