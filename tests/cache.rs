@@ -479,3 +479,77 @@ fn a_configured_but_missing_baseline_costs_one_stat() {
         "a present baseline is read: {seen:?}"
     );
 }
+
+fn skill(name: &str) -> String {
+    format!("---\nname: {name}\ndescription: \"Greets the user by name.\"\nversion: 1.0.0\n---\n\n# {name}\n\nSay hello.\n")
+}
+
+/// A memo takes a folder the last check listed as unchanged while its stamp (stat data)
+/// is, since a folder's stat data change with every entry added, removed or renamed in it;
+/// and the files that steer what the tree-wide walk leaves out (`.gitignore`,
+/// `.git/info/exclude`) by their own. Every change below is seen through a memo written
+/// with stamps, as a check without the memo sees it; unchanged, the memo is reused.
+#[test]
+fn the_memo_sees_each_change_to_the_folders_and_ignore_rules_it_stamped() {
+    let repo = TestRepo::new();
+    repo.write(
+        "evals/support.jsonl",
+        "{\"id\": \"a\", \"input\": \"hi\", \"expect\": {\"must_include\": [\"hello\"]}}\n",
+    );
+    repo.write("skills/greet/SKILL.md", skill("greet"));
+    repo.write(".gitignore", "vendor/\n");
+    repo.write("vendor/tool/SKILL.md", skill("tool"));
+    repo.write("kept/tool/SKILL.md", skill("kept"));
+    repo.write(".git/info/exclude", "kept/\n");
+    repo.evalock(&["init"]).assert_code(0);
+    repo.evalock(&["lock"]).assert_code(0);
+    repo.commit_all("adopt evalock");
+    let remembered = || {
+        std::thread::sleep(SETTLE);
+        repo.evalock(&["check"]).assert_code(0);
+        repo.evalock(&["check", "--verbose"])
+            .assert_code(0)
+            .assert_contains("its report is reused from .evalock/cache");
+        let header = std::fs::read_to_string(repo.join(".evalock/cache/check-worktree.json"))
+            .expect("the memo");
+        let header: serde_json::Value =
+            serde_json::from_str(header.lines().next().expect("its header")).expect("JSON");
+        let stamped = |kind: &str| {
+            header["dependencies"]
+                .as_array()
+                .expect("dependencies")
+                .iter()
+                .filter_map(|dependency| dependency.get(kind))
+                .all(|fields| {
+                    fields[2]
+                        .as_array()
+                        .is_some_and(|stamps| !stamps.is_empty())
+                })
+        };
+        assert!(stamped("Listing") && stamped("Named"), "{header}");
+    };
+    let seen = |rule: &str, path: &str| {
+        assert_same_as_uncached(&repo, &["check"])
+            .assert_code(2)
+            .assert_contains(&format!("{path}/SKILL.md"))
+            .assert_contains(rule);
+    };
+
+    remembered();
+    // A skill in a new folder nothing lists, and one in a folder the skill root lists.
+    repo.write("plugins/x/skills/y/SKILL.md", skill("y"));
+    seen("EL213", "plugins/x/skills/y");
+    std::fs::remove_dir_all(repo.join("plugins")).expect("removed");
+    remembered();
+    repo.write("skills/wave/SKILL.md", skill("wave"));
+    seen("EL2", "skills/wave");
+    std::fs::remove_dir_all(repo.join("skills/wave")).expect("removed");
+    remembered();
+    // An ignore rule taken out in place: the folder it hid is seen.
+    repo.write(".gitignore", "other/\n");
+    seen("EL213", "vendor/tool");
+    repo.write(".gitignore", "vendor/\n");
+    remembered();
+    repo.write(".git/info/exclude", "");
+    seen("EL213", "kept/tool");
+}

@@ -8,7 +8,6 @@
 //! of evalock wrote, is ignored.
 
 use crate::source::{ContentIdentity, ContentSource, Dependency, RecordingSource};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -61,9 +60,7 @@ impl Memo {
     /// The remembered answer to `question`, when nothing it depends on changed in `source`.
     pub fn recall(&self, question: &str, source: &dyn ContentSource) -> Option<String> {
         let (dependencies, answer) = self.read(question)?;
-        let unchanged = dependencies
-            .par_iter()
-            .all(|dependency| dependency.holds(source));
+        let unchanged = crate::source::all_hold(&dependencies, source);
         unchanged.then_some(answer)
     }
 
@@ -88,9 +85,12 @@ impl Memo {
     /// cannot be verified later or changed too recently to be trusted. Failures to write
     /// are ignored: a memo is only an optimisation.
     pub fn remember(&self, question: &str, recording: &RecordingSource<'_>, answer: &str) {
-        let Some(dependencies) = recording.dependencies() else {
+        let Some(mut dependencies) = recording.dependencies() else {
             return;
         };
+        for dependency in &mut dependencies {
+            dependency.drop_unsettled_stamps(self.started_ns - SETTLE_NS);
+        }
         let settled = dependencies.iter().all(|dependency| match dependency {
             Dependency::Content(
                 _,

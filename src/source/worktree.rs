@@ -1,7 +1,9 @@
 //! The working tree as a content source: the bytes on disk right now.
 
+mod names;
+
 use super::{
-    ContentIdentity, ContentSource, Listing, SourceFile, Unpinnable, UnpinnableReason,
+    ContentIdentity, ContentSource, Listing, SourceFile, Stamp, Unpinnable, UnpinnableReason,
     WorktreeObjects,
 };
 use crate::digest::EntryKind;
@@ -51,13 +53,20 @@ impl WorktreeSource {
     /// Every file below `relative` into `listing`; with `exact` kinds, each file's stat
     /// data tell whether it is executable, else its folder entry tells a file from a
     /// symlink (see [`ContentSource::listed_names`]).
-    fn walk(&self, relative: &str, listing: &mut Listing, exact: bool) -> Result<()> {
+    fn walk(
+        &self,
+        relative: &str,
+        listing: &mut Listing,
+        folders: &mut Vec<String>,
+        exact: bool,
+    ) -> Result<()> {
         let directory = self.absolute(relative)?;
         let entries = match fs::read_dir(&directory) {
             Ok(entries) => entries,
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(()),
             Err(error) => return Err(Error::io(display(&directory), error)),
         };
+        folders.push(relative.to_owned());
         for entry in entries {
             let entry = entry.map_err(|error| Error::io(display(&directory), error))?;
             let join = |name: &str| {
@@ -89,7 +98,7 @@ impl WorktreeSource {
                 if let Ok(mut known) = self.real_directories.write() {
                     known.insert(path.clone());
                 }
-                self.walk(&path, listing, exact)?;
+                self.walk(&path, listing, folders, exact)?;
                 continue;
             }
             let kind = match exact {
@@ -105,16 +114,31 @@ impl WorktreeSource {
         Ok(())
     }
 
-    fn walk_below(&self, dir: &str, exact: bool) -> Result<Listing> {
+    /// The listing below `dir`, and the stamps of the folders it read (none when one
+    /// has no stamp, or when `dir` is not a folder: then the memo lists it again).
+    fn walk_below(&self, dir: &str, exact: bool) -> Result<(Listing, Vec<Stamp>)> {
         let mut listing = Listing::default();
+        let mut folders = Vec::new();
         match self.kind_of(dir)? {
             Some(_) if !dir.is_empty() => {}
             _ if self.through_symlink(dir) => {}
-            _ => self.walk(dir, &mut listing, exact)?,
+            _ => self.walk(dir, &mut listing, &mut folders, exact)?,
         }
         listing.files.sort();
         listing.unpinnable.sort();
-        Ok(listing)
+        Ok((listing, self.stamps(folders)?))
+    }
+
+    /// The stamps of `paths`, or none at all when one of them has none.
+    fn stamps(&self, paths: Vec<String>) -> Result<Vec<Stamp>> {
+        let mut stamps = Vec::with_capacity(paths.len());
+        for path in paths {
+            match self.stamp(&path)? {
+                Some(stamp) => stamps.push((path, Some(stamp))),
+                None => return Ok(Vec::new()),
+            }
+        }
+        Ok(stamps)
     }
 
     /// Whether a directory on the way from the project root to `path` is a symlink: a
@@ -381,81 +405,53 @@ impl ContentSource for WorktreeSource {
     }
 
     fn listing(&self, dir: &str) -> Result<Listing> {
-        self.walk_below(dir, true)
+        Ok(self.walk_below(dir, true)?.0)
     }
 
     fn listed_names(&self, dir: &str) -> Result<Listing> {
-        self.walk_below(dir, false)
+        Ok(self.walk_below(dir, false)?.0)
     }
 
     fn files_named(&self, names: &[&str]) -> Result<Vec<String>> {
+        Ok(self.walk_for_names(names)?.0)
+    }
+
+    fn listing_stamped(&self, dir: &str) -> Result<(Listing, Vec<Stamp>)> {
+        self.walk_below(dir, true)
+    }
+
+    fn listed_names_stamped(&self, dir: &str) -> Result<(Listing, Vec<Stamp>)> {
+        self.walk_below(dir, false)
+    }
+
+    fn files_named_stamped(&self, names: &[&str]) -> Result<(Vec<String>, Vec<Stamp>)> {
         self.walk_for_names(names)
     }
-}
 
-impl WorktreeSource {
-    /// The files named one of `names` below the root, git's ignore rules honoured (the
-    /// project's `.gitignore` files and `.git/info/exclude`, not a user's global ones:
-    /// every clone judges alike), symlinks listed and never followed.
-    fn walk_for_names(&self, names: &[&str]) -> Result<Vec<String>> {
-        let mut builder = ignore::WalkBuilder::new(&self.root);
-        builder
-            .hidden(false)
-            .ignore(false)
-            .git_global(false)
-            .parents(false)
-            .follow_links(false)
-            .threads(rayon::current_num_threads())
-            .filter_entry(|entry| {
-                entry.depth() != 1
-                    || !SKIPPED_ROOT_DIRECTORIES
-                        .iter()
-                        .any(|skipped| entry.file_name() == *skipped)
-            });
-        let found = std::sync::Mutex::new(Vec::new());
-        let failed = std::sync::Mutex::new(None);
-        builder.build_parallel().run(|| {
-            Box::new(|entry| {
-                match entry {
-                    Ok(entry) if entry.file_type().is_some_and(|kind| !kind.is_dir()) => {
-                        let named = entry
-                            .file_name()
-                            .to_str()
-                            .is_some_and(|name| names.contains(&name));
-                        if named {
-                            if let Ok(relative) = entry.path().strip_prefix(&self.root) {
-                                let parts: Vec<&str> = relative
-                                    .components()
-                                    .filter_map(|part| part.as_os_str().to_str())
-                                    .collect();
-                                if let Ok(mut found) = found.lock() {
-                                    found.push(parts.join("/"));
-                                }
-                            }
-                        }
-                    }
-                    Ok(_) => {}
-                    // A folder that cannot be read holds nothing anyone loads; the root
-                    // that cannot be read is an error.
-                    Err(error) if error.depth() == Some(0) => {
-                        if let Ok(mut failed) = failed.lock() {
-                            *failed = Some(error.to_string());
-                        }
-                    }
-                    Err(_) => {}
-                }
-                ignore::WalkState::Continue
-            })
-        });
-        if let Some(message) = failed.into_inner().ok().flatten() {
-            return Err(Error::io(
-                display(&self.root),
-                std::io::Error::other(message),
-            ));
+    /// Taken after the folder was read: a change between the two leaves a stamp newer
+    /// than the check, which a memo does not keep (see `Memo::remember`).
+    fn stamp(&self, path: &str) -> Result<Option<ContentIdentity>> {
+        let absolute = self.absolute(path)?;
+        if self.through_symlink(path) {
+            return Ok(None);
         }
-        let mut found = found.into_inner().unwrap_or_default();
-        found.sort();
-        Ok(found)
+        match fs::symlink_metadata(absolute) {
+            Ok(metadata) if metadata.is_dir() => {
+                // Reached through no symlink, and one itself: paths below it need no check.
+                if let Ok(mut known) = self.real_directories.write() {
+                    known.insert(path.to_owned());
+                }
+                Ok(stat_identity(&metadata))
+            }
+            Ok(metadata) if metadata.is_file() => Ok(stat_identity(&metadata)),
+            Ok(_) => Ok(None),
+            Err(error)
+                if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
+            {
+                Ok(None)
+            }
+            Err(error) => Err(Error::io(path, error)),
+        }
     }
 }
 
