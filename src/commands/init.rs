@@ -161,9 +161,12 @@ pub fn init(project_root: &Path, force: bool) -> Result<InitOutcome> {
         write_atomic(&config_path, config_text.as_bytes())?;
     }
     skipped.sort();
-    crate::source::atomic::ignore_state_folder(
-        &project_root.join(crate::source::atomic::STATE_FOLDER),
-    );
+    // Made now, not by the first check: a folder made at the project root changes the
+    // root's stat data, which the first check's memo would otherwise stamp stale.
+    let state_folder = project_root.join(crate::source::atomic::STATE_FOLDER);
+    if std::fs::create_dir_all(&state_folder).is_ok() {
+        crate::source::atomic::ignore_state_folder(&state_folder);
+    }
     let debt = adoptable_findings(&source)?;
     let mut adopted = BTreeMap::new();
     for entry in &debt {

@@ -45,8 +45,15 @@ impl Memo {
             .duration_since(UNIX_EPOCH)
             .ok()?;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?;
+        // The folder is made before the check reads anything: made when the memo is
+        // written, it would change the project root after the walk stamped it, and the
+        // memo's stamps would be stale from the start (see `Stamp`).
+        let directory = project_root.join(CACHE_DIR);
+        if std::fs::create_dir_all(&directory).is_ok() {
+            crate::source::atomic::ignore_state_folder(&directory);
+        }
         Some(Memo {
-            file: project_root.join(CACHE_DIR).join(format!("{name}.json")),
+            file: directory.join(format!("{name}.json")),
             binary: format!(
                 "{} {} {}",
                 env!("CARGO_PKG_VERSION"),
