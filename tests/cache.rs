@@ -501,6 +501,9 @@ fn the_memo_sees_each_change_to_the_folders_and_ignore_rules_it_stamped() {
     repo.write("vendor/tool/SKILL.md", skill("tool"));
     repo.write("kept/tool/SKILL.md", skill("kept"));
     repo.write(".git/info/exclude", "kept/\n");
+    // A folder that ignores everything in it, its own `.gitignore` included.
+    repo.write("build/.gitignore", "*\n");
+    repo.write("build/tool/SKILL.md", skill("built"));
     repo.evalock(&["init"]).assert_code(0);
     repo.evalock(&["lock"]).assert_code(0);
     repo.commit_all("adopt evalock");
@@ -552,4 +555,8 @@ fn the_memo_sees_each_change_to_the_folders_and_ignore_rules_it_stamped() {
     remembered();
     repo.write(".git/info/exclude", "");
     seen("EL213", "kept/tool");
+    repo.write(".git/info/exclude", "kept/\n");
+    remembered();
+    repo.write("build/.gitignore", "");
+    seen("EL213", "build/tool");
 }

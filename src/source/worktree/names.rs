@@ -15,10 +15,10 @@ const GIT_EXCLUDE: &str = ".git/info/exclude";
 impl WorktreeSource {
     /// The files named one of `names` below the root, git's ignore rules honoured (the
     /// project's `.gitignore` files and `.git/info/exclude`, not a user's global ones:
-    /// every clone judges alike), symlinks listed and never followed.
-    /// The files named one of `names`, and the stamps of every folder the walk read and
-    /// of every file that decided what it leaves out (none when the project root does
-    /// not hold its repository's `.git` folder, whose `info/exclude` then lives elsewhere).
+    /// every clone judges alike), symlinks listed and never followed; and the stamps of
+    /// every folder the walk read and of every file that decided what it leaves out
+    /// (none when the project root does not hold its repository's `.git` folder, whose
+    /// `info/exclude` then lives elsewhere).
     pub(super) fn walk_for_names(&self, names: &[&str]) -> Result<(Vec<String>, Vec<Stamp>)> {
         let mut builder = ignore::WalkBuilder::new(&self.root);
         builder
@@ -35,8 +35,8 @@ impl WorktreeSource {
                         .any(|skipped| entry.file_name() == *skipped)
             });
         let found = std::sync::Mutex::new(Vec::new());
-        // Folders read, and the `.gitignore` files among what they hold.
-        let stamped = std::sync::Mutex::new(Vec::new());
+        // The folders read.
+        let folders = std::sync::Mutex::new(Vec::new());
         let unstampable = AtomicBool::new(false);
         let failed = std::sync::Mutex::new(None);
         let relative = |path: &Path| -> Option<String> {
@@ -51,23 +51,19 @@ impl WorktreeSource {
             Box::new(|entry| {
                 match entry {
                     Ok(entry) if entry.file_type().is_some_and(|kind| !kind.is_dir()) => {
-                        let name = entry.file_name().to_str();
-                        let named = name.is_some_and(|name| names.contains(&name));
-                        let ignores = name == Some(".gitignore");
-                        match relative(entry.path()) {
-                            Some(path) if named || ignores => {
-                                let list = if named { &found } else { &stamped };
-                                if let Ok(mut list) = list.lock() {
-                                    list.push(path);
-                                }
+                        let named = entry
+                            .file_name()
+                            .to_str()
+                            .is_some_and(|name| names.contains(&name));
+                        if let (true, Some(path)) = (named, relative(entry.path())) {
+                            if let Ok(mut found) = found.lock() {
+                                found.push(path);
                             }
-                            // A name that is not UTF-8 cannot be stamped: list again.
-                            None if ignores => unstampable.store(true, Ordering::Relaxed),
-                            _ => {}
                         }
                     }
-                    Ok(entry) => match (relative(entry.path()), stamped.lock()) {
-                        (Some(path), Ok(mut stamped)) => stamped.push(path),
+                    // A folder whose name is not UTF-8 cannot be stamped: list again.
+                    Ok(entry) => match (relative(entry.path()), folders.lock()) {
+                        (Some(path), Ok(mut folders)) => folders.push(path),
                         _ => unstampable.store(true, Ordering::Relaxed),
                     },
                     // A folder that cannot be read holds nothing anyone loads; the root
@@ -91,17 +87,35 @@ impl WorktreeSource {
         let mut found = found.into_inner().unwrap_or_default();
         found.sort();
         let git_folder = fs::symlink_metadata(self.root.join(".git")).is_ok_and(|git| git.is_dir());
-        let stamps = match (git_folder, unstampable.into_inner(), stamped.into_inner()) {
-            (true, false, Ok(mut paths)) => {
-                paths.sort();
-                let mut stamps = self.stamps(paths)?;
-                if !stamps.is_empty() {
-                    stamps.push((GIT_EXCLUDE.to_owned(), self.stamp(GIT_EXCLUDE)?));
-                }
-                stamps
+        let stamps = match (git_folder, unstampable.into_inner(), folders.into_inner()) {
+            (true, false, Ok(mut folders)) => {
+                folders.sort();
+                self.stamps_with_ignore_files(folders)?
             }
             _ => Vec::new(),
         };
         Ok((found, stamps))
+    }
+
+    /// The stamps of `folders` and of the ignore files among them: each `.gitignore`
+    /// there is (the walk reads it whether or not it ignores itself; one added or removed
+    /// changes its folder's stamp) and `.git/info/exclude`, present or not.
+    fn stamps_with_ignore_files(&self, folders: Vec<String>) -> Result<Vec<Stamp>> {
+        let mut ignore_files = Vec::new();
+        for folder in &folders {
+            let path = match folder.is_empty() {
+                true => ".gitignore".to_owned(),
+                false => format!("{folder}/.gitignore"),
+            };
+            if let Some(stamp) = self.stamp(&path)? {
+                ignore_files.push((path, Some(stamp)));
+            }
+        }
+        let mut stamps = self.stamps(folders)?;
+        if !stamps.is_empty() {
+            stamps.extend(ignore_files);
+            stamps.push((GIT_EXCLUDE.to_owned(), self.stamp(GIT_EXCLUDE)?));
+        }
+        Ok(stamps)
     }
 }
