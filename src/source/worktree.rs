@@ -141,6 +141,24 @@ impl WorktreeSource {
         Ok(stamps)
     }
 
+    /// What stands at `path` itself (a symlink as a symlink), `None` when nothing does or
+    /// when a directory on its way is a symlink.
+    fn metadata(&self, path: &str) -> Result<Option<fs::Metadata>> {
+        let absolute = self.absolute(path)?;
+        if self.through_symlink(path) {
+            return Ok(None);
+        }
+        match fs::symlink_metadata(absolute) {
+            Ok(metadata) => Ok(Some(metadata)),
+            Err(error)
+                if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
+            {
+                Ok(None)
+            }
+            Err(error) => Err(Error::io(path, error)),
+        }
+    }
+
     /// Whether a directory on the way from the project root to `path` is a symlink: a
     /// commit stores such a link as a link, never what it points at, so the working tree
     /// must not reach through it either (it may leave the project).
@@ -319,18 +337,8 @@ impl ContentSource for WorktreeSource {
     }
 
     fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
-        let absolute = self.absolute(path)?;
-        if self.through_symlink(path) {
+        let Some(metadata) = self.metadata(path)? else {
             return Ok(None);
-        }
-        let metadata = match fs::symlink_metadata(absolute) {
-            Ok(metadata) => metadata,
-            Err(error)
-                if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
-            {
-                return Ok(None)
-            }
-            Err(error) => return Err(Error::io(path, error)),
         };
         let file_type = metadata.file_type();
         Ok(if file_type.is_symlink() {
@@ -347,18 +355,11 @@ impl ContentSource for WorktreeSource {
     }
 
     fn entry_of(&self, path: &str) -> Result<Option<super::Entry>> {
-        let absolute = self.absolute(path)?;
-        if path.is_empty() || self.through_symlink(path) {
+        if path.is_empty() {
             return Ok(None);
         }
-        let metadata = match fs::symlink_metadata(absolute) {
-            Ok(metadata) => metadata,
-            Err(error)
-                if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
-            {
-                return Ok(None)
-            }
-            Err(error) => return Err(Error::io(path, error)),
+        let Some(metadata) = self.metadata(path)? else {
+            return Ok(None);
         };
         let file_type = metadata.file_type();
         Ok(if file_type.is_dir() {
@@ -384,20 +385,10 @@ impl ContentSource for WorktreeSource {
     }
 
     fn identity(&self, path: &str) -> Result<Option<ContentIdentity>> {
-        let absolute = self.absolute(path)?;
-        if self.through_symlink(path) {
-            return Ok(None);
-        }
-        match fs::symlink_metadata(absolute) {
-            Ok(metadata) if metadata.file_type().is_file() => Ok(stat_identity(&metadata)),
-            Ok(_) => Ok(None),
-            Err(error)
-                if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
-            {
-                Ok(None)
-            }
-            Err(error) => Err(Error::io(path, error)),
-        }
+        Ok(match self.metadata(path)? {
+            Some(metadata) if metadata.file_type().is_file() => stat_identity(&metadata),
+            _ => None,
+        })
     }
 
     fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
@@ -431,27 +422,17 @@ impl ContentSource for WorktreeSource {
     /// Taken after the folder was read: a change between the two leaves a stamp newer
     /// than the check, which a memo does not keep (see `Memo::remember`).
     fn stamp(&self, path: &str) -> Result<Option<ContentIdentity>> {
-        let absolute = self.absolute(path)?;
-        if self.through_symlink(path) {
-            return Ok(None);
-        }
-        match fs::symlink_metadata(absolute) {
-            Ok(metadata) if metadata.is_dir() => {
+        Ok(match self.metadata(path)? {
+            Some(metadata) if metadata.is_dir() => {
                 // Reached through no symlink, and one itself: paths below it need no check.
                 if let Ok(mut known) = self.real_directories.write() {
                     known.insert(path.to_owned());
                 }
-                Ok(stat_identity(&metadata))
+                stat_identity(&metadata)
             }
-            Ok(metadata) if metadata.is_file() => Ok(stat_identity(&metadata)),
-            Ok(_) => Ok(None),
-            Err(error)
-                if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) =>
-            {
-                Ok(None)
-            }
-            Err(error) => Err(Error::io(path, error)),
-        }
+            Some(metadata) if metadata.is_file() => stat_identity(&metadata),
+            _ => None,
+        })
     }
 }
 
