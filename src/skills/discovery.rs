@@ -112,15 +112,14 @@ impl Discovered {
 pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Discovered> {
     let mut found = BTreeSet::new();
     let mut problems = Vec::new();
-    let mut listings = Vec::new();
+    let mut listings = Listings::default();
     let mut manifests = Vec::new();
     for (root, line) in config.root_globs() {
-        let (skills, links, listed) = skills_and_symlinks_under_glob(source, root)?;
+        let (skills, links) = skills_and_symlinks_under_glob(source, root, &mut listings)?;
         if skills.is_empty() && links.is_empty() {
             problems.push(root_matches_nothing(root, line));
         }
         found.extend(skills);
-        listings.extend(listed);
         for link in links {
             problems.push(DiscoveryProblem {
                 file: crate::project::config::CONFIG_FILE.into(),
@@ -136,6 +135,7 @@ pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Dis
             skills: &mut found,
             problems: &mut problems,
             manifests: &mut manifests,
+            listings: &mut listings,
         };
         read_marketplace(source, (marketplace, line), &mut reading)?;
     }
@@ -155,7 +155,7 @@ pub fn discover(source: &dyn ContentSource, config: &SkillsConfig) -> Result<Dis
     Ok(Discovered {
         skill_paths,
         problems,
-        listings,
+        listings: listings.0,
         manifests,
     })
 }
@@ -173,29 +173,54 @@ fn root_matches_nothing(root: &str, line: u32) -> DiscoveryProblem {
     }
 }
 
-/// Folders matching `root` that hold a SKILL.md.
-pub fn skills_under_glob(source: &dyn ContentSource, root: &str) -> Result<Vec<String>> {
-    Ok(skills_and_symlinks_under_glob(source, root)?.0)
+/// The folders listed while discovering skills, each with its listing: a root or a
+/// marketplace plugin at or below one already listed is read from it, not walked again
+/// (a collection's `[skills] roots` and its marketplace name the same `skills` folders).
+#[derive(Default)]
+pub(super) struct Listings(Vec<(String, Listing)>);
+
+impl Listings {
+    /// What listing `dir` gives, from a listing made already when one holds it.
+    fn of(&mut self, source: &dyn ContentSource, dir: &str) -> Result<Listing> {
+        let made = self
+            .0
+            .iter()
+            .find_map(|(listed, listing)| match listed == dir {
+                true => Some(listing.clone()),
+                false => listing.below(listed, dir),
+            });
+        if let Some(listing) = made {
+            return Ok(listing);
+        }
+        let listing = source.listing(dir)?;
+        self.0.push((dir.to_owned(), listing.clone()));
+        Ok(listing)
+    }
 }
 
-/// What [`skills_and_symlinks_under_glob`] finds: the skill folders, the symlinks, and
-/// the folder it listed with its listing (none when a symlink stopped it).
-type UnderGlob = (Vec<String>, Vec<String>, Option<(String, Listing)>);
+/// Folders matching `root` that hold a SKILL.md.
+pub fn skills_under_glob(source: &dyn ContentSource, root: &str) -> Result<Vec<String>> {
+    Ok(skills_and_symlinks_under_glob(source, root, &mut Listings::default())?.0)
+}
 
 /// Folders matching `root` that hold a SKILL.md, and the symlinks where `root` looks for
 /// skills: one matching the folder glob, or one on the way to it (`skills` itself a
 /// link). An agent runtime follows them; evalock does not, so they are reported rather
-/// than passed over in silence. One listing serves both.
-fn skills_and_symlinks_under_glob(source: &dyn ContentSource, root: &str) -> Result<UnderGlob> {
+/// than passed over in silence. One listing serves both, kept in `listings`.
+pub(super) fn skills_and_symlinks_under_glob(
+    source: &dyn ContentSource,
+    root: &str,
+    listings: &mut Listings,
+) -> Result<(Vec<String>, Vec<String>)> {
     let folders = compile_folder_globs(&[root.to_owned()])?;
     let skill_glob = format!("{}/{SKILL_FILE}", root.trim_end_matches('/'));
     let prefix = literal_prefix(&skill_glob);
     if let Some(link) = symlink_on_path(source, &prefix)? {
-        return Ok((Vec::new(), vec![link], None));
+        return Ok((Vec::new(), vec![link]));
     }
     let mut skills = Vec::new();
     let mut links = Vec::new();
-    let listing = source.listing(&prefix)?;
+    let listing = listings.of(source, &prefix)?;
     for file in &listing.files {
         if file.kind == EntryKind::Symlink && folders.is_match(&file.path) {
             links.push(file.path.clone());
@@ -208,7 +233,7 @@ fn skills_and_symlinks_under_glob(source: &dyn ContentSource, root: &str) -> Res
             skills.push(folder.to_owned());
         }
     }
-    Ok((skills, links, Some((prefix, listing))))
+    Ok((skills, links))
 }
 
 /// The first part of `path` (itself included) that is a symlink in `source`.

@@ -461,6 +461,10 @@ mod tests {
             self.touched.lock().expect("lock").push(format!("{dir}/"));
             self.inner.list(dir)
         }
+        fn is_directory(&self, path: &str) -> Result<bool> {
+            self.touched.lock().expect("lock").push(path.to_owned());
+            self.inner.is_directory(path)
+        }
     }
 
     #[test]
@@ -504,5 +508,46 @@ mod tests {
                 "read outside the skill: {path}"
             );
         }
+    }
+
+    /// A collection names its skills twice: its `[skills] roots` and its marketplace's
+    /// plugins reach the same `skills` folders. Each is walked once, and every skill is
+    /// read from that walk.
+    #[test]
+    fn roots_and_a_marketplace_naming_one_folder_list_it_once() {
+        let root = tempfile::tempdir().expect("temp dir");
+        for plugin in ["a", "b"] {
+            let skill = root
+                .path()
+                .join(format!("plugins/{plugin}/skills/s{plugin}"));
+            std::fs::create_dir_all(&skill).expect("dirs");
+            std::fs::write(
+                skill.join("SKILL.md"),
+                format!("---\nname: s{plugin}\ndescription: d\n---\n"),
+            )
+            .expect("write");
+        }
+        std::fs::create_dir_all(root.path().join(".claude-plugin")).expect("dirs");
+        std::fs::write(
+            root.path().join(".claude-plugin/marketplace.json"),
+            r#"{"name": "m", "plugins": [{"name": "a", "source": "./plugins/a"}, {"name": "b", "source": "./plugins/b"}]}"#,
+        )
+        .expect("write");
+        let source = Recording {
+            inner: WorktreeSource::new(root.path()),
+            touched: Mutex::new(Vec::new()),
+        };
+        let config = SkillsConfig {
+            roots: vec!["plugins/a/skills/*".into(), "plugins/*/skills/*".into()],
+            marketplaces: vec![".claude-plugin/marketplace.json".into()],
+            ..SkillsConfig::default()
+        };
+        let set = load_skills(&source, &config).expect("load");
+        assert!(set.problems.is_empty(), "{:?}", set.problems);
+        let paths: Vec<&str> = set.skills.iter().map(|skill| skill.path.as_str()).collect();
+        assert_eq!(paths, ["plugins/a/skills/sa", "plugins/b/skills/sb"]);
+        let touched = source.touched.into_inner().expect("lock");
+        let listed: Vec<&String> = touched.iter().filter(|path| path.ends_with('/')).collect();
+        assert_eq!(listed, ["plugins/a/skills/", "plugins/"], "{touched:?}");
     }
 }

@@ -2,8 +2,8 @@
 //! plugin's `source` and `skills` name, and what in them evalock cannot pin or find.
 
 use super::{
-    join, skills_under_glob, symlink_on_path, DiscoveryProblem, PluginManifest, ProblemKind,
-    SKILL_FILE,
+    join, skills_and_symlinks_under_glob, symlink_on_path, DiscoveryProblem, Listings,
+    PluginManifest, ProblemKind, SKILL_FILE,
 };
 use crate::cases::strict_json::StrictValue;
 use crate::digest::EntryKind;
@@ -17,6 +17,8 @@ pub(super) struct Found<'a> {
     pub skills: &'a mut BTreeSet<String>,
     pub problems: &'a mut Vec<DiscoveryProblem>,
     pub manifests: &'a mut Vec<PluginManifest>,
+    /// The folders listed so far, shared with the skills roots.
+    pub listings: &'a mut Listings,
 }
 
 /// The manifest of a plugin, relative to its folder.
@@ -200,10 +202,12 @@ impl MarketplaceReading<'_, '_> {
                     self.find_listed_skill(name, &plugin_dir, entry)?;
                 }
             }
-            None => self.found.skills.extend(skills_under_glob(
-                self.source,
-                &join(&plugin_dir, "skills/*"),
-            )?),
+            None => {
+                let root = join(&plugin_dir, "skills/*");
+                let (skills, _) =
+                    skills_and_symlinks_under_glob(self.source, &root, self.found.listings)?;
+                self.found.skills.extend(skills);
+            }
         }
         Ok(())
     }
