@@ -31,6 +31,7 @@ impl Config {
     pub(super) fn refuse_colliding_baselines(&self, path: &str, text: &str) -> Result<()> {
         let lines = LineIndex::new(text.as_bytes());
         let owners = Owners::new(self);
+        let skill_folders = SkillFolderGlobs::new(self);
         for (index, suite) in self.suites.iter().enumerate() {
             let Some(baseline) = suite.baseline.as_deref() else {
                 continue;
@@ -41,6 +42,7 @@ impl Config {
                 text,
                 lines: &lines,
                 owners: &owners,
+                skill_folders: &skill_folders,
                 index,
                 suite,
                 baseline,
@@ -70,6 +72,7 @@ struct Baseline<'a> {
     text: &'a str,
     lines: &'a LineIndex,
     owners: &'a Owners,
+    skill_folders: &'a SkillFolderGlobs<'a>,
     index: usize,
     suite: &'a SuiteConfig,
     baseline: &'a str,
@@ -128,24 +131,24 @@ impl Baseline<'_> {
             .match_indices('/')
             .map(|(end, _)| &self.baseline[..end])
             .collect();
-        let keyed = [("roots", &skills.roots), ("vendored", &skills.vendored)];
-        keyed.into_iter().find_map(|(key, patterns)| {
-            patterns.iter().enumerate().find_map(|(index, pattern)| {
-                let folder = folders
-                    .iter()
-                    .find(|folder| folder_glob_matches(pattern, folder))?;
-                // The line is looked up only for the message: each lookup scans the text.
-                let line = table_header_offset(self.text, "[skills]")
-                    .map(|inside| glob_lines(self.text, self.lines, inside, key, patterns))
-                    .and_then(|written| written.get(index).copied())
-                    .unwrap_or(1);
-                Some(Collision {
-                    other: format!(
-                        "inside skill folder `{folder}`: the skills {key} glob `{pattern}` ({}:{line}) names it, and skills are pinned file by file, so each `accept` would tamper the skill (EL201)",
-                        self.path
-                    ),
-                    fix: self.keep_with_the_cases(),
-                })
+        self.skill_folders.globs().iter().find_map(|glob| {
+            let (key, index, pattern) = (glob.key, glob.index, glob.pattern);
+            let patterns = match key {
+                "roots" => &skills.roots,
+                _ => &skills.vendored,
+            };
+            let folder = folders.iter().find(|folder| glob.matches(folder))?;
+            // The line is looked up only for the message: each lookup scans the text.
+            let line = table_header_offset(self.text, "[skills]")
+                .map(|inside| glob_lines(self.text, self.lines, inside, key, patterns))
+                .and_then(|written| written.get(index).copied())
+                .unwrap_or(1);
+            Some(Collision {
+                other: format!(
+                    "inside skill folder `{folder}`: the skills {key} glob `{pattern}` ({}:{line}) names it, and skills are pinned file by file, so each `accept` would tamper the skill (EL201)",
+                    self.path
+                ),
+                fix: self.keep_with_the_cases(),
             })
         })
     }
@@ -364,12 +367,72 @@ fn glob_matches(pattern: &str, path: &str) -> bool {
 
 /// Whether the skill-folder glob `pattern` names `folder`, as skill discovery reads it
 /// (`*` within one name, a trailing `/` ignored), regardless of letter case.
-fn folder_glob_matches(pattern: &str, folder: &str) -> bool {
+/// One `[skills] roots` or `vendored` glob, compiled once for every suite's baseline.
+struct SkillFolderGlob<'a> {
+    key: &'static str,
+    index: usize,
+    pattern: &'a str,
+    /// None for a glob that does not compile: it names no folder.
+    matcher: Option<globset::GlobMatcher>,
+}
+
+impl SkillFolderGlob<'_> {
+    fn matches(&self, folder: &str) -> bool {
+        self.matcher
+            .as_ref()
+            .is_some_and(|matcher| matcher.is_match(folder))
+    }
+}
+
+/// The skill folder globs in the order a collision names them: roots, then vendored;
+/// compiled when a baseline first needs them. A config of 400 suites compiled each of
+/// them 400 times over, before any file was read.
+struct SkillFolderGlobs<'a> {
+    config: &'a Config,
+    compiled: std::cell::OnceCell<Vec<SkillFolderGlob<'a>>>,
+}
+
+impl<'a> SkillFolderGlobs<'a> {
+    fn new(config: &'a Config) -> SkillFolderGlobs<'a> {
+        SkillFolderGlobs {
+            config,
+            compiled: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn globs(&self) -> &[SkillFolderGlob<'a>] {
+        self.compiled.get_or_init(|| {
+            let Some(skills) = self.config.skills.as_ref() else {
+                return Vec::new();
+            };
+            let keyed = [("roots", &skills.roots), ("vendored", &skills.vendored)];
+            keyed
+                .into_iter()
+                .flat_map(|(key, patterns)| {
+                    patterns
+                        .iter()
+                        .enumerate()
+                        .map(move |(index, pattern)| SkillFolderGlob {
+                            key,
+                            index,
+                            pattern: pattern.as_str(),
+                            matcher: folder_glob(pattern),
+                        })
+                })
+                .collect()
+        })
+    }
+}
+
+/// A skills folder glob as discovery matches it (`*` stays within one folder name),
+/// ignoring letter case.
+fn folder_glob(pattern: &str) -> Option<globset::GlobMatcher> {
     GlobBuilder::new(pattern.trim_end_matches('/'))
         .literal_separator(true)
         .case_insensitive(true)
         .build()
-        .is_ok_and(|glob| glob.compile_matcher().is_match(folder))
+        .ok()
+        .map(|glob| glob.compile_matcher())
 }
 
 /// `evals/<suite>.baseline.json`, in the folder of `taken`: a baseline path for `suite`.
