@@ -22,7 +22,8 @@ in `.evalock/`):
 
     init 400 files       400 case files with unique names in one folder: 400 suites
     init suite folders   a folder per suite of `part-NNN.jsonl` files, as generated
-    8,000-file collection  the skill and plugin collection of fixtures/collection
+    8,000-file collection  the skill and plugin collection of fixtures/collection, adopted
+                         by `init` (one suite), then with a suite (and baseline) per plugin
 
 and what a pull-request job does on the first of them: `check --base` on a fresh clone,
 and `run` of the one suite of 400 that changed.
@@ -270,6 +271,24 @@ def lay_out_collection(root):
     return [root / name for name in listed.decode().split("\0") if name and (root / name).is_file() and not (root / name).is_symlink()]
 
 
+def split_suite_by_plugin(root):
+    """The collection's one suite split into one per plugin, each with the baseline `init`
+    would name beside its cases (none accepted yet), locked and committed: the config of a
+    collection whose plugins are evaluated apart, as the skills roots already are."""
+    config = (root / "evalock.toml").read_text(encoding="utf-8")
+    start, end = config.index("[[suite]]"), config.index("[skills]")
+    plugins = sorted(set(re.findall(r"plugins/([^/\"]+)/evals/cases\.jsonl", config[start:end])))
+    suites = "".join(
+        f'[[suite]]\nname = "{plugin}"\ncases = ["plugins/{plugin}/evals/cases.jsonl"]\n'
+        f'baseline = "plugins/{plugin}/evals/cases.baseline.json"\n\n'
+        for plugin in plugins
+    )
+    (root / "evalock.toml").write_text(config[:start] + suites + config[end:], encoding="utf-8")
+    subprocess.run([str(BINARY), "lock"], cwd=root, check=True, stdout=subprocess.DEVNULL)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a suite per plugin")
+
+
 def write_completions(files, path):
     """A completion for every sample of every case in `files`: what `run --completions`
     grades (the cost measured is evalock's, not a model's)."""
@@ -337,6 +356,9 @@ def measure_stages(base, workdir, name, repeat, layouts, extra):
     print(f"measuring the {name} layout, fresh", file=sys.stderr)
     layouts[f"{name} · fresh"] = measure_layout(root, files, repeat, python)
     if name == COLLECTION:
+        split_suite_by_plugin(root)
+        print(f"measuring the {name} layout, a suite per plugin", file=sys.stderr)
+        layouts[f"{name} · a suite per plugin"] = measure_layout(root, files, repeat, python)
         shutil.rmtree(root, ignore_errors=True)
         return
     completions = workdir / "completions.jsonl"
@@ -429,9 +451,10 @@ def table(layouts, extra, info):
         if many in layouts and "one suite" in layouts:
             ratio = layouts[many]["check_cold"] / layouts["one suite"]["check_cold"]
             lines.append(f"- {many} / one suite, the same cases, cold check: {ratio:.3f} (≤ 1.3)")
-    collection = f"{COLLECTION} · fresh"
-    if collection in layouts:
-        lines.append(f"- {COLLECTION}: cold check {layouts[collection]['check_cold']:.3f} s (< 0.5 s), warm {layouts[collection]['check_warm']:.3f} s")
+    for stage in ("fresh", "a suite per plugin"):
+        collection = f"{COLLECTION} · {stage}"
+        if collection in layouts:
+            lines.append(f"- {collection}: cold check {layouts[collection]['check_cold']:.3f} s (< 0.5 s), warm {layouts[collection]['check_warm']:.3f} s")
     for prefix, label in (("", "benchmark layout"), ("init_", "init 400 files, accepted")):
         if f"{prefix}pr_check_base" in extra:
             limit = 64 + 3 * extra[f"{prefix}pr_lock_mib"]
