@@ -12,7 +12,9 @@ use crate::cases::{
 use crate::digest::{bytes_digest, EntryKind};
 use crate::error::{Error, Result};
 use crate::project::config::{Config, CONFIG_FILE};
-use crate::source::{glob_listed, ContentSource, ObjectId, SourceFile};
+use crate::source::{
+    glob_listed, glob_listed_in, ContentSource, ListedFolders, ObjectId, SourceFile,
+};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -168,6 +170,8 @@ pub struct HowToLoad<'a> {
     pub detail: CaseDetail,
     pub identity: &'a Identity,
     pub parsed_files: Option<&'a ParsedFiles>,
+    /// The folders the load's case globs listed, shared by its suites.
+    pub folders: &'a ListedFolders,
 }
 
 /// One case file, parsed in parts; none when it is absent.
@@ -408,11 +412,13 @@ pub fn load_suite(
     suite: &crate::project::config::SuiteConfig,
     detail: CaseDetail,
     parsed_files: Option<&ParsedFiles>,
+    folders: &ListedFolders,
 ) -> Result<SuiteModel> {
     let how = HowToLoad {
         detail,
         identity: &Identity::of(suite),
         parsed_files,
+        folders,
     };
     load_suite_as(source, suite, &how)
 }
@@ -426,7 +432,7 @@ pub fn load_suite_as(
     let mut case_files = Vec::new();
     let mut unmatched_globs = Vec::new();
     for (pattern, line) in suite.case_globs() {
-        let matched = glob_listed(source, std::slice::from_ref(pattern))?;
+        let matched = glob_listed_in(source, std::slice::from_ref(pattern), how.folders)?;
         if matched.is_empty() {
             let literal = !pattern.contains(['*', '?', '[', '{', '\\']);
             let directory = pattern.trim_end_matches('/');

@@ -215,13 +215,14 @@ impl Project {
         // their cases, indexing them by id) overlaps with the others' parsing instead of
         // leaving a core idle at every suite's end. The first error in config order wins.
         let load_suites = || {
+            let folders = crate::source::ListedFolders::default();
             let loaded: Vec<Result<SuiteModel>> = config
                 .suites
                 .par_iter()
                 .filter(wanted)
                 .map(|suite| {
                     let detail = detail_for_suite(&config, suite, options.detail);
-                    load_suite(source, suite, detail, options.parsed_files)
+                    load_suite(source, suite, detail, options.parsed_files, &folders)
                 })
                 .collect();
             loaded.into_iter().collect::<Result<Vec<_>>>()
@@ -513,6 +514,7 @@ impl Project {
                 detail: detail_for_suite(&self.config, suite, CaseDetail::Summary),
                 identity: &identity,
                 parsed_files: None,
+                folders: &crate::source::ListedFolders::default(),
             };
             let former = crate::cases::load::load_suite_as(source, suite, &how)?;
             if former.problems().count() <= current.problems().count() {

@@ -3,11 +3,13 @@
 //! hook never judges unstaged bytes.
 
 pub mod atomic;
+mod folders;
 mod git;
 mod recording;
 mod same_objects;
 mod worktree;
 
+pub use folders::ListedFolders;
 pub use git::{
     git_ignored, trailer_values, CommitInfo, GitRepo, GitSnapshot, IndexSource, RevisionSource,
     StagedChanges, StagedIndex, WorktreeObjects,
@@ -313,14 +315,22 @@ pub fn glob_files(source: &dyn ContentSource, patterns: &[String]) -> Result<Vec
 /// writes one literal path per suite, and listing their folder once per suite made a
 /// config of 400 suites read 160,000 folder entries.
 pub fn glob_listed(source: &dyn ContentSource, patterns: &[String]) -> Result<Vec<SourceFile>> {
+    glob_listed_in(source, patterns, &ListedFolders::default())
+}
+
+/// [`glob_listed`], each folder listed once in `folders` for every glob of a load.
+pub fn glob_listed_in(
+    source: &dyn ContentSource,
+    patterns: &[String],
+    folders: &ListedFolders,
+) -> Result<Vec<SourceFile>> {
     let (literal, wildcard): (Vec<&String>, Vec<&String>) = patterns
         .iter()
         .partition(|pattern| !pattern.contains(['*', '?', '[', '{', '\\']));
-    let wildcard: Vec<String> = wildcard.into_iter().cloned().collect();
-    let mut files = match wildcard.is_empty() {
-        true => Vec::new(),
-        false => glob_in(&wildcard, |dir| Ok(source.listed_names(dir)?.files))?,
-    };
+    let mut files = Vec::new();
+    for pattern in wildcard {
+        files.extend(folders.matching(source, pattern)?);
+    }
     for path in literal {
         let kind = match source.kind_of(path)? {
             Some(EntryKind::Symlink) => EntryKind::Symlink,
