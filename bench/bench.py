@@ -14,6 +14,8 @@ Layouts written by hand (docs/performance.md has the figures and the machine):
     one suite       every case file under one glob
     one file        every case in one JSONL file
     20,000 files    ten cases a file, 8 suites
+    400 glob suites the 20,000 files in one folder, 400 suites each a glob over 50 of them
+                    (`evals/billing-07-*.jsonl`), against the 20,000 files in 8 suites
 
 Layouts configured by `evalock init` itself, as a new user's repository is, each measured
 at three stages of its life: `fresh` (init + lock, no baseline yet), `accepted` (after
@@ -72,7 +74,7 @@ def parse_args():
     parser.add_argument("--repeat", type=int, default=5, help="rounds per measurement; the minimum counts")
     parser.add_argument("--binary", type=Path, default=REPO / "target" / "release" / "evalock")
     parser.add_argument("--workdir", type=Path, help="where to generate (default: a temporary folder)")
-    parser.add_argument("--layouts", default="all", help="comma-separated layouts by slug (benchmark, 400-suites, one-suite, one-file, 20000-files, init-400-files, init-suite-folders, 8000-file-collection), or all")
+    parser.add_argument("--layouts", default="all", help="comma-separated layouts by slug (benchmark, 400-suites, one-suite, one-file, 20000-files, 400-glob-suites, init-400-files, init-suite-folders, 8000-file-collection), or all")
     parser.add_argument("--run-cases", type=int, default=2000, help="cases for the run vs xargs comparison")
     parser.add_argument("--json", type=Path, help="also write the results as JSON to this file")
     return parser.parse_args()
@@ -182,6 +184,19 @@ def lay_out(base, root, name, cases):
                 path.write_text("\n".join(lines[start:start + per_file]) + "\n", encoding="utf-8")
                 files.append(path)
         suites = [(suite, f"evals/{suite}/*.jsonl", suite) for suite in SUITES]
+    elif name == "400 glob suites":
+        evals.mkdir()
+        per_file = max(1, sum(len(lines) for lines in cases.values()) // 20_000)
+        groups = 400 // len(SUITES)
+        for suite in SUITES:
+            lines = cases[suite]
+            starts = list(range(0, len(lines), per_file))
+            for number, start in enumerate(starts):
+                group = number * groups // len(starts)
+                path = evals / f"{suite}-{group:02d}-{number:05d}.jsonl"
+                path.write_text("\n".join(lines[start:start + per_file]) + "\n", encoding="utf-8")
+                files.append(path)
+            suites += [(f"{suite}-{group:02d}", f"evals/{suite}-{group:02d}-*.jsonl", suite) for group in range(groups)]
     config = "version = 1\n" + "".join(
         f'\n[[suite]]\nname = "{suite}"\ncases = ["{glob}"]\nprompt = "prompts/{prompt}.txt"\ngrader = "struct"\n'
         for suite, glob, prompt in suites
@@ -451,6 +466,9 @@ def table(layouts, extra, info):
         if many in layouts and "one suite" in layouts:
             ratio = layouts[many]["check_cold"] / layouts["one suite"]["check_cold"]
             lines.append(f"- {many} / one suite, the same cases, cold check: {ratio:.3f} (≤ 1.3)")
+    if "400 glob suites" in layouts and "20,000 files" in layouts:
+        ratio = layouts["400 glob suites"]["check_cold"] / layouts["20,000 files"]["check_cold"]
+        lines.append(f"- 400 glob suites / 20,000 files in 8 suites, the same case files, cold check: {ratio:.3f} (≤ 1.3)")
     for stage in ("fresh", "a suite per plugin"):
         collection = f"{COLLECTION} · {stage}"
         if collection in layouts:
@@ -500,7 +518,7 @@ def main():
         generate(base, args.scale, skills_supported=True)
         cases = read_cases(base)
         count = sum(len(lines) for lines in cases.values())
-        names = ["benchmark", "400 suites", "one suite", "one file", "20,000 files"]
+        names = ["benchmark", "400 suites", "one suite", "one file", "20,000 files", "400 glob suites"]
         adopted = [*INIT_LAYOUTS, COLLECTION]
         if args.layouts != "all":
             wanted = args.layouts.split(",")
