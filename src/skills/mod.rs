@@ -435,37 +435,7 @@ fn load_skill(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::digest::EntryKind;
-    use crate::source::{SourceFile, WorktreeSource};
-    use std::sync::Mutex;
-
-    /// A source that records every path it is asked about.
-    struct Recording {
-        inner: WorktreeSource,
-        touched: Mutex<Vec<String>>,
-    }
-
-    impl ContentSource for Recording {
-        fn describe(&self) -> String {
-            "recording".into()
-        }
-        fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
-            self.touched.lock().expect("lock").push(path.to_owned());
-            self.inner.read(path)
-        }
-        fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
-            self.touched.lock().expect("lock").push(path.to_owned());
-            self.inner.kind_of(path)
-        }
-        fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
-            self.touched.lock().expect("lock").push(format!("{dir}/"));
-            self.inner.list(dir)
-        }
-        fn is_directory(&self, path: &str) -> Result<bool> {
-            self.touched.lock().expect("lock").push(path.to_owned());
-            self.inner.is_directory(path)
-        }
-    }
+    use crate::source::testing::Recording;
 
     #[test]
     fn manifest_traversal_never_reaches_outside_the_skill() {
@@ -483,10 +453,7 @@ mod tests {
         )
         .expect("write");
         std::fs::write(root.path().join("outside.txt"), "secret").expect("write");
-        let source = Recording {
-            inner: WorktreeSource::new(root.path()),
-            touched: Mutex::new(Vec::new()),
-        };
+        let source = Recording::new(root.path());
         let config = SkillsConfig {
             roots: vec!["skills/*".into()],
             ..SkillsConfig::default()
@@ -499,7 +466,7 @@ mod tests {
             "{:?}",
             set.skills[0].manifest_problems
         );
-        let touched = source.touched.into_inner().expect("lock");
+        let touched = source.touched();
         assert!(!touched.is_empty());
         for path in &touched {
             assert!(
@@ -533,10 +500,7 @@ mod tests {
             r#"{"name": "m", "plugins": [{"name": "a", "source": "./plugins/a"}, {"name": "b", "source": "./plugins/b"}]}"#,
         )
         .expect("write");
-        let source = Recording {
-            inner: WorktreeSource::new(root.path()),
-            touched: Mutex::new(Vec::new()),
-        };
+        let source = Recording::new(root.path());
         let config = SkillsConfig {
             roots: vec!["plugins/a/skills/*".into(), "plugins/*/skills/*".into()],
             marketplaces: vec![".claude-plugin/marketplace.json".into()],
@@ -546,8 +510,11 @@ mod tests {
         assert!(set.problems.is_empty(), "{:?}", set.problems);
         let paths: Vec<&str> = set.skills.iter().map(|skill| skill.path.as_str()).collect();
         assert_eq!(paths, ["plugins/a/skills/sa", "plugins/b/skills/sb"]);
-        let touched = source.touched.into_inner().expect("lock");
-        let listed: Vec<&String> = touched.iter().filter(|path| path.ends_with('/')).collect();
-        assert_eq!(listed, ["plugins/a/skills/", "plugins/"], "{touched:?}");
+        assert_eq!(
+            source.listed(),
+            ["plugins/a/skills/", "plugins/"],
+            "{:?}",
+            source.touched()
+        );
     }
 }

@@ -61,30 +61,8 @@ impl ListedFolders {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::digest::EntryKind;
-    use crate::source::{glob_files, WorktreeSource};
-
-    /// A working tree that counts the folders it is asked to list.
-    struct Counting {
-        inner: WorktreeSource,
-        listed: Mutex<Vec<String>>,
-    }
-
-    impl ContentSource for Counting {
-        fn describe(&self) -> String {
-            "counting".into()
-        }
-        fn read(&self, path: &str) -> Result<Option<Vec<u8>>> {
-            self.inner.read(path)
-        }
-        fn kind_of(&self, path: &str) -> Result<Option<EntryKind>> {
-            self.inner.kind_of(path)
-        }
-        fn list(&self, dir: &str) -> Result<Vec<SourceFile>> {
-            self.listed.lock().expect("lock").push(dir.to_owned());
-            self.inner.list(dir)
-        }
-    }
+    use crate::source::glob_files;
+    use crate::source::testing::Recording;
 
     #[test]
     fn globs_over_one_folder_list_it_once_and_match_as_a_glob_set_does() {
@@ -103,10 +81,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
             std::fs::write(path, "{}\n").expect("write");
         }
-        let source = Counting {
-            inner: WorktreeSource::new(root.path()),
-            listed: Mutex::new(Vec::new()),
-        };
+        let source = Recording::new(root.path());
         let folders = ListedFolders::default();
         let patterns = [
             "evals/a-*.jsonl",
@@ -120,7 +95,7 @@ mod tests {
         ];
         for pattern in patterns {
             let matched = folders.matching(&source, pattern).expect("match");
-            let expected = glob_files(&source.inner, &[pattern.to_owned()]).expect("glob");
+            let expected = glob_files(source.inner(), &[pattern.to_owned()]).expect("glob");
             assert_eq!(matched, expected, "{pattern}");
         }
         let matched = |pattern: &str| -> Vec<String> {
@@ -137,7 +112,6 @@ mod tests {
         );
         assert!(matched("evals/c-*.jsonl").is_empty());
         // Nine globs over `evals/` and one over the root: two listings in all.
-        let listed = source.listed.into_inner().expect("lock");
-        assert_eq!(listed, ["evals", ""]);
+        assert_eq!(source.listed(), ["evals/", "/"]);
     }
 }

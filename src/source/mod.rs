@@ -7,6 +7,8 @@ mod folders;
 mod git;
 mod recording;
 mod same_objects;
+#[cfg(test)]
+pub(crate) mod testing;
 mod worktree;
 
 pub use folders::ListedFolders;
