@@ -365,8 +365,6 @@ fn glob_matches(pattern: &str, path: &str) -> bool {
         .is_ok_and(|glob| glob.compile_matcher().is_match(path))
 }
 
-/// Whether the skill-folder glob `pattern` names `folder`, as skill discovery reads it
-/// (`*` within one name, a trailing `/` ignored), regardless of letter case.
 /// One `[skills] roots` or `vendored` glob, compiled once for every suite's baseline.
 struct SkillFolderGlob<'a> {
     key: &'static str,
@@ -424,8 +422,8 @@ impl<'a> SkillFolderGlobs<'a> {
     }
 }
 
-/// A skills folder glob as discovery matches it (`*` stays within one folder name),
-/// ignoring letter case.
+/// The skill-folder glob `pattern` as skill discovery reads it (`*` within one name, a
+/// trailing `/` ignored), regardless of letter case; none when it does not compile.
 fn folder_glob(pattern: &str) -> Option<globset::GlobMatcher> {
     GlobBuilder::new(pattern.trim_end_matches('/'))
         .literal_separator(true)
